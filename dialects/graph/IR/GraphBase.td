@@ -1,0 +1,48 @@
+//===- GraphBase.td - graph dialect definition -------------*- tablegen -*-===//
+//
+// The `graph` dialect: tensor ops with ONNX semantics, the first IR that an
+// imported model lands in. Opset differences are resolved by the importer, so
+// every op here has exactly one form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef INFER_DIALECTS_GRAPH_IR_GRAPHBASE_TD
+#define INFER_DIALECTS_GRAPH_IR_GRAPHBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/OpAsmInterface.td"
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::infer::graph";
+  let summary = "Tensor operations with ONNX semantics";
+  let description = [{
+    Ops mirror ONNX operators (numpy-style broadcasting, integer shape
+    arithmetic, ONNX attribute meanings) but in a single canonical form:
+    axes are non-negative whenever the operand rank is known, optional
+    inputs that older opsets carried as attributes are operands, and
+    variadic elementwise ops (Max, Min, Sum) are binary.
+
+    Weights live in dialect resources (`#graph.weight<key>`), backed by
+    an mmap of the ONNX file or its external data file. They are printed
+    as a reference to that file, never as a copy of the data.
+
+    Function arguments and results carry `graph.dims`, an array of the
+    ONNX symbolic dimension names (empty string for a static dim).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
+}
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, traits>;
+
+class Graph_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Graph_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+#endif // INFER_DIALECTS_GRAPH_IR_GRAPHBASE_TD

@@ -1,0 +1,157 @@
+//===- GraphOps.cpp - graph dialect verifiers and folders -----------------===//
+
+#include "dialects/graph/IR/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace infer::graph;
+
+namespace {
+
+/// Returns the rank of `value`'s type, or std::nullopt when it is unranked.
+std::optional<int64_t> rankOf(Value value) {
+  if (auto ranked = dyn_cast<RankedTensorType>(value.getType()))
+    return ranked.getRank();
+  return std::nullopt;
+}
+
+/// Checks `axis` against the rank of `value` when that rank is known.
+LogicalResult verifyAxis(Operation *op, Value value, int64_t axis, StringRef what) {
+  std::optional<int64_t> rank = rankOf(value);
+  if (!rank)
+    return success();
+  int64_t limit = std::max<int64_t>(*rank, 1);
+  if (axis < 0 || axis >= limit)
+    return op->emitOpError() << what << " " << axis << " is out of range for rank " << *rank
+                             << " (the importer makes axes non-negative)";
+  return success();
+}
+
+/// Comparison and logical ops produce i1; arithmetic ops keep their type.
+LogicalResult verifyBinary(Operation *op, bool producesBool, bool needsBoolOperands) {
+  Type lhs = getElementTypeOrSelf(op->getOperand(0).getType());
+  Type rhs = getElementTypeOrSelf(op->getOperand(1).getType());
+  Type result = getElementTypeOrSelf(op->getResult(0).getType());
+  if (lhs != rhs)
+    return op->emitOpError() << "operands must have the same element type, got " << lhs
+                             << " and " << rhs;
+  if (needsBoolOperands && !lhs.isInteger(1))
+    return op->emitOpError() << "operands must be i1 tensors, got " << lhs;
+  Type expected = producesBool ? Builder(op->getContext()).getI1Type() : lhs;
+  if (result != expected)
+    return op->emitOpError() << "result element type must be " << expected << ", got "
+                             << result;
+  return success();
+}
+
+} // namespace
+
+#define GET_OP_CLASSES
+#include "dialects/graph/IR/GraphOps.cpp.inc"
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult WeightOp::verify() {
+  ShapedType type = getValue().getType();
+  ArrayRef<char> data = getValue().getData();
+  if (data.empty() || !type.hasStaticShape())
+    return success(); // resource not yet attached (parsing) or dynamic
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  int64_t expected = type.getNumElements() * ((bits + 7) / 8);
+  if (bits == 1)
+    expected = type.getNumElements(); // booleans are stored one per byte
+  if (static_cast<int64_t>(data.size()) != expected)
+    return emitOpError() << "weight holds " << data.size() << " bytes but " << type
+                         << " needs " << expected;
+  return success();
+}
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError() << "approximate must be \"none\" or \"tanh\", got \""
+                         << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this, false, false); }
+LogicalResult SubOp::verify() { return verifyBinary(*this, false, false); }
+LogicalResult MulOp::verify() { return verifyBinary(*this, false, false); }
+LogicalResult DivOp::verify() { return verifyBinary(*this, false, false); }
+LogicalResult MaxOp::verify() { return verifyBinary(*this, false, false); }
+LogicalResult MinOp::verify() { return verifyBinary(*this, false, false); }
+LogicalResult AndOp::verify() { return verifyBinary(*this, true, true); }
+LogicalResult OrOp::verify() { return verifyBinary(*this, true, true); }
+LogicalResult EqualOp::verify() { return verifyBinary(*this, true, false); }
+LogicalResult LessOp::verify() { return verifyBinary(*this, true, false); }
+LogicalResult LessOrEqualOp::verify() { return verifyBinary(*this, true, false); }
+LogicalResult GreaterOp::verify() { return verifyBinary(*this, true, false); }
+LogicalResult GreaterOrEqualOp::verify() { return verifyBinary(*this, true, false); }
+
+LogicalResult PowOp::verify() {
+  // ONNX Pow allows a different exponent type; the result follows the base.
+  if (getElementTypeOrSelf(getResult().getType()) != getElementTypeOrSelf(getLhs().getType()))
+    return emitOpError() << "result element type must match the base's";
+  return success();
+}
+
+LogicalResult WhereOp::verify() {
+  Type x = getElementTypeOrSelf(getX().getType());
+  Type y = getElementTypeOrSelf(getY().getType());
+  if (x != y || getElementTypeOrSelf(getResult().getType()) != x)
+    return emitOpError() << "x, y and result must have one element type, got " << x << ", "
+                         << y << " and " << getElementTypeOrSelf(getResult().getType());
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> perm = getPerm();
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
+      return emitOpError() << "perm must be a permutation of [0, " << perm.size() << ")";
+    seen[p] = true;
+  }
+  if (std::optional<int64_t> rank = rankOf(getInput()); rank && *rank != (int64_t)perm.size())
+    return emitOpError() << "perm has " << perm.size() << " entries but the input has rank "
+                         << *rank;
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  Type element = getElementTypeOrSelf(getInputs().front().getType());
+  for (Value input : getInputs()) {
+    if (getElementTypeOrSelf(input.getType()) != element)
+      return emitOpError() << "inputs must share one element type";
+    if (failed(verifyAxis(*this, input, getAxis(), "axis")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult GatherOp::verify() { return verifyAxis(*this, getData(), getAxis(), "axis"); }
+
+LogicalResult SoftmaxOp::verify() { return verifyAxis(*this, getInput(), getAxis(), "axis"); }
+
+LogicalResult EinsumOp::verify() {
+  StringRef equation = getEquation();
+  auto [inputsText, outputText] = equation.split("->");
+  if (outputText.size() == equation.size() || !equation.contains("->"))
+    return emitOpError() << "equation must be explicit (contain '->'), got \"" << equation << "\"";
+  if (equation.contains("..."))
+    return emitOpError() << "ellipsis in einsum equations is not supported";
+  SmallVector<StringRef> terms;
+  inputsText.split(terms, ',');
+  if (terms.size() != getInputs().size())
+    return emitOpError() << "equation names " << terms.size() << " inputs but the op has "
+                         << getInputs().size();
+  for (auto [term, input] : llvm::zip(terms, getInputs()))
+    if (std::optional<int64_t> rank = rankOf(input); rank && *rank != (int64_t)term.trim().size())
+      return emitOpError() << "term '" << term << "' does not match an input of rank " << *rank;
+  return success();
+}

@@ -1,0 +1,20 @@
+//===- GraphOps.h - graph dialect ops and attributes ------------*- C++ -*-===//
+#ifndef INFER_DIALECTS_GRAPH_IR_GRAPHOPS_H
+#define INFER_DIALECTS_GRAPH_IR_GRAPHOPS_H
+
+#include "dialects/graph/IR/GraphDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/graph/IR/GraphAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/graph/IR/GraphOps.h.inc"
+
+#endif // INFER_DIALECTS_GRAPH_IR_GRAPHOPS_H
