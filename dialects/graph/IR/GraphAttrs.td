@@ -15,7 +15,7 @@ def Graph_WeightAttr : Graph_Attr<"Weight", "weight", [TypedAttrInterface]> {
     hex bytes as the builtin dialect prints its blobs.
 
     ```mlir
-    %w = graph.weight #graph.weight<"model.embed_tokens.weight"> : tensor<512x64xf32>
+    %w = graph.weight <"model.embed_tokens.weight"> : tensor<512x64xf32>
     {-#
       dialect_resources: { graph: {
         "model.embed_tokens.weight": "file:/models/m.onnx.data:0:131072"

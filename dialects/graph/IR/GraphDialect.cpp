@@ -8,6 +8,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -107,6 +108,17 @@ private:
   GraphWeightStorage &storage;
 };
 
+/// Resource keys must be MLIR identifiers ([A-Za-z_][A-Za-z0-9_$.]*) to print
+/// and parse back; ONNX names such as "onnx::MatMul_12" or "/model/w" are not.
+std::string sanitizeKey(StringRef name) {
+  std::string key;
+  for (char c : name)
+    key += (llvm::isAlnum(c) || c == '_' || c == '$' || c == '.') ? c : '_';
+  if (key.empty() || !(llvm::isAlpha(key[0]) || key[0] == '_'))
+    key.insert(key.begin(), '_');
+  return key;
+}
+
 GraphWeightStorage &getStorage(MLIRContext *context) {
   auto *dialect = context->getOrLoadDialect<GraphDialect>();
   return *dialect->getRegisteredInterface<GraphWeightStorage>();
@@ -147,7 +159,7 @@ WeightHandle infer::graph::insertFileWeight(MLIRContext *context, StringRef name
   const char *begin = range.file->data() + range.offset;
   std::shared_ptr<MappedFile> keepAlive = range.file;
   WeightHandle handle = storage.insert(
-      name, AsmResourceBlob(ArrayRef<char>(begin, range.size), /*align=*/1,
+      sanitizeKey(name), AsmResourceBlob(ArrayRef<char>(begin, range.size), /*align=*/1,
                             [keepAlive](void *, size_t, size_t) {},
                             /*dataIsMutable=*/false));
   storage.fileRanges.record(handle.getKey(), std::move(range));
@@ -159,7 +171,12 @@ WeightHandle infer::graph::insertOwnedWeight(MLIRContext *context, StringRef nam
   GraphWeightStorage &storage = getStorage(context);
   char *data = bytes.release();
   return storage.insert(
-      name, AsmResourceBlob(ArrayRef<char>(data, size), /*align=*/1,
+      sanitizeKey(name), AsmResourceBlob(ArrayRef<char>(data, size), /*align=*/1,
                             [](void *ptr, size_t, size_t) { delete[] static_cast<char *>(ptr); },
                             /*dataIsMutable=*/false));
+}
+
+WeightHandle infer::graph::insertWeightBlob(MLIRContext *context, StringRef name,
+                                            AsmResourceBlob blob) {
+  return getStorage(context).insert(sanitizeKey(name), std::move(blob));
 }

@@ -55,6 +55,27 @@ LogicalResult verifyBinary(Operation *op, bool producesBool, bool needsBoolOpera
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+void WeightOp::print(OpAsmPrinter &printer) {
+  printer << " <";
+  printer.printResourceHandle(getValue().getHandle());
+  printer << ">";
+  printer.printOptionalAttrDict((*this)->getAttrs(), /*elidedAttrs=*/{"value"});
+  printer << " : " << getType();
+}
+
+ParseResult WeightOp::parse(OpAsmParser &parser, OperationState &result) {
+  if (parser.parseLess())
+    return failure();
+  FailureOr<WeightHandle> handle = parser.parseResourceHandle<WeightHandle>();
+  ShapedType type;
+  if (failed(handle) || parser.parseGreater() || parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColonType(type))
+    return failure();
+  result.addAttribute("value", WeightAttr::get(parser.getContext(), type, *handle));
+  result.addTypes(type);
+  return success();
+}
+
 LogicalResult WeightOp::verify() {
   ShapedType type = getValue().getType();
   ArrayRef<char> data = getValue().getData();

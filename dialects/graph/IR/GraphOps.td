@@ -44,12 +44,14 @@ def Graph_WeightOp : Graph_Op<"weight", [Pure, AllTypesMatch<["value", "result"]
   let summary = "A model weight backed by an mmap'd resource";
   let description = [{
     ```mlir
-    %w = graph.weight #graph.weight<"lm_head.weight"> : tensor<512x64xf32>
+    %w = graph.weight <"lm_head.weight"> : tensor<512x64xf32>
     ```
   }];
   let arguments = (ins Graph_WeightAttr:$value);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "attr-dict $value";
+  // `graph.weight <key> : type`: the handle, then the type the attribute shares
+  // with the result.
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
 
@@ -417,7 +419,7 @@ def Graph_TriluOp : Graph_Op<"trilu", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_ReduceOp<string mnemonic, string onnxName>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+    : Graph_Op<mnemonic, [Pure, AllElementTypesMatch<["input", "result"]>]> {
   let summary = "ONNX " # onnxName # " (opset 18 form: axes as an operand)";
   let description = [{
     Without `axes`, all axes are reduced unless `noop_with_empty_axes`.

@@ -52,6 +52,10 @@ WeightHandle insertFileWeight(mlir::MLIRContext *context, llvm::StringRef name,
 WeightHandle insertOwnedWeight(mlir::MLIRContext *context, llvm::StringRef name,
                                std::unique_ptr<char[]> bytes, size_t size);
 
+/// Inserts a weight whose blob manages its own bytes (its deleter frees them).
+WeightHandle insertWeightBlob(mlir::MLIRContext *context, llvm::StringRef name,
+                              mlir::AsmResourceBlob blob);
+
 /// Parses "file:<path>:<offset>:<size>" into a mapped range.
 llvm::Expected<FileRange> parseFileReference(llvm::StringRef reference);
 

@@ -1,0 +1,194 @@
+//===- NodeImporter.cpp - per-node import helpers -------------------------===//
+
+#include "compiler/import/onnx/NodeImporter.h"
+
+#include "dialects/graph/IR/GraphOps.h"
+
+using namespace mlir;
+using namespace infer::import;
+using infer::graph::ConstantOp;
+
+Type infer::import::convertElementType(MLIRContext *context, int32_t onnxType) {
+  Builder b(context);
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT: return b.getF32Type();
+  case onnx::TensorProto::DOUBLE: return b.getF64Type();
+  case onnx::TensorProto::FLOAT16: return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16: return b.getBF16Type();
+  case onnx::TensorProto::INT64: return b.getI64Type();
+  case onnx::TensorProto::INT32: return b.getI32Type();
+  case onnx::TensorProto::INT16: return b.getI16Type();
+  case onnx::TensorProto::INT8: return b.getI8Type();
+  case onnx::TensorProto::UINT8: return IntegerType::get(context, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT16: return IntegerType::get(context, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32: return IntegerType::get(context, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64: return IntegerType::get(context, 64, IntegerType::Unsigned);
+  case onnx::TensorProto::BOOL: return b.getI1Type();
+  default: return Type();
+  }
+}
+
+Type infer::import::convertTensorType(MLIRContext *context, const onnx::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return Type();
+  Type element = convertElementType(context, type.tensor_type().elem_type());
+  if (!element)
+    return Type();
+  if (!type.tensor_type().has_shape())
+    return UnrankedTensorType::get(element);
+  SmallVector<int64_t> shape;
+  for (const auto &dim : type.tensor_type().shape().dim())
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value()
+                                                                : ShapedType::kDynamic);
+  return RankedTensorType::get(shape, element);
+}
+
+std::string infer::import::displayName(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return node.name();
+  return node.op_type() + "(" + (node.output_size() ? node.output(0) : std::string()) + ")";
+}
+
+NodeImporter::NodeImporter(OpBuilder &builder, const onnx::NodeProto &node, int64_t opset,
+                           ArrayRef<Value> inputs, ArrayRef<Type> declaredOutputTypes)
+    : builder(builder), node(node), opset(opset), name(displayName(node)),
+      loc(NameLoc::get(builder.getStringAttr(name))), inputs(inputs.begin(), inputs.end()),
+      declaredOutputTypes(declaredOutputTypes.begin(), declaredOutputTypes.end()) {}
+
+InFlightDiagnostic NodeImporter::error() {
+  return emitError(loc) << "node '" << name << "' (" << node.op_type() << ", opset " << opset
+                        << "): ";
+}
+
+FailureOr<Value> NodeImporter::requiredInput(size_t i) {
+  if (Value value = input(i))
+    return value;
+  return error() << "input " << i << " is required but missing";
+}
+
+std::optional<std::vector<int64_t>> NodeImporter::constantInputInts(size_t i) const {
+  Value value = input(i);
+  if (!value)
+    return std::nullopt;
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
+  if (!dense)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (const APInt &v : dense.getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return values;
+}
+
+const onnx::AttributeProto *NodeImporter::attribute(StringRef name) const {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+int64_t NodeImporter::intAttr(StringRef name, int64_t defaultValue) const {
+  const auto *attr = attribute(name);
+  return attr ? attr->i() : defaultValue;
+}
+
+float NodeImporter::floatAttr(StringRef name, float defaultValue) const {
+  const auto *attr = attribute(name);
+  return attr ? attr->f() : defaultValue;
+}
+
+std::string NodeImporter::stringAttr(StringRef name, StringRef defaultValue) const {
+  const auto *attr = attribute(name);
+  return attr ? attr->s() : defaultValue.str();
+}
+
+std::optional<std::vector<int64_t>> NodeImporter::intsAttr(StringRef name) const {
+  const auto *attr = attribute(name);
+  if (!attr)
+    return std::nullopt;
+  return std::vector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+std::optional<std::vector<float>> NodeImporter::floatsAttr(StringRef name) const {
+  const auto *attr = attribute(name);
+  if (!attr)
+    return std::nullopt;
+  return std::vector<float>(attr->floats().begin(), attr->floats().end());
+}
+
+LogicalResult NodeImporter::checkAttributes(std::initializer_list<StringRef> known) {
+  bool ok = true;
+  for (const auto &attr : node.attribute()) {
+    if (llvm::is_contained(known, StringRef(attr.name())))
+      continue;
+    error() << "unsupported attribute '" << attr.name() << "'";
+    ok = false;
+  }
+  return success(ok);
+}
+
+size_t NodeImporter::numOutputs() const {
+  size_t count = node.output_size();
+  while (count > 0 && node.output(count - 1).empty())
+    --count;
+  return count;
+}
+
+bool NodeImporter::outputUsed(size_t i) const {
+  return i < static_cast<size_t>(node.output_size()) && !node.output(i).empty();
+}
+
+Type NodeImporter::resultType(size_t i, Type elementType,
+                              std::optional<ArrayRef<int64_t>> fallbackShape) const {
+  if (i < declaredOutputTypes.size() && declaredOutputTypes[i]) {
+    auto declared = cast<TensorType>(declaredOutputTypes[i]);
+    if (declared.getElementType() == elementType && declared.hasRank())
+      return declared;
+  }
+  if (fallbackShape)
+    return RankedTensorType::get(*fallbackShape, elementType);
+  return UnrankedTensorType::get(elementType);
+}
+
+std::optional<int64_t> NodeImporter::rankOf(Value value) {
+  if (auto ranked = dyn_cast<RankedTensorType>(value.getType()))
+    return ranked.getRank();
+  return std::nullopt;
+}
+
+Type NodeImporter::elementTypeOf(Value value) {
+  return cast<TensorType>(value.getType()).getElementType();
+}
+
+FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, Value reference, int64_t extra) {
+  std::optional<int64_t> rank = rankOf(reference);
+  if (!rank) {
+    if (axis < 0)
+      return error() << "negative axis " << axis << " needs an input of known rank";
+    return axis;
+  }
+  int64_t limit = *rank + extra;
+  if (axis < -limit || axis >= std::max<int64_t>(limit, 1))
+    return error() << "axis " << axis << " is out of range for rank " << limit;
+  return axis < 0 ? axis + limit : axis;
+}
+
+Value NodeImporter::constantInts(ArrayRef<int64_t> values, bool scalar) {
+  SmallVector<int64_t> shape;
+  if (!scalar)
+    shape.push_back(values.size());
+  auto type = RankedTensorType::get(shape, builder.getI64Type());
+  return ConstantOp::create(builder, loc, DenseIntElementsAttr::get(type, values));
+}
+
+Value NodeImporter::constantScalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute attr;
+  if (isa<FloatType>(elementType))
+    attr = DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value));
+  else
+    attr = DenseElementsAttr::get(type, builder.getIntegerAttr(elementType, (int64_t)value));
+  return ConstantOp::create(builder, loc, cast<ElementsAttr>(attr));
+}

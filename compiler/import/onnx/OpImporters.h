@@ -1,0 +1,13 @@
+//===- OpImporters.h - registration of per-op import functions --*- C++ -*-===//
+#ifndef INFER_COMPILER_IMPORT_ONNX_OPIMPORTERS_H
+#define INFER_COMPILER_IMPORT_ONNX_OPIMPORTERS_H
+
+#include "compiler/import/onnx/NodeImporter.h"
+
+namespace infer::import {
+void addElementwiseImporters(llvm::StringMap<NodeImportFn> &table);
+void addShapeImporters(llvm::StringMap<NodeImportFn> &table);
+void addComputeImporters(llvm::StringMap<NodeImportFn> &table);
+} // namespace infer::import
+
+#endif

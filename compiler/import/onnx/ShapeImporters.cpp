@@ -1,0 +1,541 @@
+//===- ShapeImporters.cpp - shape, indexing and constant ONNX ops ---------===//
+
+#include "compiler/import/onnx/OpImporters.h"
+
+#include "compiler/import/onnx/ShapeInference.h"
+#include "compiler/import/onnx/TensorData.h"
+#include "dialects/graph/IR/GraphOps.h"
+
+using namespace mlir;
+using namespace infer::import;
+namespace graph = infer::graph;
+
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+/// The static length of a 1-D operand (a shape or axes vector), if known.
+std::optional<int64_t> staticLength(Value value) {
+  auto shape = shapeOf(value);
+  if (!shape || shape->size() != 1 || (*shape)[0] == kDynamic)
+    return std::nullopt;
+  return (*shape)[0];
+}
+
+Type tensorType(std::optional<Shape> shape, Type element) {
+  if (shape)
+    return RankedTensorType::get(*shape, element);
+  return UnrankedTensorType::get(element);
+}
+
+LogicalResult importShape(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"start", "end"})))
+    return failure();
+  auto x = n.requiredInput(0);
+  if (failed(x))
+    return failure();
+  int64_t start = n.intAttr("start", 0);
+  const auto *endAttr = n.attribute("end");
+  std::optional<Shape> resultShape = Shape{kDynamic};
+  if (auto rank = NodeImporter::rankOf(*x)) {
+    auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + *rank : v, 0, *rank); };
+    int64_t end = endAttr ? clamp(endAttr->i()) : *rank;
+    start = clamp(start);
+    resultShape = Shape{std::max<int64_t>(end - start, 0)};
+  }
+  Type type = n.resultType(0, n.builder.getI64Type(), resultShape);
+  IntegerAttr end = endAttr ? n.builder.getI64IntegerAttr(endAttr->i()) : IntegerAttr();
+  results.push_back(graph::ShapeOp::create(n.builder, n.loc, type, *x,
+                                                     n.builder.getI64IntegerAttr(start), end));
+  return success();
+}
+
+LogicalResult importReshape(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"allowzero"})))
+    return failure();
+  auto data = n.requiredInput(0);
+  auto shape = n.requiredInput(1);
+  if (failed(data) || failed(shape))
+    return failure();
+  bool allowZero = n.intAttr("allowzero", 0) != 0;
+  std::optional<Shape> resultShape;
+  if (auto values = n.constantInputInts(1)) {
+    std::optional<Shape> input = shapeOf(*data);
+    resultShape = Shape();
+    for (auto [i, v] : llvm::enumerate(*values)) {
+      if (v > 0 || (v == 0 && allowZero))
+        resultShape->push_back(v);
+      else if (v == 0 && input && i < input->size())
+        resultShape->push_back((*input)[i]);
+      else
+        resultShape->push_back(kDynamic);
+    }
+  } else if (auto length = staticLength(*shape)) {
+    resultShape = dynamicShape(*length);
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*data), resultShape);
+  results.push_back(graph::ReshapeOp::create(n.builder, n.loc, type, *data, *shape,
+                                                       n.builder.getBoolAttr(allowZero)));
+  return success();
+}
+
+LogicalResult importExpand(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({})))
+    return failure();
+  auto x = n.requiredInput(0);
+  auto shape = n.requiredInput(1);
+  if (failed(x) || failed(shape))
+    return failure();
+  std::optional<Shape> target;
+  if (auto values = n.constantInputInts(1))
+    target = Shape(values->begin(), values->end());
+  else if (auto length = staticLength(*shape))
+    target = dynamicShape(*length);
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), broadcastShapes({shapeOf(*x), target}));
+  results.push_back(graph::ExpandOp::create(n.builder, n.loc, type, *x, *shape));
+  return success();
+}
+
+LogicalResult importTile(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({})))
+    return failure();
+  auto x = n.requiredInput(0);
+  auto repeats = n.requiredInput(1);
+  if (failed(x) || failed(repeats))
+    return failure();
+  std::optional<Shape> shape;
+  if (auto rank = NodeImporter::rankOf(*x))
+    shape = dynamicShape(*rank);
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shape);
+  results.push_back(graph::TileOp::create(n.builder, n.loc, type, *x, *repeats));
+  return success();
+}
+
+LogicalResult importFlatten(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"axis"})))
+    return failure();
+  auto x = n.requiredInput(0);
+  if (failed(x))
+    return failure();
+  int64_t axis = n.intAttr("axis", 1);
+  if (auto rank = NodeImporter::rankOf(*x)) {
+    if (axis < -*rank || axis > *rank)
+      return n.error() << "axis " << axis << " is out of range for rank " << *rank;
+    if (axis < 0)
+      axis += *rank;
+  } else if (axis < 0) {
+    return n.error() << "negative axis needs an input of known rank";
+  }
+  std::optional<Shape> shape = Shape{kDynamic, kDynamic};
+  if (auto input = shapeOf(*x)) {
+    auto product = [&](size_t begin, size_t end) {
+      int64_t p = 1;
+      for (size_t i = begin; i < end; ++i)
+        p = ((*input)[i] == kDynamic || p == kDynamic) ? kDynamic : p * (*input)[i];
+      return p;
+    };
+    shape = Shape{product(0, axis), product(axis, input->size())};
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shape);
+  results.push_back(graph::FlattenOp::create(n.builder, n.loc, type, *x, n.builder.getI64IntegerAttr(axis)));
+  return success();
+}
+
+/// Axes given as an attribute (old opsets) or as input `index` (new ones).
+std::pair<Value, std::optional<std::vector<int64_t>>> axesOperand(NodeImporter &n, bool fromAttribute,
+                                                                  size_t index) {
+  if (fromAttribute) {
+    auto axes = n.intsAttr("axes");
+    if (!axes)
+      return {Value(), std::nullopt};
+    return {n.constantInts(*axes), axes};
+  }
+  return {n.input(index), n.constantInputInts(index)};
+}
+
+/// Normalises constant axes against `rank`; nullopt if any is out of range.
+std::optional<std::vector<int64_t>> normalizedAxes(std::optional<std::vector<int64_t>> axes,
+                                                   std::optional<int64_t> rank) {
+  if (!axes || !rank)
+    return std::nullopt;
+  for (int64_t &axis : *axes) {
+    if (axis < -*rank || axis >= *rank)
+      return std::nullopt;
+    if (axis < 0)
+      axis += *rank;
+  }
+  return axes;
+}
+
+LogicalResult importSqueeze(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  bool fromAttribute = n.opset < 13;
+  if (failed(fromAttribute ? n.checkAttributes({"axes"}) : n.checkAttributes({})))
+    return failure();
+  auto x = n.requiredInput(0);
+  if (failed(x))
+    return failure();
+  auto [axesValue, axes] = axesOperand(n, fromAttribute, 1);
+  std::optional<Shape> input = shapeOf(*x);
+  if (auto norm = normalizedAxes(axes, NodeImporter::rankOf(*x)); norm && *norm != *axes)
+    axesValue = n.constantInts(*norm);
+  std::optional<Shape> shape;
+  if (input && !axesValue && llvm::none_of(*input, [](int64_t d) { return d == kDynamic; })) {
+    shape = Shape();
+    for (int64_t d : *input)
+      if (d != 1)
+        shape->push_back(d);
+  } else if (auto norm = normalizedAxes(axes, NodeImporter::rankOf(*x))) {
+    shape = Shape();
+    for (auto [i, d] : llvm::enumerate(*input))
+      if (!llvm::is_contained(*norm, (int64_t)i))
+        shape->push_back(d);
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shape);
+  results.push_back(graph::SqueezeOp::create(n.builder, n.loc, type, *x, axesValue));
+  return success();
+}
+
+LogicalResult importUnsqueeze(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  bool fromAttribute = n.opset < 13;
+  if (failed(fromAttribute ? n.checkAttributes({"axes"}) : n.checkAttributes({})))
+    return failure();
+  auto x = n.requiredInput(0);
+  if (failed(x))
+    return failure();
+  auto [axesValue, axes] = axesOperand(n, fromAttribute, 1);
+  if (!axesValue)
+    return n.error() << "axes are required";
+  std::optional<Shape> input = shapeOf(*x);
+  std::optional<Shape> shape;
+  if (input && axes) {
+    int64_t outRank = input->size() + axes->size();
+    if (auto norm = normalizedAxes(axes, outRank)) {
+      if (*norm != *axes)
+        axesValue = n.constantInts(*norm);
+      shape = Shape();
+      size_t next = 0;
+      for (int64_t i = 0; i < outRank; ++i)
+        shape->push_back(llvm::is_contained(*norm, i) ? 1 : (next < input->size() ? (*input)[next++] : kDynamic));
+    }
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shape);
+  results.push_back(graph::UnsqueezeOp::create(n.builder, n.loc, type, *x, axesValue));
+  return success();
+}
+
+LogicalResult importTranspose(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"perm"})))
+    return failure();
+  auto x = n.requiredInput(0);
+  if (failed(x))
+    return failure();
+  std::optional<int64_t> rank = NodeImporter::rankOf(*x);
+  std::vector<int64_t> perm;
+  if (auto given = n.intsAttr("perm")) {
+    perm = *given;
+  } else if (rank) {
+    for (int64_t i = *rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  } else {
+    return n.error() << "without 'perm' the input rank must be known";
+  }
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= (int64_t)perm.size() || seen[p])
+      return n.error() << "perm is not a permutation";
+    seen[p] = true;
+  }
+  std::optional<Shape> shape;
+  if (auto input = shapeOf(*x)) {
+    if (input->size() != perm.size())
+      return n.error() << "perm has " << perm.size() << " entries but the input has rank " << input->size();
+    shape = Shape();
+    for (int64_t p : perm)
+      shape->push_back((*input)[p]);
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shape);
+  results.push_back(graph::TransposeOp::create(n.builder, n.loc, type, *x, n.builder.getDenseI64ArrayAttr(perm)));
+  return success();
+}
+
+LogicalResult importConcat(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"axis"})))
+    return failure();
+  if (!n.attribute("axis"))
+    return n.error() << "missing required attribute 'axis'";
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    auto input = n.requiredInput(i);
+    if (failed(input))
+      return failure();
+    inputs.push_back(*input);
+  }
+  if (inputs.empty())
+    return n.error() << "needs at least one input";
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), inputs.front());
+  if (failed(axis))
+    return failure();
+  std::optional<Shape> shape = shapeOf(inputs.front());
+  if (shape) {
+    int64_t total = 0;
+    for (Value input : inputs) {
+      auto s = shapeOf(input);
+      if (!s || s->size() != shape->size() || (*s)[*axis] == kDynamic || total == kDynamic)
+        total = kDynamic;
+      else
+        total += (*s)[*axis];
+    }
+    (*shape)[*axis] = total;
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(inputs.front()), shape);
+  results.push_back(graph::ConcatOp::create(n.builder, n.loc, type, inputs, n.builder.getI64IntegerAttr(*axis)));
+  return success();
+}
+
+LogicalResult importSplit(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.opset < 13 ? n.checkAttributes({"axis", "split"})
+                          : n.checkAttributes({"axis", "num_outputs"})))
+    return failure();
+  auto x = n.requiredInput(0);
+  if (failed(x))
+    return failure();
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), *x);
+  if (failed(axis))
+    return failure();
+  int64_t count = n.node.output_size();
+  Value sizes;
+  std::optional<std::vector<int64_t>> sizeValues;
+  if (n.opset < 13) {
+    if ((sizeValues = n.intsAttr("split")))
+      sizes = n.constantInts(*sizeValues);
+  } else {
+    sizes = n.input(1);
+    sizeValues = n.constantInputInts(1);
+    if (n.attribute("num_outputs") && n.intAttr("num_outputs", 0) != count)
+      return n.error() << "num_outputs is " << n.intAttr("num_outputs", 0) << " but the node has "
+                       << count << " outputs";
+  }
+  if (sizeValues && (int64_t)sizeValues->size() != count)
+    return n.error() << "split has " << sizeValues->size() << " sizes but the node has " << count
+                     << " outputs";
+  SmallVector<Type> types;
+  std::optional<Shape> input = shapeOf(*x);
+  for (int64_t i = 0; i < count; ++i) {
+    std::optional<Shape> shape = input;
+    if (shape) {
+      int64_t dim = (*shape)[*axis];
+      if (sizeValues)
+        (*shape)[*axis] = (*sizeValues)[i];
+      else if (dim != kDynamic && count > 0) {
+        int64_t part = (dim + count - 1) / count;
+        (*shape)[*axis] = std::max<int64_t>(0, std::min(part, dim - part * i));
+      } else
+        (*shape)[*axis] = kDynamic;
+    }
+    types.push_back(n.resultType(i, NodeImporter::elementTypeOf(*x), shape));
+  }
+  auto op = graph::SplitOp::create(n.builder, n.loc, types, *x, sizes, n.builder.getI64IntegerAttr(*axis));
+  for (Value r : op.getResults())
+    results.push_back(r);
+  return success();
+}
+
+LogicalResult importSlice(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  bool fromAttributes = n.opset < 10;
+  if (failed(fromAttributes ? n.checkAttributes({"starts", "ends", "axes"}) : n.checkAttributes({})))
+    return failure();
+  auto data = n.requiredInput(0);
+  if (failed(data))
+    return failure();
+  Value starts, ends, axes, steps;
+  if (fromAttributes) {
+    auto s = n.intsAttr("starts"), e = n.intsAttr("ends");
+    if (!s || !e)
+      return n.error() << "missing required attribute 'starts' or 'ends'";
+    starts = n.constantInts(*s);
+    ends = n.constantInts(*e);
+    if (auto a = n.intsAttr("axes"))
+      axes = n.constantInts(*a);
+  } else {
+    auto s = n.requiredInput(1), e = n.requiredInput(2);
+    if (failed(s) || failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
+    axes = n.input(3);
+    steps = n.input(4);
+  }
+  std::optional<int64_t> count = staticLength(starts);
+  if ((!axes || !steps) && !count)
+    return n.error() << "default axes or steps need starts of static length";
+  if (!axes) {
+    std::vector<int64_t> all(*count);
+    for (int64_t i = 0; i < *count; ++i)
+      all[i] = i;
+    axes = n.constantInts(all);
+  }
+  if (!steps)
+    steps = n.constantInts(std::vector<int64_t>(*count, 1));
+  if (!fromAttributes && n.input(3)) {
+    auto given = n.constantInputInts(3);
+    if (auto norm = normalizedAxes(given, NodeImporter::rankOf(*data)); norm && *norm != *given)
+      axes = n.constantInts(*norm);
+  } else if (fromAttributes && n.intsAttr("axes")) {
+    auto given = n.intsAttr("axes");
+    if (auto norm = normalizedAxes(given, NodeImporter::rankOf(*data)); norm && *norm != *given)
+      axes = n.constantInts(*norm);
+  }
+  std::optional<Shape> shape;
+  if (auto rank = NodeImporter::rankOf(*data))
+    shape = dynamicShape(*rank);
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*data), shape);
+  results.push_back(graph::SliceOp::create(n.builder, n.loc, type, *data, starts, ends, axes, steps));
+  return success();
+}
+
+LogicalResult importGather(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"axis"})))
+    return failure();
+  auto data = n.requiredInput(0);
+  auto indices = n.requiredInput(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), *data);
+  if (failed(axis))
+    return failure();
+  std::optional<Shape> shape;
+  auto d = shapeOf(*data), i = shapeOf(*indices);
+  if (d && i) {
+    shape = Shape(d->begin(), d->begin() + *axis);
+    shape->append(i->begin(), i->end());
+    shape->append(d->begin() + *axis + 1, d->end());
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*data), shape);
+  results.push_back(graph::GatherOp::create(n.builder, n.loc, type, *data, *indices, n.builder.getI64IntegerAttr(*axis)));
+  return success();
+}
+
+LogicalResult importGatherND(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"batch_dims"})))
+    return failure();
+  auto data = n.requiredInput(0);
+  auto indices = n.requiredInput(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  int64_t batchDims = n.intAttr("batch_dims", 0);
+  std::optional<Shape> shape;
+  auto d = shapeOf(*data), i = shapeOf(*indices);
+  if (d && i && !i->empty() && i->back() != kDynamic) {
+    int64_t rank = (int64_t)i->size() - 1 + (int64_t)d->size() - i->back() - batchDims;
+    if (rank >= 0) {
+      shape = Shape(i->begin(), i->end() - 1);
+      for (int64_t k = batchDims + i->back(); k < (int64_t)d->size(); ++k)
+        shape->push_back((*d)[k]);
+    }
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*data), shape);
+  results.push_back(graph::GatherNDOp::create(n.builder, n.loc, type, *data, *indices,
+                                                        n.builder.getI64IntegerAttr(batchDims)));
+  return success();
+}
+
+LogicalResult importRange(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({})))
+    return failure();
+  auto start = n.requiredInput(0), limit = n.requiredInput(1), delta = n.requiredInput(2);
+  if (failed(start) || failed(limit) || failed(delta))
+    return failure();
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*start), Shape{kDynamic});
+  results.push_back(graph::RangeOp::create(n.builder, n.loc, type, *start, *limit, *delta));
+  return success();
+}
+
+LogicalResult importTrilu(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"upper"})))
+    return failure();
+  auto x = n.requiredInput(0);
+  if (failed(x))
+    return failure();
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shapeOf(*x));
+  results.push_back(graph::TriluOp::create(n.builder, n.loc, type, *x, n.input(1),
+                                                     n.builder.getBoolAttr(n.intAttr("upper", 1) != 0)));
+  return success();
+}
+
+LogicalResult importConstantOfShape(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"value"})))
+    return failure();
+  auto shape = n.requiredInput(0);
+  if (failed(shape))
+    return failure();
+  DenseElementsAttr value;
+  if (const auto *attr = n.attribute("value")) {
+    onnx::TensorProto tensor = attr->t();
+    auto dense = denseAttrFromTensor(n.context(), tensor);
+    if (!dense)
+      return n.error() << llvm::toString(dense.takeError());
+    if (dense->getNumElements() != 1)
+      return n.error() << "value must hold exactly one element";
+    value = dense->reshape(RankedTensorType::get({1}, dense->getElementType()));
+  } else {
+    value = DenseElementsAttr::get(RankedTensorType::get({1}, n.builder.getF32Type()), 0.0f);
+  }
+  std::optional<Shape> resultShape;
+  if (auto values = n.constantInputInts(0))
+    resultShape = Shape(values->begin(), values->end());
+  else if (auto length = staticLength(*shape))
+    resultShape = dynamicShape(*length);
+  Type type = n.resultType(0, value.getElementType(), resultShape);
+  results.push_back(graph::ConstantOfShapeOp::create(n.builder, n.loc, type, *shape, cast<ElementsAttr>(value)));
+  return success();
+}
+
+LogicalResult importConstant(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({"value", "value_float", "value_floats", "value_int", "value_ints"})))
+    return failure();
+  if (n.node.attribute_size() != 1)
+    return n.error() << "needs exactly one value attribute";
+  Builder &b = n.builder;
+  DenseElementsAttr value;
+  if (const auto *attr = n.attribute("value")) {
+    onnx::TensorProto tensor = attr->t();
+    auto dense = denseAttrFromTensor(n.context(), tensor);
+    if (!dense)
+      return n.error() << llvm::toString(dense.takeError());
+    value = *dense;
+  } else if (n.attribute("value_float")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()), n.floatAttr("value_float", 0));
+  } else if (auto floats = n.floatsAttr("value_floats")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({(int64_t)floats->size()}, b.getF32Type()),
+                                   ArrayRef<float>(*floats));
+  } else if (n.attribute("value_int")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()), n.intAttr("value_int", 0));
+  } else if (auto ints = n.intsAttr("value_ints")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({(int64_t)ints->size()}, b.getI64Type()),
+                                   ArrayRef<int64_t>(*ints));
+  }
+  results.push_back(graph::ConstantOp::create(n.builder, n.loc, cast<ElementsAttr>(value)));
+  return success();
+}
+
+} // namespace
+
+void infer::import::addShapeImporters(llvm::StringMap<NodeImportFn> &table) {
+  table["Shape"] = importShape;
+  table["Reshape"] = importReshape;
+  table["Expand"] = importExpand;
+  table["Tile"] = importTile;
+  table["Flatten"] = importFlatten;
+  table["Squeeze"] = importSqueeze;
+  table["Unsqueeze"] = importUnsqueeze;
+  table["Transpose"] = importTranspose;
+  table["Concat"] = importConcat;
+  table["Split"] = importSplit;
+  table["Slice"] = importSlice;
+  table["Gather"] = importGather;
+  table["GatherND"] = importGatherND;
+  table["Range"] = importRange;
+  table["Trilu"] = importTrilu;
+  table["ConstantOfShape"] = importConstantOfShape;
+  table["Constant"] = importConstant;
+}

@@ -1,0 +1,416 @@
+//===- Interpreter.cpp - reference interpreter for the graph dialect ------===//
+//
+// Walks the function body once, in order, dispatching on the op class. Each
+// op's operands are looked up in an environment of computed Tensors, the
+// kernel runs, and the result is checked against the op's declared type
+// before it is bound. A value is dropped after its last use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/interpreter/Interpreter.h"
+
+#include "compiler/interpreter/Kernels.h"
+#include "dialects/graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace infer::interp;
+using namespace infer::interp::kernels;
+namespace graph = infer::graph;
+
+namespace {
+
+using Results = std::vector<Tensor>;
+
+std::string typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// The part of a location worth showing: the ONNX node name for a NameLoc,
+/// file:line:col for a file location, nothing for an unknown one.
+std::string locationText(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return "\"" + name.getName().str() + "\"";
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().strref() + ":" + llvm::Twine(file.getLine()) + ":" +
+            llvm::Twine(file.getColumn()))
+        .str();
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return locationText(call.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    std::string text;
+    for (Location part : fused.getLocations()) {
+      std::string partText = locationText(part);
+      if (!partText.empty())
+        text += (text.empty() ? "" : ", ") + partText;
+    }
+    return text;
+  }
+  return "";
+}
+
+/// "graph.reshape at "/model/Reshape_1": <message>".
+llvm::Error opError(Operation *op, const llvm::Twine &message) {
+  std::string where = locationText(op->getLoc());
+  std::string prefix = op->getName().getStringRef().str();
+  if (!where.empty())
+    prefix += " at " + where;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), prefix + ": " + message);
+}
+
+/// Decodes little-endian bytes holding `count` elements of `elementType`
+/// (booleans one byte each) into a Tensor of `shape`.
+llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> shape,
+                                   llvm::ArrayRef<char> bytes) {
+  llvm::Expected<DType> dtype = dtypeForType(elementType);
+  if (!dtype)
+    return dtype.takeError();
+  int64_t width = elementType.isInteger(1) ? 1 : (elementType.getIntOrFloatBitWidth() / 8);
+  Tensor out(*dtype, Shape(shape.begin(), shape.end()));
+  int64_t expected = out.numElements() * width;
+  if (static_cast<int64_t>(bytes.size()) != expected)
+    return kernelError("holds " + llvm::Twine(bytes.size()) + " bytes but " +
+                       formatShape(shape) + " of " + typeString(elementType) + " needs " +
+                       llvm::Twine(expected));
+  const char *src = bytes.data();
+  int64_t n = out.numElements();
+  // Element-wise memcpy: weight bytes come from an mmap and may be unaligned.
+  if (elementType.isF64()) {
+    for (int64_t i = 0; i < n; ++i) {
+      double value;
+      std::memcpy(&value, src + i * 8, 8);
+      out.f32()[i] = float(value);
+    }
+  } else if (elementType.isInteger(32)) {
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t value;
+      std::memcpy(&value, src + i * 4, 4);
+      out.i64()[i] = value;
+    }
+  } else if (*dtype == DType::Bool) {
+    for (int64_t i = 0; i < n; ++i)
+      out.boolData()[i] = src[i] != 0;
+  } else if (n > 0) {
+    std::memcpy(out.rawData(), src, expected);
+  }
+  return out;
+}
+
+/// A Tensor holding the value of a constant attribute.
+llvm::Expected<Tensor> tensorFromElements(ElementsAttr attr) {
+  ShapedType type = attr.getShapedType();
+  if (!type.hasStaticShape())
+    return kernelError("constant has a dynamic type " + typeString(type));
+  Type element = type.getElementType();
+  llvm::Expected<DType> dtype = dtypeForType(element);
+  if (!dtype)
+    return dtype.takeError();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return kernelError("constant's resource blob is missing");
+    return decodeBytes(element, type.getShape(), blob->getData());
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return kernelError("unsupported constant attribute kind");
+  Tensor out(*dtype, Shape(type.getShape().begin(), type.getShape().end()));
+  int64_t i = 0;
+  if (element.isF32()) {
+    for (float value : dense.getValues<float>())
+      out.f32()[i++] = value;
+  } else if (element.isF64()) {
+    for (double value : dense.getValues<double>())
+      out.f32()[i++] = float(value);
+  } else if (element.isInteger(1)) {
+    for (bool value : dense.getValues<bool>())
+      out.boolData()[i++] = value;
+  } else if (element.isInteger(32)) {
+    for (int32_t value : dense.getValues<int32_t>())
+      out.i64()[i++] = value;
+  } else {
+    for (int64_t value : dense.getValues<int64_t>())
+      out.i64()[i++] = value;
+  }
+  return out;
+}
+
+llvm::Expected<Tensor> tensorFromWeight(graph::WeightAttr attr) {
+  ShapedType type = attr.getType();
+  std::string key = attr.getHandle().getKey().str();
+  if (!type.hasStaticShape())
+    return kernelError("weight '" + key + "' has a dynamic type " + typeString(type));
+  llvm::Expected<Tensor> tensor = decodeBytes(type.getElementType(), type.getShape(),
+                                              attr.getData());
+  if (!tensor)
+    return kernelError("weight '" + key + "' " + llvm::toString(tensor.takeError()));
+  return tensor;
+}
+
+/// Checks a computed tensor against the static type of the value it binds.
+llvm::Error checkAgainstType(const Tensor &tensor, Type type, const llvm::Twine &what) {
+  llvm::Expected<DType> dtype = dtypeForType(type);
+  if (!dtype)
+    return kernelError(what + ": " + llvm::toString(dtype.takeError()));
+  bool matches = tensor.dtype() == *dtype;
+  if (auto ranked = dyn_cast<RankedTensorType>(type)) {
+    matches &= ranked.getRank() == tensor.rank();
+    for (int64_t d = 0; matches && d < ranked.getRank(); ++d)
+      matches = ranked.isDynamicDim(d) || ranked.getDimSize(d) == tensor.shape()[d];
+  }
+  if (matches)
+    return llvm::Error::success();
+  return kernelError(what + " is " + dtypeName(tensor.dtype()) + tensor.shapeString() +
+                     ", which does not match its type " + typeString(type));
+}
+
+class FunctionRunner {
+public:
+  explicit FunctionRunner(func::FuncOp func) : func(func) {}
+  llvm::Expected<Results> run(llvm::ArrayRef<Tensor> inputs);
+
+private:
+  llvm::Expected<Results> evaluate(Operation *op);
+  const Tensor &in(Value value) const { return env.find(value)->second; }
+  const Tensor *optional(Value value) const { return value ? &in(value) : nullptr; }
+  void bind(Value value, Tensor tensor);
+  void release(Operation *op);
+
+  func::FuncOp func;
+  llvm::DenseMap<Value, Tensor> env;
+  llvm::DenseMap<Value, unsigned> usesLeft;
+};
+
+llvm::Expected<Results> one(llvm::Expected<Tensor> tensor) {
+  if (!tensor)
+    return tensor.takeError();
+  Results results;
+  results.push_back(std::move(*tensor));
+  return results;
+}
+
+void FunctionRunner::bind(Value value, Tensor tensor) {
+  unsigned uses = static_cast<unsigned>(std::distance(value.use_begin(), value.use_end()));
+  if (uses == 0)
+    return; // dead value: computed (so errors surface) but not kept
+  usesLeft[value] = uses;
+  env[value] = std::move(tensor);
+}
+
+void FunctionRunner::release(Operation *op) {
+  for (Value operand : op->getOperands()) {
+    auto it = usesLeft.find(operand);
+    if (it != usesLeft.end() && --it->second == 0) {
+      env.erase(operand);
+      usesLeft.erase(it);
+    }
+  }
+}
+
+llvm::Expected<Results> FunctionRunner::run(llvm::ArrayRef<Tensor> inputs) {
+  std::string name = ("function '" + func.getSymName() + "'").str();
+  if (func.isExternal())
+    return kernelError(name + " has no body");
+  if (!func.getBody().hasOneBlock())
+    return kernelError(name + " has more than one block");
+  Block &body = func.getBody().front();
+  if (inputs.size() != body.getNumArguments())
+    return kernelError(name + " takes " + llvm::Twine(body.getNumArguments()) +
+                       " inputs but was given " + llvm::Twine(inputs.size()));
+  for (auto [index, arg] : llvm::enumerate(body.getArguments())) {
+    if (llvm::Error error = checkAgainstType(inputs[index], arg.getType(),
+                                             name + " input " + llvm::Twine(index)))
+      return std::move(error);
+    bind(arg, inputs[index]);
+  }
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      Results results;
+      for (Value operand : ret.getOperands())
+        results.push_back(in(operand));
+      return results;
+    }
+    for (Value operand : op.getOperands())
+      if (!env.count(operand))
+        return opError(&op, "operand is not defined by an earlier op in the function");
+    llvm::Expected<Results> results = evaluate(&op);
+    if (!results)
+      return opError(&op, llvm::toString(results.takeError()));
+    if (results->size() != op.getNumResults())
+      return opError(&op, "produced " + llvm::Twine(results->size()) + " results, expected " +
+                              llvm::Twine(op.getNumResults()));
+    for (auto [index, result] : llvm::enumerate(op.getResults())) {
+      if (llvm::Error error =
+              checkAgainstType((*results)[index], result.getType(), "result " + llvm::Twine(index)))
+        return opError(&op, llvm::toString(std::move(error)));
+      bind(result, std::move((*results)[index]));
+    }
+    release(&op);
+  }
+  return kernelError(name + " does not end in func.return");
+}
+
+llvm::Expected<Results> FunctionRunner::evaluate(Operation *op) {
+  auto unaryOp = [&](Value input, UnaryKind kind) { return one(unary(kind, in(input))); };
+  auto binaryOp = [&](Operation *o, BinaryKind kind) {
+    return one(binary(kind, in(o->getOperand(0)), in(o->getOperand(1))));
+  };
+  auto reduceOp = [&](auto o, ReduceKind kind) {
+    return one(reduce(kind, in(o.getInput()), optional(o.getAxes()), o.getKeepdims(),
+                      o.getNoopWithEmptyAxes()));
+  };
+  using namespace graph;
+  return llvm::TypeSwitch<Operation *, llvm::Expected<Results>>(op)
+      // Constants and weights.
+      .Case([&](ConstantOp o) { return one(tensorFromElements(o.getValue())); })
+      .Case([&](WeightOp o) { return one(tensorFromWeight(o.getValue())); })
+      .Case([&](ConstantOfShapeOp o) -> llvm::Expected<Results> {
+        llvm::Expected<Tensor> value = tensorFromElements(o.getValue());
+        if (!value)
+          return value.takeError();
+        return one(constantOfShape(in(o.getShape()), *value));
+      })
+      // Elementwise.
+      .Case([&](NegOp o) { return unaryOp(o.getInput(), UnaryKind::Neg); })
+      .Case([&](AbsOp o) { return unaryOp(o.getInput(), UnaryKind::Abs); })
+      .Case([&](SqrtOp o) { return unaryOp(o.getInput(), UnaryKind::Sqrt); })
+      .Case([&](ReciprocalOp o) { return unaryOp(o.getInput(), UnaryKind::Reciprocal); })
+      .Case([&](ExpOp o) { return unaryOp(o.getInput(), UnaryKind::Exp); })
+      .Case([&](LogOp o) { return unaryOp(o.getInput(), UnaryKind::Log); })
+      .Case([&](SinOp o) { return unaryOp(o.getInput(), UnaryKind::Sin); })
+      .Case([&](CosOp o) { return unaryOp(o.getInput(), UnaryKind::Cos); })
+      .Case([&](TanhOp o) { return unaryOp(o.getInput(), UnaryKind::Tanh); })
+      .Case([&](ErfOp o) { return unaryOp(o.getInput(), UnaryKind::Erf); })
+      .Case([&](SigmoidOp o) { return unaryOp(o.getInput(), UnaryKind::Sigmoid); })
+      .Case([&](ReluOp o) { return unaryOp(o.getInput(), UnaryKind::Relu); })
+      .Case([&](IdentityOp o) { return unaryOp(o.getInput(), UnaryKind::Identity); })
+      .Case([&](NotOp o) { return unaryOp(o.getInput(), UnaryKind::Not); })
+      .Case([&](IsNaNOp o) { return one(isNaN(in(o.getInput()))); })
+      .Case([&](GeluOp o) -> llvm::Expected<Results> {
+        if (o.getApproximate() != "none" && o.getApproximate() != "tanh")
+          return kernelError("approximate must be \"none\" or \"tanh\"");
+        return one(gelu(in(o.getInput()), o.getApproximate() == "tanh"));
+      })
+      .Case([&](CastOp o) -> llvm::Expected<Results> {
+        llvm::Expected<DType> to = dtypeForType(o.getType());
+        if (!to)
+          return to.takeError();
+        return one(cast(in(o.getInput()), *to));
+      })
+      .Case([&](ClipOp o) {
+        return one(clip(in(o.getInput()), optional(o.getMin()), optional(o.getMax())));
+      })
+      .Case([&](AddOp o) { return binaryOp(o, BinaryKind::Add); })
+      .Case([&](SubOp o) { return binaryOp(o, BinaryKind::Sub); })
+      .Case([&](MulOp o) { return binaryOp(o, BinaryKind::Mul); })
+      .Case([&](DivOp o) { return binaryOp(o, BinaryKind::Div); })
+      .Case([&](PowOp o) { return binaryOp(o, BinaryKind::Pow); })
+      .Case([&](MaxOp o) { return binaryOp(o, BinaryKind::Max); })
+      .Case([&](MinOp o) { return binaryOp(o, BinaryKind::Min); })
+      .Case([&](AndOp o) { return binaryOp(o, BinaryKind::And); })
+      .Case([&](OrOp o) { return binaryOp(o, BinaryKind::Or); })
+      .Case([&](EqualOp o) { return binaryOp(o, BinaryKind::Equal); })
+      .Case([&](LessOp o) { return binaryOp(o, BinaryKind::Less); })
+      .Case([&](LessOrEqualOp o) { return binaryOp(o, BinaryKind::LessOrEqual); })
+      .Case([&](GreaterOp o) { return binaryOp(o, BinaryKind::Greater); })
+      .Case([&](GreaterOrEqualOp o) { return binaryOp(o, BinaryKind::GreaterOrEqual); })
+      .Case([&](WhereOp o) {
+        return one(where(in(o.getCondition()), in(o.getX()), in(o.getY())));
+      })
+      // Shape manipulation.
+      .Case([&](ShapeOp o) { return one(shapeOf(in(o.getInput()), o.getStart(), o.getEnd())); })
+      .Case([&](ReshapeOp o) {
+        return one(reshape(in(o.getData()), in(o.getShape()), o.getAllowzero()));
+      })
+      .Case([&](ExpandOp o) { return one(expand(in(o.getInput()), in(o.getShape()))); })
+      .Case([&](TileOp o) { return one(tile(in(o.getInput()), in(o.getRepeats()))); })
+      .Case([&](FlattenOp o) { return one(flatten(in(o.getInput()), o.getAxis())); })
+      .Case([&](SqueezeOp o) { return one(squeeze(in(o.getInput()), optional(o.getAxes()))); })
+      .Case([&](UnsqueezeOp o) { return one(unsqueeze(in(o.getInput()), in(o.getAxes()))); })
+      .Case([&](TransposeOp o) { return one(transpose(in(o.getInput()), o.getPerm())); })
+      .Case([&](ConcatOp o) {
+        std::vector<const Tensor *> inputs;
+        for (Value input : o.getInputs())
+          inputs.push_back(&in(input));
+        return one(concat(inputs, o.getAxis()));
+      })
+      .Case([&](SplitOp o) {
+        return split(in(o.getInput()), optional(o.getSplit()), o.getAxis(), o.getNumResults());
+      })
+      .Case([&](SliceOp o) {
+        return one(slice(in(o.getData()), in(o.getStarts()), in(o.getEnds()), in(o.getAxes()),
+                         in(o.getSteps())));
+      })
+      .Case([&](GatherOp o) {
+        return one(gather(in(o.getData()), in(o.getIndices()), o.getAxis()));
+      })
+      .Case([&](GatherNDOp o) {
+        return one(gatherND(in(o.getData()), in(o.getIndices()), o.getBatchDims()));
+      })
+      .Case([&](RangeOp o) {
+        return one(range(in(o.getStart()), in(o.getLimit()), in(o.getDelta())));
+      })
+      .Case([&](TriluOp o) { return one(trilu(in(o.getInput()), optional(o.getK()), o.getUpper())); })
+      // Reductions, normalisation, scans.
+      .Case([&](ReduceMeanOp o) { return reduceOp(o, ReduceKind::Mean); })
+      .Case([&](ReduceSumOp o) { return reduceOp(o, ReduceKind::Sum); })
+      .Case([&](ReduceMaxOp o) { return reduceOp(o, ReduceKind::Max); })
+      .Case([&](SoftmaxOp o) { return one(softmax(in(o.getInput()), o.getAxis())); })
+      .Case([&](LayerNormOp o) {
+        return one(layerNorm(in(o.getInput()), in(o.getScale()), optional(o.getBias()),
+                             o.getAxis(), o.getEpsilon().convertToFloat()));
+      })
+      .Case([&](CumSumOp o) {
+        return one(cumSum(in(o.getInput()), in(o.getAxis()), o.getExclusive(), o.getReverse()));
+      })
+      // Contractions.
+      .Case([&](MatMulOp o) { return one(matmul(in(o.getLhs()), in(o.getRhs()))); })
+      .Case([&](GemmOp o) {
+        return one(gemm(in(o.getA()), in(o.getB()), optional(o.getC()),
+                        o.getAlpha().convertToFloat(), o.getBeta().convertToFloat(),
+                        o.getTransA(), o.getTransB()));
+      })
+      .Case([&](EinsumOp o) {
+        std::vector<const Tensor *> inputs;
+        for (Value input : o.getInputs())
+          inputs.push_back(&in(input));
+        return one(einsum(o.getEquation(), inputs));
+      })
+      .Default([&](Operation *) -> llvm::Expected<Results> {
+        return kernelError("the reference interpreter does not support this op");
+      });
+}
+
+} // namespace
+
+llvm::Expected<DType> infer::interp::dtypeForType(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF32() || element.isF64())
+    return DType::F32;
+  if (element.isSignlessInteger(1))
+    return DType::Bool;
+  if (element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
+      element.isSignedInteger(64) || element.isSignedInteger(32))
+    return DType::I64;
+  return kernelError("reference interpreter supports f32, i64, i1 (and i32, f64 held as i64, "
+                     "f32), got " +
+                     typeString(element));
+}
+
+llvm::Expected<std::vector<Tensor>> infer::interp::runFunction(func::FuncOp func,
+                                                               llvm::ArrayRef<Tensor> inputs) {
+  return FunctionRunner(func).run(inputs);
+}

@@ -1,0 +1,46 @@
+//===- Interpreter.h - reference interpreter for the graph dialect -*- C++ -*-===//
+//
+// Executes a func.func of graph ops on the CPU with ONNX semantics. It is the
+// reference that importer output and compiled code are checked against, so it
+// favours obviously right loops over speed.
+//
+// Element types: f32, i64 and i1 are computed as such; i32 values are held as
+// i64 and f64 values as f32. Anything else (f16, bf16, ...) is an error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_COMPILER_INTERPRETER_INTERPRETER_H
+#define INFER_COMPILER_INTERPRETER_INTERPRETER_H
+
+#include "compiler/interpreter/Tensor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace mlir {
+class Type;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace infer::interp {
+
+/// Runs `func` (a func.func of graph ops ending in func.return) on `inputs`,
+/// given in argument order, and returns its results in order.
+///
+/// Bad input never aborts: a wrong input count, dtype or shape, an op whose
+/// operands violate its ONNX contract (shape mismatch, index out of range),
+/// an unsupported element type, or a result that contradicts the op's static
+/// result type is returned as an error naming the op and its location.
+llvm::Expected<std::vector<Tensor>> runFunction(mlir::func::FuncOp func,
+                                                llvm::ArrayRef<Tensor> inputs);
+
+/// The DType that holds values of MLIR element type `elementType` (a tensor
+/// type is looked through), or an error for types the interpreter lacks.
+llvm::Expected<DType> dtypeForType(mlir::Type type);
+
+} // namespace infer::interp
+
+#endif // INFER_COMPILER_INTERPRETER_INTERPRETER_H

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The README's main job: set up, build, import the bundled tiny-llama and run
+# it on the CPU reference interpreter, printing the top token at each position.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh infer-compile
+build_dir="${INFER_BUILD_DIR:-build}"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+prompt="${PROMPT_IDS:-1,15,42,7,300,11,5}"
+python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([[int(t) for t in sys.argv[2].split(',')]], dtype=np.int64))" \
+  "$work/ids.npy" "$prompt"
+"$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx --check
+"$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx --reference-run \
+  --input input_ids="$work/ids.npy" --output logits="$work/logits.npy"
+python3 - "$work/logits.npy" "$prompt" <<'PY'
+import sys, numpy as np
+logits = np.load(sys.argv[1])[0]
+for pos, (tok, row) in enumerate(zip(sys.argv[2].split(","), logits)):
+    print(f"position {pos}: input {tok:>4} -> top token {int(row.argmax()):>4} (logit {row.max():.4f})")
+PY

@@ -1,0 +1,265 @@
+//===- ErrorTest.cpp - interpreter tests: bad input gives errors ----------===//
+//
+// Every case here must come back as an llvm::Error naming the op (and its
+// location when it has one) instead of crashing or returning garbage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtils.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using namespace infer::test;
+using infer::interp::DType;
+using infer::interp::Tensor;
+using ::testing::HasSubstr;
+
+namespace {
+
+constexpr const char *kAdd = R"mlir(
+    func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = graph.add %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      return %0 : tensor<2xf32>
+    })mlir";
+
+TEST(Errors, WrongInputCount) {
+  std::string message = runError(kAdd, {Tensor::fromF32({2}, {1, 2})});
+  EXPECT_THAT(message, HasSubstr("function 'main' takes 2 inputs but was given 1"));
+}
+
+TEST(Errors, InputDTypeAndShapeMismatch) {
+  std::string dtype = runError(kAdd, {Tensor::fromI64({2}, {1, 2}), Tensor::fromF32({2}, {1, 2})});
+  EXPECT_THAT(dtype, HasSubstr("input 0 is i64[2], which does not match its type tensor<2xf32>"));
+  std::string shape = runError(kAdd, {Tensor::fromF32({2}, {1, 2}), Tensor::fromF32({3}, {1, 2, 3})});
+  EXPECT_THAT(shape, HasSubstr("input 1 is f32[3], which does not match its type tensor<2xf32>"));
+}
+
+TEST(Errors, BroadcastMismatchNamesTheOpAndLocation) {
+  std::string message = runError(R"mlir(
+    func.func @main(%a: tensor<2x3xf32>, %b: tensor<2xf32>) -> tensor<?x?xf32> {
+      %0 = graph.add %a, %b : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<?x?xf32> loc("/model/Add_7")
+      return %0 : tensor<?x?xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {2})});
+  EXPECT_THAT(message, HasSubstr("graph.add at \"/model/Add_7\": shapes [2, 3] and [2] are not "
+                                 "broadcast-compatible"));
+}
+
+TEST(Errors, GatherIndexOutOfRange) {
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<3x2xf32>, %i: tensor<2xi64>) -> tensor<2x2xf32> {
+      %0 = graph.gather %x, %i {axis = 0 : i64} : (tensor<3x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+      return %0 : tensor<2x2xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {3, 2}), Tensor::fromI64({2}, {0, -4})});
+  EXPECT_THAT(message, HasSubstr("graph.gather"));
+  EXPECT_THAT(message, HasSubstr("index -4 is out of range for axis 0 of size 3"));
+}
+
+TEST(Errors, GatherNDIndexOutOfRange) {
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<2x2xf32>, %i: tensor<1x2xi64>) -> tensor<1xf32> {
+      %0 = graph.gather_nd %x, %i : (tensor<2x2xf32>, tensor<1x2xi64>) -> tensor<1xf32>
+      return %0 : tensor<1xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {2, 2}), Tensor::fromI64({1, 2}, {0, 2})});
+  EXPECT_THAT(message, HasSubstr("index 2 is out of range for data dim 1 of size 2"));
+}
+
+TEST(Errors, ReshapeSizeMismatch) {
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<2x3xf32>) -> tensor<?x?xf32> {
+      %s = graph.constant dense<[4, 2]> : tensor<2xi64>
+      %0 = graph.reshape %x, %s : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+      return %0 : tensor<?x?xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {2, 3})});
+  EXPECT_THAT(message, HasSubstr("graph.reshape"));
+  EXPECT_THAT(message, HasSubstr("cannot reshape [2, 3] (6 elements) to [4, 2] (8 elements)"));
+}
+
+TEST(Errors, ReshapeZeroWithoutAllowZeroCopiesTheDim) {
+  // Without allowzero, [0, 4] on a [4, 0] input means [4, 4]: 16 != 0 elements.
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<4x0xf32>) -> tensor<?x?xf32> {
+      %s = graph.constant dense<[0, 4]> : tensor<2xi64>
+      %0 = graph.reshape %x, %s : (tensor<4x0xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+      return %0 : tensor<?x?xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {4, 0})});
+  EXPECT_THAT(message, HasSubstr("cannot reshape [4, 0] (0 elements) to [0, 4] (16 elements)"));
+}
+
+TEST(Errors, IntegerDivisionByZero) {
+  std::string message = runError(R"mlir(
+    func.func @main(%a: tensor<2xi64>, %b: tensor<2xi64>) -> tensor<2xi64> {
+      %0 = graph.div %a, %b : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+      return %0 : tensor<2xi64>
+    })mlir",
+                                 {Tensor::fromI64({2}, {1, 2}), Tensor::fromI64({2}, {1, 0})});
+  EXPECT_THAT(message, HasSubstr("graph.div"));
+  EXPECT_THAT(message, HasSubstr("integer division by zero"));
+}
+
+TEST(Errors, ResultContradictsDeclaredType) {
+  // An importer bug: the declared result shape disagrees with the data.
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+      %s = graph.constant dense<[2, 3]> : tensor<2xi64>
+      %0 = graph.reshape %x, %s : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<3x2xf32> loc("bad_reshape")
+      return %0 : tensor<3x2xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {2, 3})});
+  EXPECT_THAT(message, HasSubstr("graph.reshape at \"bad_reshape\": result 0 is f32[2, 3], which "
+                                 "does not match its type tensor<3x2xf32>"));
+}
+
+TEST(Errors, UnsupportedElementTypes) {
+  std::string input = runError(R"mlir(
+    func.func @main(%x: tensor<2xf16>) -> tensor<2xf16> {
+      return %x : tensor<2xf16>
+    })mlir",
+                               {Tensor(DType::F32, {2})});
+  EXPECT_THAT(input, HasSubstr("reference interpreter supports f32, i64, i1"));
+  EXPECT_THAT(input, HasSubstr("got f16"));
+  std::string constant = runError(R"mlir(
+    func.func @main() -> tensor<2xbf16> {
+      %0 = graph.constant dense<1.0> : tensor<2xbf16>
+      return %0 : tensor<2xbf16>
+    })mlir");
+  EXPECT_THAT(constant, HasSubstr("graph.constant"));
+  EXPECT_THAT(constant, HasSubstr("reference interpreter supports f32, i64, i1"));
+}
+
+TEST(Errors, SplitSizesMustSumToTheDim) {
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<5xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+      %s = graph.constant dense<[2, 2]> : tensor<2xi64>
+      %0:2 = graph.split %x split(%s) {axis = 0 : i64} : (tensor<5xf32>, tensor<2xi64>) -> (tensor<?xf32>, tensor<?xf32>)
+      return %0#0, %0#1 : tensor<?xf32>, tensor<?xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {5})});
+  EXPECT_THAT(message, HasSubstr("split sizes [2, 2] sum to 4 but axis 0 of [5] has size 5"));
+}
+
+TEST(Errors, SliceStepZeroAndAxisOutOfRange) {
+  constexpr const char *source = R"mlir(
+    func.func @main(%x: tensor<4xf32>, %t: tensor<1xi64>, %a: tensor<1xi64>) -> tensor<?xf32> {
+      %s = graph.constant dense<[0]> : tensor<1xi64>
+      %e = graph.constant dense<[4]> : tensor<1xi64>
+      %0 = graph.slice %x, %s, %e, %a, %t
+          : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+      return %0 : tensor<?xf32>
+    })mlir";
+  std::string step = runError(source, {Tensor(DType::F32, {4}), Tensor::fromI64({1}, {0}),
+                                       Tensor::fromI64({1}, {0})});
+  EXPECT_THAT(step, HasSubstr("slice step for axis 0 is 0"));
+  std::string axis = runError(source, {Tensor(DType::F32, {4}), Tensor::fromI64({1}, {1}),
+                                       Tensor::fromI64({1}, {-2})});
+  EXPECT_THAT(axis, HasSubstr("axis -2 is out of range for rank 1"));
+}
+
+TEST(Errors, MatMulContractionMismatch) {
+  std::string message = runError(R"mlir(
+    func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<?x?xf32> {
+      %0 = graph.matmul %a, %b : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<?x?xf32>
+      return %0 : tensor<?x?xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {2, 2})});
+  EXPECT_THAT(message, HasSubstr("cannot multiply [2, 3] by [2, 2]"));
+}
+
+TEST(Errors, SqueezeOfANonUnitDimAndDuplicateUnsqueezeAxes) {
+  std::string squeeze = runError(R"mlir(
+    func.func @main(%x: tensor<2x1xf32>) -> tensor<?xf32> {
+      %a = graph.constant dense<[0]> : tensor<1xi64>
+      %0 = graph.squeeze %x axes(%a) : (tensor<2x1xf32>, tensor<1xi64>) -> tensor<?xf32>
+      return %0 : tensor<?xf32>
+    })mlir",
+                                 {Tensor(DType::F32, {2, 1})});
+  EXPECT_THAT(squeeze, HasSubstr("cannot squeeze axis 0 of [2, 1]: its size is not 1"));
+  std::string unsqueeze = runError(R"mlir(
+    func.func @main(%x: tensor<2xf32>) -> tensor<?x?x?xf32> {
+      %a = graph.constant dense<[0, -3]> : tensor<2xi64>
+      %0 = graph.unsqueeze %x, %a : (tensor<2xf32>, tensor<2xi64>) -> tensor<?x?x?xf32>
+      return %0 : tensor<?x?x?xf32>
+    })mlir",
+                                   {Tensor(DType::F32, {2})});
+  EXPECT_THAT(unsqueeze, HasSubstr("axis -3 appears twice"));
+}
+
+TEST(Errors, ConcatDimMismatchAndExpandIncompatible) {
+  std::string concat = runError(R"mlir(
+    func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x3xf32>) -> tensor<?x?xf32> {
+      %0 = graph.concat %a, %b {axis = 0 : i64} : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<?x?xf32>
+      return %0 : tensor<?x?xf32>
+    })mlir",
+                                {Tensor(DType::F32, {2, 2}), Tensor(DType::F32, {2, 3})});
+  EXPECT_THAT(concat, HasSubstr("cannot concatenate f32[2, 3] with f32[2, 2] along axis 0"));
+  std::string expand = runError(R"mlir(
+    func.func @main(%x: tensor<3xf32>) -> tensor<?xf32> {
+      %s = graph.constant dense<[4]> : tensor<1xi64>
+      %0 = graph.expand %x, %s : (tensor<3xf32>, tensor<1xi64>) -> tensor<?xf32>
+      return %0 : tensor<?xf32>
+    })mlir",
+                                {Tensor(DType::F32, {3})});
+  EXPECT_THAT(expand, HasSubstr("shapes [3] and [4] are not broadcast-compatible"));
+}
+
+TEST(Errors, RangeWithZeroDeltaAndHugeConstantOfShape) {
+  std::string range = runError(R"mlir(
+    func.func @main() -> tensor<?xi64> {
+      %a = graph.constant dense<0> : tensor<i64>
+      %b = graph.constant dense<5> : tensor<i64>
+      %c = graph.constant dense<0> : tensor<i64>
+      %0 = graph.range %a, %b, %c : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+      return %0 : tensor<?xi64>
+    })mlir");
+  EXPECT_THAT(range, HasSubstr("delta is 0"));
+  std::string huge = runError(R"mlir(
+    func.func @main() -> tensor<?x?xf32> {
+      %s = graph.constant dense<[4611686018427387904, 4]> : tensor<2xi64>
+      %0 = graph.constant_of_shape %s {value = dense<0.0> : tensor<1xf32>} : (tensor<2xi64>) -> tensor<?x?xf32>
+      return %0 : tensor<?x?xf32>
+    })mlir");
+  EXPECT_THAT(huge, HasSubstr("elements"));
+  std::string negative = runError(R"mlir(
+    func.func @main() -> tensor<?xf32> {
+      %s = graph.constant dense<[-2]> : tensor<1xi64>
+      %0 = graph.constant_of_shape %s {value = dense<0.0> : tensor<1xf32>} : (tensor<1xi64>) -> tensor<?xf32>
+      return %0 : tensor<?xf32>
+    })mlir");
+  EXPECT_THAT(negative, HasSubstr("shape [-2] has a negative dim"));
+}
+
+TEST(Errors, EinsumLabelSizeMismatchAndCumSumAxis) {
+  std::string einsum = runError(R"mlir(
+    func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x2xf32>) -> tensor<?x?xf32> {
+      %0 = graph.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<?x?xf32>
+      return %0 : tensor<?x?xf32>
+    })mlir",
+                                {Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {2, 2})});
+  EXPECT_THAT(einsum, HasSubstr("label 'j' has sizes 3 and 2"));
+  std::string cumsum = runError(R"mlir(
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %a = graph.constant dense<1> : tensor<i64>
+      %0 = graph.cumsum %x, %a : (tensor<2xf32>, tensor<i64>) -> tensor<2xf32>
+      return %0 : tensor<2xf32>
+    })mlir",
+                                {Tensor(DType::F32, {2})});
+  EXPECT_THAT(cumsum, HasSubstr("axis 1 is out of range for rank 1"));
+}
+
+TEST(Errors, FloatOnlyOpsRejectIntegers) {
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<2xi64>) -> tensor<2xi64> {
+      %0 = graph.exp %x : (tensor<2xi64>) -> tensor<2xi64>
+      return %0 : tensor<2xi64>
+    })mlir",
+                                 {Tensor::fromI64({2}, {1, 2})});
+  EXPECT_THAT(message, HasSubstr("graph.exp"));
+  EXPECT_THAT(message, HasSubstr("Exp input must be f32, got i64"));
+}
+
+} // namespace
