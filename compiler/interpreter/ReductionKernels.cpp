@@ -70,6 +70,12 @@ llvm::Expected<Tensor> reduceTyped(ReduceKind kind, const Tensor &input,
   return out;
 }
 
+/// running + value, wrapping for integers.
+double accumulate(double running, float value) { return running + value; }
+int64_t accumulate(int64_t running, int64_t value) {
+  return int64_t(uint64_t(running) + uint64_t(value));
+}
+
 } // namespace
 
 llvm::Expected<Tensor> kernels::reduce(ReduceKind kind, const Tensor &input, const Tensor *axes,
@@ -203,13 +209,11 @@ llvm::Expected<Tensor> kernels::cumSum(const Tensor &input, const Tensor &axisTe
         for (int64_t step = 0; step < extent; ++step) {
           int64_t j = reverse ? extent - 1 - step : step;
           int64_t index = (o * extent + j) * inner + in;
-          if (exclusive) {
+          if (exclusive)
             dst[index] = Out(running);
-            running += src[index];
-          } else {
-            running += src[index];
+          running = accumulate(running, src[index]);
+          if (!exclusive)
             dst[index] = Out(running);
-          }
         }
       }
   };

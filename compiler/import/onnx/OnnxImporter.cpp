@@ -33,7 +33,7 @@ namespace {
 
 /// Opsets of the default domain that the importer knows the semantics of.
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 23;
+constexpr int64_t kMaxOpset = 25;
 
 /// Keeps ops whose operand is not importable from cascading errors: their
 /// results become this placeholder, and the import fails at the end anyway.
@@ -349,7 +349,7 @@ OwningOpRef<ModuleOp> GraphImporter::run(ImportStats *stats) {
     Location loc = NameLoc::get(builder.getStringAttr(init.name()));
     auto value = materializeTensor(builder, loc, init, modelDirectory, &statistics.weightBytes);
     if (!value) {
-      emitError(loc) << "initializer " << llvm::toString(value.takeError());
+      modelError() << "initializer " << llvm::toString(value.takeError());
       failed = true;
       values[init.name()] = placeholder(builder, loc);
       continue;

@@ -326,7 +326,7 @@ LogicalResult importSplit(NodeImporter &n, SmallVectorImpl<Value> &results) {
       int64_t dim = (*shape)[*axis];
       if (sizeValues)
         (*shape)[*axis] = (*sizeValues)[i];
-      else if (dim != kDynamic && count > 0) {
+      else if (!sizes && dim != kDynamic && count > 0) {
         int64_t part = (dim + count - 1) / count;
         (*shape)[*axis] = std::max<int64_t>(0, std::min(part, dim - part * i));
       } else

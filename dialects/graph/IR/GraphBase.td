@@ -24,12 +24,15 @@ def Graph_Dialect : Dialect {
     inputs that older opsets carried as attributes are operands, and
     variadic elementwise ops (Max, Min, Sum) are binary.
 
-    Weights live in dialect resources (`#graph.weight<key>`), backed by
-    an mmap of the ONNX file or its external data file. They are printed
-    as a reference to that file, never as a copy of the data.
+    Weights are `graph.weight <key> : type` ops whose bytes live in the
+    dialect's resource section, backed by an mmap of the ONNX external
+    data file (printed as a `"file:<path>:<offset>:<size>"` reference,
+    never as a copy of the data) or, for weights stored inside the
+    protobuf, by the bytes moved out of the parsed message.
 
-    Function arguments and results carry `graph.dims`, an array of the
-    ONNX symbolic dimension names (empty string for a static dim).
+    Function arguments and results carry `graph.name` (the ONNX value
+    name) and `graph.dims`, the ONNX symbolic dimension names (empty
+    string for a static dim).
   }];
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{

@@ -3,6 +3,7 @@
 #include "dialects/graph/IR/GraphResources.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <cerrno>
@@ -15,7 +16,10 @@
 using namespace infer::graph;
 
 llvm::Expected<std::shared_ptr<MappedFile>> MappedFile::open(llvm::StringRef path) {
-  std::string pathString = path.str();
+  // Absolute, so that printed references stay valid from any directory.
+  llvm::SmallString<256> absolute(path);
+  llvm::sys::fs::make_absolute(absolute);
+  std::string pathString = absolute.str().str();
   int fd = ::open(pathString.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return llvm::createStringError("cannot open '" + pathString + "': " + std::strerror(errno));
