@@ -17,7 +17,8 @@ using namespace infer::interp::kernels;
 
 namespace {
 
-template <typename T> using Accumulator = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
+template <typename T>
+using Accumulator = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
 
 template <typename T> Accumulator<T> multiplyAdd(Accumulator<T> acc, T a, T b) {
   if constexpr (std::is_same_v<T, float>)
@@ -34,8 +35,8 @@ void batchedMatmul(const Tensor &lhs, const Tensor &rhs, Tensor &out, const Shap
   const T *b = rhs.data<T>();
   T *c = out.data<T>();
   // Batch strides are counted in whole matrices.
-  OffsetWalker walker(batchShape, {broadcastStrides(lhsBatch, batchShape),
-                                   broadcastStrides(rhsBatch, batchShape)});
+  OffsetWalker walker(
+      batchShape, {broadcastStrides(lhsBatch, batchShape), broadcastStrides(rhsBatch, batchShape)});
   std::vector<Accumulator<T>> row(n);
   for (int64_t batch = 0, count = product(batchShape); batch < count; ++batch, walker.next()) {
     const T *aMatrix = a + walker.offset(0) * m * k;
@@ -124,8 +125,8 @@ llvm::Expected<Tensor> kernels::matmul(const Tensor &lhs, const Tensor &rhs) {
   return out;
 }
 
-llvm::Expected<Tensor> kernels::gemm(const Tensor &a, const Tensor &b, const Tensor *c,
-                                     float alpha, float beta, bool transA, bool transB) {
+llvm::Expected<Tensor> kernels::gemm(const Tensor &a, const Tensor &b, const Tensor *c, float alpha,
+                                     float beta, bool transA, bool transB) {
   for (const Tensor *operand : {&a, &b})
     if (llvm::Error error = expectDType(*operand, {DType::F32}, "operands"))
       return std::move(error);

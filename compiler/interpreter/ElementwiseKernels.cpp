@@ -51,8 +51,7 @@ int64_t floatToInt(double value) {
 }
 
 /// Applies `fn` to each element of `input`, producing `Out` elements.
-template <typename In, typename Out, typename Fn>
-Tensor mapElements(const Tensor &input, Fn fn) {
+template <typename In, typename Out, typename Fn> Tensor mapElements(const Tensor &input, Fn fn) {
   Tensor out(dtypeOf<Out>(), input.shape());
   const In *src = input.data<In>();
   Out *dst = out.data<Out>();
@@ -68,15 +67,14 @@ Tensor zipElements(const Tensor &lhs, const Tensor &rhs, const Shape &shape, Fn 
   const L *a = lhs.data<L>();
   const R *b = rhs.data<R>();
   Out *dst = out.data<Out>();
-  OffsetWalker walker(shape, {broadcastStrides(lhs.shape(), shape),
-                              broadcastStrides(rhs.shape(), shape)});
+  OffsetWalker walker(shape,
+                      {broadcastStrides(lhs.shape(), shape), broadcastStrides(rhs.shape(), shape)});
   for (int64_t i = 0, n = out.numElements(); i < n; ++i, walker.next())
     dst[i] = fn(a[walker.offset(0)], b[walker.offset(1)]);
   return out;
 }
 
-llvm::Expected<Tensor> floatUnary(const Tensor &input, llvm::StringRef name,
-                                  double (*fn)(double)) {
+llvm::Expected<Tensor> floatUnary(const Tensor &input, llvm::StringRef name, double (*fn)(double)) {
   if (llvm::Error error = expectDType(input, {DType::F32}, name + " input"))
     return std::move(error);
   return mapElements<float, float>(input, [fn](float x) { return float(fn(double(x))); });
@@ -90,8 +88,9 @@ double sigmoid(double x) {
   return e / (1.0 + e);
 }
 
-template <typename T> llvm::Expected<Tensor> arithmetic(BinaryKind kind, const Tensor &lhs,
-                                                        const Tensor &rhs, const Shape &shape) {
+template <typename T>
+llvm::Expected<Tensor> arithmetic(BinaryKind kind, const Tensor &lhs, const Tensor &rhs,
+                                  const Shape &shape) {
   switch (kind) {
   case BinaryKind::Add:
     if constexpr (std::is_same_v<T, float>)
@@ -130,8 +129,8 @@ template <typename T> llvm::Expected<Tensor> arithmetic(BinaryKind kind, const T
   return kernelError("not an arithmetic op");
 }
 
-template <typename T> Tensor compare(BinaryKind kind, const Tensor &lhs, const Tensor &rhs,
-                                     const Shape &shape) {
+template <typename T>
+Tensor compare(BinaryKind kind, const Tensor &lhs, const Tensor &rhs, const Shape &shape) {
   auto run = [&](auto fn) { return zipElements<T, T, uint8_t>(lhs, rhs, shape, fn); };
   switch (kind) {
   case BinaryKind::Equal:
@@ -157,9 +156,8 @@ llvm::Expected<Tensor> power(const Tensor &lhs, const Tensor &rhs, const Shape &
     return zipElements<float, float, float>(
         lhs, rhs, shape, [](float a, float b) { return float(std::pow(double(a), double(b))); });
   if (floatBase)
-    return zipElements<float, int64_t, float>(lhs, rhs, shape, [](float a, int64_t b) {
-      return float(std::pow(double(a), double(b)));
-    });
+    return zipElements<float, int64_t, float>(
+        lhs, rhs, shape, [](float a, int64_t b) { return float(std::pow(double(a), double(b))); });
   if (floatExp)
     return zipElements<int64_t, float, int64_t>(lhs, rhs, shape, [](int64_t a, float b) {
       return floatToInt(std::pow(double(a), double(b)));
@@ -260,8 +258,8 @@ llvm::Expected<Tensor> kernels::where(const Tensor &condition, const Tensor &x, 
   if (llvm::Error error = expectDType(condition, {DType::Bool}, "condition"))
     return std::move(error);
   if (x.dtype() != y.dtype())
-    return kernelError(llvm::Twine("x and y have different element types ") +
-                       dtypeName(x.dtype()) + " and " + dtypeName(y.dtype()));
+    return kernelError(llvm::Twine("x and y have different element types ") + dtypeName(x.dtype()) +
+                       " and " + dtypeName(y.dtype()));
   llvm::Expected<Shape> partial = broadcastShapes(condition.shape(), x.shape());
   if (!partial)
     return partial.takeError();
@@ -274,12 +272,12 @@ llvm::Expected<Tensor> kernels::where(const Tensor &condition, const Tensor &x, 
   const char *xs = static_cast<const char *>(x.rawData());
   const char *ys = static_cast<const char *>(y.rawData());
   char *dst = static_cast<char *>(out.rawData());
-  OffsetWalker walker(*shape, {broadcastStrides(condition.shape(), *shape),
-                               broadcastStrides(x.shape(), *shape),
-                               broadcastStrides(y.shape(), *shape)});
+  OffsetWalker walker(*shape,
+                      {broadcastStrides(condition.shape(), *shape),
+                       broadcastStrides(x.shape(), *shape), broadcastStrides(y.shape(), *shape)});
   for (int64_t i = 0, n = out.numElements(); i < n; ++i, walker.next()) {
-    const char *src = cond[walker.offset(0)] ? xs + walker.offset(1) * size
-                                             : ys + walker.offset(2) * size;
+    const char *src =
+        cond[walker.offset(0)] ? xs + walker.offset(1) * size : ys + walker.offset(2) * size;
     std::memcpy(dst + i * size, src, size);
   }
   return out;

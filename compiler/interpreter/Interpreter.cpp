@@ -82,9 +82,8 @@ llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> sha
   Tensor out(*dtype, Shape(shape.begin(), shape.end()));
   int64_t expected = out.numElements() * width;
   if (static_cast<int64_t>(bytes.size()) != expected)
-    return kernelError("holds " + llvm::Twine(bytes.size()) + " bytes but " +
-                       formatShape(shape) + " of " + typeString(elementType) + " needs " +
-                       llvm::Twine(expected));
+    return kernelError("holds " + llvm::Twine(bytes.size()) + " bytes but " + formatShape(shape) +
+                       " of " + typeString(elementType) + " needs " + llvm::Twine(expected));
   const char *src = bytes.data();
   int64_t n = out.numElements();
   // Element-wise memcpy: weight bytes come from an mmap and may be unaligned.
@@ -153,8 +152,8 @@ llvm::Expected<Tensor> tensorFromWeight(graph::WeightAttr attr) {
   std::string key = attr.getHandle().getKey().str();
   if (!type.hasStaticShape())
     return kernelError("weight '" + key + "' has a dynamic type " + typeString(type));
-  llvm::Expected<Tensor> tensor = decodeBytes(type.getElementType(), type.getShape(),
-                                              attr.getData());
+  llvm::Expected<Tensor> tensor =
+      decodeBytes(type.getElementType(), type.getShape(), attr.getData());
   if (!tensor)
     return kernelError("weight '" + key + "' " + llvm::toString(tensor.takeError()));
   return tensor;
@@ -231,8 +230,8 @@ llvm::Expected<Results> FunctionRunner::run(llvm::ArrayRef<Tensor> inputs) {
     return kernelError(name + " takes " + llvm::Twine(body.getNumArguments()) +
                        " inputs but was given " + llvm::Twine(inputs.size()));
   for (auto [index, arg] : llvm::enumerate(body.getArguments())) {
-    if (llvm::Error error = checkAgainstType(inputs[index], arg.getType(),
-                                             name + " input " + llvm::Twine(index)))
+    if (llvm::Error error =
+            checkAgainstType(inputs[index], arg.getType(), name + " input " + llvm::Twine(index)))
       return std::move(error);
     bind(arg, inputs[index]);
   }
@@ -327,9 +326,7 @@ llvm::Expected<Results> FunctionRunner::evaluate(Operation *op) {
       .Case([&](LessOrEqualOp o) { return binaryOp(o, BinaryKind::LessOrEqual); })
       .Case([&](GreaterOp o) { return binaryOp(o, BinaryKind::Greater); })
       .Case([&](GreaterOrEqualOp o) { return binaryOp(o, BinaryKind::GreaterOrEqual); })
-      .Case([&](WhereOp o) {
-        return one(where(in(o.getCondition()), in(o.getX()), in(o.getY())));
-      })
+      .Case([&](WhereOp o) { return one(where(in(o.getCondition()), in(o.getX()), in(o.getY()))); })
       // Shape manipulation.
       .Case([&](ShapeOp o) { return one(shapeOf(in(o.getInput()), o.getStart(), o.getEnd())); })
       .Case([&](ReshapeOp o) {
@@ -354,24 +351,24 @@ llvm::Expected<Results> FunctionRunner::evaluate(Operation *op) {
         return one(slice(in(o.getData()), in(o.getStarts()), in(o.getEnds()), in(o.getAxes()),
                          in(o.getSteps())));
       })
-      .Case([&](GatherOp o) {
-        return one(gather(in(o.getData()), in(o.getIndices()), o.getAxis()));
-      })
+      .Case(
+          [&](GatherOp o) { return one(gather(in(o.getData()), in(o.getIndices()), o.getAxis())); })
       .Case([&](GatherNDOp o) {
         return one(gatherND(in(o.getData()), in(o.getIndices()), o.getBatchDims()));
       })
       .Case([&](RangeOp o) {
         return one(range(in(o.getStart()), in(o.getLimit()), in(o.getDelta())));
       })
-      .Case([&](TriluOp o) { return one(trilu(in(o.getInput()), optional(o.getK()), o.getUpper())); })
+      .Case(
+          [&](TriluOp o) { return one(trilu(in(o.getInput()), optional(o.getK()), o.getUpper())); })
       // Reductions, normalisation, scans.
       .Case([&](ReduceMeanOp o) { return reduceOp(o, ReduceKind::Mean); })
       .Case([&](ReduceSumOp o) { return reduceOp(o, ReduceKind::Sum); })
       .Case([&](ReduceMaxOp o) { return reduceOp(o, ReduceKind::Max); })
       .Case([&](SoftmaxOp o) { return one(softmax(in(o.getInput()), o.getAxis())); })
       .Case([&](LayerNormOp o) {
-        return one(layerNorm(in(o.getInput()), in(o.getScale()), optional(o.getBias()),
-                             o.getAxis(), o.getEpsilon().convertToFloat()));
+        return one(layerNorm(in(o.getInput()), in(o.getScale()), optional(o.getBias()), o.getAxis(),
+                             o.getEpsilon().convertToFloat()));
       })
       .Case([&](CumSumOp o) {
         return one(cumSum(in(o.getInput()), in(o.getAxis()), o.getExclusive(), o.getReverse()));
@@ -380,8 +377,8 @@ llvm::Expected<Results> FunctionRunner::evaluate(Operation *op) {
       .Case([&](MatMulOp o) { return one(matmul(in(o.getLhs()), in(o.getRhs()))); })
       .Case([&](GemmOp o) {
         return one(gemm(in(o.getA()), in(o.getB()), optional(o.getC()),
-                        o.getAlpha().convertToFloat(), o.getBeta().convertToFloat(),
-                        o.getTransA(), o.getTransB()));
+                        o.getAlpha().convertToFloat(), o.getBeta().convertToFloat(), o.getTransA(),
+                        o.getTransB()));
       })
       .Case([&](EinsumOp o) {
         std::vector<const Tensor *> inputs;

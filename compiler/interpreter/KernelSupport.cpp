@@ -51,7 +51,8 @@ llvm::Expected<Tensor> kernels::allocate(DType dtype, Shape shape) {
   return Tensor(dtype, std::move(shape));
 }
 
-llvm::Expected<int64_t> kernels::normalizeAxis(int64_t axis, int64_t rank, const llvm::Twine &what) {
+llvm::Expected<int64_t> kernels::normalizeAxis(int64_t axis, int64_t rank,
+                                               const llvm::Twine &what) {
   if (axis < -rank || axis >= rank)
     return kernelError(what + " " + llvm::Twine(axis) + " is out of range for rank " +
                        llvm::Twine(rank));

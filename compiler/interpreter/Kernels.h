@@ -88,13 +88,38 @@ private:
 //===----------------------------------------------------------------------===//
 
 enum class UnaryKind {
-  Neg, Abs, Sqrt, Reciprocal, Exp, Log, Sin, Cos, Tanh, Erf, Sigmoid, Relu, Not, Identity
+  Neg,
+  Abs,
+  Sqrt,
+  Reciprocal,
+  Exp,
+  Log,
+  Sin,
+  Cos,
+  Tanh,
+  Erf,
+  Sigmoid,
+  Relu,
+  Not,
+  Identity
 };
 llvm::Expected<Tensor> unary(UnaryKind kind, const Tensor &input);
 
 enum class BinaryKind {
-  Add, Sub, Mul, Div, Pow, Max, Min, And, Or,
-  Equal, Less, LessOrEqual, Greater, GreaterOrEqual
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Max,
+  Min,
+  And,
+  Or,
+  Equal,
+  Less,
+  LessOrEqual,
+  Greater,
+  GreaterOrEqual
 };
 llvm::Expected<Tensor> binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs);
 

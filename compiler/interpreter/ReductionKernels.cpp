@@ -17,7 +17,8 @@ using namespace infer::interp::kernels;
 namespace {
 
 /// Accumulator type: double for f32, int64 for i64.
-template <typename T> using Accumulator = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
+template <typename T>
+using Accumulator = std::conditional_t<std::is_same_v<T, float>, double, int64_t>;
 
 template <typename T>
 llvm::Expected<Tensor> reduceTyped(ReduceKind kind, const Tensor &input,
@@ -40,9 +41,13 @@ llvm::Expected<Tensor> reduceTyped(ReduceKind kind, const Tensor &input,
   // Reductions over an empty set give the identity: 0 for sums, the lowest
   // value for Max, NaN for an f32 mean.
   Acc initial = 0;
-  if (kind == ReduceKind::Max)
-    initial = std::is_same_v<T, float> ? Acc(-std::numeric_limits<float>::infinity())
-                                       : Acc(std::numeric_limits<int64_t>::min());
+  if (kind == ReduceKind::Max) {
+    if constexpr (std::is_same_v<T, float>)
+      initial = Acc(-std::numeric_limits<float>::infinity());
+    else if constexpr (std::is_same_v<T, int64_t>)
+      initial = std::numeric_limits<int64_t>::min();
+    // bool: false, so Max is a logical or
+  }
   std::vector<Acc> acc(product(keptShape), initial);
   const T *src = input.data<T>();
   OffsetWalker walker(input.shape(), {broadcastStrides(keptShape, input.shape())});
@@ -80,7 +85,10 @@ int64_t accumulate(int64_t running, int64_t value) {
 
 llvm::Expected<Tensor> kernels::reduce(ReduceKind kind, const Tensor &input, const Tensor *axes,
                                        bool keepDims, bool noopWithEmptyAxes) {
-  if (llvm::Error error = expectDType(input, {DType::F32, DType::I64}, "input"))
+  // ReduceMax (opset 20) also takes bool: a logical or.
+  if (input.dtype() == DType::Bool && kind != ReduceKind::Max)
+    return kernelError("only ReduceMax takes a bool input");
+  if (llvm::Error error = expectDType(input, {DType::F32, DType::I64, DType::Bool}, "input"))
     return std::move(error);
   std::vector<int64_t> list;
   if (axes) {
@@ -102,6 +110,8 @@ llvm::Expected<Tensor> kernels::reduce(ReduceKind kind, const Tensor &input, con
   }
   if (input.dtype() == DType::F32)
     return reduceTyped<float>(kind, input, reduced, keepDims);
+  if (input.dtype() == DType::Bool)
+    return reduceTyped<uint8_t>(kind, input, reduced, keepDims);
   return reduceTyped<int64_t>(kind, input, reduced, keepDims);
 }
 

@@ -104,9 +104,9 @@ llvm::Expected<Tensor> kernels::reshape(const Tensor &data, const Tensor &shape,
       hasZero = true;
       if (!allowZero) {
         if (static_cast<int64_t>(i) >= data.rank())
-          return kernelError("shape " + formatShape(*requested) + " copies dim " +
-                             llvm::Twine(i) + " (0) but the input " + data.shapeString() +
-                             " has rank " + llvm::Twine(data.rank()));
+          return kernelError("shape " + formatShape(*requested) + " copies dim " + llvm::Twine(i) +
+                             " (0) but the input " + data.shapeString() + " has rank " +
+                             llvm::Twine(data.rank()));
         dims[i] = data.shape()[i];
       }
     }
@@ -179,8 +179,8 @@ llvm::Expected<Tensor> kernels::flatten(const Tensor &input, int64_t axis) {
   if (!normalized)
     return normalized.takeError();
   llvm::ArrayRef<int64_t> dims = input.shape();
-  return withShape(input, {product(dims.take_front(*normalized)),
-                           product(dims.drop_front(*normalized))});
+  return withShape(input,
+                   {product(dims.take_front(*normalized)), product(dims.drop_front(*normalized))});
 }
 
 llvm::Expected<Tensor> kernels::squeeze(const Tensor &input, const Tensor *axes) {
@@ -308,17 +308,15 @@ llvm::Expected<std::vector<Tensor>> kernels::split(const Tensor &input, const Te
                          " but axis " + llvm::Twine(*dim) + " of " + input.shapeString() +
                          " has size " + llvm::Twine(extent));
   } else {
-    // Opset 18: equal parts of ceil(extent / n), the last one smaller.
+    // Opset 18: parts of ceil(extent / n) while the dim lasts, so the last
+    // non-empty part may be smaller and any after it are empty (5 into 4 is
+    // [2, 2, 1, 0], as the ONNX reference's numpy split gives).
     int64_t n = static_cast<int64_t>(numOutputs);
     if (n == 0)
       return kernelError("needs at least one result");
     int64_t chunk = (extent + n - 1) / n;
-    int64_t last = extent - chunk * (n - 1);
-    if (last < 0)
-      return kernelError("cannot split size " + llvm::Twine(extent) + " into " + llvm::Twine(n) +
-                         " parts of " + llvm::Twine(chunk));
-    parts.assign(n, chunk);
-    parts.back() = last;
+    for (int64_t i = 0; i < n; ++i)
+      parts.push_back(std::clamp<int64_t>(extent - i * chunk, 0, chunk));
   }
   llvm::ArrayRef<int64_t> dims = input.shape();
   int64_t outer = product(dims.take_front(*dim));
@@ -491,8 +489,7 @@ llvm::Expected<Tensor> kernels::gatherND(const Tensor &data, const Tensor &indic
         offset += index * dataStrides[b + j];
       }
       if (sliceBytes > 0)
-        std::memcpy(dst, src + batch * batchBytes + offset * elementSize(data.dtype()),
-                    sliceBytes);
+        std::memcpy(dst, src + batch * batchBytes + offset * elementSize(data.dtype()), sliceBytes);
       dst += sliceBytes;
     }
   }

@@ -42,7 +42,7 @@ struct StoredType {
 };
 
 constexpr StoredType kStoredTypes[] = {
-    {"<f4", DType::F32, 4}, {"<f8", DType::F32, 8}, {"<i8", DType::I64, 8},
+    {"<f4", DType::F32, 4}, {"<f8", DType::F32, 8},  {"<i8", DType::I64, 8},
     {"<i4", DType::I64, 4}, {"|b1", DType::Bool, 1},
 };
 
@@ -75,8 +75,7 @@ bool looksLikeHeader(llvm::StringRef header) {
 
 llvm::Expected<Tensor> support::readNpy(llvm::StringRef path) {
   auto fail = [&](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "'" + path + "': " + message);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "'" + path + "': " + message);
   };
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
@@ -138,8 +137,8 @@ llvm::Expected<Tensor> support::readNpy(llvm::StringRef path) {
   uint64_t dataBytes = count * stored->width;
   if (bytes.size() - dataStart != dataBytes)
     return fail("holds " + llvm::Twine(bytes.size() - dataStart) + " bytes of data but shape " +
-                interp::formatShape(shape) + " of '" + descr + "' needs " +
-                llvm::Twine(dataBytes) + (bytes.size() - dataStart < dataBytes ? " (truncated)" : ""));
+                interp::formatShape(shape) + " of '" + descr + "' needs " + llvm::Twine(dataBytes) +
+                (bytes.size() - dataStart < dataBytes ? " (truncated)" : ""));
 
   Tensor tensor(stored->dtype, shape);
   const char *src = bytes.data() + dataStart;
@@ -168,8 +167,7 @@ llvm::Error support::writeNpy(llvm::StringRef path, const Tensor &tensor) {
   std::ostringstream header;
   std::vector<std::size_t> dims(tensor.shape().begin(), tensor.shape().end());
   try {
-    xt::detail::write_header(header, descrFor(tensor.dtype()).str(), /*fortran_order=*/false,
-                             dims);
+    xt::detail::write_header(header, descrFor(tensor.dtype()).str(), /*fortran_order=*/false, dims);
   } catch (const std::exception &error) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "'" + path + "': cannot build the header: " + error.what());

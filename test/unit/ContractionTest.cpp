@@ -47,29 +47,29 @@ TEST(Contraction, MatMulBroadcastsBatchDims) {
   // Batch [2,1] against [3] -> [2,3]: out[i][j] = a_i c_j + b_i d_j with
   // lhs[i] = [[a_i, b_i]] = [[1, 2]], [[3, 4]] and rhs[j] = [[c_j], [d_j]] =
   // [[1],[0]], [[0],[1]], [[1],[1]].
-  auto results = runOk(R"mlir(
+  auto results = runOk(
+      R"mlir(
     func.func @main(%a: tensor<2x1x1x2xf32>, %b: tensor<3x2x1xf32>, %c: tensor<2x2x2xf32>, %d: tensor<2x1xf32>)
         -> (tensor<2x3x1x1xf32>, tensor<2x2x1xf32>) {
       %0 = graph.matmul %a, %b : (tensor<2x1x1x2xf32>, tensor<3x2x1xf32>) -> tensor<2x3x1x1xf32>
       %1 = graph.matmul %c, %d : (tensor<2x2x2xf32>, tensor<2x1xf32>) -> tensor<2x2x1xf32>
       return %0, %1 : tensor<2x3x1x1xf32>, tensor<2x2x1xf32>
     })mlir",
-                       {Tensor::fromF32({2, 1, 1, 2}, {1, 2, 3, 4}),
-                        Tensor::fromF32({3, 2, 1}, {1, 0, 0, 1, 1, 1}),
-                        Tensor::fromF32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
-                        Tensor::fromF32({2, 1}, {1, 1})});
+      {Tensor::fromF32({2, 1, 1, 2}, {1, 2, 3, 4}), Tensor::fromF32({3, 2, 1}, {1, 0, 0, 1, 1, 1}),
+       Tensor::fromF32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), Tensor::fromF32({2, 1}, {1, 1})});
   ASSERT_EQ(results.size(), 2u);
   expectF32(results[0], {2, 3, 1, 1}, {1, 2, 3, 3, 4, 7});
   expectF32(results[1], {2, 2, 1}, {3, 7, 11, 15});
 }
 
 TEST(Contraction, MatMulI64) {
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%a: tensor<2x2xi64>, %b: tensor<2x2xi64>) -> tensor<2x2xi64> {
       %0 = graph.matmul %a, %b : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi64>
       return %0 : tensor<2x2xi64>
     })mlir",
-                       {Tensor::fromI64({2, 2}, {1, 2, 3, 4}), Tensor::fromI64({2, 2}, {5, 6, 7, 8})});
+            {Tensor::fromI64({2, 2}, {1, 2, 3, 4}), Tensor::fromI64({2, 2}, {5, 6, 7, 8})});
   ASSERT_EQ(results.size(), 1u);
   expectI64(results[0], {2, 2}, {19, 22, 43, 50});
 }
@@ -77,14 +77,15 @@ TEST(Contraction, MatMulI64) {
 TEST(Contraction, GemmTransposesAlphaBetaAndRowBias) {
   // A is stored K x M = [[1,2],[3,4],[5,6]], B is stored N x K = [[1,0,1],[0,1,0]].
   // A^T B^T = [[6, 3], [8, 4]]; 0.5 * that + 2 * [10, 20] = [[23, 41.5], [24, 42]].
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%a: tensor<3x2xf32>, %b: tensor<2x3xf32>, %c: tensor<2xf32>) -> tensor<2x2xf32> {
       %0 = graph.gemm %a, %b, %c {alpha = 0.5 : f32, beta = 2.0 : f32, transA = true, transB = true}
           : (tensor<3x2xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32>
       return %0 : tensor<2x2xf32>
     })mlir",
-                       {Tensor::fromF32({3, 2}, {1, 2, 3, 4, 5, 6}),
-                        Tensor::fromF32({2, 3}, {1, 0, 1, 0, 1, 0}), Tensor::fromF32({2}, {10, 20})});
+            {Tensor::fromF32({3, 2}, {1, 2, 3, 4, 5, 6}),
+             Tensor::fromF32({2, 3}, {1, 0, 1, 0, 1, 0}), Tensor::fromF32({2}, {10, 20})});
   ASSERT_EQ(results.size(), 1u);
   expectF32(results[0], {2, 2}, {23, 41.5, 24, 42});
 }
@@ -98,8 +99,8 @@ TEST(Contraction, GemmWithColumnBiasAndWithout) {
       %1 = graph.gemm %a, %b, %c : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x2xf32>
       return %0, %1 : tensor<2x2xf32>, tensor<2x2xf32>
     })mlir",
-                       {Tensor::fromF32({2, 2}, {1, 2, 3, 4}), Tensor::fromF32({2, 2}, {1, 1, 1, 1}),
-                        Tensor::fromF32({2, 1}, {1, 2})});
+                       {Tensor::fromF32({2, 2}, {1, 2, 3, 4}),
+                        Tensor::fromF32({2, 2}, {1, 1, 1, 1}), Tensor::fromF32({2, 1}, {1, 2})});
   ASSERT_EQ(results.size(), 2u);
   expectF32(results[0], {2, 2}, {3, 3, 7, 7});
   expectF32(results[1], {2, 2}, {4, 4, 9, 9});

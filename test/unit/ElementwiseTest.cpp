@@ -29,24 +29,25 @@ TEST(Elementwise, AddBroadcastsScalar) {
 }
 
 TEST(Elementwise, AddBroadcastsRow) {
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
       %0 = graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
       return %0 : tensor<2x3xf32>
     })mlir",
-                       {Tensor::fromF32({2, 3}, {1, 2, 3, 4, 5, 6}),
-                        Tensor::fromF32({3}, {10, 20, 30})});
+            {Tensor::fromF32({2, 3}, {1, 2, 3, 4, 5, 6}), Tensor::fromF32({3}, {10, 20, 30})});
   ASSERT_EQ(results.size(), 1u);
   expectF32(results[0], {2, 3}, {11, 22, 33, 14, 25, 36});
 }
 
 TEST(Elementwise, MulBroadcastsColumn) {
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> tensor<2x3xf32> {
       %0 = graph.mul %a, %b : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
       return %0 : tensor<2x3xf32>
     })mlir",
-                       {Tensor::fromF32({2, 3}, {1, 2, 3, 4, 5, 6}), Tensor::fromF32({2, 1}, {2, -1})});
+            {Tensor::fromF32({2, 3}, {1, 2, 3, 4, 5, 6}), Tensor::fromF32({2, 1}, {2, -1})});
   ASSERT_EQ(results.size(), 1u);
   expectF32(results[0], {2, 3}, {2, 4, 6, -4, -5, -6});
 }
@@ -65,12 +66,13 @@ TEST(Elementwise, SubBroadcastsBothSides) {
 
 TEST(Elementwise, AddExtendsRank) {
   // [2,1,2] + [3,1] -> [2,3,2]: out[i][j][k] = a[i][0][k] + b[j][0].
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%a: tensor<2x1x2xi64>, %b: tensor<3x1xi64>) -> tensor<?x?x?xi64> {
       %0 = graph.add %a, %b : (tensor<2x1x2xi64>, tensor<3x1xi64>) -> tensor<?x?x?xi64>
       return %0 : tensor<?x?x?xi64>
     })mlir",
-                       {Tensor::fromI64({2, 1, 2}, {1, 2, 3, 4}), Tensor::fromI64({3, 1}, {0, 10, 100})});
+            {Tensor::fromI64({2, 1, 2}, {1, 2, 3, 4}), Tensor::fromI64({3, 1}, {0, 10, 100})});
   ASSERT_EQ(results.size(), 1u);
   expectI64(results[0], {2, 3, 2}, {1, 2, 11, 12, 101, 102, 3, 4, 13, 14, 103, 104});
 }
@@ -87,12 +89,13 @@ TEST(Elementwise, AddWithZeroSizedDim) {
 }
 
 TEST(Elementwise, IntegerDivisionTruncatesTowardZero) {
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
       %0 = graph.div %a, %b : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
       return %0 : tensor<4xi64>
     })mlir",
-                       {Tensor::fromI64({4}, {7, -7, 7, -7}), Tensor::fromI64({4}, {2, 2, -2, -2})});
+            {Tensor::fromI64({4}, {7, -7, 7, -7}), Tensor::fromI64({4}, {2, 2, -2, -2})});
   ASSERT_EQ(results.size(), 1u);
   expectI64(results[0], {4}, {3, -3, -3, 3});
 }
@@ -197,15 +200,15 @@ TEST(Elementwise, CastRoundsAndTruncates) {
 }
 
 TEST(Elementwise, ClipWithBothAndOneBound) {
-  auto results = runOk(R"mlir(
+  auto results = runOk(
+      R"mlir(
     func.func @main(%x: tensor<4xf32>, %lo: tensor<f32>, %hi: tensor<f32>)
         -> (tensor<4xf32>, tensor<4xf32>) {
       %0 = graph.clip %x min(%lo) max(%hi) : (tensor<4xf32>, tensor<f32>, tensor<f32>) -> tensor<4xf32>
       %1 = graph.clip %x min(%lo) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
       return %0, %1 : tensor<4xf32>, tensor<4xf32>
     })mlir",
-                       {Tensor::fromF32({4}, {-5, 0.5, 2, 9}), Tensor::fromF32({}, {0}),
-                        Tensor::fromF32({}, {1})});
+      {Tensor::fromF32({4}, {-5, 0.5, 2, 9}), Tensor::fromF32({}, {0}), Tensor::fromF32({}, {1})});
   ASSERT_EQ(results.size(), 2u);
   expectF32(results[0], {4}, {0, 0.5, 1, 1});
   expectF32(results[1], {4}, {0, 0.5, 2, 9});

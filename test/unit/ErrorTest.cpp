@@ -31,7 +31,8 @@ TEST(Errors, WrongInputCount) {
 TEST(Errors, InputDTypeAndShapeMismatch) {
   std::string dtype = runError(kAdd, {Tensor::fromI64({2}, {1, 2}), Tensor::fromF32({2}, {1, 2})});
   EXPECT_THAT(dtype, HasSubstr("input 0 is i64[2], which does not match its type tensor<2xf32>"));
-  std::string shape = runError(kAdd, {Tensor::fromF32({2}, {1, 2}), Tensor::fromF32({3}, {1, 2, 3})});
+  std::string shape =
+      runError(kAdd, {Tensor::fromF32({2}, {1, 2}), Tensor::fromF32({3}, {1, 2, 3})});
   EXPECT_THAT(shape, HasSubstr("input 1 is f32[3], which does not match its type tensor<2xf32>"));
 }
 
@@ -152,11 +153,11 @@ TEST(Errors, SliceStepZeroAndAxisOutOfRange) {
           : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
       return %0 : tensor<?xf32>
     })mlir";
-  std::string step = runError(source, {Tensor(DType::F32, {4}), Tensor::fromI64({1}, {0}),
-                                       Tensor::fromI64({1}, {0})});
+  std::string step = runError(
+      source, {Tensor(DType::F32, {4}), Tensor::fromI64({1}, {0}), Tensor::fromI64({1}, {0})});
   EXPECT_THAT(step, HasSubstr("slice step for axis 0 is 0"));
-  std::string axis = runError(source, {Tensor(DType::F32, {4}), Tensor::fromI64({1}, {1}),
-                                       Tensor::fromI64({1}, {-2})});
+  std::string axis = runError(
+      source, {Tensor(DType::F32, {4}), Tensor::fromI64({1}, {1}), Tensor::fromI64({1}, {-2})});
   EXPECT_THAT(axis, HasSubstr("axis -2 is out of range for rank 1"));
 }
 

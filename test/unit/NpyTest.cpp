@@ -116,8 +116,8 @@ TEST_F(NpyTest, WritesWhatNumpyWrites) {
   std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_GE(contents.size(), 10u);
   EXPECT_EQ(contents.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-  size_t headerLength = static_cast<unsigned char>(contents[8]) |
-                        (static_cast<unsigned char>(contents[9]) << 8);
+  size_t headerLength =
+      static_cast<unsigned char>(contents[8]) | (static_cast<unsigned char>(contents[9]) << 8);
   EXPECT_EQ((10 + headerLength) % 16, 0u);
   std::string header = contents.substr(10, headerLength);
   EXPECT_THAT(header, HasSubstr("'descr': '<i8'"));
@@ -175,7 +175,8 @@ TEST_F(NpyTest, TruncatedDataIsAnError) {
   ASSERT_FALSE(static_cast<bool>(read));
   std::string message = llvm::toString(read.takeError());
   EXPECT_THAT(message, HasSubstr("t.npy"));
-  EXPECT_THAT(message, HasSubstr("holds 12 bytes of data but shape [4] of '<f4' needs 16 (truncated)"));
+  EXPECT_THAT(message,
+              HasSubstr("holds 12 bytes of data but shape [4] of '<f4' needs 16 (truncated)"));
 }
 
 TEST_F(NpyTest, TruncatedHeaderIsAnError) {
@@ -197,7 +198,8 @@ TEST_F(NpyTest, GarbageIsAnError) {
   ASSERT_FALSE(static_cast<bool>(read));
   EXPECT_THAT(llvm::toString(read.takeError()), HasSubstr("not a .npy file"));
 
-  std::string badHeader = writeRaw("h.npy", "{'descr': '<f4', 'shape': (2,), }", bytesOf<float>({1, 2}));
+  std::string badHeader =
+      writeRaw("h.npy", "{'descr': '<f4', 'shape': (2,), }", bytesOf<float>({1, 2}));
   read = readNpy(badHeader);
   ASSERT_FALSE(static_cast<bool>(read));
   EXPECT_THAT(llvm::toString(read.takeError()), HasSubstr("malformed header"));
@@ -210,8 +212,9 @@ TEST_F(NpyTest, GarbageIsAnError) {
 }
 
 TEST_F(NpyTest, UnsupportedLayoutsAndTypesAreErrors) {
-  std::string fortran = writeRaw(
-      "o.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", bytesOf<float>({1, 2, 3, 4}));
+  std::string fortran =
+      writeRaw("o.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+               bytesOf<float>({1, 2, 3, 4}));
   llvm::Expected<Tensor> read = readNpy(fortran);
   ASSERT_FALSE(static_cast<bool>(read));
   EXPECT_THAT(llvm::toString(read.takeError()), HasSubstr("Fortran-order"));
@@ -222,8 +225,8 @@ TEST_F(NpyTest, UnsupportedLayoutsAndTypesAreErrors) {
   ASSERT_FALSE(static_cast<bool>(read));
   EXPECT_THAT(llvm::toString(read.takeError()), HasSubstr("big-endian"));
 
-  std::string half = writeRaw("f16.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }",
-                              std::string(2, '\0'));
+  std::string half = writeRaw(
+      "f16.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", std::string(2, '\0'));
   read = readNpy(half);
   ASSERT_FALSE(static_cast<bool>(read));
   EXPECT_THAT(llvm::toString(read.takeError()), HasSubstr("unsupported dtype '<f2'"));

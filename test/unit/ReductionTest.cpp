@@ -147,21 +147,22 @@ TEST(Reduction, LayerNormWithBias) {
           : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
       return %0 : tensor<2x3xf32>
     })mlir",
-                       {Tensor::fromF32({2, 3}, {1, 2, 3, 4, 4, 4}), Tensor::fromF32({3}, {1, 2, 1}),
-                        Tensor::fromF32({3}, {0.5, 1, -0.5})});
+                       {Tensor::fromF32({2, 3}, {1, 2, 3, 4, 4, 4}),
+                        Tensor::fromF32({3}, {1, 2, 1}), Tensor::fromF32({3}, {0.5, 1, -0.5})});
   ASSERT_EQ(results.size(), 1u);
   expectF32(results[0], {2, 3}, {-0.72473569f, 1, 0.72473569f, 0.5, 1, -0.5});
 }
 
 TEST(Reduction, LayerNormOverTwoAxesWithoutBias) {
   // [1, 3, 5, 7]: mean 4, variance 5; (x - 4) / sqrt 5, last element scaled by 2.
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%x: tensor<1x2x2xf32>, %s: tensor<2x2xf32>) -> tensor<1x2x2xf32> {
       %0 = graph.layer_normalization %x, %s {axis = 1 : i64, epsilon = 0.0 : f32}
           : (tensor<1x2x2xf32>, tensor<2x2xf32>) -> tensor<1x2x2xf32>
       return %0 : tensor<1x2x2xf32>
     })mlir",
-                       {Tensor::fromF32({1, 2, 2}, {1, 3, 5, 7}), Tensor::fromF32({2, 2}, {1, 1, 1, 2})});
+            {Tensor::fromF32({1, 2, 2}, {1, 3, 5, 7}), Tensor::fromF32({2, 2}, {1, 1, 1, 2})});
   ASSERT_EQ(results.size(), 1u);
   expectF32(results[0], {1, 2, 2}, {-1.34164079f, -0.44721360f, 0.44721360f, 2.68328157f});
 }

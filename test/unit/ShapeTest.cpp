@@ -202,6 +202,21 @@ TEST(Shape, SplitUnevenWithoutSizes) {
   expectF32(results[5], {0}, {});
 }
 
+TEST(Shape, SplitRunsOutBeforeTheLastPart) {
+  // 5 into 4 parts of ceil(5/4) = 2: [2, 2, 1, 0].
+  auto results = runOk(R"mlir(
+    func.func @main(%x: tensor<5xi64>) -> (tensor<?xi64>, tensor<?xi64>, tensor<?xi64>, tensor<?xi64>) {
+      %0:4 = graph.split %x {axis = 0 : i64} : (tensor<5xi64>) -> (tensor<?xi64>, tensor<?xi64>, tensor<?xi64>, tensor<?xi64>)
+      return %0#0, %0#1, %0#2, %0#3 : tensor<?xi64>, tensor<?xi64>, tensor<?xi64>, tensor<?xi64>
+    })mlir",
+                       {Tensor::fromI64({5}, {0, 1, 2, 3, 4})});
+  ASSERT_EQ(results.size(), 4u);
+  expectI64(results[0], {2}, {0, 1});
+  expectI64(results[1], {2}, {2, 3});
+  expectI64(results[2], {1}, {4});
+  expectI64(results[3], {0}, {});
+}
+
 TEST(Shape, SplitWithSizesOnInnerAxis) {
   auto results = runOk(R"mlir(
     func.func @main(%x: tensor<2x4xi64>) -> (tensor<2x1xi64>, tensor<2x3xi64>) {
@@ -251,6 +266,15 @@ TEST(Shape, SliceNegativeStrideAndClampedStart) {
   expectF32(results[0], {3}, {9, 6, 3});
 }
 
+TEST(Shape, SliceClampsStartBelowZeroForNegativeStep) {
+  // The spec clamps a start that is still negative after adding the dim to 0
+  // for negative steps, so x[INT64_MIN:INT64_MIN:-1] is [x[0]] (ONNX Runtime
+  // agrees; numpy, and so onnx.reference, gives an empty slice here).
+  auto results = slice1D(INT64_MIN, INT64_MIN, 0, -1);
+  ASSERT_EQ(results.size(), 1u);
+  expectF32(results[0], {1}, {0});
+}
+
 TEST(Shape, SliceProducesEmpty) {
   auto results = slice1D(3, 1, 0, 1);
   ASSERT_EQ(results.size(), 1u);
@@ -282,8 +306,8 @@ TEST(Shape, GatherWithNegativeIndices) {
       %1 = graph.gather %x, %j {axis = 1 : i64} : (tensor<3x2xf32>, tensor<2x2xi64>) -> tensor<3x2x2xf32>
       return %0, %1 : tensor<2x2xf32>, tensor<3x2x2xf32>
     })mlir",
-                       {Tensor::fromF32({3, 2}, {0, 1, 10, 11, 20, 21}), Tensor::fromI64({2}, {-1, 0}),
-                        Tensor::fromI64({2, 2}, {1, 0, -2, -1})});
+                       {Tensor::fromF32({3, 2}, {0, 1, 10, 11, 20, 21}),
+                        Tensor::fromI64({2}, {-1, 0}), Tensor::fromI64({2, 2}, {1, 0, -2, -1})});
   ASSERT_EQ(results.size(), 2u);
   expectF32(results[0], {2, 2}, {20, 21, 0, 1});
   // out[r][a][b] = x[r][j[a][b]], j = [[1, 0], [0, 1]] after wrapping.
@@ -304,16 +328,16 @@ TEST(Shape, GatherScalarIndexDropsTheAxis) {
 
 TEST(Shape, GatherNDWithAndWithoutBatchDims) {
   // The ONNX GatherND examples 1 and 5, plus a negative index.
-  auto results = runOk(R"mlir(
+  auto results = runOk(
+      R"mlir(
     func.func @main(%x: tensor<2x2xi64>, %i: tensor<2x2xi64>, %y: tensor<2x2x2xi64>, %j: tensor<2x1xi64>)
         -> (tensor<2xi64>, tensor<2x2xi64>) {
       %0 = graph.gather_nd %x, %i : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2xi64>
       %1 = graph.gather_nd %y, %j {batch_dims = 1 : i64} : (tensor<2x2x2xi64>, tensor<2x1xi64>) -> tensor<2x2xi64>
       return %0, %1 : tensor<2xi64>, tensor<2x2xi64>
     })mlir",
-                       {Tensor::fromI64({2, 2}, {0, 1, 2, 3}), Tensor::fromI64({2, 2}, {0, 0, -1, 1}),
-                        Tensor::fromI64({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}),
-                        Tensor::fromI64({2, 1}, {1, 0})});
+      {Tensor::fromI64({2, 2}, {0, 1, 2, 3}), Tensor::fromI64({2, 2}, {0, 0, -1, 1}),
+       Tensor::fromI64({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}), Tensor::fromI64({2, 1}, {1, 0})});
   ASSERT_EQ(results.size(), 2u);
   expectI64(results[0], {2}, {0, 3});
   expectI64(results[1], {2, 2}, {2, 3, 4, 5});
@@ -328,8 +352,8 @@ TEST(Shape, RangeI64IncludingEmptyAndNegativeDelta) {
       %2 = graph.range %b, %a, %m : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
       return %0, %1, %2 : tensor<?xi64>, tensor<?xi64>, tensor<?xi64>
     })mlir",
-                       {Tensor::fromI64({}, {1}), Tensor::fromI64({}, {8}), Tensor::fromI64({}, {3}),
-                        Tensor::fromI64({}, {-3})});
+                       {Tensor::fromI64({}, {1}), Tensor::fromI64({}, {8}),
+                        Tensor::fromI64({}, {3}), Tensor::fromI64({}, {-3})});
   ASSERT_EQ(results.size(), 3u);
   expectI64(results[0], {3}, {1, 4, 7});
   expectI64(results[1], {0}, {});
@@ -356,7 +380,8 @@ TEST(Shape, RangeF32) {
 }
 
 TEST(Shape, TriluUpperAndLowerWithK) {
-  auto results = runOk(R"mlir(
+  auto results =
+      runOk(R"mlir(
     func.func @main(%x: tensor<3x3xi64>, %k: tensor<i64>)
         -> (tensor<3x3xi64>, tensor<3x3xi64>, tensor<3x3xi64>) {
       %0 = graph.trilu %x : (tensor<3x3xi64>) -> tensor<3x3xi64>
@@ -364,7 +389,7 @@ TEST(Shape, TriluUpperAndLowerWithK) {
       %2 = graph.trilu %x k(%k) {upper = false} : (tensor<3x3xi64>, tensor<i64>) -> tensor<3x3xi64>
       return %0, %1, %2 : tensor<3x3xi64>, tensor<3x3xi64>, tensor<3x3xi64>
     })mlir",
-                       {Tensor::fromI64({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), Tensor::fromI64({}, {-1})});
+            {Tensor::fromI64({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), Tensor::fromI64({}, {-1})});
   ASSERT_EQ(results.size(), 3u);
   expectI64(results[0], {3, 3}, {1, 2, 3, 0, 5, 6, 0, 0, 9});
   expectI64(results[1], {3, 3}, {1, 0, 0, 4, 5, 0, 7, 8, 9});

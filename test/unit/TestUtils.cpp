@@ -32,8 +32,7 @@ llvm::Expected<std::vector<Tensor>> test::runMlir(llvm::StringRef source,
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(source, &context);
   if (!module)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "parse failed: " + diagnostics);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "parse failed: " + diagnostics);
   auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
   if (!main)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "no @main");
@@ -75,8 +74,7 @@ void test::expectF32(const Tensor &actual, const std::vector<int64_t> &shape,
       EXPECT_EQ(got, expected) << "element " << i;
       continue;
     }
-    EXPECT_NEAR(got, expected, kTolerance * std::max(1.0, std::fabs(expected)))
-        << "element " << i;
+    EXPECT_NEAR(got, expected, kTolerance * std::max(1.0, std::fabs(expected))) << "element " << i;
   }
 }
 

@@ -20,7 +20,7 @@ constexpr double kTolerance = 1e-6;
 /// Parses `source` (MLIR text with graph and func ops) and runs its @main.
 /// Parse and lookup failures come back as errors too.
 llvm::Expected<std::vector<interp::Tensor>> runMlir(llvm::StringRef source,
-                                                     llvm::ArrayRef<interp::Tensor> inputs = {});
+                                                    llvm::ArrayRef<interp::Tensor> inputs = {});
 
 /// Runs @main and fails the test if it returns an error.
 std::vector<interp::Tensor> runOk(llvm::StringRef source,

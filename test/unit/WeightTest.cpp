@@ -51,7 +51,8 @@ protected:
     llvm::SmallVector<mlir::Type> types;
     for (auto &[type, handle] : weights)
       types.push_back(type);
-    auto func = mlir::func::FuncOp::create(builder, loc, "main", builder.getFunctionType({}, types));
+    auto func =
+        mlir::func::FuncOp::create(builder, loc, "main", builder.getFunctionType({}, types));
     builder.setInsertionPointToStart(func.addEntryBlock());
     llvm::SmallVector<mlir::Value> values;
     for (auto &[type, handle] : weights)
@@ -76,7 +77,8 @@ TEST_F(WeightTest, ReadsEverySupportedElementType) {
             bytesOf<float>({1, -2, 0.5f, 3}));
   addWeight("w.i64", mlir::RankedTensorType::get({2}, b.getI64Type()), bytesOf<int64_t>({5, -1}));
   // Booleans are one byte each; any nonzero byte is true.
-  addWeight("w.bool", mlir::RankedTensorType::get({3}, b.getI1Type()), std::string("\x01\x00\x02", 3));
+  addWeight("w.bool", mlir::RankedTensorType::get({3}, b.getI1Type()),
+            std::string("\x01\x00\x02", 3));
   // i32 and f64 are held as i64 and f32.
   addWeight("w.i32", mlir::RankedTensorType::get({2}, b.getI32Type()), bytesOf<int32_t>({-7, 8}));
   addWeight("w.f64", mlir::RankedTensorType::get({1}, b.getF64Type()), bytesOf<double>({0.25}));

@@ -79,6 +79,9 @@ ParseResult WeightOp::parse(OpAsmParser &parser, OperationState &result) {
 LogicalResult WeightOp::verify() {
   ShapedType type = getValue().getType();
   ArrayRef<char> data = getValue().getData();
+  if (!type.getElementType().isIntOrFloat())
+    return emitOpError() << "weights must have an integer or float element type, got "
+                         << type.getElementType();
   if (data.empty() || !type.hasStaticShape())
     return success(); // resource not yet attached (parsing) or dynamic
   unsigned bits = type.getElementType().getIntOrFloatBitWidth();
