@@ -170,7 +170,9 @@ FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, Value reference, in
     return axis;
   }
   int64_t limit = *rank + extra;
-  if (axis < -limit || axis >= std::max<int64_t>(limit, 1))
+  if (limit == 0)
+    return error() << "needs an input of rank 1 or more for axis " << axis;
+  if (axis < -limit || axis >= limit)
     return error() << "axis " << axis << " is out of range for rank " << limit;
   return axis < 0 ? axis + limit : axis;
 }

@@ -268,7 +268,11 @@ void GraphImporter::importNode(OpBuilder &builder, const onnx::NodeProto &node) 
                      << "'";
   } else if (!inputsValid) {
     // An input already failed; its error was reported. Still check this
-    // node's attributes so --check lists everything.
+    // node's attributes so --check lists everything, but drop the errors that
+    // only follow from the failed input (unknown ranks and types).
+    ScopedDiagnosticHandler onlyAttributeErrors(&context, [](Diagnostic &diag) {
+      return success(!StringRef(diag.str()).contains("unsupported attribute"));
+    });
     (void)it->second(importer, results);
     results.clear();
   } else {

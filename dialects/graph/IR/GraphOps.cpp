@@ -24,8 +24,7 @@ LogicalResult verifyAxis(Operation *op, Value value, int64_t axis, StringRef wha
   std::optional<int64_t> rank = rankOf(value);
   if (!rank)
     return success();
-  int64_t limit = std::max<int64_t>(*rank, 1);
-  if (axis < 0 || axis >= limit)
+  if (axis < 0 || axis >= *rank)
     return op->emitOpError() << what << " " << axis << " is out of range for rank " << *rank
                              << " (the importer makes axes non-negative)";
   return success();
