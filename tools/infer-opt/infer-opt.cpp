@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/graph/IR/GraphDialect.h"
+#include "dialects/graph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,6 +17,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
+  infer::graph::registerGraphTransformsPasses();
   mlir::DialectRegistry registry;
   registry.insert<infer::graph::GraphDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

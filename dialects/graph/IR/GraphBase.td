@@ -35,6 +35,7 @@ def Graph_Dialect : Dialect {
     string for a static dim).
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
   }];

@@ -143,6 +143,14 @@ void GraphDialect::registerAttributes() {
       >();
 }
 
+Operation *GraphDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
 ArrayRef<char> WeightAttr::getData() const {
   if (const AsmResourceBlob *blob = getHandle().getBlob())
     return blob->getData();

@@ -534,4 +534,6 @@ def Graph_EinsumOp : Graph_Op<"einsum", [Pure]> {
   let hasVerifier = 1;
 }
 
+include "dialects/graph/IR/GraphFusedOps.td"
+
 #endif // INFER_DIALECTS_GRAPH_IR_GRAPHOPS_TD

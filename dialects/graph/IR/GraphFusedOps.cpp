@@ -1,0 +1,122 @@
+//===- GraphFusedOps.cpp - verifiers of the raised LLM ops ----------------===//
+
+#include "dialects/graph/IR/GraphOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace infer::graph;
+
+namespace {
+
+/// The static size of the last dim of `value`, if known.
+std::optional<int64_t> lastDim(Value value) {
+  auto ranked = dyn_cast<RankedTensorType>(value.getType());
+  if (!ranked || ranked.getRank() == 0 || ranked.isDynamicDim(ranked.getRank() - 1))
+    return std::nullopt;
+  return ranked.getShape().back();
+}
+
+bool isActivation(StringRef name) {
+  return name == "silu" || name == "gelu" || name == "gelu_tanh";
+}
+
+} // namespace
+
+LogicalResult LinearOp::verify() {
+  auto weight = dyn_cast<RankedTensorType>(getWeight().getType());
+  if (!weight || weight.getRank() != 2)
+    return emitOpError() << "weight must be a rank-2 tensor, got " << getWeight().getType();
+  int64_t k = weight.getDimSize(getTransposeWeight() ? 1 : 0);
+  int64_t n = weight.getDimSize(getTransposeWeight() ? 0 : 1);
+  std::optional<int64_t> inputK = lastDim(getInput());
+  if (inputK && !ShapedType::isDynamic(k) && *inputK != k)
+    return emitOpError() << "input has " << *inputK << " features but the weight expects " << k;
+  std::optional<int64_t> outputN = lastDim(getResult());
+  if (outputN && !ShapedType::isDynamic(n) && *outputN != n)
+    return emitOpError() << "result has " << *outputN << " features but the weight gives " << n;
+  if (getBias())
+    if (std::optional<int64_t> biasN = lastDim(getBias()); biasN && *biasN != n)
+      return emitOpError() << "bias has " << *biasN << " entries but the weight gives " << n;
+  return success();
+}
+
+LogicalResult RotaryOp::verify() {
+  if (getNumHeads() <= 0 || getHeadDim() <= 0)
+    return emitOpError() << "num_heads and head_dim must be positive";
+  if (getRotatedHeads() < 0 || getRotatedHeads() > getNumHeads())
+    return emitOpError() << "rotated_heads must lie in [0, num_heads]";
+  if (getRotaryDim() <= 0 || getRotaryDim() > getHeadDim() || getRotaryDim() % 2 != 0)
+    return emitOpError() << "rotary_dim must be even and in (0, head_dim]";
+  if (std::optional<int64_t> features = lastDim(getInput());
+      features && *features != getNumHeads() * getHeadDim())
+    return emitOpError() << "input has " << *features << " features, not num_heads * head_dim = "
+                         << getNumHeads() * getHeadDim();
+  if (std::optional<int64_t> freqs = lastDim(getInvFreq()); freqs && *freqs != getRotaryDim() / 2)
+    return emitOpError() << "inv_freq has " << *freqs << " entries, not rotary_dim / 2 = "
+                         << getRotaryDim() / 2;
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  size_t count = getInputs().size();
+  if (count != 1 && count != 3)
+    return emitOpError() << "takes a packed qkv operand or q, k and v, got " << count << " operands";
+  if (getNumHeads() <= 0 || getNumKvHeads() <= 0 || getHeadDim() <= 0)
+    return emitOpError() << "num_heads, num_kv_heads and head_dim must be positive";
+  if (getNumHeads() % getNumKvHeads() != 0)
+    return emitOpError() << "num_heads (" << getNumHeads() << ") must be a multiple of num_kv_heads ("
+                         << getNumKvHeads() << ")";
+  int64_t qFeatures = getNumHeads() * getHeadDim();
+  int64_t kvFeatures = getNumKvHeads() * getHeadDim();
+  if (count == 1) {
+    if (std::optional<int64_t> packed = lastDim(getInputs()[0]);
+        packed && *packed != qFeatures + 2 * kvFeatures)
+      return emitOpError() << "packed qkv has " << *packed << " features, expected "
+                           << qFeatures + 2 * kvFeatures;
+  } else {
+    int64_t expected[3] = {qFeatures, kvFeatures, kvFeatures};
+    for (int i = 0; i < 3; ++i)
+      if (std::optional<int64_t> features = lastDim(getInputs()[i]); features && *features != expected[i])
+        return emitOpError() << "operand " << i << " has " << *features << " features, expected "
+                             << expected[i];
+  }
+  if (std::optional<int64_t> out = lastDim(getResult()); out && *out != qFeatures)
+    return emitOpError() << "result has " << *out << " features, expected " << qFeatures;
+  if (getSoftcap().convertToFloat() < 0)
+    return emitOpError() << "softcap must be non-negative";
+  return success();
+}
+
+LogicalResult GatedActivationOp::verify() {
+  if (!isActivation(getActivation()))
+    return emitOpError() << "activation must be \"silu\", \"gelu\" or \"gelu_tanh\", got \""
+                         << getActivation() << "\"";
+  size_t count = getInputs().size();
+  if (count != 1 && count != 2)
+    return emitOpError() << "takes gate_up or gate and up, got " << count << " operands";
+  std::optional<int64_t> out = lastDim(getResult());
+  if (count == 1) {
+    std::optional<int64_t> packed = lastDim(getInputs()[0]);
+    if (packed && *packed % 2 != 0)
+      return emitOpError() << "packed gate_up has an odd number of features (" << *packed << ")";
+    if (packed && out && *packed != 2 * *out)
+      return emitOpError() << "result has " << *out << " features, expected half of " << *packed;
+  }
+  return success();
+}
+
+LogicalResult FusionGroupOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body has " << body.getNumArguments() << " arguments for "
+                         << getInputs().size() << " operands";
+  for (auto [argument, input] : llvm::zip(body.getArguments(), getInputs()))
+    if (argument.getType() != input.getType())
+      return emitOpError() << "body argument type " << argument.getType()
+                           << " does not match operand type " << input.getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "yields types that do not match the results";
+  return success();
+}

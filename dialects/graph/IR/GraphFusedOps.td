@@ -1,0 +1,177 @@
+//===- GraphFusedOps.td - LLM building blocks raised from ONNX -*- tablegen -*-===//
+//
+// The ops the optimization pipeline raises ONNX subgraphs to: what a kernel
+// engineer draws for a decoder layer. Activations are token-major:
+// [batch, seq, features], with the heads of a projection side by side in the
+// feature dim ([heads * head_dim]).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef INFER_DIALECTS_GRAPH_IR_GRAPHFUSEDOPS_TD
+#define INFER_DIALECTS_GRAPH_IR_GRAPHFUSEDOPS_TD
+
+include "dialects/graph/IR/GraphBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Graph_RmsNormOp : Graph_Op<"rms_norm", [Pure]> {
+  let summary = "RMS normalisation over the last dim";
+  let description = [{
+    `y = x / sqrt(mean(x^2, last) + epsilon) * (weight + weight_offset)`,
+    computed in fp32. `weight_offset` is 1 for Gemma's `(1 + w)` form.
+
+    ```mlir
+    %y = graph.rms_norm %x, %w {epsilon = 1.0e-06 : f32}
+        : (tensor<?x?x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$weight,
+                   F32Attr:$epsilon, DefaultValuedAttr<F32Attr, "0.0">:$weight_offset);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_LinearOp : Graph_Op<"linear", [Pure, AttrSizedOperandSegments]> {
+  let summary = "x · W (+ bias) (+ residual): a GEMM with its epilogue";
+  let description = [{
+    `input` is [..., K]. `weight` is [K, N], or [N, K] when
+    `transpose_weight` (the layout ONNX Gemm's transB and PyTorch's Linear
+    use): a layout, not a Transpose op. `bias` is [N]; `residual` has the
+    result's shape and is added last (a residual connection the GEMM
+    epilogue takes).
+
+    ```mlir
+    %y = graph.linear %x, %w bias(%b) residual(%r) {transpose_weight = true}
+        : (tensor<?x?x64xf32>, tensor<192x64xf32>, tensor<192xf32>, tensor<?x?x192xf32>)
+        -> tensor<?x?x192xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$weight, Optional<Graph_Tensor>:$bias,
+                   Optional<Graph_Tensor>:$residual,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_weight);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_RotaryOp : Graph_Op<"rotary", [Pure]> {
+  let summary = "Rotary position embedding of the first `rotated_heads` heads";
+  let description = [{
+    `input` is [batch, seq, num_heads * head_dim]; `positions` is
+    [batch or 1, seq] (i64) and `inv_freq` [rotary_dim / 2] (f32; it holds
+    theta and any frequency scaling). In each of the first `rotated_heads`
+    heads, the first `rotary_dim` dims are rotated by
+    `angle[i] = position * inv_freq[i]`; the rest pass through. Pairs are
+    `(i, i + rotary_dim/2)` (half-split, as in Llama) or `(2i, 2i+1)` when
+    `interleaved` (GPT-J). A packed QKV projection rotates its Q and K heads
+    (`rotated_heads = q_heads + kv_heads`) and leaves V.
+
+    ```mlir
+    %y = graph.rotary %qkv, %pos, %inv_freq
+        {num_heads = 8 : i64, rotated_heads = 6 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+        : (tensor<?x?x128xf32>, tensor<1x?xi64>, tensor<8xf32>) -> tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, TensorOf<[I64]>:$positions, Graph_Tensor:$inv_freq,
+                   I64Attr:$num_heads, I64Attr:$rotated_heads, I64Attr:$head_dim,
+                   I64Attr:$rotary_dim, DefaultValuedAttr<BoolAttr, "false">:$interleaved);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions `,` $inv_freq attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
+  let summary = "Scaled dot-product attention with grouped KV heads";
+  let description = [{
+    Either one packed operand [batch, seq, (num_heads + 2 * num_kv_heads) *
+    head_dim] holding Q, K, V side by side, or three operands: q [batch, seq,
+    num_heads * head_dim], k and v [batch, kv_seq, num_kv_heads * head_dim].
+    Query head h reads KV head `h / (num_heads / num_kv_heads)` (GQA; MQA when
+    num_kv_heads is 1). `scores = q·kᵀ · scale`, then `softcap * tanh(scores /
+    softcap)` when softcap > 0, a causal mask when `causal` (query i sees keys
+    j <= i + kv_seq - seq), softmax in fp32, · v. The result is
+    [batch, seq, num_heads * head_dim].
+
+    ```mlir
+    %o = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                               scale = 2.500000e-01 : f32, causal = true}
+        : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$num_heads, I64Attr:$num_kv_heads,
+                   I64Attr:$head_dim, F32Attr:$scale, BoolAttr:$causal,
+                   DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_GatedActivationOp : Graph_Op<"gated_activation", [Pure]> {
+  let summary = "act(gate) * up: the middle of a gated MLP";
+  let description = [{
+    With one operand [..., 2 * I], the gate is its first half and up the
+    second (the output of a fused gate/up projection); with two, they are
+    `gate` and `up` [..., I]. `activation` is "silu", "gelu" (erf) or
+    "gelu_tanh".
+
+    ```mlir
+    %h = graph.gated_activation %gate_up {activation = "silu"}
+        : (tensor<?x?x320xf32>) -> tensor<?x?x160xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, StrAttr:$activation);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
+  let summary = "Rows of an embedding table by token id";
+  let description = [{
+    `table` is [vocab, hidden]; the result is `ids`' shape + [hidden]. Ids
+    outside [0, vocab) are an error (ONNX Gather's negative ids are not
+    token ids).
+
+    ```mlir
+    %e = graph.embedding %table, %ids : (tensor<512x64xf32>, tensor<?x?xi64>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$table, Graph_IndexTensor:$ids);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$table `,` $ids attr-dict `:` functional-type(operands, results)";
+}
+
+def Graph_FusionGroupOp : Graph_Op<"fusion_group", [
+    IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A cluster of elementwise ops codegen emits as one kernel";
+  let description = [{
+    The region computes the results from the operands (block arguments) with
+    elementwise and broadcast ops and the reductions that feed them.
+
+    ```mlir
+    %r = graph.fusion_group %a, %b : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32> {
+    ^bb0(%x: tensor<?x64xf32>, %y: tensor<?x64xf32>):
+      %s = graph.add %x, %y : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+      graph.yield %s : tensor<?x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs);
+  let results = (outs Variadic<Graph_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results) $body";
+  let hasVerifier = 1;
+}
+
+def Graph_YieldOp : Graph_Op<"yield", [Pure, Terminator, HasParent<"FusionGroupOp">]> {
+  let summary = "The results of a fusion group";
+  let arguments = (ins Variadic<Graph_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
+}
+
+#endif // INFER_DIALECTS_GRAPH_IR_GRAPHFUSEDOPS_TD

@@ -1,0 +1,153 @@
+//===- Passes.td - graph dialect optimization passes -------*- tablegen -*-===//
+//
+// The passes that turn an imported ONNX graph into the graph a kernel engineer
+// draws (docs/passes.md). `infer-compile --emit=optimized` runs them as the
+// pipeline built in compiler/pipeline; `--verify-numerics` checks each stage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef INFER_DIALECTS_GRAPH_TRANSFORMS_PASSES_TD
+#define INFER_DIALECTS_GRAPH_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FoldShapesPass : Pass<"infer-fold-shapes", "mlir::func::FuncOp"> {
+  let summary = "Folds shape arithmetic into static shapes and symbolic-dim expressions";
+  let description = [{
+    Tracks the values of small int64 tensors (Shape, Gather, Slice, Concat,
+    Squeeze/Unsqueeze, Reshape, elementwise arithmetic, Range, ...) as vectors
+    of integers or expressions over the input's symbolic dims, and uses them
+    to fold: constant shape computations become `graph.constant`; Reshape and
+    Expand targets become constants that refer to the input's dims (0 / 1
+    entries) where the dims are only known symbolically; Slices that take a
+    whole dim disappear. Guarantees: numerics are unchanged (only values the
+    analysis proves are replaced).
+
+    Before:
+    ```mlir
+    %s = graph.shape %x : (tensor<?x?x64xf32>) -> tensor<3xi64>
+    %b = graph.slice %s, %c0, %c2, %c0, %c1 : (...) -> tensor<2xi64>
+    %t = graph.concat %b, %c4, %c16 {axis = 0 : i64} : (...) -> tensor<4xi64>
+    %y = graph.reshape %x, %t : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+    ```
+    After:
+    ```mlir
+    %t = graph.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
+    %y = graph.reshape %x, %t : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def RaiseNormsPass : Pass<"infer-raise-norms", "mlir::func::FuncOp"> {
+  let summary = "Raises decomposed RMSNorm and LayerNorm to graph.rms_norm / layer_normalization";
+  let description = [{
+    Matches `x * rsqrt(mean(x^2) + eps) * w` in the forms exporters write
+    (Pow or Mul for the square, Sqrt+Reciprocal or Div, the weight on either
+    side, Gemma's `(1 + w)`) and the mean/variance form of LayerNorm.
+
+    Before:
+    ```mlir
+    %p = graph.pow %x, %two ...
+    %m = graph.reduce_mean %p axes(%last) ...
+    %a = graph.add %m, %eps ...
+    %r = graph.reciprocal (graph.sqrt %a) ...
+    %y = graph.mul %w, (graph.mul %x, %r) ...
+    ```
+    After:
+    ```mlir
+    %y = graph.rms_norm %x, %w {epsilon = 1.0e-06 : f32} ...
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def RaiseLinearPass : Pass<"infer-raise-linear", "mlir::func::FuncOp"> {
+  let summary = "Raises MatMul/Gemm with a weight (and a bias add) to graph.linear";
+  let description = [{
+    `matmul(x, W)` and `gemm(x, W, b)` whose second operand is a weight
+    become `graph.linear`; a transposed weight (Gemm transB, a Transpose of a
+    weight) becomes the `transpose_weight` layout, not an op; a following
+    `add` of a rank-1 weight of N entries becomes the bias.
+
+    Before:
+    ```mlir
+    %y = graph.matmul %x, %w : (tensor<?x?x64xf32>, tensor<64x192xf32>) -> tensor<?x?x192xf32>
+    %z = graph.add %y, %b : (tensor<?x?x192xf32>, tensor<192xf32>) -> tensor<?x?x192xf32>
+    ```
+    After:
+    ```mlir
+    %z = graph.linear %x, %w bias(%b) : (...) -> tensor<?x?x192xf32>
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def RaiseAttentionPass : Pass<"infer-raise-attention", "mlir::func::FuncOp"> {
+  let summary = "Raises rotary embeddings and softmax(QKᵀ)V attention to fused ops";
+  let description = [{
+    Recognises rotary embeddings (half-split, interleaved, partial) and the
+    attention core (scale anywhere on Q, K or the scores, an additive mask,
+    GQA/MQA repeat-kv, NaN guards, optional softcap), including the head
+    split/merge reshapes and transposes around them. A mask is folded into
+    `causal = true` only when it provably is causal; otherwise nothing is
+    raised.
+
+    After:
+    ```mlir
+    %q2 = graph.rotary %q, %pos, %inv_freq {...}
+    %o = graph.attention %q2, %k2, %v {num_heads = 4, num_kv_heads = 2, causal = true, ...}
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def RaiseMlpPass : Pass<"infer-raise-mlp", "mlir::func::FuncOp"> {
+  let summary = "Raises gated MLP activations and token embeddings";
+  let description = [{
+    `silu(g) * u` (as `g * sigmoid(g) * u`), `gelu(g) * u` and
+    `gelu_tanh(g) * u` become `graph.gated_activation %g, %u`; a Gather of
+    rows of a weight by the input ids becomes `graph.embedding`.
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def FuseHorizontalPass : Pass<"infer-fuse-horizontal", "mlir::func::FuncOp"> {
+  let summary = "Merges linears that read the same input into one with concatenated weights";
+  let description = [{
+    Q, K and V projections (and gate and up) of one input become one
+    `graph.linear` whose weight (and bias) is the concatenation, made at
+    compile time from the mmap'd weights; the consumers read a packed operand
+    (`graph.rotary`/`graph.attention` take packed QKV, `graph.gated_activation`
+    a packed gate_up) or a `graph.split`.
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def AttachEpiloguesPass : Pass<"infer-attach-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Attaches residual adds to the linear that produces one operand";
+  let description = [{
+    `add(linear(x, W), r)` with r of the result's shape becomes
+    `graph.linear %x, %W residual(%r)`, a GEMM epilogue.
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def GroupElementwisePass : Pass<"infer-group-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Clusters elementwise ops (and the reductions that feed them) into fusion groups";
+  let description = [{
+    Maximal connected clusters of elementwise and broadcast ops become one
+    `graph.fusion_group` each, which codegen turns into one kernel.
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
+def TestBreakNumericsPass : Pass<"infer-test-break-numerics", "mlir::func::FuncOp"> {
+  let summary = "Test only: a deliberately wrong rewrite (the first add becomes a sub)";
+  let description = [{
+    Exists so that tests can check that `--verify-numerics` catches a pass
+    that changes the numbers and names the stage.
+  }];
+}
+
+#endif // INFER_DIALECTS_GRAPH_TRANSFORMS_PASSES_TD
