@@ -38,20 +38,16 @@ std::string valueName(func::FuncOp func, unsigned index, bool isResult) {
 
 } // namespace
 
-llvm::Error infer::tools::referenceRun(ModuleOp module, const std::vector<std::string> &inputs,
-                                       const std::vector<std::string> &outputs) {
+llvm::Expected<std::vector<Tensor>> infer::tools::readInputs(ModuleOp module,
+                                                             const std::vector<std::string> &inputs) {
   auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
   if (funcs.size() != 1)
-    return llvm::createStringError("--reference-run needs a module with exactly one function, found " +
+    return llvm::createStringError("the model must have exactly one function, found " +
                                    std::to_string(funcs.size()));
   func::FuncOp func = funcs.front();
   auto inputFiles = parseBindings(inputs, "--input");
   if (!inputFiles)
     return inputFiles.takeError();
-  auto outputFiles = parseBindings(outputs, "--output");
-  if (!outputFiles)
-    return outputFiles.takeError();
-
   std::vector<Tensor> arguments;
   llvm::StringSet<> used;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -69,6 +65,18 @@ llvm::Error infer::tools::referenceRun(ModuleOp module, const std::vector<std::s
     if (!used.contains(entry.getKey()))
       return llvm::createStringError("--input names '" + entry.getKey().str() +
                                      "', which is not an input of the model");
+  return arguments;
+}
+
+llvm::Error infer::tools::referenceRun(ModuleOp module, const std::vector<std::string> &inputs,
+                                       const std::vector<std::string> &outputs) {
+  auto arguments = readInputs(module, inputs);
+  if (!arguments)
+    return arguments.takeError();
+  func::FuncOp func = *module.getOps<func::FuncOp>().begin();
+  auto outputFiles = parseBindings(outputs, "--output");
+  if (!outputFiles)
+    return outputFiles.takeError();
 
   llvm::StringMap<unsigned> resultIndex;
   for (unsigned i = 0; i < func.getNumResults(); ++i)
@@ -78,7 +86,7 @@ llvm::Error infer::tools::referenceRun(ModuleOp module, const std::vector<std::s
       return llvm::createStringError("--output names '" + entry.getKey().str() +
                                      "', which is not an output of the model");
 
-  auto results = infer::interp::runFunction(func, arguments);
+  auto results = infer::interp::runFunction(func, *arguments);
   if (!results)
     return results.takeError();
 

@@ -2,6 +2,8 @@
 #ifndef INFER_TOOLS_INFER_COMPILE_REFERENCERUN_H
 #define INFER_TOOLS_INFER_COMPILE_REFERENCERUN_H
 
+#include "compiler/interpreter/Tensor.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
@@ -9,6 +11,11 @@
 #include <vector>
 
 namespace infer::tools {
+
+/// Reads "NAME=FILE.npy" bindings into the arguments of the module's one
+/// function, in order; every input must be bound, and only inputs.
+llvm::Expected<std::vector<interp::Tensor>> readInputs(mlir::ModuleOp module,
+                                                       const std::vector<std::string> &inputs);
 
 /// Runs the module's entry function on the reference interpreter. `inputs`
 /// and `outputs` are "NAME=FILE.npy" bindings by ONNX value name; every

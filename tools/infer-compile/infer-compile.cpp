@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/import/onnx/OnnxImporter.h"
+#include "compiler/pipeline/Pipeline.h"
+#include "compiler/pipeline/VerifyNumerics.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "tools/infer-compile/Diagnostics.h"
 #include "tools/infer-compile/ReferenceRun.h"
@@ -15,6 +17,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/SourceMgr.h"
@@ -31,6 +34,10 @@ struct Options {
   std::string emit;
   bool check = false;
   bool referenceRun = false;
+  bool verifyNumerics = false;
+  double verifyTolerance = 1e-4;
+  uint64_t verifySeed = 0;
+  bool testBreakNumerics = false;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
 };
@@ -87,12 +94,53 @@ int run(const Options &options) {
     }
     return 0;
   }
-  if (options.emit == "graph") {
+  infer::pipeline::PipelineOptions pipelineOptions;
+  pipelineOptions.testBreakNumerics = options.testBreakNumerics;
+  if (options.verifyNumerics) {
+    std::vector<infer::interp::Tensor> inputs;
+    if (!options.inputs.empty()) {
+      auto given = infer::tools::readInputs(*module, options.inputs);
+      if (!given) {
+        llvm::errs() << "error: " << llvm::toString(given.takeError()) << "\n";
+        return 1;
+      }
+      inputs = std::move(*given);
+    } else {
+      auto random = infer::pipeline::randomInputs(*module, options.verifySeed);
+      if (!random) {
+        llvm::errs() << "error: " << llvm::toString(random.takeError()) << "\n";
+        return 1;
+      }
+      inputs = std::move(*random);
+    }
+    // The table goes to stderr when stdout carries the IR.
+    llvm::raw_ostream &table = options.emit.empty() ? llvm::outs() : llvm::errs();
+    auto rows = infer::pipeline::verifyNumerics(
+        *module, infer::pipeline::optimizationStages(pipelineOptions), std::move(inputs),
+        options.verifyTolerance, table);
+    if (!rows) {
+      llvm::errs() << "error: " << llvm::toString(rows.takeError()) << "\n";
+      return 1;
+    }
+  } else if (options.emit == "optimized") {
+    PassManager pm(&context);
+    infer::pipeline::buildOptimizationPipeline(pm, pipelineOptions);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  if (options.emit == "graph" || options.emit == "optimized") {
+    if (options.verifyNumerics && options.emit == "graph") {
+      llvm::errs() << "error: --verify-numerics optimizes the graph; use --emit=optimized\n";
+      return 1;
+    }
     module->print(llvm::outs());
     llvm::outs() << "\n";
     return 0;
   }
-  llvm::errs() << "error: nothing to do: give --emit=graph, --check or --reference-run\n";
+  if (options.verifyNumerics)
+    return 0;
+  llvm::errs() << "error: nothing to do: give --emit=graph|optimized, --check, --reference-run "
+                  "or --verify-numerics\n";
   return 1;
 }
 
@@ -104,20 +152,31 @@ int main(int argc, char **argv) {
   app.add_option("model", options.model, "MODEL.onnx, MODEL.onnxtext (ONNX text syntax) or an .mlir file")
       ->required();
   app.add_option("--emit", options.emit, "print the IR after this stage to stdout")
-      ->check(CLI::IsMember({"graph"}));
+      ->check(CLI::IsMember({"graph", "optimized"}));
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,
                "run the graph on the CPU reference interpreter (fp32, int64, bool)");
   app.add_option("--input", options.inputs, "NAME=FILE.npy: a model input for --reference-run");
   app.add_option("--output", options.outputs, "NAME=FILE.npy: where --reference-run writes an output");
+  app.add_flag("--verify-numerics", options.verifyNumerics,
+               "run the reference interpreter after each optimization stage on the same inputs "
+               "(random, or --input) and fail naming the stage that changes the outputs");
+  app.add_option("--verify-tolerance", options.verifyTolerance,
+                 "largest max-abs error, relative to the largest output magnitude, a stage may add")
+      ->capture_default_str();
+  app.add_option("--verify-seed", options.verifySeed, "seed of the random inputs")
+      ->capture_default_str();
+  app.add_flag("--test-break-numerics", options.testBreakNumerics,
+               "test only: add a deliberately wrong rewrite to the pipeline")
+      ->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
     return app.exit(error);
   }
-  if ((options.check + options.referenceRun + !options.emit.empty()) > 1) {
-    llvm::errs() << "error: --emit, --check and --reference-run are exclusive\n";
+  if ((options.check + options.referenceRun + (!options.emit.empty() || options.verifyNumerics)) > 1) {
+    llvm::errs() << "error: --check, --reference-run and --emit/--verify-numerics are exclusive\n";
     return 2;
   }
   return run(options);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/graph/IR/GraphDialect.h"
+#include "compiler/pipeline/Pipeline.h"
 #include "dialects/graph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +19,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   infer::graph::registerGraphTransformsPasses();
+  infer::pipeline::registerPipelines();
   mlir::DialectRegistry registry;
   registry.insert<infer::graph::GraphDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

@@ -1,0 +1,62 @@
+//===- Pipeline.cpp - the graph optimization pipeline ---------------------===//
+
+#include "compiler/pipeline/Pipeline.h"
+
+#include "dialects/graph/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace infer;
+
+namespace {
+
+void addCleanup(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+} // namespace
+
+std::vector<pipeline::PipelineStage>
+pipeline::optimizationStages(const PipelineOptions &options) {
+  std::vector<PipelineStage> stages;
+  stages.push_back({"fold-shapes", [](OpPassManager &pm) {
+                      addCleanup(pm);
+                      pm.addNestedPass<func::FuncOp>(graph::createFoldShapesPass());
+                      addCleanup(pm);
+                    }});
+  stages.push_back({"raise", [](OpPassManager &pm) {
+                      pm.addNestedPass<func::FuncOp>(graph::createRaiseNormsPass());
+                      pm.addNestedPass<func::FuncOp>(graph::createRaiseLinearPass());
+                      pm.addNestedPass<func::FuncOp>(graph::createRaiseAttentionPass());
+                      pm.addNestedPass<func::FuncOp>(graph::createRaiseMlpPass());
+                      addCleanup(pm);
+                    }});
+  if (options.testBreakNumerics)
+    stages.push_back({"test-break-numerics", [](OpPassManager &pm) {
+                        pm.addNestedPass<func::FuncOp>(graph::createTestBreakNumericsPass());
+                      }});
+  stages.push_back({"fuse", [](OpPassManager &pm) {
+                      pm.addNestedPass<func::FuncOp>(graph::createFuseHorizontalPass());
+                      pm.addNestedPass<func::FuncOp>(graph::createAttachEpiloguesPass());
+                      addCleanup(pm);
+                    }});
+  stages.push_back({"group-elementwise", [](OpPassManager &pm) {
+                      pm.addNestedPass<func::FuncOp>(graph::createGroupElementwisePass());
+                    }});
+  return stages;
+}
+
+void pipeline::buildOptimizationPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  for (const PipelineStage &stage : optimizationStages(options))
+    stage.addPasses(pm);
+}
+
+void pipeline::registerPipelines() {
+  PassPipelineRegistration<>("infer-optimize",
+                             "The graph optimization pipeline of infer-compile --emit=optimized",
+                             [](OpPassManager &pm) { buildOptimizationPipeline(pm, {}); });
+}

@@ -1,0 +1,42 @@
+//===- Pipeline.h - the graph optimization pipeline -------------*- C++ -*-===//
+//
+// One options struct builds the pipeline that `infer-compile --emit=optimized`
+// runs and `infer-opt --infer-optimize` registers. It is a list of named
+// stages so that --verify-numerics can check the numbers after each one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_COMPILER_PIPELINE_PIPELINE_H
+#define INFER_COMPILER_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace infer::pipeline {
+
+struct PipelineOptions {
+  /// Test only: insert a deliberately wrong rewrite as stage "test-break-numerics"
+  /// after the raising stage, so tests can see --verify-numerics catch it.
+  bool testBreakNumerics = false;
+};
+
+/// A named group of passes; the unit --verify-numerics reports on.
+struct PipelineStage {
+  std::string name;
+  std::function<void(mlir::OpPassManager &)> addPasses;
+};
+
+/// The stages of the optimization pipeline, in order.
+std::vector<PipelineStage> optimizationStages(const PipelineOptions &options);
+
+/// Adds every stage's passes to `pm` (which runs on a module).
+void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers `--infer-optimize` for infer-opt.
+void registerPipelines();
+
+} // namespace infer::pipeline
+
+#endif
