@@ -3,7 +3,8 @@
 // Walks the function body once, in order, dispatching on the op class. Each
 // op's operands are looked up in an environment of computed Tensors, the
 // kernel runs, and the result is checked against the op's declared type
-// before it is bound. A value is dropped after its last use.
+// before it is bound. A value is dropped after its last use. A fusion group's
+// region runs the same way, in an environment of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -176,19 +177,26 @@ llvm::Error checkAgainstType(const Tensor &tensor, Type type, const llvm::Twine 
                      ", which does not match its type " + typeString(type));
 }
 
-class FunctionRunner {
+/// Runs the ops of one block in order. Blocks are isolated from above (a
+/// function body, a fusion group's region), so each run has its own
+/// environment: the block arguments and the values its ops define.
+class BlockRunner {
 public:
-  explicit FunctionRunner(func::FuncOp func) : func(func) {}
-  llvm::Expected<Results> run(llvm::ArrayRef<Tensor> inputs);
+  /// Binds `arguments` to the block arguments, runs the ops, and returns the
+  /// operands of the terminator (func.return or graph.yield). `what` names
+  /// the block in errors ("function 'main'").
+  llvm::Expected<Results> run(Block &block, llvm::ArrayRef<Tensor> arguments,
+                              const llvm::Twine &what);
 
 private:
   llvm::Expected<Results> evaluate(Operation *op);
+  llvm::Expected<Results> runFusionGroup(graph::FusionGroupOp op);
   const Tensor &in(Value value) const { return env.find(value)->second; }
   const Tensor *optional(Value value) const { return value ? &in(value) : nullptr; }
+  std::vector<const Tensor *> all(ValueRange values) const;
   void bind(Value value, Tensor tensor);
   void release(Operation *op);
 
-  func::FuncOp func;
   llvm::DenseMap<Value, Tensor> env;
   llvm::DenseMap<Value, unsigned> usesLeft;
 };
@@ -201,7 +209,14 @@ llvm::Expected<Results> one(llvm::Expected<Tensor> tensor) {
   return results;
 }
 
-void FunctionRunner::bind(Value value, Tensor tensor) {
+std::vector<const Tensor *> BlockRunner::all(ValueRange values) const {
+  std::vector<const Tensor *> tensors;
+  for (Value value : values)
+    tensors.push_back(&in(value));
+  return tensors;
+}
+
+void BlockRunner::bind(Value value, Tensor tensor) {
   unsigned uses = static_cast<unsigned>(std::distance(value.use_begin(), value.use_end()));
   if (uses == 0)
     return; // dead value: computed (so errors surface) but not kept
@@ -209,7 +224,7 @@ void FunctionRunner::bind(Value value, Tensor tensor) {
   env[value] = std::move(tensor);
 }
 
-void FunctionRunner::release(Operation *op) {
+void BlockRunner::release(Operation *op) {
   for (Value operand : op->getOperands()) {
     auto it = usesLeft.find(operand);
     if (it != usesLeft.end() && --it->second == 0) {
@@ -219,32 +234,28 @@ void FunctionRunner::release(Operation *op) {
   }
 }
 
-llvm::Expected<Results> FunctionRunner::run(llvm::ArrayRef<Tensor> inputs) {
-  std::string name = ("function '" + func.getSymName() + "'").str();
-  if (func.isExternal())
-    return kernelError(name + " has no body");
-  if (!func.getBody().hasOneBlock())
-    return kernelError(name + " has more than one block");
-  Block &body = func.getBody().front();
-  if (inputs.size() != body.getNumArguments())
-    return kernelError(name + " takes " + llvm::Twine(body.getNumArguments()) +
-                       " inputs but was given " + llvm::Twine(inputs.size()));
-  for (auto [index, arg] : llvm::enumerate(body.getArguments())) {
-    if (llvm::Error error =
-            checkAgainstType(inputs[index], arg.getType(), name + " input " + llvm::Twine(index)))
+llvm::Expected<Results> BlockRunner::run(Block &block, llvm::ArrayRef<Tensor> arguments,
+                                         const llvm::Twine &what) {
+  std::string name = what.str();
+  if (arguments.size() != block.getNumArguments())
+    return kernelError(name + " takes " + llvm::Twine(block.getNumArguments()) +
+                       " inputs but was given " + llvm::Twine(arguments.size()));
+  for (auto [index, arg] : llvm::enumerate(block.getArguments())) {
+    if (llvm::Error error = checkAgainstType(arguments[index], arg.getType(),
+                                             name + " input " + llvm::Twine(index)))
       return std::move(error);
-    bind(arg, inputs[index]);
+    bind(arg, arguments[index]);
   }
-  for (Operation &op : body) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+  for (Operation &op : block) {
+    if (isa<func::ReturnOp, graph::YieldOp>(op)) {
       Results results;
-      for (Value operand : ret.getOperands())
+      for (Value operand : op.getOperands())
         results.push_back(in(operand));
       return results;
     }
     for (Value operand : op.getOperands())
       if (!env.count(operand))
-        return opError(&op, "operand is not defined by an earlier op in the function");
+        return opError(&op, "operand is not defined by an earlier op in " + name);
     llvm::Expected<Results> results = evaluate(&op);
     if (!results)
       return opError(&op, llvm::toString(results.takeError()));
@@ -259,10 +270,22 @@ llvm::Expected<Results> FunctionRunner::run(llvm::ArrayRef<Tensor> inputs) {
     }
     release(&op);
   }
-  return kernelError(name + " does not end in func.return");
+  return kernelError(name + " does not end in func.return or graph.yield");
 }
 
-llvm::Expected<Results> FunctionRunner::evaluate(Operation *op) {
+/// A fusion group is isolated from above: its region runs in a fresh
+/// environment with the operands bound to the block arguments.
+llvm::Expected<Results> BlockRunner::runFusionGroup(graph::FusionGroupOp op) {
+  Region &body = op.getBody();
+  if (!body.hasOneBlock())
+    return kernelError("body must have exactly one block");
+  Results inputs;
+  for (Value input : op.getInputs())
+    inputs.push_back(in(input));
+  return BlockRunner().run(body.front(), inputs, "the fusion group body");
+}
+
+llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
   auto unaryOp = [&](Value input, UnaryKind kind) { return one(unary(kind, in(input))); };
   auto binaryOp = [&](Operation *o, BinaryKind kind) {
     return one(binary(kind, in(o->getOperand(0)), in(o->getOperand(1))));
@@ -338,12 +361,7 @@ llvm::Expected<Results> FunctionRunner::evaluate(Operation *op) {
       .Case([&](SqueezeOp o) { return one(squeeze(in(o.getInput()), optional(o.getAxes()))); })
       .Case([&](UnsqueezeOp o) { return one(unsqueeze(in(o.getInput()), in(o.getAxes()))); })
       .Case([&](TransposeOp o) { return one(transpose(in(o.getInput()), o.getPerm())); })
-      .Case([&](ConcatOp o) {
-        std::vector<const Tensor *> inputs;
-        for (Value input : o.getInputs())
-          inputs.push_back(&in(input));
-        return one(concat(inputs, o.getAxis()));
-      })
+      .Case([&](ConcatOp o) { return one(concat(all(o.getInputs()), o.getAxis())); })
       .Case([&](SplitOp o) {
         return split(in(o.getInput()), optional(o.getSplit()), o.getAxis(), o.getNumResults());
       })
@@ -380,12 +398,37 @@ llvm::Expected<Results> FunctionRunner::evaluate(Operation *op) {
                         o.getAlpha().convertToFloat(), o.getBeta().convertToFloat(), o.getTransA(),
                         o.getTransB()));
       })
-      .Case([&](EinsumOp o) {
-        std::vector<const Tensor *> inputs;
-        for (Value input : o.getInputs())
-          inputs.push_back(&in(input));
-        return one(einsum(o.getEquation(), inputs));
+      .Case([&](EinsumOp o) { return one(einsum(o.getEquation(), all(o.getInputs()))); })
+      // Fused LLM ops.
+      .Case([&](RmsNormOp o) {
+        return one(rmsNorm(in(o.getInput()), in(o.getWeight()), o.getEpsilon().convertToFloat(),
+                           o.getWeightOffset().convertToFloat()));
       })
+      .Case([&](LinearOp o) {
+        return one(linear(in(o.getInput()), in(o.getWeight()), optional(o.getBias()),
+                          optional(o.getResidual()), o.getTransposeWeight()));
+      })
+      // I64Attr getters return uint64_t; the kernels check the signed values.
+      .Case([&](RotaryOp o) {
+        RotaryConfig config{int64_t(o.getNumHeads()), int64_t(o.getRotatedHeads()),
+                            int64_t(o.getHeadDim()), int64_t(o.getRotaryDim()),
+                            o.getInterleaved()};
+        return one(rotary(in(o.getInput()), optional(o.getPositions()), in(o.getInvFreq()), config));
+      })
+      .Case([&](AttentionOp o) {
+        AttentionConfig config{int64_t(o.getNumHeads()),
+                               int64_t(o.getNumKvHeads()),
+                               int64_t(o.getHeadDim()),
+                               o.getScale().convertToFloat(),
+                               o.getCausal(),
+                               o.getSoftcap().convertToFloat()};
+        return one(attention(all(o.getInputs()), config));
+      })
+      .Case([&](GatedActivationOp o) {
+        return one(gatedActivation(all(o.getInputs()), o.getActivation()));
+      })
+      .Case([&](EmbeddingOp o) { return one(embedding(in(o.getTable()), in(o.getIds()))); })
+      .Case([&](FusionGroupOp o) { return runFusionGroup(o); })
       .Default([&](Operation *) -> llvm::Expected<Results> {
         return kernelError("the reference interpreter does not support this op");
       });
@@ -409,5 +452,10 @@ llvm::Expected<DType> infer::interp::dtypeForType(Type type) {
 
 llvm::Expected<std::vector<Tensor>> infer::interp::runFunction(func::FuncOp func,
                                                                llvm::ArrayRef<Tensor> inputs) {
-  return FunctionRunner(func).run(inputs);
+  std::string name = ("function '" + func.getSymName() + "'").str();
+  if (func.isExternal())
+    return kernelError(name + " has no body");
+  if (!func.getBody().hasOneBlock())
+    return kernelError(name + " has more than one block");
+  return BlockRunner().run(func.getBody().front(), inputs, name);
 }

@@ -175,6 +175,40 @@ llvm::Expected<Tensor> gemm(const Tensor &a, const Tensor &b, const Tensor *c, f
                             float beta, bool transA, bool transB);
 llvm::Expected<Tensor> einsum(llvm::StringRef equation, llvm::ArrayRef<const Tensor *> inputs);
 
+//===----------------------------------------------------------------------===//
+// Fused LLM ops (FusedKernels.cpp)
+//===----------------------------------------------------------------------===//
+// Activations are token-major, [batch, seq, heads * head_dim]; the op
+// descriptions in GraphFusedOps.td are the spec.
+
+llvm::Expected<Tensor> rmsNorm(const Tensor &input, const Tensor &weight, float epsilon,
+                               float weightOffset);
+/// `weight` is [K, N], or [N, K] when `transposeWeight`.
+llvm::Expected<Tensor> linear(const Tensor &input, const Tensor &weight, const Tensor *bias,
+                              const Tensor *residual, bool transposeWeight);
+
+struct RotaryConfig {
+  int64_t numHeads, rotatedHeads, headDim, rotaryDim;
+  bool interleaved;
+};
+llvm::Expected<Tensor> rotary(const Tensor &input, const Tensor *positions,
+                              const Tensor &invFreq, const RotaryConfig &config);
+
+struct AttentionConfig {
+  int64_t numHeads, numKvHeads, headDim;
+  float scale;
+  bool causal;
+  float softcap; // 0: none
+};
+/// `inputs` is {packed qkv} or {q, k, v}.
+llvm::Expected<Tensor> attention(llvm::ArrayRef<const Tensor *> inputs,
+                                 const AttentionConfig &config);
+
+/// `inputs` is {gate_up} or {gate, up}; `activation` is silu, gelu or gelu_tanh.
+llvm::Expected<Tensor> gatedActivation(llvm::ArrayRef<const Tensor *> inputs,
+                                       llvm::StringRef activation);
+llvm::Expected<Tensor> embedding(const Tensor &table, const Tensor &ids);
+
 } // namespace infer::interp::kernels
 
 #endif // INFER_COMPILER_INTERPRETER_KERNELS_H

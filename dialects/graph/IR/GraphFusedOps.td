@@ -59,9 +59,10 @@ def Graph_LinearOp : Graph_Op<"linear", [Pure, AttrSizedOperandSegments]> {
 def Graph_RotaryOp : Graph_Op<"rotary", [Pure]> {
   let summary = "Rotary position embedding of the first `rotated_heads` heads";
   let description = [{
-    `input` is [batch, seq, num_heads * head_dim]; `positions` is
-    [batch or 1, seq] (i64) and `inv_freq` [rotary_dim / 2] (f32; it holds
-    theta and any frequency scaling). In each of the first `rotated_heads`
+    `input` is [batch, seq, num_heads * head_dim]; `inv_freq` is
+    [rotary_dim / 2] (f32; it holds theta and any frequency scaling);
+    `positions`, [batch or 1, seq] (i64), defaults to 0, 1, ..., seq - 1 (a
+    whole sequence from its start, as in a forward pass without a cache). In each of the first `rotated_heads`
     heads, the first `rotary_dim` dims are rotated by
     `angle[i] = position * inv_freq[i]`; the rest pass through. Pairs are
     `(i, i + rotary_dim/2)` (half-split, as in Llama) or `(2i, 2i+1)` when
@@ -69,17 +70,19 @@ def Graph_RotaryOp : Graph_Op<"rotary", [Pure]> {
     (`rotated_heads = q_heads + kv_heads`) and leaves V.
 
     ```mlir
-    %y = graph.rotary %qkv, %pos, %inv_freq
+    %y = graph.rotary %qkv, %inv_freq positions(%pos)
         {num_heads = 8 : i64, rotated_heads = 6 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
-        : (tensor<?x?x128xf32>, tensor<1x?xi64>, tensor<8xf32>) -> tensor<?x?x128xf32>
+        : (tensor<?x?x128xf32>, tensor<8xf32>, tensor<1x?xi64>) -> tensor<?x?x128xf32>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input, TensorOf<[I64]>:$positions, Graph_Tensor:$inv_freq,
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$inv_freq,
+                   Optional<TensorOf<[I64]>>:$positions,
                    I64Attr:$num_heads, I64Attr:$rotated_heads, I64Attr:$head_dim,
                    I64Attr:$rotary_dim, DefaultValuedAttr<BoolAttr, "false">:$interleaved);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $positions `,` $inv_freq attr-dict `:` functional-type(operands, results)
+    $input `,` $inv_freq (`positions` `(` $positions^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -1,6 +1,17 @@
-//===- RaiseNorms.cpp - RaiseNormsPass (skeleton, being written) ----------===//
+//===- RaiseNorms.cpp - decomposed RMSNorm → graph.rms_norm ---------------===//
+//
+// Exporters write RMSNorm as
+//   w * (x * reciprocal(sqrt(reduce_mean(x^2, last) + eps)))
+// with the square as Pow or Mul, the inverse root as Reciprocal(Sqrt) or a Div,
+// and the weight on either side or as (1 + w) for Gemma.
+//
+//===----------------------------------------------------------------------===//
 
+#include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace infer::graph {
 #define GEN_PASS_DEF_RAISENORMSPASS
@@ -12,8 +23,108 @@ using namespace infer::graph;
 
 namespace {
 
+/// x when `square` is x^2 (Pow by 2 or x*x).
+Value squaredValue(Value square) {
+  if (auto pow = square.getDefiningOp<PowOp>(); pow && isSplat(pow.getRhs(), 2.0))
+    return pow.getLhs();
+  if (auto mul = square.getDefiningOp<MulOp>(); mul && mul.getLhs() == mul.getRhs())
+    return mul.getLhs();
+  return Value();
+}
+
+/// Matches `sqrt(reduce_mean(x^2, last, keepdims) + eps)`; returns x and eps.
+std::optional<std::pair<Value, double>> matchRootMeanSquare(Value root) {
+  auto sqrt = root.getDefiningOp<SqrtOp>();
+  if (!sqrt)
+    return std::nullopt;
+  auto add = sqrt.getInput().getDefiningOp<AddOp>();
+  auto parts = commutedOperands(add, [](Value v) { return splatValue(v).has_value(); });
+  if (!parts)
+    return std::nullopt;
+  auto mean = parts->second.getDefiningOp<ReduceMeanOp>();
+  if (!mean || !mean.getKeepdims() || !mean.getAxes())
+    return std::nullopt;
+  Value x = squaredValue(mean.getInput());
+  if (!x || !isLastAxis(mean.getAxes(), x))
+    return std::nullopt;
+  return std::make_pair(x, *splatValue(parts->first));
+}
+
+/// Matches the normalised x: x * reciprocal(rms), x / rms; returns x and eps.
+std::optional<std::pair<Value, double>> matchNormalized(Value normalized) {
+  if (auto div = normalized.getDefiningOp<DivOp>()) {
+    auto rms = matchRootMeanSquare(div.getRhs());
+    if (rms && rms->first == div.getLhs())
+      return rms;
+    return std::nullopt;
+  }
+  auto mul = normalized.getDefiningOp<MulOp>();
+  if (!mul)
+    return std::nullopt;
+  for (auto [x, inverse] : {std::make_pair(mul.getLhs(), mul.getRhs()),
+                            std::make_pair(mul.getRhs(), mul.getLhs())}) {
+    Value rootValue;
+    if (auto reciprocal = inverse.getDefiningOp<ReciprocalOp>())
+      rootValue = reciprocal.getInput();
+    else if (auto div = inverse.getDefiningOp<DivOp>(); div && isSplat(div.getLhs(), 1.0))
+      rootValue = div.getRhs();
+    if (!rootValue)
+      continue;
+    auto rms = matchRootMeanSquare(rootValue);
+    if (rms && rms->first == x)
+      return rms;
+  }
+  return std::nullopt;
+}
+
+/// A rank-1 weight of the normalised dim, or (1 + weight) for Gemma.
+std::optional<std::pair<Value, double>> matchScale(Value scale, Value x) {
+  std::optional<int64_t> features = staticDim(x, -1);
+  auto isScaleVector = [&](Value v) {
+    return isWeight(v) && rankOf(v) == 1 && features && staticDim(v, 0) == features;
+  };
+  if (isScaleVector(scale))
+    return std::make_pair(scale, 0.0);
+  auto add = scale.getDefiningOp<AddOp>();
+  auto parts = commutedOperands(add, [](Value v) { return isSplat(v, 1.0); });
+  if (parts && isScaleVector(parts->second))
+    return std::make_pair(parts->second, 1.0);
+  return std::nullopt;
+}
+
+struct RaiseRmsNorm : public OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op, PatternRewriter &rewriter) const override {
+    for (auto [scaleValue, normalized] : {std::make_pair(op.getLhs(), op.getRhs()),
+                                          std::make_pair(op.getRhs(), op.getLhs())}) {
+      auto rms = matchNormalized(normalized);
+      if (!rms)
+        continue;
+      auto [x, epsilon] = *rms;
+      auto scale = matchScale(scaleValue, x);
+      if (!scale || x.getType() != op.getType())
+        continue;
+      rewriter.replaceOpWithNewOp<RmsNormOp>(op, op.getType(), x, scale->first,
+                                             rewriter.getF32FloatAttr(epsilon),
+                                             rewriter.getF32FloatAttr(scale->second));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not the scale of an RMSNorm");
+  }
+};
+
 struct RaiseNormsPass : public infer::graph::impl::RaiseNormsPassBase<RaiseNormsPass> {
-  void runOnOperation() override {}
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateRaiseNormsPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
 };
 
 } // namespace
+
+void infer::graph::populateRaiseNormsPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseRmsNorm>(patterns.getContext());
+}

@@ -1,0 +1,395 @@
+//===- FusedKernels.cpp - the raised LLM ops: norms, GEMM, RoPE, attention -===//
+//
+// Reference semantics of the fused ops in GraphFusedOps.td, written as the
+// plain loops a reader can check against the op descriptions. Sums, norms and
+// softmax run in double and each result is rounded to f32 once. Where the
+// ONNX subgraph an op is raised from rounds to f32 at a point that changes
+// the value by more than rounding noise (the RoPE angle), the kernel rounds
+// there too, so the fused op matches the graph it replaces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/interpreter/Kernels.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace infer::interp;
+using namespace infer::interp::kernels;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+llvm::Error expectRank(const Tensor &tensor, int64_t rank, const llvm::Twine &what) {
+  if (tensor.rank() == rank)
+    return llvm::Error::success();
+  return kernelError(what + " must have rank " + llvm::Twine(rank) + ", got " +
+                     tensor.shapeString());
+}
+
+llvm::Error expectF32(llvm::ArrayRef<const Tensor *> tensors, llvm::ArrayRef<const char *> names) {
+  for (auto [tensor, name] : llvm::zip(tensors, names))
+    if (tensor)
+      if (llvm::Error error = expectDType(*tensor, {DType::F32}, name))
+        return error;
+  return llvm::Error::success();
+}
+
+/// The activations gated_activation applies to its gate.
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double geluErf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double geluTanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x)));
+}
+
+/// One of attention's Q, K or V as a strided view of its operand:
+/// element (b, s, head, d) is at data[(b * seq + s) * rowStride + offset + head * headDim + d].
+struct HeadView {
+  const float *data;
+  int64_t seq, rowStride, offset, headDim;
+  double at(int64_t b, int64_t s, int64_t head, int64_t d) const {
+    return data[(b * seq + s) * rowStride + offset + head * headDim + d];
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// rms_norm
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Tensor> kernels::rmsNorm(const Tensor &input, const Tensor &weight, float epsilon,
+                                        float weightOffset) {
+  if (llvm::Error error = expectF32({&input, &weight}, {"input", "weight"}))
+    return std::move(error);
+  if (input.rank() < 1)
+    return kernelError("input must have rank >= 1");
+  int64_t width = input.shape().back();
+  if (weight.rank() != 1 || weight.shape()[0] != width)
+    return kernelError("weight is " + weight.shapeString() + " but the input's last dim is " +
+                       llvm::Twine(width));
+  int64_t rows = product(llvm::ArrayRef<int64_t>(input.shape()).drop_back());
+  Tensor out(DType::F32, input.shape());
+  const float *src = input.f32();
+  const float *gamma = weight.f32();
+  float *dst = out.f32();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *x = src + r * width;
+    double sumOfSquares = 0;
+    for (int64_t i = 0; i < width; ++i)
+      sumOfSquares += double(x[i]) * x[i];
+    double invRms = 1.0 / std::sqrt(sumOfSquares / double(width) + double(epsilon));
+    for (int64_t i = 0; i < width; ++i)
+      dst[r * width + i] = float(x[i] * invRms * (double(gamma[i]) + weightOffset));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// linear
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Tensor> kernels::linear(const Tensor &input, const Tensor &weight,
+                                       const Tensor *bias, const Tensor *residual,
+                                       bool transposeWeight) {
+  if (llvm::Error error = expectF32({&input, &weight, bias, residual},
+                                    {"input", "weight", "bias", "residual"}))
+    return std::move(error);
+  if (input.rank() < 1)
+    return kernelError("input must have rank >= 1");
+  if (llvm::Error error = expectRank(weight, 2, "weight"))
+    return std::move(error);
+  int64_t k = weight.shape()[transposeWeight ? 1 : 0];
+  int64_t n = weight.shape()[transposeWeight ? 0 : 1];
+  if (input.shape().back() != k)
+    return kernelError("input " + input.shapeString() + " has " +
+                       llvm::Twine(input.shape().back()) + " features but the weight " +
+                       weight.shapeString() + " expects " + llvm::Twine(k));
+  Shape outShape(input.shape().begin(), input.shape().end() - 1);
+  outShape.push_back(n);
+  if (bias && (bias->rank() != 1 || bias->shape()[0] != n))
+    return kernelError("bias is " + bias->shapeString() + ", expected [" + llvm::Twine(n) + "]");
+  if (residual && residual->shape() != outShape)
+    return kernelError("residual is " + residual->shapeString() + ", expected the result's shape " +
+                       formatShape(outShape));
+  int64_t rows = product(llvm::ArrayRef<int64_t>(outShape).drop_back());
+  Tensor out(DType::F32, outShape);
+  const float *x = input.f32();
+  const float *w = weight.f32();
+  float *dst = out.f32();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t i = 0; i < k; ++i)
+        acc += double(x[r * k + i]) * w[transposeWeight ? j * k + i : i * n + j];
+      if (bias)
+        acc += bias->f32()[j];
+      if (residual)
+        acc += residual->f32()[r * n + j];
+      dst[r * n + j] = float(acc);
+    }
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// rotary
+//===----------------------------------------------------------------------===//
+
+// One token's features, num_heads = 3, rotated_heads = 2, head_dim = 8,
+// rotary_dim = 4 (half = 2). Each pair (a, b) turns by angle[i]:
+//   out[a] = x[a] cos - x[b] sin,   out[b] = x[b] cos + x[a] sin
+//
+//   | head 0                | head 1                | head 2 (pass) |
+//   | r r r r . . . .       | r r r r . . . .       | . . . . . . . |
+//   half-split: pairs (0,2) (1,3)      interleaved: pairs (0,1) (2,3)
+
+llvm::Expected<Tensor> kernels::rotary(const Tensor &input, const Tensor *givenPositions,
+                                       const Tensor &invFreq, const RotaryConfig &config) {
+  auto [numHeads, rotatedHeads, headDim, rotaryDim, interleaved] = config;
+  if (numHeads <= 0 || headDim <= 0)
+    return kernelError("num_heads and head_dim must be positive");
+  if (rotatedHeads < 0 || rotatedHeads > numHeads)
+    return kernelError("rotated_heads must lie in [0, num_heads]");
+  if (rotaryDim <= 0 || rotaryDim > headDim || rotaryDim % 2 != 0)
+    return kernelError("rotary_dim must be even and in (0, head_dim]");
+  if (llvm::Error error = expectF32({&input, &invFreq}, {"input", "inv_freq"}))
+    return std::move(error);
+  if (llvm::Error error = expectRank(input, 3, "input"))
+    return std::move(error);
+  // Without positions, token t of every sequence is at position t.
+  Tensor defaultPositions(DType::I64, {1, input.shape()[1]});
+  for (int64_t t = 0; t < input.shape()[1]; ++t)
+    defaultPositions.i64()[t] = t;
+  const Tensor &positions = givenPositions ? *givenPositions : defaultPositions;
+  if (llvm::Error error = expectDType(positions, {DType::I64}, "positions"))
+    return std::move(error);
+  if (llvm::Error error = expectRank(positions, 2, "positions"))
+    return std::move(error);
+  if (llvm::Error error = expectRank(invFreq, 1, "inv_freq"))
+    return std::move(error);
+  int64_t batch = input.shape()[0], seq = input.shape()[1];
+  int64_t features = numHeads * headDim, half = rotaryDim / 2;
+  if (input.shape()[2] != features)
+    return kernelError("input " + input.shapeString() + " has " + llvm::Twine(input.shape()[2]) +
+                       " features, not num_heads * head_dim = " + llvm::Twine(features));
+  int64_t positionBatch = positions.shape()[0];
+  if ((positionBatch != batch && positionBatch != 1) || positions.shape()[1] != seq)
+    return kernelError("positions " + positions.shapeString() + " must be [" +
+                       llvm::Twine(batch) + " or 1, " + llvm::Twine(seq) + "]");
+  if (invFreq.shape()[0] != half)
+    return kernelError("inv_freq has " + llvm::Twine(invFreq.shape()[0]) +
+                       " entries, not rotary_dim / 2 = " + llvm::Twine(half));
+
+  Tensor out = input;
+  const float *src = input.f32();
+  const float *freq = invFreq.f32();
+  float *dst = out.f32();
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t s = 0; s < seq; ++s) {
+      int64_t position = positions.i64()[(positionBatch == 1 ? 0 : b) * seq + s];
+      for (int64_t h = 0; h < rotatedHeads; ++h) {
+        int64_t base = (b * seq + s) * features + h * headDim;
+        for (int64_t i = 0; i < half; ++i) {
+          // The ONNX graph forms the angle as an f32 product; so does this.
+          float angle = float(position) * freq[i];
+          double cosine = std::cos(double(angle)), sine = std::sin(double(angle));
+          int64_t a = base + (interleaved ? 2 * i : i);
+          int64_t c = base + (interleaved ? 2 * i + 1 : i + half);
+          double x0 = src[a], x1 = src[c];
+          dst[a] = float(x0 * cosine - x1 * sine);
+          dst[c] = float(x1 * cosine + x0 * sine);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+// The packed operand's features per token, num_heads = 4, num_kv_heads = 2:
+//   | q0 q1 q2 q3 | k0 k1 | v0 v1 |      (each head_dim wide)
+// Query heads {0, 1} read kv head 0 and {2, 3} kv head 1.
+// Causal, seq = 2, kv_seq = 4: query i sees keys j <= i + kv_seq - seq:
+//   i = 0: k0 k1 k2 .      i = 1: k0 k1 k2 k3
+
+llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
+                                          const AttentionConfig &config) {
+  auto [numHeads, numKvHeads, headDim, scale, causal, softcap] = config;
+  if (inputs.size() != 1 && inputs.size() != 3)
+    return kernelError("takes a packed qkv operand or q, k and v, got " +
+                       llvm::Twine(inputs.size()) + " operands");
+  if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0)
+    return kernelError("num_heads, num_kv_heads and head_dim must be positive");
+  if (numHeads % numKvHeads != 0)
+    return kernelError("num_heads (" + llvm::Twine(numHeads) +
+                       ") must be a multiple of num_kv_heads (" + llvm::Twine(numKvHeads) + ")");
+  if (softcap < 0)
+    return kernelError("softcap must be non-negative");
+  for (const Tensor *input : inputs) {
+    if (llvm::Error error = expectDType(*input, {DType::F32}, "operand"))
+      return std::move(error);
+    if (llvm::Error error = expectRank(*input, 3, "operand"))
+      return std::move(error);
+  }
+  int64_t qFeatures = numHeads * headDim, kvFeatures = numKvHeads * headDim;
+  const Tensor &first = *inputs[0];
+  int64_t batch = first.shape()[0], seq = first.shape()[1];
+  HeadView q, k, v;
+  int64_t kvSeq;
+  if (inputs.size() == 1) {
+    int64_t packed = qFeatures + 2 * kvFeatures;
+    if (first.shape()[2] != packed)
+      return kernelError("packed qkv " + first.shapeString() + " has " +
+                         llvm::Twine(first.shape()[2]) + " features, expected " +
+                         llvm::Twine(packed));
+    kvSeq = seq;
+    q = {first.f32(), seq, packed, 0, headDim};
+    k = {first.f32(), seq, packed, qFeatures, headDim};
+    v = {first.f32(), seq, packed, qFeatures + kvFeatures, headDim};
+  } else {
+    const Tensor &keys = *inputs[1], &values = *inputs[2];
+    if (first.shape()[2] != qFeatures)
+      return kernelError("q " + first.shapeString() + " must have num_heads * head_dim = " +
+                         llvm::Twine(qFeatures) + " features");
+    if (keys.shape() != values.shape())
+      return kernelError("k " + keys.shapeString() + " and v " + values.shapeString() +
+                         " must have the same shape");
+    if (keys.shape()[0] != batch || keys.shape()[2] != kvFeatures)
+      return kernelError("k and v are " + keys.shapeString() + ", expected [" +
+                         llvm::Twine(batch) + ", kv_seq, " + llvm::Twine(kvFeatures) + "]");
+    kvSeq = keys.shape()[1];
+    q = {first.f32(), seq, qFeatures, 0, headDim};
+    k = {keys.f32(), kvSeq, kvFeatures, 0, headDim};
+    v = {values.f32(), kvSeq, kvFeatures, 0, headDim};
+  }
+  // A query that sees no key has no softmax; the mask would leave the first
+  // kv_seq - seq queries without one.
+  if (batch > 0 && seq > 0 && (kvSeq == 0 || (causal && kvSeq < seq)))
+    return kernelError("query 0 sees no key (seq = " + llvm::Twine(seq) +
+                       ", kv_seq = " + llvm::Twine(kvSeq) + (causal ? ", causal)" : ")"));
+
+  Tensor out(DType::F32, {batch, seq, qFeatures});
+  float *dst = out.f32();
+  int64_t group = numHeads / numKvHeads;
+  std::vector<double> scores(kvSeq);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < numHeads; ++h) {
+      int64_t kvHead = h / group;
+      for (int64_t i = 0; i < seq; ++i) {
+        int64_t visible = causal ? i + kvSeq - seq + 1 : kvSeq; // keys [0, visible)
+        double maximum = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < visible; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < headDim; ++d)
+            dot += q.at(b, i, h, d) * k.at(b, j, kvHead, d);
+          double score = dot * scale;
+          if (softcap > 0)
+            score = softcap * std::tanh(score / softcap);
+          scores[j] = score;
+          maximum = std::max(maximum, score);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < visible; ++j) {
+          scores[j] = std::exp(scores[j] - maximum);
+          sum += scores[j];
+        }
+        for (int64_t d = 0; d < headDim; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < visible; ++j)
+            acc += scores[j] * v.at(b, j, kvHead, d);
+          dst[(b * seq + i) * qFeatures + h * headDim + d] = float(acc / sum);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// gated_activation
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Tensor> kernels::gatedActivation(llvm::ArrayRef<const Tensor *> inputs,
+                                                llvm::StringRef activation) {
+  double (*act)(double) = nullptr;
+  if (activation == "silu")
+    act = silu;
+  else if (activation == "gelu")
+    act = geluErf;
+  else if (activation == "gelu_tanh")
+    act = geluTanh;
+  else
+    return kernelError("activation must be \"silu\", \"gelu\" or \"gelu_tanh\", got \"" +
+                       activation + "\"");
+  if (inputs.size() != 1 && inputs.size() != 2)
+    return kernelError("takes gate_up or gate and up, got " + llvm::Twine(inputs.size()) +
+                       " operands");
+  for (const Tensor *input : inputs) {
+    if (llvm::Error error = expectDType(*input, {DType::F32}, "operand"))
+      return std::move(error);
+    if (input->rank() < 1)
+      return kernelError("operands must have rank >= 1");
+  }
+  // gate(r, i) = gate[r * gateStride + i], up(r, i) = up[r * upStride + upOffset + i].
+  const Tensor &first = *inputs[0];
+  int64_t width = first.shape().back();
+  const float *gate = first.f32(), *up = first.f32();
+  int64_t stride = width, upOffset = 0;
+  Shape outShape = first.shape();
+  if (inputs.size() == 1) {
+    if (width % 2 != 0)
+      return kernelError("packed gate_up " + first.shapeString() +
+                         " has an odd number of features");
+    width /= 2;
+    upOffset = width;
+    outShape.back() = width;
+  } else {
+    if (inputs[1]->shape() != first.shape())
+      return kernelError("gate " + first.shapeString() + " and up " + inputs[1]->shapeString() +
+                         " must have the same shape");
+    up = inputs[1]->f32();
+  }
+  Tensor out(DType::F32, outShape);
+  float *dst = out.f32();
+  int64_t rows = product(llvm::ArrayRef<int64_t>(outShape).drop_back());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < width; ++i)
+      dst[r * width + i] = float(act(gate[r * stride + i]) * up[r * stride + upOffset + i]);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// embedding
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Tensor> kernels::embedding(const Tensor &table, const Tensor &ids) {
+  if (llvm::Error error = expectRank(table, 2, "table"))
+    return std::move(error);
+  if (llvm::Error error = expectDType(ids, {DType::I64}, "ids"))
+    return std::move(error);
+  int64_t vocab = table.shape()[0], hidden = table.shape()[1];
+  Shape outShape = ids.shape();
+  outShape.push_back(hidden);
+  Tensor out(table.dtype(), outShape);
+  int64_t rowBytes = hidden * elementSize(table.dtype());
+  const char *src = static_cast<const char *>(table.rawData());
+  char *dst = static_cast<char *>(out.rawData());
+  for (int64_t j = 0, n = ids.numElements(); j < n; ++j) {
+    int64_t id = ids.i64()[j];
+    if (id < 0 || id >= vocab)
+      return kernelError("id " + llvm::Twine(id) + " is outside [0, " + llvm::Twine(vocab) +
+                         "), the table's rows");
+    if (rowBytes > 0)
+      std::memcpy(dst + j * rowBytes, src + id * rowBytes, rowBytes);
+  }
+  return out;
+}

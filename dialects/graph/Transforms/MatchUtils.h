@@ -1,0 +1,52 @@
+//===- MatchUtils.h - small matchers shared by the raising passes -*- C++ -*-===//
+#ifndef INFER_DIALECTS_GRAPH_TRANSFORMS_MATCHUTILS_H
+#define INFER_DIALECTS_GRAPH_TRANSFORMS_MATCHUTILS_H
+
+#include "dialects/graph/IR/GraphOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+
+namespace infer::graph {
+
+/// The value of a constant whose elements are all equal (a splat, a scalar or
+/// a one-element tensor), as a double.
+std::optional<double> splatValue(mlir::Value value);
+
+/// True when `value` is `constant` within a relative 1e-6 (exporters round
+/// constants such as 0.5 or sqrt(2/pi) to float).
+bool isSplat(mlir::Value value, double constant);
+
+/// The int64 elements of a graph.constant.
+std::optional<llvm::SmallVector<int64_t>> intElements(mlir::Value value);
+
+/// A model weight: graph.weight or a non-splat graph.constant.
+bool isWeight(mlir::Value value);
+
+/// The rank, when known.
+std::optional<int64_t> rankOf(mlir::Value value);
+
+/// The static size of dim `dim` (negative counts from the back), if known.
+std::optional<int64_t> staticDim(mlir::Value value, int64_t dim);
+
+/// True if `axes` (a graph.constant) names exactly the last axis of `input`.
+bool isLastAxis(mlir::Value axes, mlir::Value input);
+
+/// If `op` is a commutative binary op with one operand matching `pred`,
+/// returns {that operand, the other}.
+template <typename Pred>
+std::optional<std::pair<mlir::Value, mlir::Value>> commutedOperands(mlir::Operation *op, Pred pred) {
+  if (!op || op->getNumOperands() != 2)
+    return std::nullopt;
+  if (pred(op->getOperand(0)))
+    return std::make_pair(op->getOperand(0), op->getOperand(1));
+  if (pred(op->getOperand(1)))
+    return std::make_pair(op->getOperand(1), op->getOperand(0));
+  return std::nullopt;
+}
+
+} // namespace infer::graph
+
+#endif

@@ -1,0 +1,203 @@
+//===- Validation.cpp - check a rewrite by running both sides -------------===//
+
+#include "dialects/graph/Transforms/Validation.h"
+
+#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/IR/GraphOps.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace infer;
+using namespace infer::graph;
+using interp::DType;
+using interp::Tensor;
+
+namespace {
+
+/// The ops `root` depends on, stopping at `stops` (free inputs) and block
+/// arguments, in topological order; empty when the slice is too large.
+llvm::SetVector<Operation *> sliceOf(Value root, llvm::ArrayRef<Value> stops, size_t limit) {
+  llvm::SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.omitBlockArguments = true;
+  llvm::DenseSet<Value> stopSet(stops.begin(), stops.end());
+  options.filter = [&](Operation *op) {
+    return llvm::none_of(op->getResults(), [&](Value v) { return stopSet.contains(v); });
+  };
+  if (Operation *def = root.getDefiningOp())
+    (void)getBackwardSlice(def, &slice, options);
+  if (slice.size() > limit)
+    slice.clear();
+  return slice;
+}
+
+/// Sizes for the dynamic dims of `type`: batch, then seq, then seq again.
+std::optional<std::vector<int64_t>> concreteShape(Type type, int64_t batch, int64_t seq) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return std::nullopt;
+  std::vector<int64_t> shape;
+  int dynamicSeen = 0;
+  for (int64_t dim : ranked.getShape())
+    shape.push_back(ShapedType::isDynamic(dim) ? (dynamicSeen++ == 0 ? batch : seq) : dim);
+  return shape;
+}
+
+std::optional<Tensor> randomTensor(Type type, const std::vector<int64_t> &shape, std::mt19937 &rng,
+                                   bool zero) {
+  auto dtype = interp::dtypeForType(cast<TensorType>(type).getElementType());
+  if (!dtype) {
+    llvm::consumeError(dtype.takeError());
+    return std::nullopt;
+  }
+  Tensor tensor(*dtype, shape);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  if (*dtype == DType::F32 && !zero)
+    for (int64_t i = 0; i < tensor.numElements(); ++i)
+      tensor.f32()[i] = dist(rng);
+  return tensor;
+}
+
+/// A function: (function args..., free inputs...) -> value, holding clones of
+/// the slice. Built in `scratch`.
+func::FuncOp buildProbe(ModuleOp scratch, func::FuncOp func, ArrayRef<Value> inputs,
+                        const llvm::SetVector<Operation *> &slice, Value root,
+                        const ReplacementBuilder *replacement) {
+  OpBuilder builder(scratch.getBodyRegion());
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  for (Value input : inputs)
+    argTypes.push_back(input.getType());
+  Type resultType = root.getType();
+  auto probe = func::FuncOp::create(builder, func.getLoc(), "probe",
+                                    builder.getFunctionType(argTypes, {resultType}));
+  Block *entry = probe.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    mapping.map(func.getArgument(i), entry->getArgument(i));
+  for (auto [i, input] : llvm::enumerate(inputs))
+    mapping.map(input, entry->getArgument(func.getNumArguments() + i));
+  Value result;
+  if (replacement) {
+    SmallVector<Value> mapped;
+    for (Value input : inputs)
+      mapped.push_back(mapping.lookup(input));
+    result = (*replacement)(builder, func.getLoc(), mapped);
+  } else {
+    for (Operation *op : slice)
+      builder.clone(*op, mapping);
+    result = mapping.lookupOrNull(root);
+  }
+  if (!result)
+    return func::FuncOp();
+  func::ReturnOp::create(builder, func.getLoc(), result);
+  return probe;
+}
+
+double maxAbsDifference(const Tensor &a, const Tensor &b, double &magnitude) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape())
+    return INFINITY;
+  double worst = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    double x = a.dtype() == DType::F32 ? a.f32()[i] : a.dtype() == DType::I64 ? a.i64()[i] : a.boolData()[i];
+    double y = b.dtype() == DType::F32 ? b.f32()[i] : b.dtype() == DType::I64 ? b.i64()[i] : b.boolData()[i];
+    if (std::isnan(x) || std::isnan(y))
+      return INFINITY;
+    magnitude = std::max(magnitude, std::fabs(x));
+    worst = std::max(worst, std::fabs(x - y));
+  }
+  return worst;
+}
+
+} // namespace
+
+bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs, Value original,
+                                       const ReplacementBuilder &build,
+                                       const ValidationOptions &options) {
+  llvm::SetVector<Operation *> slice = sliceOf(original, inputs, options.maxSliceOps);
+  if (slice.empty())
+    return false;
+  MLIRContext *context = func.getContext();
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
+  func::FuncOp before = buildProbe(*scratch, func, inputs, slice, original, nullptr);
+  func::FuncOp after = buildProbe(*scratch, func, inputs, slice, original, &build);
+  if (!before || !after)
+    return false;
+  std::mt19937 rng(1234);
+  for (auto [batch, seq] : options.sizes) {
+    std::vector<Tensor> arguments;
+    for (BlockArgument argument : func.getArguments()) {
+      auto shape = concreteShape(argument.getType(), batch, seq);
+      auto tensor = shape ? randomTensor(argument.getType(), *shape, rng, /*zero=*/true) : std::nullopt;
+      if (!tensor)
+        return false;
+      arguments.push_back(std::move(*tensor));
+    }
+    for (Value input : inputs) {
+      auto shape = concreteShape(input.getType(), batch, seq);
+      auto tensor = shape ? randomTensor(input.getType(), *shape, rng, /*zero=*/false) : std::nullopt;
+      if (!tensor)
+        return false;
+      arguments.push_back(std::move(*tensor));
+    }
+    auto want = interp::runFunction(before, arguments);
+    auto got = interp::runFunction(after, arguments);
+    if (!want || !got) {
+      if (!want)
+        llvm::consumeError(want.takeError());
+      if (!got)
+        llvm::consumeError(got.takeError());
+      return false;
+    }
+    double magnitude = 1.0;
+    double difference = maxAbsDifference((*want)[0], (*got)[0], magnitude);
+    if (!(difference <= options.tolerance * magnitude))
+      return false;
+  }
+  return true;
+}
+
+std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func, Value value,
+                                                              int64_t batch, int64_t seq) {
+  llvm::SetVector<Operation *> slice = sliceOf(value, {}, 400);
+  if (slice.empty())
+    return std::nullopt;
+  // Arguments may be read only for their shapes.
+  for (Operation *op : slice)
+    for (Value operand : op->getOperands())
+      if (isa<BlockArgument>(operand) && !isa<ShapeOp>(op))
+        return std::nullopt;
+  MLIRContext *context = func.getContext();
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
+  func::FuncOp probe = buildProbe(*scratch, func, {}, slice, value, nullptr);
+  if (!probe)
+    return std::nullopt;
+  std::mt19937 rng(0);
+  std::vector<Tensor> arguments;
+  for (BlockArgument argument : func.getArguments()) {
+    auto shape = concreteShape(argument.getType(), batch, seq);
+    auto tensor = shape ? randomTensor(argument.getType(), *shape, rng, true) : std::nullopt;
+    if (!tensor)
+      return std::nullopt;
+    arguments.push_back(std::move(*tensor));
+  }
+  auto result = interp::runFunction(probe, arguments);
+  if (!result) {
+    llvm::consumeError(result.takeError());
+    return std::nullopt;
+  }
+  const Tensor &tensor = (*result)[0];
+  ShapeOnlyValue out{tensor.shape(), {}};
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    out.values.push_back(tensor.dtype() == DType::F32 ? tensor.f32()[i]
+                         : tensor.dtype() == DType::I64 ? double(tensor.i64()[i])
+                                                        : double(tensor.boolData()[i]));
+  return out;
+}
