@@ -362,6 +362,8 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       .Case([&](UnsqueezeOp o) { return one(unsqueeze(in(o.getInput()), in(o.getAxes()))); })
       .Case([&](TransposeOp o) { return one(transpose(in(o.getInput()), o.getPerm())); })
       .Case([&](ConcatOp o) { return one(concat(all(o.getInputs()), o.getAxis())); })
+      // Packed weights are a concatenation, whatever the artifact writer does later.
+      .Case([&](PackWeightsOp o) { return one(concat(all(o.getWeights()), o.getAxis())); })
       .Case([&](SplitOp o) {
         return split(in(o.getInput()), optional(o.getSplit()), o.getAxis(), o.getNumResults());
       })

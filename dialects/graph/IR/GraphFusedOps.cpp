@@ -36,25 +36,30 @@ LogicalResult LinearOp::verify() {
   if (outputN && !ShapedType::isDynamic(n) && *outputN != n)
     return emitOpError() << "result has " << *outputN << " features but the weight gives " << n;
   if (getBias())
-    if (std::optional<int64_t> biasN = lastDim(getBias()); biasN && *biasN != n)
+    if (std::optional<int64_t> biasN = lastDim(getBias());
+        biasN && !ShapedType::isDynamic(n) && *biasN != n)
       return emitOpError() << "bias has " << *biasN << " entries but the weight gives " << n;
   return success();
 }
 
 LogicalResult RotaryOp::verify() {
-  if (getNumHeads() <= 0 || getHeadDim() <= 0)
+  // I64Attr getters return uint64_t: read the attributes as signed values so
+  // that negative ones fail the range checks.
+  int64_t numHeads = getNumHeads(), rotatedHeads = getRotatedHeads();
+  int64_t headDim = getHeadDim(), rotaryDim = getRotaryDim();
+  if (numHeads <= 0 || headDim <= 0)
     return emitOpError() << "num_heads and head_dim must be positive";
-  if (getRotatedHeads() < 0 || getRotatedHeads() > getNumHeads())
+  if (rotatedHeads < 0 || rotatedHeads > numHeads)
     return emitOpError() << "rotated_heads must lie in [0, num_heads]";
-  if (getRotaryDim() <= 0 || getRotaryDim() > getHeadDim() || getRotaryDim() % 2 != 0)
+  if (rotaryDim <= 0 || rotaryDim > headDim || rotaryDim % 2 != 0)
     return emitOpError() << "rotary_dim must be even and in (0, head_dim]";
   if (std::optional<int64_t> features = lastDim(getInput());
-      features && *features != getNumHeads() * getHeadDim())
+      features && *features != numHeads * headDim)
     return emitOpError() << "input has " << *features << " features, not num_heads * head_dim = "
-                         << getNumHeads() * getHeadDim();
-  if (std::optional<int64_t> freqs = lastDim(getInvFreq()); freqs && *freqs != getRotaryDim() / 2)
+                         << numHeads * headDim;
+  if (std::optional<int64_t> freqs = lastDim(getInvFreq()); freqs && *freqs != rotaryDim / 2)
     return emitOpError() << "inv_freq has " << *freqs << " entries, not rotary_dim / 2 = "
-                         << getRotaryDim() / 2;
+                         << rotaryDim / 2;
   return success();
 }
 
@@ -62,13 +67,15 @@ LogicalResult AttentionOp::verify() {
   size_t count = getInputs().size();
   if (count != 1 && count != 3)
     return emitOpError() << "takes a packed qkv operand or q, k and v, got " << count << " operands";
-  if (getNumHeads() <= 0 || getNumKvHeads() <= 0 || getHeadDim() <= 0)
+  // Signed reads of the I64Attrs, as in RotaryOp::verify.
+  int64_t numHeads = getNumHeads(), numKvHeads = getNumKvHeads(), headDim = getHeadDim();
+  if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0)
     return emitOpError() << "num_heads, num_kv_heads and head_dim must be positive";
-  if (getNumHeads() % getNumKvHeads() != 0)
-    return emitOpError() << "num_heads (" << getNumHeads() << ") must be a multiple of num_kv_heads ("
-                         << getNumKvHeads() << ")";
-  int64_t qFeatures = getNumHeads() * getHeadDim();
-  int64_t kvFeatures = getNumKvHeads() * getHeadDim();
+  if (numHeads % numKvHeads != 0)
+    return emitOpError() << "num_heads (" << numHeads << ") must be a multiple of num_kv_heads ("
+                         << numKvHeads << ")";
+  int64_t qFeatures = numHeads * headDim;
+  int64_t kvFeatures = numKvHeads * headDim;
   if (count == 1) {
     if (std::optional<int64_t> packed = lastDim(getInputs()[0]);
         packed && *packed != qFeatures + 2 * kvFeatures)
@@ -102,6 +109,12 @@ LogicalResult GatedActivationOp::verify() {
       return emitOpError() << "packed gate_up has an odd number of features (" << *packed << ")";
     if (packed && out && *packed != 2 * *out)
       return emitOpError() << "result has " << *out << " features, expected half of " << *packed;
+  } else {
+    std::optional<int64_t> gate = lastDim(getInputs()[0]), up = lastDim(getInputs()[1]);
+    if (gate && up && *gate != *up)
+      return emitOpError() << "gate has " << *gate << " features but up has " << *up;
+    if (gate && out && *gate != *out)
+      return emitOpError() << "result has " << *out << " features, expected " << *gate;
   }
   return success();
 }
@@ -115,8 +128,35 @@ LogicalResult FusionGroupOp::verify() {
     if (argument.getType() != input.getType())
       return emitOpError() << "body argument type " << argument.getType()
                            << " does not match operand type " << input.getType();
-  auto yield = cast<YieldOp>(body.getTerminator());
+  // Runs before the implicit-terminator trait's check, so the last op may be
+  // anything (or missing, in the generic form).
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError() << "body must end in graph.yield";
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError() << "yields types that do not match the results";
+  return success();
+}
+
+LogicalResult PackWeightsOp::verify() {
+  if (getWeights().empty())
+    return emitOpError() << "needs at least one weight";
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= resultType.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank " << resultType.getRank();
+  int64_t total = 0;
+  for (Value weight : getWeights()) {
+    auto type = cast<RankedTensorType>(weight.getType());
+    if (type.getRank() != resultType.getRank() || type.getElementType() != resultType.getElementType())
+      return emitOpError() << "weights must share the result's rank and element type";
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis && type.getDimSize(d) != resultType.getDimSize(d))
+        return emitOpError() << "weights differ from the result in dim " << d;
+    total += type.getDimSize(axis);
+  }
+  if (total != resultType.getDimSize(axis))
+    return emitOpError() << "packed dim is " << resultType.getDimSize(axis) << ", weights add up to "
+                         << total;
   return success();
 }

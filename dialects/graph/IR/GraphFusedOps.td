@@ -148,6 +148,25 @@ def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
   let assemblyFormat = "$table `,` $ids attr-dict `:` functional-type(operands, results)";
 }
 
+def Graph_PackWeightsOp : Graph_Op<"pack_weights", [Pure]> {
+  let summary = "Weights concatenated at compile time (a layout, not a kernel)";
+  let description = [{
+    The concatenation of weights along `axis`, made when the artifact is
+    written by streaming from the mmap'd weights, so a compile never holds a
+    copy of the model. Horizontal fusion packs Q, K, V (and gate, up)
+    projection weights and biases this way.
+
+    ```mlir
+    %qkv = graph.pack_weights %wq, %wk, %wv {axis = 1 : i64}
+        : (tensor<64x64xf32>, tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$weights, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$weights attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_FusionGroupOp : Graph_Op<"fusion_group", [
     IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "A cluster of elementwise ops codegen emits as one kernel";
