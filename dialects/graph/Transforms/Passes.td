@@ -19,9 +19,17 @@ def FoldShapesPass : Pass<"infer-fold-shapes", "mlir::func::FuncOp"> {
     of integers or expressions over the input's symbolic dims, and uses them
     to fold: constant shape computations become `graph.constant`; Reshape and
     Expand targets become constants that refer to the input's dims (0 / 1
-    entries) where the dims are only known symbolically; Slices that take a
-    whole dim disappear. Guarantees: numerics are unchanged (only values the
-    analysis proves are replaced).
+    entries, and one -1 in a Reshape) where the dims are only known
+    symbolically; rewritten Reshapes have `allowzero = false` (a 0 is only
+    written where the output dim is proven equal to the input's, so copy
+    semantics give the same size). Reshape, Expand, Squeeze and Slice ops that
+    provably return their input disappear. Dims are equal when shape rules
+    (broadcasting, matmul, reshape, transpose, gather, concat, slice, range,
+    ...) derive them from the same function-argument dims; an op without a
+    known rule gets fresh, unrelated dims. Guarantees: numerics are unchanged
+    (only values the analysis proves are replaced); with
+    `assume-non-empty=false`, no -1 is written whose inference relies on a
+    dynamic dim being non-zero.
 
     Before:
     ```mlir
@@ -36,6 +44,10 @@ def FoldShapesPass : Pass<"infer-fold-shapes", "mlir::func::FuncOp"> {
     %y = graph.reshape %x, %t : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
     ```
   }];
+  let options = [
+    Option<"assumeNonEmpty", "assume-non-empty", "bool", /*default=*/"true",
+           "Assume dynamic dims are >= 1 (the exporters specialise 0 and 1 away)">
+  ];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
 

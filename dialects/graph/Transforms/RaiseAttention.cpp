@@ -191,7 +191,8 @@ struct AttentionMatch {
   Value output;           // token-major [b, s, heads * headDim] the rewrite replaces
 };
 
-/// The token-major value the heads output `o` [b, h, s, d] is merged into.
+/// The value the heads output `o` [b, h, s, d] is merged into: token-major
+/// [b, s, h*d], or flattened [b*s, h*d] (exporters of Conv1D-style models).
 Value mergedHeads(Value o, int64_t features) {
   if (!o.hasOneUse())
     return Value();
@@ -200,7 +201,8 @@ Value mergedHeads(Value o, int64_t features) {
       !transpose.getResult().hasOneUse())
     return Value();
   auto reshape = dyn_cast<ReshapeOp>(*transpose.getResult().getUsers().begin());
-  if (!reshape || tokenMajorFeatures(reshape.getResult()) != features)
+  if (!reshape || staticDim(reshape.getResult(), -1) != features ||
+      (rankOf(reshape.getResult()) != 3 && rankOf(reshape.getResult()) != 2))
     return Value();
   return reshape.getResult();
 }
@@ -313,20 +315,30 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
       options.sizes.push_back({1, window + 2});
   }
   Type resultType = match->output.getType();
+  int64_t features = match->heads * match->headDim;
+  Type element = cast<TensorType>(resultType).getElementType();
   auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
-    return AttentionOp::create(builder, loc, resultType, inputs,
-                               builder.getI64IntegerAttr(match->heads),
-                               builder.getI64IntegerAttr(match->kvHeads),
-                               builder.getI64IntegerAttr(match->headDim),
-                               builder.getF32FloatAttr(match->scale),
-                               builder.getBoolAttr(match->masked),
-                               builder.getF32FloatAttr(match->softcap));
+    Value attention = AttentionOp::create(
+        builder, loc, RankedTensorType::get({kDynamic, kDynamic, features}, element), inputs,
+        builder.getI64IntegerAttr(match->heads), builder.getI64IntegerAttr(match->kvHeads),
+        builder.getI64IntegerAttr(match->headDim), builder.getF32FloatAttr(match->scale),
+        builder.getBoolAttr(match->masked), builder.getF32FloatAttr(match->softcap));
+    if (rankOf(match->output) == 3)
+      return attention;
+    // The model flattens tokens for its output projection; so does this.
+    auto target = ConstantOp::create(
+        builder, loc,
+        DenseIntElementsAttr::get(RankedTensorType::get({2}, builder.getI64Type()),
+                                  ArrayRef<int64_t>{-1, features}));
+    return ReshapeOp::create(builder, loc, resultType, attention, target, builder.getBoolAttr(false));
   };
   if (!validateReplacement(func, {match->q, match->k, match->v}, match->output, build, options))
     return false;
   Operation *outputOp = match->output.getDefiningOp();
   OpBuilder builder(outputOp);
   Value attention = build(builder, softmax.getLoc(), ValueRange{match->q, match->k, match->v});
+  if (attention.getType() != match->output.getType())
+    attention = CastOp::create(builder, softmax.getLoc(), match->output.getType(), attention);
   match->output.replaceAllUsesWith(attention);
   return true;
 }

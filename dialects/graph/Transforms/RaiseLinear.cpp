@@ -2,6 +2,9 @@
 
 #include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Passes.h"
+#include "dialects/graph/Transforms/Validation.h"
+
+#include "mlir/IR/IRMapping.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -84,6 +87,49 @@ struct AbsorbBiasAdd : public OpRewritePattern<AddOp> {
   }
 };
 
+/// reshape(linear(reshape(x, [-1, K])), [b, s, N]) → linear(x): Conv1D-style
+/// exports flatten tokens around each GEMM; linear takes [..., K] directly.
+/// The rewrite is checked on the interpreter (the reshape targets are runtime
+/// values).
+struct FoldFlattenAroundLinear : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
+    auto linear = op.getData().getDefiningOp<LinearOp>();
+    auto flatten = linear ? linear.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+    if (!flatten || !linear->hasOneUse() || linear.getResidual() || rankOf(linear.getResult()) != 2 ||
+        rankOf(op.getResult()) != 3 || rankOf(flatten.getData()) != 3 ||
+        staticDim(flatten.getData(), -1) != staticDim(flatten.getResult(), -1) ||
+        !staticDim(op.getResult(), -1) || staticDim(op.getResult(), -1) != staticDim(linear.getResult(), -1))
+      return rewriter.notifyMatchFailure(op, "not a flatten around a linear");
+    Value x = flatten.getData();
+    auto x3 = cast<RankedTensorType>(x.getType());
+    auto type = RankedTensorType::get({x3.getDimSize(0), x3.getDimSize(1), *staticDim(op.getResult(), -1)},
+                                      x3.getElementType());
+    auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
+      // Weights are cloned into the probe by value: rebuild them from the originals.
+      IRMapping mapping;
+      Value weight = builder.clone(*linear.getWeight().getDefiningOp(), mapping)->getResult(0);
+      Value bias = linear.getBias() ? builder.clone(*linear.getBias().getDefiningOp(), mapping)->getResult(0)
+                                    : Value();
+      Value result = LinearOp::create(builder, loc, type, inputs[0], weight, bias, Value(),
+                                      linear.getTransposeWeightAttr());
+      if (result.getType() != op.getType())
+        result = CastOp::create(builder, loc, op.getType(), result);
+      return result;
+    };
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (!linear.getWeight().getDefiningOp() || (linear.getBias() && !linear.getBias().getDefiningOp()) ||
+        !validateReplacement(func, {x}, op.getResult(), build))
+      return rewriter.notifyMatchFailure(op, "the reshapes do not restore the token dims");
+    Value replacement = LinearOp::create(rewriter, op.getLoc(), type, x, linear.getWeight(),
+                                         linear.getBias(), Value(), linear.getTransposeWeightAttr());
+    if (replacement.getType() != op.getType())
+      replacement = CastOp::create(rewriter, op.getLoc(), op.getType(), replacement);
+    rewriter.replaceOp(op, replacement);
+    return success();
+  }
+};
+
 struct RaiseLinearPass : public infer::graph::impl::RaiseLinearPassBase<RaiseLinearPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -96,5 +142,5 @@ struct RaiseLinearPass : public infer::graph::impl::RaiseLinearPassBase<RaiseLin
 } // namespace
 
 void infer::graph::populateRaiseLinearPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseMatMul, RaiseGemm, AbsorbBiasAdd>(patterns.getContext());
+  patterns.add<RaiseMatMul, RaiseGemm, AbsorbBiasAdd, FoldFlattenAroundLinear>(patterns.getContext());
 }
