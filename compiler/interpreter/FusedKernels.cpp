@@ -371,7 +371,8 @@ llvm::Expected<Tensor> kernels::gatedActivation(llvm::ArrayRef<const Tensor *> i
 // embedding
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<Tensor> kernels::embedding(const Tensor &table, const Tensor &ids) {
+llvm::Expected<Tensor> kernels::embedding(const Tensor &table, const Tensor &ids,
+                                          const Tensor *positions, int64_t positionOffset) {
   if (llvm::Error error = expectRank(table, 2, "table"))
     return std::move(error);
   if (llvm::Error error = expectDType(ids, {DType::I64}, "ids"))
@@ -390,6 +391,22 @@ llvm::Expected<Tensor> kernels::embedding(const Tensor &table, const Tensor &ids
                          "), the table's rows");
     if (rowBytes > 0)
       std::memcpy(dst + j * rowBytes, src + id * rowBytes, rowBytes);
+  }
+  if (!positions)
+    return out;
+  if (llvm::Error error = expectRank(*positions, 2, "position table"))
+    return std::move(error);
+  if (table.dtype() != DType::F32 || positions->dtype() != DType::F32 ||
+      positions->shape()[1] != hidden)
+    return kernelError("the position table must be f32 [positions, " + llvm::Twine(hidden) + "]");
+  int64_t seq = ids.rank() ? ids.shape().back() : 1;
+  for (int64_t j = 0, n = ids.numElements(); j < n; ++j) {
+    int64_t row = positionOffset + (seq ? j % seq : 0);
+    if (row < 0 || row >= positions->shape()[0])
+      return kernelError("position " + llvm::Twine(row) + " is outside the position table's " +
+                         llvm::Twine(positions->shape()[0]) + " rows");
+    for (int64_t h = 0; h < hidden; ++h)
+      out.f32()[j * hidden + h] += positions->f32()[row * hidden + h];
   }
   return out;
 }

@@ -429,7 +429,10 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       .Case([&](GatedActivationOp o) {
         return one(gatedActivation(all(o.getInputs()), o.getActivation()));
       })
-      .Case([&](EmbeddingOp o) { return one(embedding(in(o.getTable()), in(o.getIds()))); })
+      .Case([&](EmbeddingOp o) {
+        return one(embedding(in(o.getTable()), in(o.getIds()), optional(o.getPositionTable()),
+                             int64_t(o.getPositionOffset())));
+      })
       .Case([&](FusionGroupOp o) { return runFusionGroup(o); })
       .Default([&](Operation *) -> llvm::Expected<Results> {
         return kernelError("the reference interpreter does not support this op");

@@ -207,7 +207,10 @@ llvm::Expected<Tensor> attention(llvm::ArrayRef<const Tensor *> inputs,
 /// `inputs` is {gate_up} or {gate, up}; `activation` is silu, gelu or gelu_tanh.
 llvm::Expected<Tensor> gatedActivation(llvm::ArrayRef<const Tensor *> inputs,
                                        llvm::StringRef activation);
-llvm::Expected<Tensor> embedding(const Tensor &table, const Tensor &ids);
+/// Rows of `table` by id; with `positions`, plus row (offset + t) of it for
+/// token t along the last dim of `ids`.
+llvm::Expected<Tensor> embedding(const Tensor &table, const Tensor &ids, const Tensor *positions,
+                                 int64_t positionOffset);
 
 } // namespace infer::interp::kernels
 

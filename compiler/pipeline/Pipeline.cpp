@@ -33,6 +33,8 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                       pm.addNestedPass<func::FuncOp>(graph::createRaiseLinearPass());
                       pm.addNestedPass<func::FuncOp>(graph::createRaiseAttentionPass());
                       pm.addNestedPass<func::FuncOp>(graph::createRaiseMlpPass());
+                      // Attention's outputs may now feed flattened projections.
+                      pm.addNestedPass<func::FuncOp>(graph::createRaiseLinearPass());
                       addCleanup(pm);
                     }});
   if (options.testBreakNumerics)

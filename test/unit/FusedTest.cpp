@@ -357,6 +357,25 @@ TEST(Fused, RotaryNoRotatedHeadsIsIdentity) {
   expectF32(results[0], {1, 1, 4}, {1, 2, 3, 4});
 }
 
+TEST(Fused, RotaryDefaultPositionsCountFromZero) {
+  // Without positions, every sequence of the batch is at 0, 1, ..., seq - 1.
+  auto results = runOk(R"mlir(
+    func.func @main(%x: tensor<2x3x8xf32>, %pos: tensor<1x3xi64>, %freq: tensor<2xf32>)
+        -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+      %0 = graph.rotary %x, %freq
+          {num_heads = 2 : i64, rotated_heads = 1 : i64, head_dim = 4 : i64, rotary_dim = 4 : i64}
+          : (tensor<2x3x8xf32>, tensor<2xf32>) -> tensor<2x3x8xf32>
+      %1 = graph.rotary %x, %freq positions(%pos)
+          {num_heads = 2 : i64, rotated_heads = 1 : i64, head_dim = 4 : i64, rotary_dim = 4 : i64}
+          : (tensor<2x3x8xf32>, tensor<2xf32>, tensor<1x3xi64>) -> tensor<2x3x8xf32>
+      return %0, %1 : tensor<2x3x8xf32>, tensor<2x3x8xf32>
+    })mlir",
+                       {randomF32({2, 3, 8}, 23), Tensor::fromI64({1, 3}, {0, 1, 2}),
+                        Tensor::fromF32({2}, {1.0f, 0.3f})});
+  ASSERT_EQ(results.size(), 2u);
+  expectIdentical(results[0], results[1]);
+}
+
 //===----------------------------------------------------------------------===//
 // attention
 //===----------------------------------------------------------------------===//

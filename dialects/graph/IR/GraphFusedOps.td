@@ -133,19 +133,28 @@ def Graph_GatedActivationOp : Graph_Op<"gated_activation", [Pure]> {
 }
 
 def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
-  let summary = "Rows of an embedding table by token id";
+  let summary = "Rows of an embedding table by token id, plus learned positions";
   let description = [{
     `table` is [vocab, hidden]; the result is `ids`' shape + [hidden]. Ids
     outside [0, vocab) are an error (ONNX Gather's negative ids are not
-    token ids).
+    token ids). With `position_table` [positions, hidden], the row
+    `position_offset + t` is added to token t of each sequence (GPT-2's
+    learned positions, OPT's with an offset of 2).
 
     ```mlir
     %e = graph.embedding %table, %ids : (tensor<512x64xf32>, tensor<?x?xi64>) -> tensor<?x?x64xf32>
+    %f = graph.embedding %table, %ids positions(%wpe) {position_offset = 2 : i64}
+        : (tensor<512x64xf32>, tensor<?x?xi64>, tensor<258x64xf32>) -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$table, Graph_IndexTensor:$ids);
+  let arguments = (ins Graph_Tensor:$table, Graph_IndexTensor:$ids,
+                   Optional<Graph_Tensor>:$position_table,
+                   DefaultValuedAttr<I64Attr, "0">:$position_offset);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$table `,` $ids attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $table `,` $ids (`positions` `(` $position_table^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def Graph_PackWeightsOp : Graph_Op<"pack_weights", [Pure]> {

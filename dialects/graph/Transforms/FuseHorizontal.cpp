@@ -103,8 +103,44 @@ bool sameRotation(RotaryOp a, RotaryOp b) {
          a.getInterleaved() == b.getInterleaved();
 }
 
+/// attention(split(x)#0, #1, #2) of x split into q, k, v along its last dim
+/// (a model that already projects QKV in one GEMM) → attention(x).
+bool usePackedSplit(AttentionOp attention) {
+  ValueRange inputs = attention.getInputs();
+  auto split = inputs[0].getDefiningOp<SplitOp>();
+  if (!split || split.getNumResults() != 3 || split.getAxis() != rankOf(split.getInput()).value_or(0) - 1)
+    return false;
+  for (int i = 0; i < 3; ++i)
+    if (inputs[i] != split.getResult(i))
+      return false;
+  int64_t q = attention.getNumHeads() * attention.getHeadDim();
+  int64_t kv = attention.getNumKvHeads() * attention.getHeadDim();
+  SmallVector<int64_t> sizes;
+  if (split.getSplit()) {
+    auto values = intElements(split.getSplit());
+    if (!values)
+      return false;
+    sizes.assign(values->begin(), values->end());
+  } else if (q == kv && staticDim(split.getInput(), -1) == 3 * q) {
+    sizes = {q, kv, kv};
+  }
+  if (sizes != SmallVector<int64_t>{q, kv, kv})
+    return false;
+  OpBuilder builder(attention);
+  auto fused = AttentionOp::create(builder, attention.getLoc(), attention.getType(),
+                                   ValueRange{split.getInput()}, attention.getNumHeadsAttr(),
+                                   attention.getNumKvHeadsAttr(), attention.getHeadDimAttr(),
+                                   attention.getScaleAttr(), attention.getCausalAttr(),
+                                   attention.getSoftcapAttr());
+  attention.replaceAllUsesWith(fused.getResult());
+  attention.erase();
+  if (split->use_empty())
+    split.erase();
+  return true;
+}
+
 void fuseQkv(AttentionOp attention) {
-  if (attention.getInputs().size() != 3)
+  if (attention.getInputs().size() != 3 || usePackedSplit(attention))
     return;
   auto [qRotary, q] = projection(attention.getInputs()[0]);
   auto [kRotary, k] = projection(attention.getInputs()[1]);

@@ -2,6 +2,9 @@
 
 #include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Passes.h"
+#include "dialects/graph/Transforms/Validation.h"
+
+#include "mlir/IR/IRMapping.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -130,8 +133,63 @@ struct RaiseEmbedding : public OpRewritePattern<GatherOp> {
       ids = reshape.getData();
     if (!isa<BlockArgument>(ids))
       return rewriter.notifyMatchFailure(op, "indices are not the model's token ids");
-    rewriter.replaceOpWithNewOp<EmbeddingOp>(op, op.getType(), op.getData(), op.getIndices());
+    rewriter.replaceOpWithNewOp<EmbeddingOp>(op, op.getType(), op.getData(), op.getIndices(), Value(),
+                                             rewriter.getI64IntegerAttr(0));
     return success();
+  }
+};
+
+/// embedding(wte, ids) + gather(wpe, offset + [0, seq)) → embedding with
+/// learned positions. The positions must come from the sequence length alone
+/// (checked by evaluation) and the rewrite is proven on the interpreter.
+struct RaisePositionEmbedding : public OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The offset when `indices` is offset + t for token t, at every size tried.
+  static std::optional<int64_t> positionOffset(func::FuncOp func, Value indices) {
+    std::optional<int64_t> offset;
+    for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 3}, {2, 5}}) {
+      auto values = evaluateShapeOnly(func, indices, batch, seq);
+      if (!values || values->shape.empty() || values->shape.back() != seq)
+        return std::nullopt;
+      for (size_t i = 0; i < values->values.size(); ++i) {
+        int64_t expected = int64_t(values->values[i]) - int64_t(i % seq);
+        if (offset && *offset != expected)
+          return std::nullopt;
+        offset = expected;
+      }
+    }
+    return offset;
+  }
+
+  LogicalResult matchAndRewrite(AddOp op, PatternRewriter &rewriter) const override {
+    for (auto [tokens, positions] : {std::make_pair(op.getLhs(), op.getRhs()),
+                                     std::make_pair(op.getRhs(), op.getLhs())}) {
+      auto embedding = tokens.getDefiningOp<EmbeddingOp>();
+      auto gather = positions.getDefiningOp<GatherOp>();
+      if (!embedding || embedding.getPositionTable() || !embedding->hasOneUse() || !gather ||
+          gather.getAxis() != 0 || !isWeight(gather.getData()) || rankOf(gather.getData()) != 2 ||
+          !gather.getData().getDefiningOp() || !embedding.getTable().getDefiningOp())
+        continue;
+      auto func = op->getParentOfType<func::FuncOp>();
+      std::optional<int64_t> offset = positionOffset(func, gather.getIndices());
+      if (!offset)
+        continue;
+      Value ids = embedding.getIds();
+      auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
+        IRMapping mapping;
+        Value table = builder.clone(*embedding.getTable().getDefiningOp(), mapping)->getResult(0);
+        Value positionTable = builder.clone(*gather.getData().getDefiningOp(), mapping)->getResult(0);
+        return EmbeddingOp::create(builder, loc, op.getType(), table, inputs[0], positionTable,
+                                   builder.getI64IntegerAttr(*offset));
+      };
+      if (!validateReplacement(func, {ids}, op.getResult(), build))
+        continue;
+      rewriter.replaceOpWithNewOp<EmbeddingOp>(op, op.getType(), embedding.getTable(), ids,
+                                               gather.getData(), rewriter.getI64IntegerAttr(*offset));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not token plus learned position embeddings");
   }
 };
 
@@ -147,5 +205,6 @@ struct RaiseMlpPass : public infer::graph::impl::RaiseMlpPassBase<RaiseMlpPass> 
 } // namespace
 
 void infer::graph::populateRaiseMlpPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseGatedActivation, RaiseDecomposedGelu, RaiseEmbedding>(patterns.getContext());
+  patterns.add<RaiseGatedActivation, RaiseDecomposedGelu, RaiseEmbedding, RaisePositionEmbedding>(
+      patterns.getContext());
 }
