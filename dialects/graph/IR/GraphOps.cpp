@@ -54,6 +54,12 @@ LogicalResult verifyBinary(Operation *op, bool producesBool, bool needsBoolOpera
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 void WeightOp::print(OpAsmPrinter &printer) {
   printer << " <";
   printer.printResourceHandle(getValue().getHandle());

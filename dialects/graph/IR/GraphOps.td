@@ -136,6 +136,10 @@ def Graph_GeluOp : Graph_Op<"gelu", [Pure, SameOperandsAndResultElementType]> {
 def Graph_CastOp : Graph_Op<"cast", [Pure]> {
   let summary = "ONNX Cast; the target is the result element type";
   let description = [{
+    Also converts between tensor types of one element type (refining or
+    forgetting static dims), which passes use to keep result types; a cast
+    to the operand's own type folds away.
+
     ```mlir
     %y = graph.cast %x : (tensor<?xi64>) -> tensor<?xf32>
     ```
@@ -143,6 +147,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
   let arguments = (ins Graph_Tensor:$input);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Graph_ClipOp : Graph_Op<"clip", [Pure, AttrSizedOperandSegments]> {

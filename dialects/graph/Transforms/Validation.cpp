@@ -169,11 +169,17 @@ std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func,
   llvm::SetVector<Operation *> slice = sliceOf(value, {}, 400);
   if (slice.empty())
     return std::nullopt;
-  // Arguments may be read only for their shapes.
-  for (Operation *op : slice)
-    for (Value operand : op->getOperands())
-      if (isa<BlockArgument>(operand) && !isa<ShapeOp>(op))
-        return std::nullopt;
+  // The value may depend on the arguments' shapes but not on their values:
+  // data dependence flows through every op except graph.shape.
+  llvm::DenseSet<Value> dataDependent(func.getArguments().begin(), func.getArguments().end());
+  for (Operation *op : slice) {
+    if (isa<ShapeOp>(op))
+      continue;
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return dataDependent.contains(v); }))
+      dataDependent.insert(op->result_begin(), op->result_end());
+  }
+  if (dataDependent.contains(value))
+    return std::nullopt;
   MLIRContext *context = func.getContext();
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
   func::FuncOp probe = buildProbe(*scratch, func, {}, slice, value, nullptr);
