@@ -9,8 +9,8 @@
 // CHECK-DAG: %[[WQ:.+]] = graph.weight <q_proj> : tensor<64x64xf32>
 // CHECK-DAG: %[[WK:.+]] = graph.weight <k_proj> : tensor<64x32xf32>
 // CHECK-DAG: %[[WV:.+]] = graph.weight <v_proj> : tensor<64x32xf32>
-// CHECK-DAG: %[[F:.+]] = graph.constant dense<{{.+}}> : tensor<8xf32>
 // CHECK: %[[W:.+]] = graph.pack_weights %[[WQ]], %[[WK]], %[[WV]] {axis = 1 : i64} : (tensor<64x64xf32>, tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x128xf32>
+// CHECK: %[[F:.+]] = graph.constant dense<{{.+}}> : tensor<8xf32>
 // CHECK: %[[QKV:.+]] = graph.linear %[[X]], %[[W]] : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
 // CHECK: %[[R:.+]] = graph.rotary %[[QKV]], %[[F]] {head_dim = 16 : i64, num_heads = 8 : i64, rotary_dim = 16 : i64, rotated_heads = 6 : i64} : (tensor<?x?x128xf32>, tensor<8xf32>) -> tensor<?x?x128xf32>
 // CHECK: %[[O:.+]] = graph.attention %[[R]] {causal = true, head_dim = 16 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
@@ -130,8 +130,10 @@ func.func @qkv_different_inputs(%x: tensor<?x?x64xf32>, %y: tensor<?x?x64xf32>) 
 // its own result would have to be split back out.
 // CHECK-LABEL: func.func @qkv_two_uses
 // CHECK-NOT: graph.pack_weights
-// CHECK: %[[V:.+]] = graph.linear %{{.+}}, %{{.+}} : (tensor<?x?x64xf32>, tensor<64x32xf32>) -> tensor<?x?x32xf32>
-// CHECK: %[[O:.+]] = graph.attention %{{.+}}, %{{.+}}, %[[V]] {
+// CHECK: %[[Q:.+]] = graph.linear
+// CHECK: %[[K:.+]] = graph.linear
+// CHECK: %[[V:.+]] = graph.linear
+// CHECK: %[[O:.+]] = graph.attention %[[Q]], %[[K]], %[[V]] {
 // CHECK: return %[[O]], %[[V]]
 func.func @qkv_two_uses(%x: tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>) {
   %wq = graph.weight <q_proj> : tensor<64x64xf32>

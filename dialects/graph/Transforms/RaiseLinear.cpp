@@ -87,45 +87,119 @@ struct AbsorbBiasAdd : public OpRewritePattern<AddOp> {
   }
 };
 
-/// reshape(linear(reshape(x, [-1, K])), [b, s, N]) → linear(x): Conv1D-style
-/// exports flatten tokens around each GEMM; linear takes [..., K] directly.
-/// The rewrite is checked on the interpreter (the reshape targets are runtime
-/// values).
-struct FoldFlattenAroundLinear : public OpRewritePattern<ReshapeOp> {
+/// Lifts token-wise ops that an exporter applied to flattened tokens
+/// [b*s, H] (Conv1D-style projections, OPT's MLP block) back to [b, s, H]:
+///   reshape(f(reshape(x, [-1, H])), [b, s, N]) → f'(x)
+/// where f is a chain of linear, layer/RMS norm over the last dim, and
+/// elementwise ops. The reshape targets are runtime values, so the rewrite is
+/// proven on the interpreter before it is made.
+class TokenLifter {
+public:
+  /// Collects the flatten sources `value` is computed from; false if some op
+  /// on the way is not token-wise.
+  bool collect(Value value) {
+    if (visited.contains(value))
+      return true;
+    visited.insert(value);
+    Operation *op = value.getDefiningOp();
+    if (!op || rankOf(value) != 2)
+      return false;
+    if (auto flatten = dyn_cast<ReshapeOp>(op)) {
+      Value x = flatten.getData();
+      if (rankOf(x) != 3 || !staticDim(x, -1) || staticDim(x, -1) != staticDim(value, -1))
+        return false;
+      if (!llvm::is_contained(leaves, x))
+        leaves.push_back(x);
+      return true;
+    }
+    if (auto linear = dyn_cast<LinearOp>(op))
+      return collect(linear.getInput()) && (!linear.getResidual() || collect(linear.getResidual()));
+    if (auto norm = dyn_cast<LayerNormOp>(op))
+      return norm.getAxis() == 1 && collect(norm.getInput());
+    if (auto norm = dyn_cast<RmsNormOp>(op))
+      return collect(norm.getInput());
+    if (isa<ReluOp, GeluOp, SigmoidOp, TanhOp, NegOp>(op))
+      return collect(op->getOperand(0));
+    if (isa<AddOp, MulOp, SubOp>(op))
+      return op->getOperand(0).getType() == op->getOperand(1).getType() &&
+             collect(op->getOperand(0)) && collect(op->getOperand(1));
+    return false;
+  }
+
+  SmallVector<Value> leaves;
+
+  /// Rebuilds `value` on [b, s, ...] tensors; `inputs` stand for `leaves`,
+  /// `weight` materialises a weight operand where the build happens.
+  Value build(OpBuilder &builder, Value value, ValueRange inputs,
+              const std::function<Value(Value)> &weight) {
+    llvm::DenseMap<Value, Value> lifted;
+    for (auto [leaf, input] : llvm::zip(leaves, inputs))
+      lifted[leaf] = input;
+    return lift(builder, value, lifted, weight);
+  }
+
+private:
+  Value lift(OpBuilder &builder, Value value, llvm::DenseMap<Value, Value> &lifted,
+             const std::function<Value(Value)> &weight) {
+    Operation *op = value.getDefiningOp();
+    if (auto flatten = dyn_cast<ReshapeOp>(op))
+      return lifted.lookup(flatten.getData());
+    auto flat = cast<RankedTensorType>(value.getType());
+    auto type = RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, flat.getDimSize(1)},
+                                      flat.getElementType());
+    Location loc = op->getLoc();
+    auto get = [&](Value v) { return lift(builder, v, lifted, weight); };
+    if (auto linear = dyn_cast<LinearOp>(op))
+      return LinearOp::create(builder, loc, type, get(linear.getInput()), weight(linear.getWeight()),
+                              linear.getBias() ? weight(linear.getBias()) : Value(),
+                              linear.getResidual() ? get(linear.getResidual()) : Value(),
+                              linear.getTransposeWeightAttr());
+    if (auto norm = dyn_cast<LayerNormOp>(op))
+      return LayerNormOp::create(builder, loc, type, get(norm.getInput()), weight(norm.getScale()),
+                                 norm.getBias() ? weight(norm.getBias()) : Value(),
+                                 builder.getI64IntegerAttr(2), norm.getEpsilonAttr());
+    if (auto norm = dyn_cast<RmsNormOp>(op))
+      return RmsNormOp::create(builder, loc, type, get(norm.getInput()), weight(norm.getWeight()),
+                               norm.getEpsilonAttr(), norm.getWeightOffsetAttr());
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(get(operand));
+    OperationState state(loc, op->getName(), operands, {type}, op->getAttrs());
+    return builder.create(state)->getResult(0);
+  }
+
+  llvm::DenseSet<Value> visited;
+};
+
+struct LiftFlattenedTokens : public OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op, PatternRewriter &rewriter) const override {
-    auto linear = op.getData().getDefiningOp<LinearOp>();
-    auto flatten = linear ? linear.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
-    if (!flatten || !linear->hasOneUse() || linear.getResidual() || rankOf(linear.getResult()) != 2 ||
-        rankOf(op.getResult()) != 3 || rankOf(flatten.getData()) != 3 ||
-        staticDim(flatten.getData(), -1) != staticDim(flatten.getResult(), -1) ||
-        !staticDim(op.getResult(), -1) || staticDim(op.getResult(), -1) != staticDim(linear.getResult(), -1))
-      return rewriter.notifyMatchFailure(op, "not a flatten around a linear");
-    Value x = flatten.getData();
-    auto x3 = cast<RankedTensorType>(x.getType());
-    auto type = RankedTensorType::get({x3.getDimSize(0), x3.getDimSize(1), *staticDim(op.getResult(), -1)},
-                                      x3.getElementType());
-    auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
-      // Weights are cloned into the probe by value: rebuild them from the originals.
-      IRMapping mapping;
-      Value weight = builder.clone(*linear.getWeight().getDefiningOp(), mapping)->getResult(0);
-      Value bias = linear.getBias() ? builder.clone(*linear.getBias().getDefiningOp(), mapping)->getResult(0)
-                                    : Value();
-      Value result = LinearOp::create(builder, loc, type, inputs[0], weight, bias, Value(),
-                                      linear.getTransposeWeightAttr());
-      if (result.getType() != op.getType())
-        result = CastOp::create(builder, loc, op.getType(), result);
-      return result;
+    Value flat = op.getData();
+    if (rankOf(op.getResult()) != 3 || rankOf(flat) != 2 || !staticDim(flat, -1) ||
+        staticDim(op.getResult(), -1) != staticDim(flat, -1) || isa_and_nonnull<ReshapeOp>(flat.getDefiningOp()))
+      return rewriter.notifyMatchFailure(op, "not an unflatten of token-wise work");
+    TokenLifter lifter;
+    if (!lifter.collect(flat) || lifter.leaves.empty())
+      return rewriter.notifyMatchFailure(op, "an op on the way is not token-wise");
+    auto cloneWeight = [](OpBuilder &builder) {
+      return [&builder](Value weight) -> Value {
+        Operation *def = weight.getDefiningOp();
+        return def ? builder.clone(*def)->getResult(0) : Value();
+      };
+    };
+    auto buildLifted = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
+      Value lifted = lifter.build(builder, flat, inputs, cloneWeight(builder));
+      if (lifted && lifted.getType() != op.getType())
+        lifted = CastOp::create(builder, loc, op.getType(), lifted);
+      return lifted;
     };
     auto func = op->getParentOfType<func::FuncOp>();
-    if (!linear.getWeight().getDefiningOp() || (linear.getBias() && !linear.getBias().getDefiningOp()) ||
-        !validateReplacement(func, {x}, op.getResult(), build))
+    if (!validateReplacement(func, lifter.leaves, op.getResult(), buildLifted))
       return rewriter.notifyMatchFailure(op, "the reshapes do not restore the token dims");
-    Value replacement = LinearOp::create(rewriter, op.getLoc(), type, x, linear.getWeight(),
-                                         linear.getBias(), Value(), linear.getTransposeWeightAttr());
-    if (replacement.getType() != op.getType())
-      replacement = CastOp::create(rewriter, op.getLoc(), op.getType(), replacement);
-    rewriter.replaceOp(op, replacement);
+    Value lifted = lifter.build(rewriter, flat, lifter.leaves, [](Value w) { return w; });
+    if (lifted.getType() != op.getType())
+      lifted = CastOp::create(rewriter, op.getLoc(), op.getType(), lifted);
+    rewriter.replaceOp(op, lifted);
     return success();
   }
 };
@@ -142,5 +216,5 @@ struct RaiseLinearPass : public infer::graph::impl::RaiseLinearPassBase<RaiseLin
 } // namespace
 
 void infer::graph::populateRaiseLinearPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseMatMul, RaiseGemm, AbsorbBiasAdd, FoldFlattenAroundLinear>(patterns.getContext());
+  patterns.add<RaiseMatMul, RaiseGemm, AbsorbBiasAdd, LiftFlattenedTokens>(patterns.getContext());
 }
