@@ -15,3 +15,4 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.infer_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["infer-opt", "infer-compile"], tool_dirs)
+config.substitutions.append(("%shared_models", config.shared_models_dir))

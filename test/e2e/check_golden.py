@@ -16,15 +16,16 @@ def main():
     ap.add_argument("--input", required=True)
     ap.add_argument("--golden", required=True)
     ap.add_argument("--atol", type=float, default=1e-4)
-    ap.add_argument("--via-mlir", action="store_true",
-                    help="print the graph IR first and run the .mlir (the fed-back path)")
+    ap.add_argument("--via", choices=["onnx", "graph", "optimized"], default="onnx",
+                    help="run the model itself, or the IR printed by --emit=graph or --emit=optimized "
+                         "fed back as an .mlir file")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         model = a.model
-        if a.via_mlir:
+        if a.via != "onnx":
             model = os.path.join(tmp, "model.mlir")
             with open(model, "w") as f:
-                subprocess.run([a.infer_compile, a.model, "--emit=graph"], stdout=f, check=True)
+                subprocess.run([a.infer_compile, a.model, f"--emit={a.via}"], stdout=f, check=True)
         out = os.path.join(tmp, "logits.npy")
         cmd = [a.infer_compile, model, "--reference-run", f"--input=input_ids={a.input}", f"--output=logits={out}"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -37,7 +38,7 @@ def main():
         return 1
     err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
     status = "PASS" if err <= a.atol else "FAIL"
-    print(f"{status}: {os.path.basename(a.model)} on {os.path.basename(a.input)}: "
+    print(f"{status}: {os.path.basename(a.model)} (via {a.via}) on {os.path.basename(a.input)}: "
           f"max abs error {err:.3g} (tolerance {a.atol:g}), logits {tuple(got.shape)}")
     return 0 if err <= a.atol else 1
 

@@ -167,7 +167,7 @@ struct RaisePositionEmbedding : public OpRewritePattern<AddOp> {
                                      std::make_pair(op.getRhs(), op.getLhs())}) {
       auto embedding = tokens.getDefiningOp<EmbeddingOp>();
       auto gather = positions.getDefiningOp<GatherOp>();
-      if (!embedding || embedding.getPositionTable() || !embedding->hasOneUse() || !gather ||
+      if (!embedding || embedding.getPositionTable() || !gather ||
           gather.getAxis() != 0 || !isWeight(gather.getData()) || rankOf(gather.getData()) != 2 ||
           !gather.getData().getDefiningOp() || !embedding.getTable().getDefiningOp())
         continue;
