@@ -150,9 +150,8 @@ void fuseQkv(AttentionOp attention) {
   if (qRotary && !sameRotation(qRotary, kRotary))
     return;
   int64_t heads = attention.getNumHeads(), kvHeads = attention.getNumKvHeads();
+  // Everything the packed ops read dominates the attention: build them there.
   OpBuilder builder(attention);
-  builder.setInsertionPoint(q->isBeforeInBlock(k) ? (q->isBeforeInBlock(v) ? q : v)
-                                                  : (k->isBeforeInBlock(v) ? k : v));
   LinearOp qkv = packLinears(builder, {q, k, v});
   Value packed = qkv.getResult();
   if (qRotary) {
@@ -185,7 +184,6 @@ void fuseGateUp(GatedActivationOp activation) {
       staticDim(gate.getResult(), -1) != staticDim(up.getResult(), -1))
     return;
   OpBuilder builder(activation);
-  builder.setInsertionPoint(gate->isBeforeInBlock(up) ? gate : up);
   LinearOp gateUp = packLinears(builder, {gate, up});
   builder.setInsertionPoint(activation);
   auto fused = GatedActivationOp::create(builder, activation.getLoc(), activation.getType(),

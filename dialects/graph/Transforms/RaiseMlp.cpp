@@ -106,9 +106,20 @@ struct RaiseDecomposedGelu : public OpRewritePattern<MulOp> {
   }
 
   LogicalResult matchAndRewrite(MulOp op, PatternRewriter &rewriter) const override {
-    for (auto [half, onePlus] : {std::make_pair(op.getLhs(), op.getRhs()),
-                                 std::make_pair(op.getRhs(), op.getLhs())}) {
-      Value x = operandBeside(half.getDefiningOp<MulOp>(), 0.5);
+    for (auto [lhs, rhs] : {std::make_pair(op.getLhs(), op.getRhs()),
+                            std::make_pair(op.getRhs(), op.getLhs())}) {
+      // (0.5 * x) * (1 + inner), or (x * (1 + inner)) * 0.5 as TorchScript writes it.
+      Value x = operandBeside(lhs.getDefiningOp<MulOp>(), 0.5);
+      Value onePlus = rhs;
+      if (!x && isSplat(rhs, 0.5))
+        if (auto product = lhs.getDefiningOp<MulOp>())
+          for (auto [candidate, other] : {std::make_pair(product.getLhs(), product.getRhs()),
+                                          std::make_pair(product.getRhs(), product.getLhs())})
+            if (auto inner = matchInner(other); inner && inner->first == candidate) {
+              x = candidate;
+              onePlus = other;
+              break;
+            }
       auto inner = x ? matchInner(onePlus) : std::nullopt;
       if (!inner || inner->first != x || x.getType() != op.getType())
         continue;

@@ -1,18 +1,9 @@
 // RUN: infer-opt --split-input-file --infer-fuse-horizontal %s | FileCheck %s
 //
-// Expectations --infer-fuse-horizontal does not meet yet (kept apart from
-// fuse-horizontal.mlir so that file stays a regression test). Bug: fuseQkv and
-// fuseGateUp (FuseHorizontal.cpp) insert the packed linear (and the packed
-// rotary) at the FIRST of the projections, but its operands (the
-// pack_weights, placed after the LAST weight, and the rotary's inv_freq and
-// positions) may be defined after that point, so the pass emits IR that fails
-// verification ("operand #1 does not dominate this use"). In the pipeline the
-// canonicalizer happens to hoist constants and weights to the top first; run
-// alone, or after --infer-raise-attention (whose inv_freq constant is created
-// beside the rotary, after the linears), it breaks. Fix: insert the packed ops
-// right before the attention / gated_activation being rewritten (all their
-// operands dominate it).
-// XFAIL: *
+// Regression tests: the packed linear and rotary are built at the consumer
+// (attention / gated_activation), which every operand dominates, not at the
+// first projection (where weights or inv_freq defined later were not yet
+// available).
 
 // Tests Q, K, V linears whose weights are defined between them, with the
 // rotary frequencies defined after them.

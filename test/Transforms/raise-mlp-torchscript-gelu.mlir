@@ -1,11 +1,7 @@
 // RUN: infer-opt --split-input-file --infer-raise-mlp %s | FileCheck %s
 //
-// Matches --infer-raise-mlp should make but does not yet (kept apart from
-// raise-mlp.mlir so that file stays a regression test). Missing:
-// RaiseDecomposedGelu (RaiseMlp.cpp) only accepts (0.5 * x) * (1 + inner);
-// the TorchScript exporter writes the erf GELU as (x * (1 + erf(x / sqrt 2)))
-// * 0.5, with the 0.5 applied last, which is left decomposed.
-// XFAIL: *
+// The TorchScript exporter writes the erf GELU as (x * (1 + erf(x / sqrt 2)))
+// * 0.5, with the 0.5 applied last.
 
 // Tests that the erf GELU in the TorchScript exporter's order,
 // Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), becomes graph.gelu.
