@@ -100,11 +100,21 @@ SmallVector<DenseElementsAttr> frequencyCandidates(Value value, int64_t count) {
   options.omitBlockArguments = true;
   if (Operation *def = value.getDefiningOp())
     (void)getBackwardSlice(def, &slice, options);
-  for (Operation *op : slice)
-    if (auto constant = dyn_cast<ConstantOp>(op))
+  auto vectorType = RankedTensorType::get({count}, Float32Type::get(value.getContext()));
+  for (Operation *op : slice) {
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
       if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
           dense && dense.getElementType().isF32() && dense.getNumElements() == count && !dense.isSplat())
-        candidates.push_back(dense.reshape(RankedTensorType::get({count}, dense.getElementType())));
+        candidates.push_back(dense.reshape(vectorType));
+    } else if (auto weight = dyn_cast<WeightOp>(op)) {
+      // Larger models keep inv_freq as an initializer big enough to be a weight.
+      auto type = cast<ShapedType>(weight.getType());
+      ArrayRef<char> data = weight.getValue().getData();
+      if (type.getElementType().isF32() && type.getNumElements() == count &&
+          data.size() == size_t(count) * sizeof(float))
+        candidates.push_back(DenseElementsAttr::getFromRawBuffer(vectorType, data));
+    }
+  }
   return candidates;
 }
 
