@@ -6,11 +6,16 @@
 // before it is bound. A value is dropped after its last use. A fusion group's
 // region runs the same way, in an environment of its own.
 //
+// bf16 and f16 values are held as f32 and computed in f32; every value bound
+// to a bf16/f16-typed SSA value (function argument or op result) is rounded to
+// that type right there, so kernels never see the narrow types.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/interpreter/Interpreter.h"
 
 #include "compiler/interpreter/Kernels.h"
+#include "compiler/interpreter/LowPrecision.h"
 #include "dialects/graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace infer::interp;
@@ -72,6 +78,25 @@ llvm::Error opError(Operation *op, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), prefix + ": " + message);
 }
 
+/// The 16-bit float format whose values `type` (or its element type) holds,
+/// if it is bf16 or f16.
+std::optional<HalfFormat> halfFormatOf(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isBF16())
+    return HalfFormat::BF16;
+  if (element.isF16())
+    return HalfFormat::F16;
+  return std::nullopt;
+}
+
+/// Rounds an f32-held tensor to the precision of `type` when that is bf16 or
+/// f16 ("store rounded"); leaves everything else alone.
+void roundToType(Tensor &tensor, Type type) {
+  std::optional<HalfFormat> format = halfFormatOf(type);
+  if (format && tensor.dtype() == DType::F32)
+    roundAllTo(*format, llvm::MutableArrayRef<float>(tensor.f32(), tensor.numElements()));
+}
+
 /// Decodes little-endian bytes holding `count` elements of `elementType`
 /// (booleans one byte each) into a Tensor of `shape`.
 llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> shape,
@@ -88,7 +113,13 @@ llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> sha
   const char *src = bytes.data();
   int64_t n = out.numElements();
   // Element-wise memcpy: weight bytes come from an mmap and may be unaligned.
-  if (elementType.isF64()) {
+  if (std::optional<HalfFormat> format = halfFormatOf(elementType)) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, src + i * 2, 2);
+      out.f32()[i] = decodeHalf(*format, bits);
+    }
+  } else if (elementType.isF64()) {
     for (int64_t i = 0; i < n; ++i) {
       double value;
       std::memcpy(&value, src + i * 8, 8);
@@ -135,6 +166,9 @@ llvm::Expected<Tensor> tensorFromElements(ElementsAttr attr) {
   } else if (element.isF64()) {
     for (double value : dense.getValues<double>())
       out.f32()[i++] = float(value);
+  } else if (std::optional<HalfFormat> format = halfFormatOf(element)) {
+    for (const APFloat &value : dense.getValues<APFloat>())
+      out.f32()[i++] = decodeHalf(*format, uint16_t(value.bitcastToAPInt().getZExtValue()));
   } else if (element.isInteger(1)) {
     for (bool value : dense.getValues<bool>())
       out.boolData()[i++] = value;
@@ -161,6 +195,7 @@ llvm::Expected<Tensor> tensorFromWeight(graph::WeightAttr attr) {
 }
 
 /// Checks a computed tensor against the static type of the value it binds.
+/// bf16 and f16 types match f32 tensors, which is how they are held.
 llvm::Error checkAgainstType(const Tensor &tensor, Type type, const llvm::Twine &what) {
   llvm::Expected<DType> dtype = dtypeForType(type);
   if (!dtype)
@@ -244,7 +279,9 @@ llvm::Expected<Results> BlockRunner::run(Block &block, llvm::ArrayRef<Tensor> ar
     if (llvm::Error error = checkAgainstType(arguments[index], arg.getType(),
                                              name + " input " + llvm::Twine(index)))
       return std::move(error);
-    bind(arg, arguments[index]);
+    Tensor argument = arguments[index];
+    roundToType(argument, arg.getType());
+    bind(arg, std::move(argument));
   }
   for (Operation &op : block) {
     if (isa<func::ReturnOp, graph::YieldOp>(op)) {
@@ -266,6 +303,8 @@ llvm::Expected<Results> BlockRunner::run(Block &block, llvm::ArrayRef<Tensor> ar
       if (llvm::Error error =
               checkAgainstType((*results)[index], result.getType(), "result " + llvm::Twine(index)))
         return opError(&op, llvm::toString(std::move(error)));
+      // The one place results are narrowed: kernels compute in f32.
+      roundToType((*results)[index], result.getType());
       bind(result, std::move((*results)[index]));
     }
     release(&op);
@@ -443,15 +482,16 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
 
 llvm::Expected<DType> infer::interp::dtypeForType(Type type) {
   Type element = getElementTypeOrSelf(type);
-  if (element.isF32() || element.isF64())
+  // bf16 and f16 are held as f32 and rounded where they are bound.
+  if (element.isF32() || element.isF64() || element.isBF16() || element.isF16())
     return DType::F32;
   if (element.isSignlessInteger(1))
     return DType::Bool;
   if (element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
       element.isSignedInteger(64) || element.isSignedInteger(32))
     return DType::I64;
-  return kernelError("reference interpreter supports f32, i64, i1 (and i32, f64 held as i64, "
-                     "f32), got " +
+  return kernelError("reference interpreter supports f32, i64, i1 (and i32 held as i64; f64, "
+                     "bf16, f16 held as f32), got " +
                      typeString(element));
 }
 

@@ -5,7 +5,10 @@
 // favours obviously right loops over speed.
 //
 // Element types: f32, i64 and i1 are computed as such; i32 values are held as
-// i64 and f64 values as f32. Anything else (f16, bf16, ...) is an error.
+// i64 and f64 values as f32. bf16 and f16 values are held as f32 too, computed
+// in f32, and rounded to their type (nearest even) wherever a value of that
+// type is bound: "compute in fp32, store rounded", as PyTorch does on the CPU.
+// Anything else (i8, f8, ...) is an error.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_COMPILER_INTERPRETER_INTERPRETER_H
@@ -39,6 +42,7 @@ llvm::Expected<std::vector<Tensor>> runFunction(mlir::func::FuncOp func,
 
 /// The DType that holds values of MLIR element type `elementType` (a tensor
 /// type is looked through), or an error for types the interpreter lacks.
+/// bf16 and f16 give F32: their inputs and outputs are f32 tensors.
 llvm::Expected<DType> dtypeForType(mlir::Type type);
 
 } // namespace infer::interp

@@ -80,7 +80,12 @@ def RaiseLinearPass : Pass<"infer-raise-linear", "mlir::func::FuncOp"> {
     `matmul(x, W)` and `gemm(x, W, b)` whose second operand is a weight
     become `graph.linear`; a transposed weight (Gemm transB, a Transpose of a
     weight) becomes the `transpose_weight` layout, not an op; a following
-    `add` of a rank-1 weight of N entries becomes the bias.
+    `add` of a rank-1 weight of N entries becomes the bias. Token-wise work
+    that an exporter applied to flattened tokens ([b*s, H] around Conv1D
+    projections or OPT's MLP block: linear, layer/RMS norm, elementwise ops)
+    is lifted back to [b, s, H], removing the reshapes; that rewrite depends
+    on runtime reshape targets, so it is proven on the reference interpreter
+    first (see infer-raise-attention).
 
     Before:
     ```mlir
@@ -98,28 +103,43 @@ def RaiseLinearPass : Pass<"infer-raise-linear", "mlir::func::FuncOp"> {
 def RaiseAttentionPass : Pass<"infer-raise-attention", "mlir::func::FuncOp"> {
   let summary = "Raises rotary embeddings and softmax(QKᵀ)V attention to fused ops";
   let description = [{
-    Recognises rotary embeddings (half-split, interleaved, partial) and the
-    attention core (scale anywhere on Q, K or the scores, an additive mask,
-    GQA/MQA repeat-kv, NaN guards, optional softcap), including the head
-    split/merge reshapes and transposes around them. A mask is folded into
-    `causal = true` only when it provably is causal; otherwise nothing is
-    raised.
+    Matches loosely, then proves each rewrite on the reference interpreter
+    before making it: the original subgraph and the fused replacement run on
+    the same random inputs at several batch and sequence sizes
+    (Validation.h) and must agree within 1e-5. A rewrite that cannot be
+    proven is not made; the graph stays unfused but correct.
+
+    Rotary: `x*cos + rotate_half(x)*sin` where x is a head view of a
+    token-major tensor X [b, s, h*d], with cos/sin computed from positions
+    0..s-1 and an inv_freq constant found in their slice, becomes
+    `graph.rotary(X)` (half-split or interleaved, whichever proves equal).
+
+    Attention: `softmax(q·kᵀ·scale [+ mask]) · v`, with q, k, v head views
+    of token-major tensors (GQA repeat-kv, K transposes, scales on q, k or
+    the scores, softcap, NaN guards), merged back to [b, s, h*d], becomes
+    `graph.attention(Q, K, V)`. The mask must depend on the input's shape
+    only; it becomes `causal = true` only when the proof at every size holds
+    (sizes past the largest constant in the mask's slice are tried too, so a
+    sliding window is not mistaken for a causal mask).
 
     After:
     ```mlir
-    %q2 = graph.rotary %q, %pos, %inv_freq {...}
-    %o = graph.attention %q2, %k2, %v {num_heads = 4, num_kv_heads = 2, causal = true, ...}
+    %q = graph.rotary %qp, %inv_freq {num_heads = 4, rotated_heads = 4, head_dim = 16, rotary_dim = 16}
+    %o = graph.attention %q, %k, %v {num_heads = 4, num_kv_heads = 2, head_dim = 16, scale = 0.25, causal = true}
     ```
   }];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
 
 def RaiseMlpPass : Pass<"infer-raise-mlp", "mlir::func::FuncOp"> {
-  let summary = "Raises gated MLP activations and token embeddings";
+  let summary = "Raises gated MLP activations, decomposed GELU and embeddings";
   let description = [{
     `silu(g) * u` (as `g * sigmoid(g) * u`), `gelu(g) * u` and
-    `gelu_tanh(g) * u` become `graph.gated_activation %g, %u`; a Gather of
-    rows of a weight by the input ids becomes `graph.embedding`.
+    `gelu_tanh(g) * u` become `graph.gated_activation %g, %u`; GELU written
+    out with tanh or erf (either exporter's association) becomes `graph.gelu`;
+    a Gather of rows of a weight by the input ids becomes `graph.embedding`,
+    and an added Gather of learned positions (rows offset..offset+s-1,
+    proven by evaluation) joins it as the embedding's position table.
   }];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
@@ -148,8 +168,11 @@ def AttachEpiloguesPass : Pass<"infer-attach-epilogues", "mlir::func::FuncOp"> {
 def GroupElementwisePass : Pass<"infer-group-elementwise", "mlir::func::FuncOp"> {
   let summary = "Clusters elementwise ops (and the reductions that feed them) into fusion groups";
   let description = [{
-    Maximal connected clusters of elementwise and broadcast ops become one
-    `graph.fusion_group` each, which codegen turns into one kernel.
+    Each float elementwise op absorbs the elementwise ops and reductions
+    whose only user it is, recursively; each such tree becomes one
+    `graph.fusion_group`, which codegen turns into one kernel. Trees are
+    convex by construction (no path leaves a group and comes back). Scalar
+    constants are cloned into the group; other values are its operands.
   }];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
