@@ -17,7 +17,8 @@
 namespace infer::interp {
 
 /// The interpreter's element types. IR values of type i32 are held as I64 and
-/// f64 as F32; booleans take one byte each, 0 or 1.
+/// f64, bf16 and f16 as F32 (the 16-bit ones rounded to their type); booleans
+/// take one byte each, 0 or 1.
 enum class DType { F32, I64, Bool };
 
 /// "f32", "i64" or "i1", as MLIR spells the element type.

@@ -7,7 +7,7 @@
 // known once the data is read. Each test imports model.onnx, feeds
 // test_data_set_0/input_N.pb, and compares against output_N.pb with ONNX's
 // tolerances. Tests the interpreter cannot express (element types outside
-// f32/i64/bool, non-tensor values) skip with the reason; known failures are
+// f32/f16/bf16/i64/bool, non-tensor values) skip with the reason; known failures are
 // listed with a reason in excluded.txt and skip with it.
 //
 // Flags, after GoogleTest's own:
@@ -143,7 +143,7 @@ std::optional<std::string> automaticExclusion(mlir::MLIRContext &context,
     }
     int32_t elementType = type.tensor_type().elem_type();
     if (!inInterpreterDomain(context, elementType))
-      return ("dtype outside the reference interpreter's domain (f32, i64, bool): " + kind +
+      return ("dtype outside the reference interpreter's domain (f32, f16, bf16, i64, bool): " + kind +
               " '" + value.name() + "' is " + elementTypeName(elementType))
           .str();
     return std::nullopt;

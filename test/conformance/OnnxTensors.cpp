@@ -4,6 +4,7 @@
 
 #include "compiler/import/onnx/NodeImporter.h"
 #include "compiler/interpreter/Interpreter.h"
+#include "compiler/interpreter/LowPrecision.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -135,6 +136,21 @@ llvm::Expected<Tensor> infer::conformance::tensorFromProto(const onnx::TensorPro
     if (!values)
       return values.takeError();
     return Tensor::fromF32(std::move(shape), std::move(*values));
+  }
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16: {
+    // Typed 16-bit floats live in int32_data, one bit pattern per entry.
+    auto bits = elements<uint16_t, uint16_t>(proto, proto.int32_data(), count);
+    if (!bits)
+      return bits.takeError();
+    interp::HalfFormat format = proto.data_type() == onnx::TensorProto::FLOAT16
+                                    ? interp::HalfFormat::F16
+                                    : interp::HalfFormat::BF16;
+    std::vector<float> values;
+    values.reserve(bits->size());
+    for (uint16_t element : *bits)
+      values.push_back(interp::decodeHalf(format, element));
+    return Tensor::fromF32(std::move(shape), std::move(values));
   }
   case onnx::TensorProto::INT64: {
     auto values = elements<int64_t, int64_t>(proto, proto.int64_data(), count);

@@ -33,9 +33,10 @@ llvm::Expected<onnx::TensorProto> readTensorProto(const std::string &path);
 /// `onnxType`: the importer's MLIR type for it must have an interpreter DType.
 bool inInterpreterDomain(mlir::MLIRContext &context, int32_t onnxType);
 
-/// Converts `proto` (float, double, int32, int64 or bool; typed fields or
-/// raw_data) to the interpreter's tensor: double narrows to f32 and int32
-/// widens to i64, as the interpreter holds them.
+/// Converts `proto` (float, double, float16, bfloat16, int32, int64 or bool;
+/// typed fields or raw_data) to the interpreter's tensor: double narrows to
+/// f32, float16 and bfloat16 widen exactly to f32, and int32 widens to i64, as
+/// the interpreter holds them.
 llvm::Expected<interp::Tensor> tensorFromProto(const onnx::TensorProto &proto);
 
 /// Empty when `got` matches `want`: same dtype and shape, ints and bools equal,

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
+#include <onnx/checker.h>
 #include <onnx/defs/parser.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -139,6 +140,12 @@ LogicalResult GraphImporter::checkOpsets() {
 void GraphImporter::runShapeInference() {
   if (model.graph().value_info_size() > 0 || opset > 17)
     return;
+  try {
+    // Only well-formed models go to shape inference (see above).
+    onnx::checker::check_model(model);
+  } catch (const std::exception &) {
+    return;
+  }
   try {
     onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0,
                                         /*enable_data_propagation=*/true};
@@ -299,6 +306,11 @@ void GraphImporter::importNode(OpBuilder &builder, const onnx::NodeProto &node) 
 OwningOpRef<ModuleOp> GraphImporter::run(ImportStats *stats) {
   if (mlir::failed(load()) || mlir::failed(checkOpsets()))
     return nullptr;
+  // Undefined values and cycles are reported before ONNX's shape inference
+  // sees the graph: it crashes on some malformed graphs (found by fuzzing).
+  std::vector<const onnx::NodeProto *> order;
+  if (mlir::failed(orderNodes(order)))
+    return nullptr;
   runShapeInference();
   const auto &graphProto = model.graph();
   for (const auto &info : graphProto.value_info())
@@ -308,9 +320,6 @@ OwningOpRef<ModuleOp> GraphImporter::run(ImportStats *stats) {
     if (Type type = convertTensorType(&context, output.type()))
       declaredTypes[output.name()] = type;
 
-  std::vector<const onnx::NodeProto *> order;
-  if (mlir::failed(orderNodes(order)))
-    return nullptr;
 
   Location moduleLoc = FileLineColLoc::get(&context, path, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(moduleLoc);
