@@ -89,11 +89,48 @@ TEST(conformance_meta, bad_tensor_protos_are_errors) {
   EXPECT_NE(llvm::toString(tensor.takeError()).find("raw_data has 4 bytes, expected 8"),
             std::string::npos);
 
-  onnx::TensorProto half;
-  half.set_data_type(onnx::TensorProto::FLOAT16);
-  tensor = tensorFromProto(half);
+  onnx::TensorProto int8;
+  int8.set_data_type(onnx::TensorProto::INT8);
+  tensor = tensorFromProto(int8);
   ASSERT_FALSE(static_cast<bool>(tensor));
-  llvm::consumeError(tensor.takeError());
+  EXPECT_NE(llvm::toString(tensor.takeError()).find("which the interpreter does not hold"),
+            std::string::npos);
+
+  // 16-bit floats are 2 bytes each in raw_data.
+  onnx::TensorProto shortHalf;
+  shortHalf.set_data_type(onnx::TensorProto::FLOAT16);
+  shortHalf.add_dims(2);
+  shortHalf.set_raw_data(std::string(3, '\0'));
+  tensor = tensorFromProto(shortHalf);
+  ASSERT_FALSE(static_cast<bool>(tensor));
+  EXPECT_NE(llvm::toString(tensor.takeError()).find("raw_data has 3 bytes, expected 4"),
+            std::string::npos);
+}
+
+TEST(conformance_meta, half_precision_protos_decode_to_f32) {
+  // FLOAT16 typed: one bit pattern per int32_data entry. 0x3C00 = 1,
+  // 0x0001 = 2^-24 (smallest subnormal), 0xFC00 = -inf.
+  onnx::TensorProto typed;
+  typed.set_data_type(onnx::TensorProto::FLOAT16);
+  typed.add_dims(3);
+  for (int32_t bits : {0x3C00, 0x0001, 0xFC00})
+    typed.add_int32_data(bits);
+  llvm::Expected<Tensor> halves = tensorFromProto(typed);
+  ASSERT_TRUE(static_cast<bool>(halves)) << llvm::toString(halves.takeError());
+  EXPECT_EQ(halves->dtype(), DType::F32);
+  EXPECT_EQ(halves->f32()[1], std::ldexp(1.0f, -24));
+  EXPECT_EQ(compareTensors(*halves, Tensor::fromF32({3}, {1.0f, std::ldexp(1.0f, -24), -kInf})),
+            "");
+
+  // BFLOAT16 raw, little-endian: 0x3F81 = 1 + 2^-7, 0xC040 = -3.
+  onnx::TensorProto raw;
+  raw.set_data_type(onnx::TensorProto::BFLOAT16);
+  raw.add_dims(2);
+  raw.set_raw_data(std::string("\x81\x3F\x40\xC0", 4));
+  llvm::Expected<Tensor> brains = tensorFromProto(raw);
+  ASSERT_TRUE(static_cast<bool>(brains)) << llvm::toString(brains.takeError());
+  EXPECT_EQ(brains->f32()[0], 1.0078125f);
+  EXPECT_EQ(brains->f32()[1], -3.0f);
 }
 
 } // namespace
