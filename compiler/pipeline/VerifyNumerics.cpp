@@ -6,6 +6,7 @@
 #include "dialects/graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -76,6 +77,20 @@ int64_t countOps(func::FuncOp func) {
 
 } // namespace
 
+double pipeline::defaultTolerance(ModuleOp module) {
+  double tolerance = 1e-4;
+  module.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes()) {
+      Type element = getElementTypeOrSelf(type);
+      if (element.isBF16())
+        tolerance = std::max(tolerance, 3e-2);
+      else if (element.isF16())
+        tolerance = std::max(tolerance, 5e-3);
+    }
+  });
+  return tolerance;
+}
+
 llvm::Expected<std::vector<Tensor>> pipeline::randomInputs(ModuleOp module, uint64_t seed) {
   func::FuncOp func = entryFunction(module);
   if (!func)
@@ -142,7 +157,8 @@ pipeline::verifyNumerics(ModuleOp module, const std::vector<PipelineStage> &stag
   for (const Tensor &output : *reference)
     magnitude = std::max(magnitude, maxAbs(output));
 
-  os << llvm::format("%-22s %8s %14s %14s\n", "stage", "ops", "max abs err", "max rel err");
+  os << llvm::format("%-22s %8s %14s %14s   (tolerance %.1e)\n", "stage", "ops", "max abs err",
+                     "max rel err", tolerance);
   os << llvm::format("%-22s %8lld %14s %14s\n", "imported", (long long)countOps(func), "(reference)", "");
   std::vector<StageError> rows;
   for (const PipelineStage &stage : stages) {

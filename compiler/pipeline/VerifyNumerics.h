@@ -31,6 +31,11 @@ struct StageError {
 /// the tables they index), with dynamic dims set to small sizes.
 llvm::Expected<std::vector<interp::Tensor>> randomInputs(mlir::ModuleOp module, uint64_t seed);
 
+/// The default tolerance for a model: its lowest-precision float type sets it
+/// (1e-4 for f32, 5e-3 for f16, 3e-2 for bf16, relative to the largest output
+/// magnitude): a fused op rounds once where the original rounded per op.
+double defaultTolerance(mlir::ModuleOp module);
+
 /// Runs every stage on `module` (transforming it), checking the outputs after
 /// each against those of the module as given. Prints the table to `os`.
 /// Fails naming the first stage whose relative error exceeds `tolerance`, or

@@ -16,6 +16,9 @@ def main():
     ap.add_argument("--input", required=True)
     ap.add_argument("--golden", required=True)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--relative", action="store_true",
+                    help="compare the max abs error relative to the golden's max magnitude "
+                         "(for low-precision models against fp32 goldens)")
     ap.add_argument("--via", choices=["onnx", "graph", "optimized"], default="onnx",
                     help="run the model itself, or the IR printed by --emit=graph or --emit=optimized "
                          "fed back as an .mlir file")
@@ -37,9 +40,12 @@ def main():
         print(f"FAIL: shape {got.shape} != golden {want.shape}")
         return 1
     err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
+    if a.relative and want.size:
+        err /= float(np.max(np.abs(want)))
     status = "PASS" if err <= a.atol else "FAIL"
     print(f"{status}: {os.path.basename(a.model)} (via {a.via}) on {os.path.basename(a.input)}: "
-          f"max abs error {err:.3g} (tolerance {a.atol:g}), logits {tuple(got.shape)}")
+          f"max {'relative' if a.relative else 'abs'} error {err:.3g} (tolerance {a.atol:g}), "
+          f"logits {tuple(got.shape)}")
     return 0 if err <= a.atol else 1
 
 

@@ -98,10 +98,16 @@ struct RaiseRmsNorm : public OpRewritePattern<MulOp> {
   LogicalResult matchAndRewrite(MulOp op, PatternRewriter &rewriter) const override {
     for (auto [scaleValue, normalized] : {std::make_pair(op.getLhs(), op.getRhs()),
                                           std::make_pair(op.getRhs(), op.getLhs())}) {
+      // Low-precision exports normalise in f32 between two casts:
+      //   w * cast<bf16>(cast<f32>(x) * rsqrt(...)).
+      if (auto cast = normalized.getDefiningOp<CastOp>())
+        normalized = cast.getInput();
       auto rms = matchNormalized(normalized);
       if (!rms)
         continue;
       auto [x, epsilon] = *rms;
+      if (auto cast = x.getDefiningOp<CastOp>(); cast && cast.getInput().getType() == op.getType())
+        x = cast.getInput();
       auto scale = matchScale(scaleValue, x);
       if (!scale || x.getType() != op.getType())
         continue;
