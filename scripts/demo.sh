@@ -13,9 +13,16 @@ python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([[int(t) for 
 "$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx --check
 "$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx --reference-run \
   --input input_ids="$work/ids.npy" --output logits="$work/logits.npy"
-python3 - "$work/logits.npy" "$prompt" <<'PY'
+# The same model after the optimization pipeline (fused ops), fed back in.
+"$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx --emit=optimized > "$work/optimized.mlir"
+echo "optimized IR: $(grep -oE 'graph\.(rms_norm|linear|rotary|attention|gated_activation|embedding)' "$work/optimized.mlir" | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
+"$build_dir/bin/infer-compile" "$work/optimized.mlir" --reference-run \
+  --input input_ids="$work/ids.npy" --output logits="$work/optimized.npy"
+python3 - "$work/logits.npy" "$work/optimized.npy" "$prompt" <<'PY'
 import sys, numpy as np
-logits = np.load(sys.argv[1])[0]
-for pos, (tok, row) in enumerate(zip(sys.argv[2].split(","), logits)):
-    print(f"position {pos}: input {tok:>4} -> top token {int(row.argmax()):>4} (logit {row.max():.4f})")
+logits, fused = np.load(sys.argv[1])[0], np.load(sys.argv[2])[0]
+for pos, (tok, row, frow) in enumerate(zip(sys.argv[3].split(","), logits, fused)):
+    print(f"position {pos}: input {tok:>4} -> top token {int(row.argmax()):>4} (logit {row.max():.4f}); "
+          f"optimized graph: {int(frow.argmax()):>4}")
+print(f"max |imported - optimized| = {np.abs(logits - fused).max():.2e}")
 PY
