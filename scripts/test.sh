@@ -7,4 +7,6 @@ scripts/setup.sh
 scripts/build.sh
 build_dir="${INFER_BUILD_DIR:-build}"
 cd "$build_dir"
+# lit's own summary first (ctest runs it again as the test `lit`, label lit).
+/usr/lib/llvm-22/bin/lit -s test
 ctest --output-on-failure -j2 "$@"

@@ -150,55 +150,102 @@ llvm::Expected<Tensor> kernels::linear(const Tensor &input, const Tensor &weight
 //   half-split: pairs (0,2) (1,3)      interleaved: pairs (0,1) (2,3)
 
 llvm::Expected<Tensor> kernels::rotary(const Tensor &input, const Tensor *givenPositions,
-                                       const Tensor &invFreq, const RotaryConfig &config) {
+                                       const RotaryTables &tables, const RotaryConfig &config) {
   auto [numHeads, rotatedHeads, headDim, rotaryDim, interleaved] = config;
+  auto [invFreq, cosCache, sinCache] = tables;
   if (numHeads <= 0 || headDim <= 0)
     return kernelError("num_heads and head_dim must be positive");
   if (rotatedHeads < 0 || rotatedHeads > numHeads)
     return kernelError("rotated_heads must lie in [0, num_heads]");
   if (rotaryDim <= 0 || rotaryDim > headDim || rotaryDim % 2 != 0)
     return kernelError("rotary_dim must be even and in (0, head_dim]");
-  if (llvm::Error error = expectF32({&input, &invFreq}, {"input", "inv_freq"}))
+  if (bool(cosCache) != bool(sinCache) || bool(invFreq) == bool(cosCache))
+    return kernelError("takes inv_freq or the cos and sin caches");
+  if (llvm::Error error = expectF32({&input, invFreq, cosCache, sinCache},
+                                    {"input", "inv_freq", "cos cache", "sin cache"}))
     return std::move(error);
   if (llvm::Error error = expectRank(input, 3, "input"))
-    return std::move(error);
-  // Without positions, token t of every sequence is at position t.
-  Tensor defaultPositions(DType::I64, {1, input.shape()[1]});
-  for (int64_t t = 0; t < input.shape()[1]; ++t)
-    defaultPositions.i64()[t] = t;
-  const Tensor &positions = givenPositions ? *givenPositions : defaultPositions;
-  if (llvm::Error error = expectDType(positions, {DType::I64}, "positions"))
-    return std::move(error);
-  if (llvm::Error error = expectRank(positions, 2, "positions"))
-    return std::move(error);
-  if (llvm::Error error = expectRank(invFreq, 1, "inv_freq"))
     return std::move(error);
   int64_t batch = input.shape()[0], seq = input.shape()[1];
   int64_t features = numHeads * headDim, half = rotaryDim / 2;
   if (input.shape()[2] != features)
     return kernelError("input " + input.shapeString() + " has " + llvm::Twine(input.shape()[2]) +
                        " features, not num_heads * head_dim = " + llvm::Twine(features));
+  // Per-token caches, [batch or 1, seq, half], need no positions.
+  bool perToken = cosCache && cosCache->rank() == 3;
+  if (perToken && givenPositions)
+    return kernelError("per-token [batch, seq, rotary_dim / 2] caches take no positions");
+  // Without positions, token t of every sequence is at position t.
+  Tensor defaultPositions(DType::I64, {1, seq});
+  for (int64_t t = 0; t < seq; ++t)
+    defaultPositions.i64()[t] = t;
+  const Tensor &positions = givenPositions ? *givenPositions : defaultPositions;
+  if (llvm::Error error = expectDType(positions, {DType::I64}, "positions"))
+    return std::move(error);
+  if (llvm::Error error = expectRank(positions, 2, "positions"))
+    return std::move(error);
   int64_t positionBatch = positions.shape()[0];
   if ((positionBatch != batch && positionBatch != 1) || positions.shape()[1] != seq)
     return kernelError("positions " + positions.shapeString() + " must be [" +
                        llvm::Twine(batch) + " or 1, " + llvm::Twine(seq) + "]");
-  if (invFreq.shape()[0] != half)
-    return kernelError("inv_freq has " + llvm::Twine(invFreq.shape()[0]) +
-                       " entries, not rotary_dim / 2 = " + llvm::Twine(half));
+  int64_t cacheRows = 0, cacheBatch = 0;
+  if (invFreq) {
+    if (llvm::Error error = expectRank(*invFreq, 1, "inv_freq"))
+      return std::move(error);
+    if (invFreq->shape()[0] != half)
+      return kernelError("inv_freq has " + llvm::Twine(invFreq->shape()[0]) +
+                         " entries, not rotary_dim / 2 = " + llvm::Twine(half));
+  } else {
+    if (cosCache->shape() != sinCache->shape())
+      return kernelError("cos cache " + cosCache->shapeString() + " and sin cache " +
+                         sinCache->shapeString() + " must have the same shape");
+    if (perToken) {
+      cacheBatch = cosCache->shape()[0];
+      if ((cacheBatch != batch && cacheBatch != 1) || cosCache->shape()[1] != seq ||
+          cosCache->shape()[2] != half)
+        return kernelError("per-token caches " + cosCache->shapeString() + " must be [" +
+                           llvm::Twine(batch) + " or 1, " + llvm::Twine(seq) + ", " +
+                           llvm::Twine(half) + "]");
+    } else {
+      if (llvm::Error error = expectRank(*cosCache, 2, "cos cache"))
+        return std::move(error);
+      cacheRows = cosCache->shape()[0];
+      if (cosCache->shape()[1] != half)
+        return kernelError("caches " + cosCache->shapeString() + " have " +
+                           llvm::Twine(cosCache->shape()[1]) +
+                           " columns, not rotary_dim / 2 = " + llvm::Twine(half));
+    }
+  }
 
   Tensor out = input;
   const float *src = input.f32();
-  const float *freq = invFreq.f32();
   float *dst = out.f32();
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t s = 0; s < seq; ++s) {
       int64_t position = positions.i64()[(positionBatch == 1 ? 0 : b) * seq + s];
+      // The cache row this token reads, when the angles come from caches.
+      int64_t row = 0;
+      if (perToken) {
+        row = (cacheBatch == 1 ? 0 : b) * seq + s;
+      } else if (cosCache) {
+        if (position < 0 || position >= cacheRows)
+          return kernelError("position " + llvm::Twine(position) + " is outside the caches' " +
+                             llvm::Twine(cacheRows) + " rows");
+        row = position;
+      }
       for (int64_t h = 0; h < rotatedHeads; ++h) {
         int64_t base = (b * seq + s) * features + h * headDim;
         for (int64_t i = 0; i < half; ++i) {
-          // The ONNX graph forms the angle as an f32 product; so does this.
-          float angle = float(position) * freq[i];
-          double cosine = std::cos(double(angle)), sine = std::sin(double(angle));
+          double cosine, sine;
+          if (invFreq) {
+            // The ONNX graph forms the angle as an f32 product; so does this.
+            float angle = float(position) * invFreq->f32()[i];
+            cosine = std::cos(double(angle));
+            sine = std::sin(double(angle));
+          } else {
+            cosine = cosCache->f32()[row * half + i];
+            sine = sinCache->f32()[row * half + i];
+          }
           int64_t a = base + (interleaved ? 2 * i : i);
           int64_t c = base + (interleaved ? 2 * i + 1 : i + half);
           double x0 = src[a], x1 = src[c];

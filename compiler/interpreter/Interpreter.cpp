@@ -454,7 +454,9 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
         RotaryConfig config{int64_t(o.getNumHeads()), int64_t(o.getRotatedHeads()),
                             int64_t(o.getHeadDim()), int64_t(o.getRotaryDim()),
                             o.getInterleaved()};
-        return one(rotary(in(o.getInput()), optional(o.getPositions()), in(o.getInvFreq()), config));
+        RotaryTables tables{optional(o.getInvFreq()), optional(o.getCosCache()),
+                            optional(o.getSinCache())};
+        return one(rotary(in(o.getInput()), optional(o.getPositions()), tables, config));
       })
       .Case([&](AttentionOp o) {
         AttentionConfig config{int64_t(o.getNumHeads()),

@@ -191,8 +191,15 @@ struct RotaryConfig {
   int64_t numHeads, rotatedHeads, headDim, rotaryDim;
   bool interleaved;
 };
+/// Where a rotary's angles come from: `invFreq` (cos and sin computed), or
+/// `cosCache` and `sinCache`, [max_position, rotary_dim / 2] read at each
+/// token's position or [batch or 1, seq, rotary_dim / 2] one row per token.
+struct RotaryTables {
+  const Tensor *invFreq = nullptr;
+  const Tensor *cosCache = nullptr, *sinCache = nullptr;
+};
 llvm::Expected<Tensor> rotary(const Tensor &input, const Tensor *positions,
-                              const Tensor &invFreq, const RotaryConfig &config);
+                              const RotaryTables &tables, const RotaryConfig &config);
 
 struct AttentionConfig {
   int64_t numHeads, numKvHeads, headDim;

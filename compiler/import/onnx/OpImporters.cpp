@@ -10,6 +10,7 @@ const llvm::StringMap<NodeImportFn> &infer::import::nodeImporters() {
     addElementwiseImporters(result);
     addShapeImporters(result);
     addComputeImporters(result);
+    addFusedImporters(result);
     return result;
   }();
   return table;

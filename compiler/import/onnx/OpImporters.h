@@ -8,6 +8,8 @@ namespace infer::import {
 void addElementwiseImporters(llvm::StringMap<NodeImportFn> &table);
 void addShapeImporters(llvm::StringMap<NodeImportFn> &table);
 void addComputeImporters(llvm::StringMap<NodeImportFn> &table);
+/// RMSNormalization, RotaryEmbedding, Attention (opset 23) → the fused graph ops.
+void addFusedImporters(llvm::StringMap<NodeImportFn> &table);
 } // namespace infer::import
 
 #endif

@@ -57,9 +57,34 @@ LogicalResult RotaryOp::verify() {
       features && *features != numHeads * headDim)
     return emitOpError() << "input has " << *features << " features, not num_heads * head_dim = "
                          << numHeads * headDim;
-  if (std::optional<int64_t> freqs = lastDim(getInvFreq()); freqs && *freqs != rotaryDim / 2)
-    return emitOpError() << "inv_freq has " << *freqs << " entries, not rotary_dim / 2 = "
+  Value cosCache = getCosCache(), sinCache = getSinCache();
+  if (bool(cosCache) != bool(sinCache))
+    return emitOpError() << "takes the cos and sin caches together";
+  if (bool(getInvFreq()) == bool(cosCache))
+    return emitOpError() << "takes inv_freq or caches(cos, sin), not "
+                         << (cosCache ? "both" : "neither");
+  if (Value invFreq = getInvFreq()) {
+    if (std::optional<int64_t> freqs = lastDim(invFreq); freqs && *freqs != rotaryDim / 2)
+      return emitOpError() << "inv_freq has " << *freqs << " entries, not rotary_dim / 2 = "
+                           << rotaryDim / 2;
+    return success();
+  }
+  if (cosCache.getType() != sinCache.getType())
+    return emitOpError() << "cos cache " << cosCache.getType() << " and sin cache "
+                         << sinCache.getType() << " must have the same type";
+  if (std::optional<int64_t> columns = lastDim(cosCache); columns && *columns != rotaryDim / 2)
+    return emitOpError() << "caches have " << *columns << " columns, not rotary_dim / 2 = "
                          << rotaryDim / 2;
+  // [max_position, rotary_dim / 2] is read at each token's position;
+  // [batch or 1, seq, rotary_dim / 2] holds each token's row already.
+  if (auto ranked = dyn_cast<RankedTensorType>(cosCache.getType())) {
+    if (ranked.getRank() != 2 && ranked.getRank() != 3)
+      return emitOpError() << "caches must be [max_position, rotary_dim / 2] or "
+                              "[batch, seq, rotary_dim / 2], got rank "
+                           << ranked.getRank();
+    if (ranked.getRank() == 3 && getPositions())
+      return emitOpError() << "per-token [batch, seq, rotary_dim / 2] caches take no positions";
+  }
   return success();
 }
 

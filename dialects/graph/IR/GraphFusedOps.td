@@ -56,33 +56,46 @@ def Graph_LinearOp : Graph_Op<"linear", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Graph_RotaryOp : Graph_Op<"rotary", [Pure]> {
+def Graph_RotaryOp : Graph_Op<"rotary", [Pure, AttrSizedOperandSegments]> {
   let summary = "Rotary position embedding of the first `rotated_heads` heads";
   let description = [{
-    `input` is [batch, seq, num_heads * head_dim]; `inv_freq` is
-    [rotary_dim / 2] (f32; it holds theta and any frequency scaling);
-    `positions`, [batch or 1, seq] (i64), defaults to 0, 1, ..., seq - 1 (a
-    whole sequence from its start, as in a forward pass without a cache). In each of the first `rotated_heads`
-    heads, the first `rotary_dim` dims are rotated by
-    `angle[i] = position * inv_freq[i]`; the rest pass through. Pairs are
+    `input` is [batch, seq, num_heads * head_dim]. In each of the first
+    `rotated_heads` heads, the first `rotary_dim` dims are rotated by an angle
+    per position and pair; the rest pass through. Pairs are
     `(i, i + rotary_dim/2)` (half-split, as in Llama) or `(2i, 2i+1)` when
     `interleaved` (GPT-J). A packed QKV projection rotates its Q and K heads
     (`rotated_heads = q_heads + kv_heads`) and leaves V.
+
+    The angles come from one of two sources:
+    - `inv_freq`, [rotary_dim / 2] (f32; it holds theta and any frequency
+      scaling): `angle[i] = position * inv_freq[i]`, cos and sin computed;
+    - `caches(cos, sin)`, tables of cos and sin themselves (ONNX
+      RotaryEmbedding's caches), either [max_position, rotary_dim / 2] and
+      read at row `position`, or [batch or 1, seq, rotary_dim / 2], one row
+      per token (then `positions` must be absent).
+
+    `positions`, [batch or 1, seq] (i64), defaults to 0, 1, ..., seq - 1 (a
+    whole sequence from its start, as in a forward pass without a cache).
 
     ```mlir
     %y = graph.rotary %qkv, %inv_freq positions(%pos)
         {num_heads = 8 : i64, rotated_heads = 6 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
         : (tensor<?x?x128xf32>, tensor<8xf32>, tensor<1x?xi64>) -> tensor<?x?x128xf32>
+    %z = graph.rotary %x caches(%cos, %sin) positions(%pos)
+        {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+        : (tensor<?x?x64xf32>, tensor<2048x8xf32>, tensor<2048x8xf32>, tensor<?x?xi64>)
+        -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$inv_freq,
+  let arguments = (ins Graph_Tensor:$input, Optional<Graph_Tensor>:$inv_freq,
+                   Optional<Graph_Tensor>:$cos_cache, Optional<Graph_Tensor>:$sin_cache,
                    Optional<TensorOf<[I64]>>:$positions,
                    I64Attr:$num_heads, I64Attr:$rotated_heads, I64Attr:$head_dim,
                    I64Attr:$rotary_dim, DefaultValuedAttr<BoolAttr, "false">:$interleaved);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $inv_freq (`positions` `(` $positions^ `)`)? attr-dict `:`
-    functional-type(operands, results)
+    $input (`,` $inv_freq^)? (`caches` `(` $cos_cache^ `,` $sin_cache `)`)?
+    (`positions` `(` $positions^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

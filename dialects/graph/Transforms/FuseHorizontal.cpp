@@ -98,7 +98,8 @@ std::pair<RotaryOp, LinearOp> projection(Value value) {
 }
 
 bool sameRotation(RotaryOp a, RotaryOp b) {
-  return a.getInvFreq() == b.getInvFreq() && a.getPositions() == b.getPositions() &&
+  return a.getInvFreq() == b.getInvFreq() && a.getCosCache() == b.getCosCache() &&
+         a.getSinCache() == b.getSinCache() && a.getPositions() == b.getPositions() &&
          a.getHeadDim() == b.getHeadDim() && a.getRotaryDim() == b.getRotaryDim() &&
          a.getInterleaved() == b.getInterleaved();
 }
@@ -156,7 +157,8 @@ void fuseQkv(AttentionOp attention) {
   Value packed = qkv.getResult();
   if (qRotary) {
     packed = RotaryOp::create(builder, qRotary.getLoc(), packed.getType(), packed,
-                              qRotary.getInvFreq(), qRotary.getPositions(),
+                              qRotary.getInvFreq(), qRotary.getCosCache(),
+                              qRotary.getSinCache(), qRotary.getPositions(),
                               builder.getI64IntegerAttr(heads + 2 * kvHeads),
                               builder.getI64IntegerAttr(heads + kvHeads), qRotary.getHeadDimAttr(),
                               qRotary.getRotaryDimAttr(), qRotary.getInterleavedAttr());

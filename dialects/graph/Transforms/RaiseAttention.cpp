@@ -167,7 +167,7 @@ bool raiseRotary(func::FuncOp func, AddOp add) {
       auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
         Value freqs = ConstantOp::create(builder, loc, cast<ElementsAttr>(invFreq));
         Value rotated = RotaryOp::create(
-            builder, loc, inputs[0].getType(), inputs[0], freqs, Value(),
+            builder, loc, inputs[0].getType(), inputs[0], freqs, Value(), Value(), Value(),
             builder.getI64IntegerAttr(*heads), builder.getI64IntegerAttr(*heads),
             builder.getI64IntegerAttr(*headDim), builder.getI64IntegerAttr(*headDim),
             builder.getBoolAttr(interleaved));
