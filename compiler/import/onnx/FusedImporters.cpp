@@ -69,6 +69,8 @@ int64_t dimOf(Value value, size_t i) {
   return shape && i < shape->size() ? (*shape)[i] : kDynamic;
 }
 
+std::string dimText(int64_t dim) { return dim == kDynamic ? "?" : std::to_string(dim); }
+
 //===----------------------------------------------------------------------===//
 // RMSNormalization
 //===----------------------------------------------------------------------===//
@@ -100,12 +102,14 @@ LogicalResult importRmsNorm(NodeImporter &n, SmallVectorImpl<Value> &results) {
     ok = false;
   }
   int64_t hidden = dimOf(*x, *rank - 1);
-  if (std::optional<Shape> scaleShape = shapeOf(*scale)) {
+  std::optional<Shape> scaleShape = shapeOf(*scale);
+  if (*axis == *rank - 1 && scaleShape) {
     bool matches = scaleShape->size() == 1 &&
                    (hidden == kDynamic || (*scaleShape)[0] == kDynamic || (*scaleShape)[0] == hidden);
     if (!matches) {
-      auto diag = n.error() << "scale must be 1-D [" << hidden << "] (the last dim of X), got [";
-      llvm::interleave(*scaleShape, diag, [&](int64_t d) { diag << d; }, ", ");
+      auto diag = n.error() << "scale must be 1-D [" << dimText(hidden)
+                            << "] (the last dim of X), got [";
+      llvm::interleave(*scaleShape, diag, [&](int64_t d) { diag << dimText(d); }, ", ");
       diag << "]";
       ok = false;
     }
@@ -295,8 +299,7 @@ LogicalResult importAttention(NodeImporter &n, SmallVectorImpl<Value> &results) 
   int64_t qSeq = dimOf(*q, seqDim), kvSeq = dimOf(*k, seqDim);
   if (causal && (qSeq == kDynamic || qSeq != kvSeq))
     return n.error() << "is_causal needs q and kv sequence lengths known to be equal (got "
-                     << (qSeq == kDynamic ? "?" : std::to_string(qSeq)) << " and "
-                     << (kvSeq == kDynamic ? "?" : std::to_string(kvSeq))
+                     << dimText(qSeq) << " and " << dimText(kvSeq)
                      << "): ONNX aligns the causal mask top-left, graph.attention bottom-right";
 
   int64_t headDim = qkHeadDim;

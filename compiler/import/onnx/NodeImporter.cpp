@@ -67,19 +67,10 @@ FailureOr<Value> NodeImporter::requiredInput(size_t i) {
 }
 
 std::optional<std::vector<int64_t>> NodeImporter::constantInputInts(size_t i) const {
-  Value value = input(i);
-  if (!value)
+  auto values = infer::graph::getConstantInts(input(i));
+  if (!values)
     return std::nullopt;
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
-  if (!dense)
-    return std::nullopt;
-  std::vector<int64_t> values;
-  for (const APInt &v : dense.getValues<APInt>())
-    values.push_back(v.getSExtValue());
-  return values;
+  return std::vector<int64_t>(values->begin(), values->end());
 }
 
 const onnx::AttributeProto *NodeImporter::attribute(StringRef name) const {

@@ -52,6 +52,17 @@ LogicalResult verifyBinary(Operation *op, bool producesBool, bool needsBoolOpera
 #define GET_OP_CLASSES
 #include "dialects/graph/IR/GraphOps.cpp.inc"
 
+std::optional<SmallVector<int64_t>> infer::graph::getConstantInts(Value value) {
+  auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp();
+  auto dense = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (const APInt &v : dense.getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return values;
+}
+
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 OpFoldResult CastOp::fold(FoldAdaptor) {

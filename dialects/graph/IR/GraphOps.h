@@ -17,4 +17,9 @@
 #define GET_OP_CLASSES
 #include "dialects/graph/IR/GraphOps.h.inc"
 
+namespace infer::graph {
+/// The int64 elements of a graph.constant (shape vectors, axes), if `value` is one.
+std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
+} // namespace infer::graph
+
 #endif // INFER_DIALECTS_GRAPH_IR_GRAPHOPS_H

@@ -30,19 +30,6 @@ bool infer::graph::isSplat(Value value, double constant) {
   return std::fabs(*actual - constant) <= 1e-6 * std::max(1.0, std::fabs(constant));
 }
 
-std::optional<llvm::SmallVector<int64_t>> infer::graph::intElements(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
-  if (!dense)
-    return std::nullopt;
-  llvm::SmallVector<int64_t> values;
-  for (const APInt &v : dense.getValues<APInt>())
-    values.push_back(v.getSExtValue());
-  return values;
-}
-
 bool infer::graph::isWeight(Value value) {
   if (value.getDefiningOp<WeightOp>())
     return true;
