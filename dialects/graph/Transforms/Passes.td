@@ -140,6 +140,17 @@ def RaiseMlpPass : Pass<"infer-raise-mlp", "mlir::func::FuncOp"> {
     a Gather of rows of a weight by the input ids becomes `graph.embedding`,
     and an added Gather of learned positions (rows offset..offset+s-1,
     proven by evaluation) joins it as the embedding's position table.
+
+    Before:
+    ```mlir
+    %s = graph.sigmoid %g : (tensor<?x?x160xf32>) -> tensor<?x?x160xf32>
+    %a = graph.mul %g, %s : (tensor<?x?x160xf32>, tensor<?x?x160xf32>) -> tensor<?x?x160xf32>
+    %h = graph.mul %a, %u : (tensor<?x?x160xf32>, tensor<?x?x160xf32>) -> tensor<?x?x160xf32>
+    ```
+    After:
+    ```mlir
+    %h = graph.gated_activation %g, %u {activation = "silu"} : (...) -> tensor<?x?x160xf32>
+    ```
   }];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
@@ -151,7 +162,22 @@ def FuseHorizontalPass : Pass<"infer-fuse-horizontal", "mlir::func::FuncOp"> {
     `graph.linear` whose weight (and bias) is the concatenation, made at
     compile time from the mmap'd weights; the consumers read a packed operand
     (`graph.rotary`/`graph.attention` take packed QKV, `graph.gated_activation`
-    a packed gate_up) or a `graph.split`.
+    a packed gate_up). An attention over the three parts of a split of one
+    tensor reads that tensor.
+
+    Before:
+    ```mlir
+    %q = graph.linear %x, %wq : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+    %k = graph.linear %x, %wk : (tensor<?x?x64xf32>, tensor<64x32xf32>) -> tensor<?x?x32xf32>
+    %v = graph.linear %x, %wv : (tensor<?x?x64xf32>, tensor<64x32xf32>) -> tensor<?x?x32xf32>
+    %o = graph.attention %q, %k, %v {num_heads = 4, num_kv_heads = 2, ...}
+    ```
+    After:
+    ```mlir
+    %w = graph.pack_weights %wq, %wk, %wv {axis = 1 : i64} : (...) -> tensor<64x128xf32>
+    %qkv = graph.linear %x, %w : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
+    %o = graph.attention %qkv {num_heads = 4, num_kv_heads = 2, ...}
+    ```
   }];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
@@ -160,7 +186,18 @@ def AttachEpiloguesPass : Pass<"infer-attach-epilogues", "mlir::func::FuncOp"> {
   let summary = "Attaches residual adds to the linear that produces one operand";
   let description = [{
     `add(linear(x, W), r)` with r of the result's shape becomes
-    `graph.linear %x, %W residual(%r)`, a GEMM epilogue.
+    `graph.linear %x, %W residual(%r)`, a GEMM epilogue. The linear must
+    have no other user (so r cannot depend on it).
+
+    Before:
+    ```mlir
+    %y = graph.linear %a, %w : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+    %h = graph.add %r, %y : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %h = graph.linear %a, %w residual(%r) : (...) -> tensor<?x?x64xf32>
+    ```
   }];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
@@ -173,6 +210,21 @@ def GroupElementwisePass : Pass<"infer-group-elementwise", "mlir::func::FuncOp">
     `graph.fusion_group`, which codegen turns into one kernel. Trees are
     convex by construction (no path leaves a group and comes back). Scalar
     constants are cloned into the group; other values are its operands.
+
+    Before:
+    ```mlir
+    %s = graph.add %x, %y : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+    %r = graph.relu %s : (tensor<?x8xf32>) -> tensor<?x8xf32>
+    ```
+    After:
+    ```mlir
+    %r = graph.fusion_group %x, %y : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32> {
+    ^bb0(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>):
+      %s = graph.add %a, %b : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+      %t = graph.relu %s : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      graph.yield %t : tensor<?x8xf32>
+    }
+    ```
   }];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
