@@ -376,6 +376,78 @@ TEST(Fused, RotaryDefaultPositionsCountFromZero) {
   expectIdentical(results[0], results[1]);
 }
 
+TEST(Fused, RotaryCachesMatchInvFreq) {
+  // Caches of cos and sin of position * inv_freq (ONNX RotaryEmbedding's
+  // inputs), spelled with primitives, rotate as inv_freq does, read at
+  // per-batch positions, half-split and interleaved, 4 of 8 dims.
+  auto results = runOk(R"mlir(
+    func.func @main(%x: tensor<2x3x16xf32>, %pos: tensor<2x3xi64>, %freq: tensor<2xf32>)
+        -> (tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x3x16xf32>) {
+      %rows = graph.constant dense<[[0.0], [1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0], [8.0], [9.0]]> : tensor<10x1xf32>
+      %ang = graph.mul %rows, %freq : (tensor<10x1xf32>, tensor<2xf32>) -> tensor<10x2xf32>
+      %cos = graph.cos %ang : (tensor<10x2xf32>) -> tensor<10x2xf32>
+      %sin = graph.sin %ang : (tensor<10x2xf32>) -> tensor<10x2xf32>
+      %0 = graph.rotary %x caches(%cos, %sin) positions(%pos)
+          {num_heads = 2 : i64, rotated_heads = 2 : i64, head_dim = 8 : i64, rotary_dim = 4 : i64}
+          : (tensor<2x3x16xf32>, tensor<10x2xf32>, tensor<10x2xf32>, tensor<2x3xi64>) -> tensor<2x3x16xf32>
+      %1 = graph.rotary %x, %freq positions(%pos)
+          {num_heads = 2 : i64, rotated_heads = 2 : i64, head_dim = 8 : i64, rotary_dim = 4 : i64}
+          : (tensor<2x3x16xf32>, tensor<2xf32>, tensor<2x3xi64>) -> tensor<2x3x16xf32>
+      %2 = graph.rotary %x caches(%cos, %sin) positions(%pos)
+          {num_heads = 2 : i64, rotated_heads = 2 : i64, head_dim = 8 : i64, rotary_dim = 4 : i64,
+           interleaved = true}
+          : (tensor<2x3x16xf32>, tensor<10x2xf32>, tensor<10x2xf32>, tensor<2x3xi64>) -> tensor<2x3x16xf32>
+      %3 = graph.rotary %x, %freq positions(%pos)
+          {num_heads = 2 : i64, rotated_heads = 2 : i64, head_dim = 8 : i64, rotary_dim = 4 : i64,
+           interleaved = true}
+          : (tensor<2x3x16xf32>, tensor<2xf32>, tensor<2x3xi64>) -> tensor<2x3x16xf32>
+      return %0, %1, %2, %3 : tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x3x16xf32>
+    })mlir",
+                       {randomF32({2, 3, 16}, 24), Tensor::fromI64({2, 3}, {0, 1, 2, 9, 4, 7}),
+                        Tensor::fromF32({2}, {1.0f, 0.1f})});
+  ASSERT_EQ(results.size(), 4u);
+  expectClose(results[0], results[1]);
+  expectClose(results[2], results[3]);
+}
+
+TEST(Fused, RotaryPerTokenCachesMatchPositionedCaches) {
+  // Per-token [batch, seq, half] caches hold row positions[b, s] of the
+  // [max_position, half] caches, built here by Gather.
+  auto results = runOk(R"mlir(
+    func.func @main(%x: tensor<2x3x8xf32>, %pos: tensor<2x3xi64>, %cos: tensor<10x2xf32>, %sin: tensor<10x2xf32>)
+        -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+      %tcos = graph.gather %cos, %pos {axis = 0 : i64} : (tensor<10x2xf32>, tensor<2x3xi64>) -> tensor<2x3x2xf32>
+      %tsin = graph.gather %sin, %pos {axis = 0 : i64} : (tensor<10x2xf32>, tensor<2x3xi64>) -> tensor<2x3x2xf32>
+      %0 = graph.rotary %x caches(%tcos, %tsin)
+          {num_heads = 2 : i64, rotated_heads = 1 : i64, head_dim = 4 : i64, rotary_dim = 4 : i64}
+          : (tensor<2x3x8xf32>, tensor<2x3x2xf32>, tensor<2x3x2xf32>) -> tensor<2x3x8xf32>
+      %1 = graph.rotary %x caches(%cos, %sin) positions(%pos)
+          {num_heads = 2 : i64, rotated_heads = 1 : i64, head_dim = 4 : i64, rotary_dim = 4 : i64}
+          : (tensor<2x3x8xf32>, tensor<10x2xf32>, tensor<10x2xf32>, tensor<2x3xi64>) -> tensor<2x3x8xf32>
+      return %0, %1 : tensor<2x3x8xf32>, tensor<2x3x8xf32>
+    })mlir",
+                       {randomF32({2, 3, 8}, 25), Tensor::fromI64({2, 3}, {5, 0, 3, 9, 9, 1}),
+                        randomF32({10, 2}, 26), randomF32({10, 2}, 27)});
+  ASSERT_EQ(results.size(), 2u);
+  expectIdentical(results[0], results[1]);
+}
+
+TEST(Fused, RotaryCachesByHand) {
+  // The cache row at position 1 holds cos 0, sin 1 (a quarter turn):
+  // (x0, x1) -> (-x1, x0); position 0's row (1, 0) is the identity.
+  auto results = runOk(R"mlir(
+    func.func @main(%x: tensor<1x2x2xf32>, %cos: tensor<2x1xf32>, %sin: tensor<2x1xf32>) -> tensor<1x2x2xf32> {
+      %0 = graph.rotary %x caches(%cos, %sin)
+          {num_heads = 1 : i64, rotated_heads = 1 : i64, head_dim = 2 : i64, rotary_dim = 2 : i64}
+          : (tensor<1x2x2xf32>, tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<1x2x2xf32>
+      return %0 : tensor<1x2x2xf32>
+    })mlir",
+                       {Tensor::fromF32({1, 2, 2}, {1, 2, 3, 4}), Tensor::fromF32({2, 1}, {1, 0}),
+                        Tensor::fromF32({2, 1}, {0, 1})});
+  ASSERT_EQ(results.size(), 1u);
+  expectF32(results[0], {1, 2, 2}, {1, 2, -4, 3});
+}
+
 //===----------------------------------------------------------------------===//
 // attention
 //===----------------------------------------------------------------------===//
@@ -732,6 +804,33 @@ TEST(FusedErrors, RotaryPositionsShape) {
                                   Tensor::fromF32({2}, {1, 1})});
   EXPECT_THAT(message, HasSubstr("graph.rotary"));
   EXPECT_THAT(message, HasSubstr("positions [3, 3] must be [2 or 1, 3]"));
+}
+
+TEST(FusedErrors, RotaryPositionOutsideCaches) {
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<1x2x4xf32>, %pos: tensor<1x2xi64>, %c: tensor<4x2xf32>) -> tensor<1x2x4xf32> {
+      %0 = graph.rotary %x caches(%c, %c) positions(%pos)
+          {num_heads = 1 : i64, rotated_heads = 1 : i64, head_dim = 4 : i64, rotary_dim = 4 : i64}
+          : (tensor<1x2x4xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2xi64>) -> tensor<1x2x4xf32>
+      return %0 : tensor<1x2x4xf32>
+    })mlir",
+                                 {randomF32({1, 2, 4}, 86), Tensor::fromI64({1, 2}, {3, 4}),
+                                  randomF32({4, 2}, 87)});
+  EXPECT_THAT(message, HasSubstr("graph.rotary"));
+  EXPECT_THAT(message, HasSubstr("position 4 is outside the caches' 4 rows"));
+}
+
+TEST(FusedErrors, RotaryPerTokenCachesShape) {
+  std::string message = runError(R"mlir(
+    func.func @main(%x: tensor<2x3x4xf32>, %c: tensor<?x?x2xf32>) -> tensor<2x3x4xf32> {
+      %0 = graph.rotary %x caches(%c, %c)
+          {num_heads = 1 : i64, rotated_heads = 1 : i64, head_dim = 4 : i64, rotary_dim = 4 : i64}
+          : (tensor<2x3x4xf32>, tensor<?x?x2xf32>, tensor<?x?x2xf32>) -> tensor<2x3x4xf32>
+      return %0 : tensor<2x3x4xf32>
+    })mlir",
+                                 {randomF32({2, 3, 4}, 88), randomF32({2, 2, 2}, 89)});
+  EXPECT_THAT(message, HasSubstr("graph.rotary"));
+  EXPECT_THAT(message, HasSubstr("per-token caches [2, 2, 2] must be [2 or 1, 3, 2]"));
 }
 
 TEST(FusedErrors, AttentionShapes) {

@@ -7,12 +7,23 @@
 //
 //   gated_activation(linear(x, Wg), linear(x, Wu)) → gated_activation(linear(x, pack(Wg, Wu)))
 //
+// A model that already projects in one GEMM (Phi-3's qkv_proj, gate_up_proj)
+// splits or slices its output; the consumers then read the packed tensor:
+//
+//   attention([rotary](part0(t)), [rotary](part1(t)), part2(t))
+//       →   attention([rotary {rotated_heads = q + kv heads}](t))
+//   gated_activation(part0(t), part1(t)) → gated_activation(t)
+//
+//   part_i = split(t, last)#i or slice(t, last axis, constant bounds, step 1),
+//   consecutive and covering t's last dim
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Passes.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace infer::graph {
 #define GEN_PASS_DEF_FUSEHORIZONTALPASS
@@ -104,44 +115,129 @@ bool sameRotation(RotaryOp a, RotaryOp b) {
          a.getInterleaved() == b.getInterleaved();
 }
 
-/// attention(split(x)#0, #1, #2) of x split into q, k, v along its last dim
-/// (a model that already projects QKV in one GEMM) → attention(x).
-bool usePackedSplit(AttentionOp attention) {
-  ValueRange inputs = attention.getInputs();
-  auto split = inputs[0].getDefiningOp<SplitOp>();
-  if (!split || split.getNumResults() != 3 || split.getAxis() != rankOf(split.getInput()).value_or(0) - 1)
-    return false;
-  for (int i = 0; i < 3; ++i)
-    if (inputs[i] != split.getResult(i))
-      return false;
-  int64_t q = attention.getNumHeads() * attention.getHeadDim();
-  int64_t kv = attention.getNumKvHeads() * attention.getHeadDim();
-  SmallVector<int64_t> sizes;
-  if (split.getSplit()) {
-    auto values = intElements(split.getSplit());
-    if (!values)
-      return false;
-    sizes.assign(values->begin(), values->end());
-  } else if (q == kv && staticDim(split.getInput(), -1) == 3 * q) {
-    sizes = {q, kv, kv};
+/// A piece [offset, offset + size) of `source`'s last dim.
+struct LastDimPart {
+  Value source;
+  int64_t offset = 0, size = 0;
+};
+
+/// `value` as a part of a larger tensor: a result of a split along the last
+/// axis, or a slice of the last axis with constant bounds and step 1.
+std::optional<LastDimPart> lastDimPart(Value value) {
+  std::optional<int64_t> rank = rankOf(value), size = staticDim(value, -1);
+  if (!rank || !size)
+    return std::nullopt;
+  if (auto split = value.getDefiningOp<SplitOp>()) {
+    if (int64_t(split.getAxis()) != *rank - 1)
+      return std::nullopt;
+    SmallVector<int64_t> sizes;
+    for (Value result : split.getResults()) {
+      std::optional<int64_t> resultSize = staticDim(result, -1);
+      if (!resultSize)
+        return std::nullopt;
+      sizes.push_back(*resultSize);
+    }
+    if (split.getSplit() && intElements(split.getSplit()) != std::optional(sizes))
+      return std::nullopt;
+    unsigned index = cast<OpResult>(value).getResultNumber();
+    int64_t offset = 0;
+    for (unsigned i = 0; i < index; ++i)
+      offset += sizes[i];
+    return LastDimPart{split.getInput(), offset, *size};
   }
-  if (sizes != SmallVector<int64_t>{q, kv, kv})
+  if (auto slice = value.getDefiningOp<SliceOp>()) {
+    auto starts = intElements(slice.getStarts()), ends = intElements(slice.getEnds());
+    auto steps = intElements(slice.getSteps());
+    std::optional<int64_t> dim = staticDim(slice.getData(), -1);
+    if (!starts || !ends || !steps || !dim || starts->size() != 1 || ends->size() != 1 ||
+        steps->size() != 1 || (*steps)[0] != 1 || !isLastAxis(slice.getAxes(), slice.getData()))
+      return std::nullopt;
+    int64_t begin = (*starts)[0], stop = (*ends)[0];
+    if (begin < 0)
+      begin += *dim;
+    if (stop < 0)
+      stop += *dim;
+    stop = std::min(stop, *dim);
+    if (begin < 0 || stop - begin != *size)
+      return std::nullopt;
+    return LastDimPart{slice.getData(), begin, *size};
+  }
+  return std::nullopt;
+}
+
+/// The tensor `parts` cut into consecutive pieces of `sizes`, covering all
+/// of its last dim; null if they are not that.
+Value packedSource(ArrayRef<Value> parts, ArrayRef<int64_t> sizes) {
+  Value source;
+  int64_t offset = 0;
+  for (auto [value, size] : llvm::zip_equal(parts, sizes)) {
+    std::optional<LastDimPart> part = lastDimPart(value);
+    if (!part || part->offset != offset || part->size != size || (source && part->source != source))
+      return Value();
+    source = part->source;
+    offset += size;
+  }
+  return staticDim(source, -1) == offset ? source : Value();
+}
+
+/// Erases the ops defining `values` that nothing reads any more (a split
+/// defines several of them: each op once).
+void eraseUnused(ArrayRef<Value> values) {
+  llvm::SmallSetVector<Operation *, 4> ops;
+  for (Value value : values)
+    if (Operation *op = value.getDefiningOp())
+      ops.insert(op);
+  for (Operation *op : ops)
+    if (op->use_empty())
+      op->erase();
+}
+
+/// attention([rotary](q), [rotary](k), v) with q, k, v consecutive parts of
+/// one tensor (a model that already projects QKV in one GEMM) → attention
+/// of that tensor, its Q and K heads rotated by one rotary.
+bool usePackedParts(AttentionOp attention) {
+  ValueRange inputs = attention.getInputs();
+  int64_t heads = attention.getNumHeads(), kvHeads = attention.getNumKvHeads();
+  int64_t q = heads * attention.getHeadDim(), kv = kvHeads * attention.getHeadDim();
+  auto qRotary = inputs[0].getDefiningOp<RotaryOp>();
+  auto kRotary = inputs[1].getDefiningOp<RotaryOp>();
+  if (bool(qRotary) != bool(kRotary))
+    return false;
+  Value qPart = inputs[0], kPart = inputs[1], vPart = inputs[2];
+  if (qRotary) {
+    if (!qRotary->hasOneUse() || !kRotary->hasOneUse() || !sameRotation(qRotary, kRotary) ||
+        int64_t(qRotary.getNumHeads()) != heads || int64_t(kRotary.getNumHeads()) != kvHeads ||
+        int64_t(qRotary.getRotatedHeads()) != heads || int64_t(kRotary.getRotatedHeads()) != kvHeads)
+      return false;
+    qPart = qRotary.getInput();
+    kPart = kRotary.getInput();
+  }
+  Value packed = packedSource({qPart, kPart, vPart}, {q, kv, kv});
+  if (!packed)
     return false;
   OpBuilder builder(attention);
+  if (qRotary)
+    packed = RotaryOp::create(builder, qRotary.getLoc(), packed.getType(), packed,
+                              qRotary.getInvFreq(), qRotary.getCosCache(), qRotary.getSinCache(),
+                              qRotary.getPositions(), builder.getI64IntegerAttr(heads + 2 * kvHeads),
+                              builder.getI64IntegerAttr(heads + kvHeads), qRotary.getHeadDimAttr(),
+                              qRotary.getRotaryDimAttr(), qRotary.getInterleavedAttr());
   auto fused = AttentionOp::create(builder, attention.getLoc(), attention.getType(),
-                                   ValueRange{split.getInput()}, attention.getNumHeadsAttr(),
+                                   ValueRange{packed}, attention.getNumHeadsAttr(),
                                    attention.getNumKvHeadsAttr(), attention.getHeadDimAttr(),
                                    attention.getScaleAttr(), attention.getCausalAttr(),
                                    attention.getSoftcapAttr());
   attention.replaceAllUsesWith(fused.getResult());
   attention.erase();
-  if (split->use_empty())
-    split.erase();
+  for (RotaryOp rotary : {qRotary, kRotary})
+    if (rotary)
+      rotary.erase();
+  eraseUnused({qPart, kPart, vPart});
   return true;
 }
 
 void fuseQkv(AttentionOp attention) {
-  if (attention.getInputs().size() != 3 || usePackedSplit(attention))
+  if (attention.getInputs().size() != 3 || usePackedParts(attention))
     return;
   auto [qRotary, q] = projection(attention.getInputs()[0]);
   auto [kRotary, k] = projection(attention.getInputs()[1]);
@@ -177,8 +273,25 @@ void fuseQkv(AttentionOp attention) {
     linear.erase();
 }
 
+/// gated_activation(gate, up) with gate and up the two halves of one tensor
+/// (a fused gate_up projection) → gated_activation(that tensor).
+bool usePackedGateUp(GatedActivationOp activation) {
+  Value gate = activation.getInputs()[0], up = activation.getInputs()[1];
+  std::optional<int64_t> size = staticDim(gate, -1);
+  Value packed = size ? packedSource({gate, up}, {*size, *size}) : Value();
+  if (!packed)
+    return false;
+  OpBuilder builder(activation);
+  auto fused = GatedActivationOp::create(builder, activation.getLoc(), activation.getType(),
+                                         ValueRange{packed}, activation.getActivationAttr());
+  activation.replaceAllUsesWith(fused.getResult());
+  activation.erase();
+  eraseUnused({gate, up});
+  return true;
+}
+
 void fuseGateUp(GatedActivationOp activation) {
-  if (activation.getInputs().size() != 2)
+  if (activation.getInputs().size() != 2 || usePackedGateUp(activation))
     return;
   auto gate = activation.getInputs()[0].getDefiningOp<LinearOp>();
   auto up = activation.getInputs()[1].getDefiningOp<LinearOp>();

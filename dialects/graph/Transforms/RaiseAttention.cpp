@@ -8,8 +8,12 @@
 //             the positions 0..s-1 and an inv_freq constant
 //         →   transpose(reshape(graph.rotary(X)))
 //
+//  partial:   concat(rope(x[..., :r]), x[..., r:]) (GPT-NeoX's rotary_pct)
+//         →   the same with rotary_dim = r
+//
 //  attention: softmax(q·kᵀ·scale (+ mask)) · v with q, k, v heads of
-//             token-major tensors (GQA repeat-kv, K transposes, scales on q,
+//             token-major tensors or of one of the rank-4 layouts of
+//             HeadsSource (GQA repeat-kv, K transposes, scales on q,
 //             k or the scores, NaN guards), followed by the merge of heads
 //             back to [b, s, h*d]
 //         →   graph.attention(Q, K, V) {causal iff the mask is causal}
@@ -70,6 +74,86 @@ std::optional<int64_t> tokenMajorFeatures(Value value) {
   if (rankOf(value) != 3)
     return std::nullopt;
   return staticDim(value, 2);
+}
+
+/// Where the heads [b, h, s, d] a raised op reads come from, and how the
+/// replacement makes them token-major [b, s, h*d]:
+///
+///   TokenMajor        [b, s, h*d]     as is
+///   HeadsMajor        [b, h, s, d]    transpose(0, 2, 1, 3), reshape
+///   TokenHeads        [b, s, h, d]    reshape
+///   InterleavedSlice  Y [b, s, h, n*d] with the heads = split(transpose(Y), axis 3)#i
+///                     (GPT-NeoX's QKV, per head q|k|v): slice d dims of Y at
+///                     `offset`, reshape
+///
+/// The layout is read from which dims are static; validation proves it.
+struct HeadsSource {
+  enum Kind { TokenMajor, HeadsMajor, TokenHeads, InterleavedSlice };
+  Value value; // the free input of the proof
+  Kind kind = TokenMajor;
+  int64_t heads = 0, headDim = 0, offset = 0;
+};
+
+std::optional<HeadsSource> headsSource(Value root, int64_t headDim) {
+  auto type = dyn_cast<RankedTensorType>(root.getType());
+  if (!type || headDim <= 0)
+    return std::nullopt;
+  if (type.getRank() == 3) {
+    std::optional<int64_t> features = tokenMajorFeatures(root);
+    if (!features || *features % headDim)
+      return std::nullopt;
+    return HeadsSource{root, HeadsSource::TokenMajor, *features / headDim, headDim, 0};
+  }
+  if (type.getRank() != 4 || staticDim(root, 3) != headDim)
+    return std::nullopt;
+  bool headsMajor = !type.isDynamicDim(1) && type.isDynamicDim(2);
+  bool tokenHeads = type.isDynamicDim(1) && !type.isDynamicDim(2);
+  if (auto split = root.getDefiningOp<SplitOp>(); split && headsMajor && split.getAxis() == 3) {
+    auto transpose = split.getInput().getDefiningOp<TransposeOp>();
+    if (transpose && transpose.getPerm() == ArrayRef<int64_t>{0, 2, 1, 3}) {
+      unsigned index = cast<OpResult>(root).getResultNumber();
+      int64_t offset = 0;
+      for (unsigned i = 0; i < index; ++i) {
+        std::optional<int64_t> size = staticDim(split.getResult(i), 3);
+        if (!size)
+          return std::nullopt;
+        offset += *size;
+      }
+      return HeadsSource{transpose.getInput(), HeadsSource::InterleavedSlice, type.getDimSize(1),
+                         headDim, offset};
+    }
+  }
+  if (headsMajor)
+    return HeadsSource{root, HeadsSource::HeadsMajor, type.getDimSize(1), headDim, 0};
+  if (tokenHeads)
+    return HeadsSource{root, HeadsSource::TokenHeads, type.getDimSize(2), headDim, 0};
+  return std::nullopt;
+}
+
+Value i64Vector(OpBuilder &builder, Location loc, ArrayRef<int64_t> values) {
+  return ConstantOp::create(
+      builder, loc,
+      DenseIntElementsAttr::get(
+          RankedTensorType::get({int64_t(values.size())}, builder.getI64Type()), values));
+}
+
+/// `input` (the mapped HeadsSource::value) as token-major [b, s, h*d].
+Value tokenMajor(OpBuilder &builder, Location loc, Value input, const HeadsSource &source) {
+  if (source.kind == HeadsSource::TokenMajor)
+    return input;
+  Type element = cast<TensorType>(input.getType()).getElementType();
+  auto headsType = RankedTensorType::get({kDynamic, kDynamic, source.heads, source.headDim}, element);
+  Value heads = input;
+  if (source.kind == HeadsSource::HeadsMajor)
+    heads = TransposeOp::create(builder, loc, headsType, input,
+                                builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
+  else if (source.kind == HeadsSource::InterleavedSlice)
+    heads = SliceOp::create(builder, loc, headsType, input, i64Vector(builder, loc, {source.offset}),
+                            i64Vector(builder, loc, {source.offset + source.headDim}),
+                            i64Vector(builder, loc, {3}), i64Vector(builder, loc, {1}));
+  return ReshapeOp::create(
+      builder, loc, RankedTensorType::get({kDynamic, kDynamic, source.heads * source.headDim}, element),
+      heads, i64Vector(builder, loc, {0, 0, source.heads * source.headDim}), builder.getBoolAttr(false));
 }
 
 /// Splits token-major [b, s, h*d] into heads [b, h, s, d].
@@ -152,39 +236,66 @@ std::optional<RotaryMatch> matchRotary(AddOp add) {
   return std::nullopt;
 }
 
-bool raiseRotary(func::FuncOp func, AddOp add) {
-  std::optional<RotaryMatch> match = matchRotary(add);
-  if (!match || add.getType() != match->x.getType())
+/// Replaces `result` (rotary of the heads [b, h, s, d] `heads`, the first
+/// `rotaryDim` dims of each head rotated) by graph.rotary, if proven.
+bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos, int64_t rotaryDim) {
+  if (result.getType() != headsValue.getType())
     return false;
-  std::optional<int64_t> heads = staticDim(match->x, 1), headDim = staticDim(match->x, 3);
-  Value tokens = dataMovementRoot(match->x);
-  std::optional<int64_t> features = tokenMajorFeatures(tokens);
-  if (!heads || !headDim || !features || *features != *heads * *headDim || *headDim % 2)
+  std::optional<int64_t> heads = staticDim(headsValue, 1), headDim = staticDim(headsValue, 3);
+  if (!heads || !headDim || rotaryDim <= 0 || rotaryDim % 2 || rotaryDim > *headDim)
     return false;
-  Type element = cast<TensorType>(tokens.getType()).getElementType();
-  for (DenseElementsAttr invFreq : frequencyCandidates(match->cos, *headDim / 2)) {
+  std::optional<HeadsSource> source = headsSource(dataMovementRoot(headsValue), *headDim);
+  if (!source || source->heads != *heads)
+    return false;
+  for (DenseElementsAttr invFreq : frequencyCandidates(cos, rotaryDim / 2)) {
     for (bool interleaved : {false, true}) {
       auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
+        Value tokens = tokenMajor(builder, loc, inputs[0], *source);
         Value freqs = ConstantOp::create(builder, loc, cast<ElementsAttr>(invFreq));
         Value rotated = RotaryOp::create(
-            builder, loc, inputs[0].getType(), inputs[0], freqs, Value(), Value(), Value(),
+            builder, loc, tokens.getType(), tokens, freqs, Value(), Value(), Value(),
             builder.getI64IntegerAttr(*heads), builder.getI64IntegerAttr(*heads),
-            builder.getI64IntegerAttr(*headDim), builder.getI64IntegerAttr(*headDim),
+            builder.getI64IntegerAttr(*headDim), builder.getI64IntegerAttr(rotaryDim),
             builder.getBoolAttr(interleaved));
-        (void)element;
         return splitHeads(builder, loc, rotated, *heads, *headDim);
       };
-      if (!validateReplacement(func, {tokens}, add.getResult(), build))
+      if (!validateReplacement(func, {source->value}, result, build))
         continue;
-      OpBuilder builder(add);
-      Value replacement = build(builder, add.getLoc(), ValueRange{tokens});
-      if (replacement.getType() != add.getType())
-        replacement = CastOp::create(builder, add.getLoc(), add.getType(), replacement);
-      add.replaceAllUsesWith(replacement);
+      OpBuilder builder(result.getDefiningOp());
+      Value replacement = build(builder, result.getLoc(), ValueRange{source->value});
+      if (replacement.getType() != result.getType())
+        replacement = CastOp::create(builder, result.getLoc(), result.getType(), replacement);
+      result.replaceAllUsesWith(replacement);
       return true;
     }
   }
   return false;
+}
+
+bool raiseRotary(func::FuncOp func, AddOp add) {
+  std::optional<RotaryMatch> match = matchRotary(add);
+  if (!match)
+    return false;
+  std::optional<int64_t> headDim = staticDim(match->x, 3);
+  return headDim && raiseRotaryAt(func, add.getResult(), match->x, match->cos, *headDim);
+}
+
+/// concat(rope(x[..., :r]), x[..., r:]) on the last axis: a partial rotary of
+/// x (GPT-NeoX, Phi-2).
+bool raisePartialRotary(func::FuncOp func, ConcatOp concat) {
+  if (concat.getInputs().size() != 2 || rankOf(concat.getResult()) != 4 ||
+      concat.getAxis() != 3)
+    return false;
+  auto add = concat.getInputs()[0].getDefiningOp<AddOp>();
+  auto pass = concat.getInputs()[1].getDefiningOp<SliceOp>();
+  if (!add || !pass)
+    return false;
+  std::optional<RotaryMatch> match = matchRotary(add);
+  auto rotatedPart = match ? match->x.getDefiningOp<SliceOp>() : SliceOp();
+  if (!rotatedPart || rotatedPart.getData() != pass.getData())
+    return false;
+  std::optional<int64_t> rotaryDim = staticDim(match->x, 3);
+  return rotaryDim && raiseRotaryAt(func, concat.getResult(), pass.getData(), match->cos, *rotaryDim);
 }
 
 //===----------------------------------------------------------------------===//
@@ -192,7 +303,7 @@ bool raiseRotary(func::FuncOp func, AddOp add) {
 //===----------------------------------------------------------------------===//
 
 struct AttentionMatch {
-  Value q, k, v;          // token-major sources
+  HeadsSource q, k, v;
   int64_t heads = 0, kvHeads = 0, headDim = 0;
   double scale = 1.0;
   double softcap = 0.0;
@@ -276,20 +387,17 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
   std::optional<int64_t> heads = staticDim(qk.getLhs(), 1), headDim = staticDim(qk.getLhs(), 3);
   if (!heads || !headDim)
     return std::nullopt;
-  match.q = dataMovementRoot(qk.getLhs(), &scale);
-  match.k = dataMovementRoot(qk.getRhs(), &scale);
-  match.v = dataMovementRoot(pv.getRhs());
-  std::optional<int64_t> qFeatures = tokenMajorFeatures(match.q);
-  std::optional<int64_t> kFeatures = tokenMajorFeatures(match.k);
-  std::optional<int64_t> vFeatures = tokenMajorFeatures(match.v);
-  if (!qFeatures || !kFeatures || !vFeatures || *qFeatures != *heads * *headDim ||
-      *kFeatures != *vFeatures || *kFeatures % *headDim || *heads % (*kFeatures / *headDim))
+  std::optional<HeadsSource> q = headsSource(dataMovementRoot(qk.getLhs(), &scale), *headDim);
+  std::optional<HeadsSource> k = headsSource(dataMovementRoot(qk.getRhs(), &scale), *headDim);
+  std::optional<HeadsSource> v = headsSource(dataMovementRoot(pv.getRhs()), *headDim);
+  if (!q || !k || !v || q->heads != *heads || k->heads != v->heads || *heads % k->heads)
     return std::nullopt;
+  match.q = *q, match.k = *k, match.v = *v;
   match.heads = *heads;
   match.headDim = *headDim;
-  match.kvHeads = *kFeatures / *headDim;
+  match.kvHeads = k->heads;
   match.scale = scale;
-  match.output = mergedHeads(pv.getResult(), *qFeatures);
+  match.output = mergedHeads(pv.getResult(), *heads * *headDim);
   if (!match.output)
     return std::nullopt;
   return match;
@@ -328,8 +436,11 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
   int64_t features = match->heads * match->headDim;
   Type element = cast<TensorType>(resultType).getElementType();
   auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
+    SmallVector<Value> tokens = {tokenMajor(builder, loc, inputs[0], match->q),
+                                 tokenMajor(builder, loc, inputs[1], match->k),
+                                 tokenMajor(builder, loc, inputs[2], match->v)};
     Value attention = AttentionOp::create(
-        builder, loc, RankedTensorType::get({kDynamic, kDynamic, features}, element), inputs,
+        builder, loc, RankedTensorType::get({kDynamic, kDynamic, features}, element), tokens,
         builder.getI64IntegerAttr(match->heads), builder.getI64IntegerAttr(match->kvHeads),
         builder.getI64IntegerAttr(match->headDim), builder.getF32FloatAttr(match->scale),
         builder.getBoolAttr(match->masked), builder.getF32FloatAttr(match->softcap));
@@ -342,11 +453,12 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
                                   ArrayRef<int64_t>{-1, features}));
     return ReshapeOp::create(builder, loc, resultType, attention, target, builder.getBoolAttr(false));
   };
-  if (!validateReplacement(func, {match->q, match->k, match->v}, match->output, build, options))
+  SmallVector<Value> inputs = {match->q.value, match->k.value, match->v.value};
+  if (!validateReplacement(func, inputs, match->output, build, options))
     return false;
   Operation *outputOp = match->output.getDefiningOp();
   OpBuilder builder(outputOp);
-  Value attention = build(builder, softmax.getLoc(), ValueRange{match->q, match->k, match->v});
+  Value attention = build(builder, softmax.getLoc(), inputs);
   if (attention.getType() != match->output.getType())
     attention = CastOp::create(builder, softmax.getLoc(), match->output.getType(), attention);
   match->output.replaceAllUsesWith(attention);
@@ -372,6 +484,13 @@ void eraseDeadOps(func::FuncOp func) {
 struct RaiseAttentionPass : public infer::graph::impl::RaiseAttentionPassBase<RaiseAttentionPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // Partial rotaries first: their rotated part alone is a full rotary of
+    // fewer dims, which the add walk would otherwise raise.
+    SmallVector<ConcatOp> concats;
+    func.walk([&](ConcatOp concat) { concats.push_back(concat); });
+    for (ConcatOp concat : concats)
+      (void)raisePartialRotary(func, concat);
+    eraseDeadOps(func);
     SmallVector<AddOp> adds;
     func.walk([&](AddOp add) { adds.push_back(add); });
     for (AddOp add : adds)

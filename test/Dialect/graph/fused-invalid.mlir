@@ -96,6 +96,77 @@ func.func @rotary_inv_freq(%x: tensor<?x?x64xf32>, %f: tensor<16xf32>, %p: tenso
 
 // -----
 
+// Tests that graph.rotary needs inv_freq or the caches.
+func.func @rotary_no_angles(%x: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.rotary' op takes inv_freq or caches(cos, sin), not neither}}
+  %0 = graph.rotary %x {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+      : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.rotary does not take both inv_freq and the caches.
+func.func @rotary_both_angles(%x: tensor<?x?x64xf32>, %f: tensor<8xf32>, %c: tensor<32x8xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.rotary' op takes inv_freq or caches(cos, sin), not both}}
+  %0 = graph.rotary %x, %f caches(%c, %c) {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+      : (tensor<?x?x64xf32>, tensor<8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.rotary takes the cos cache only with the sin cache (generic form: the custom one cannot spell it).
+func.func @rotary_cos_only(%x: tensor<?x?x64xf32>, %c: tensor<32x8xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.rotary' op takes the cos and sin caches together}}
+  %0 = "graph.rotary"(%x, %c) {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64,
+                               operandSegmentSizes = array<i32: 1, 0, 1, 0, 0>}
+      : (tensor<?x?x64xf32>, tensor<32x8xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.rotary needs the cos and sin caches of one type.
+func.func @rotary_cache_types(%x: tensor<?x?x64xf32>, %c: tensor<32x8xf32>, %s: tensor<16x8xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.rotary' op cos cache 'tensor<32x8xf32>' and sin cache 'tensor<16x8xf32>' must have the same type}}
+  %0 = graph.rotary %x caches(%c, %s) {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+      : (tensor<?x?x64xf32>, tensor<32x8xf32>, tensor<16x8xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.rotary needs caches of rotary_dim / 2 columns.
+func.func @rotary_cache_columns(%x: tensor<?x?x64xf32>, %c: tensor<32x16xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.rotary' op caches have 16 columns, not rotary_dim / 2 = 8}}
+  %0 = graph.rotary %x caches(%c, %c) {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+      : (tensor<?x?x64xf32>, tensor<32x16xf32>, tensor<32x16xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.rotary needs rank-2 or rank-3 caches.
+func.func @rotary_cache_rank(%x: tensor<?x?x64xf32>, %c: tensor<8xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.rotary' op caches must be [max_position, rotary_dim / 2] or [batch, seq, rotary_dim / 2], got rank 1}}
+  %0 = graph.rotary %x caches(%c, %c) {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+      : (tensor<?x?x64xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.rotary's per-token caches take no positions.
+func.func @rotary_per_token_positions(%x: tensor<?x?x64xf32>, %c: tensor<?x?x8xf32>, %p: tensor<?x?xi64>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.rotary' op per-token [batch, seq, rotary_dim / 2] caches take no positions}}
+  %0 = graph.rotary %x caches(%c, %c) positions(%p) {num_heads = 4 : i64, rotated_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64}
+      : (tensor<?x?x64xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi64>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
 // Tests that graph.attention takes one or three operands.
 func.func @attention_two_operands(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
   // expected-error @+1 {{'graph.attention' op takes a packed qkv operand or q, k and v, got 2 operands}}
