@@ -235,3 +235,53 @@ func.func @no_keepdims(%x: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
   %y = graph.mul %w, %n : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   return %y : tensor<?x?x64xf32>
 }
+
+// -----
+
+// Tests that LayerNorm written out (exporters before opset 17) becomes
+// graph.layer_normalization, its bias add included.
+// CHECK-LABEL: func.func @decomposed_layer_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x8xf32>)
+// CHECK-DAG: %[[W:.+]] = graph.constant dense<[1.0{{.*}}> : tensor<8xf32>
+// CHECK-DAG: %[[B:.+]] = graph.constant dense<[5.0{{.*}}> : tensor<8xf32>
+// CHECK: %[[N:.+]] = graph.layer_normalization %[[X]], %[[W]] bias(%[[B]]) {axis = 2 : i64}
+// CHECK-NOT: graph.reduce_mean
+// CHECK: return %[[N]]
+func.func @decomposed_layer_norm(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %w = graph.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %b = graph.constant dense<[5.0e-01, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0]> : tensor<8xf32>
+  %axes = graph.constant dense<-1> : tensor<1xi64>
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %eps = graph.constant dense<1.0e-5> : tensor<f32>
+  %mean = graph.reduce_mean %x axes(%axes) : (tensor<?x?x8xf32>, tensor<1xi64>) -> tensor<?x?x1xf32>
+  %d = graph.sub %x, %mean : (tensor<?x?x8xf32>, tensor<?x?x1xf32>) -> tensor<?x?x8xf32>
+  %sq = graph.pow %d, %two : (tensor<?x?x8xf32>, tensor<f32>) -> tensor<?x?x8xf32>
+  %var = graph.reduce_mean %sq axes(%axes) : (tensor<?x?x8xf32>, tensor<1xi64>) -> tensor<?x?x1xf32>
+  %ve = graph.add %var, %eps : (tensor<?x?x1xf32>, tensor<f32>) -> tensor<?x?x1xf32>
+  %std = graph.sqrt %ve : (tensor<?x?x1xf32>) -> tensor<?x?x1xf32>
+  %n = graph.div %d, %std : (tensor<?x?x8xf32>, tensor<?x?x1xf32>) -> tensor<?x?x8xf32>
+  %s = graph.mul %n, %w : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %y = graph.add %s, %b : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Tests that centring on a different tensor is not a LayerNorm.
+// CHECK-LABEL: func.func @not_layer_norm
+// CHECK-NOT: graph.layer_normalization
+func.func @not_layer_norm(%x: tensor<?x8xf32>, %z: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w = graph.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %axes = graph.constant dense<-1> : tensor<1xi64>
+  %two = graph.constant dense<2.0> : tensor<f32>
+  %eps = graph.constant dense<1.0e-5> : tensor<f32>
+  %mean = graph.reduce_mean %z axes(%axes) : (tensor<?x8xf32>, tensor<1xi64>) -> tensor<?x1xf32>
+  %d = graph.sub %x, %mean : (tensor<?x8xf32>, tensor<?x1xf32>) -> tensor<?x8xf32>
+  %sq = graph.pow %d, %two : (tensor<?x8xf32>, tensor<f32>) -> tensor<?x8xf32>
+  %var = graph.reduce_mean %sq axes(%axes) : (tensor<?x8xf32>, tensor<1xi64>) -> tensor<?x1xf32>
+  %ve = graph.add %var, %eps : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+  %std = graph.sqrt %ve : (tensor<?x1xf32>) -> tensor<?x1xf32>
+  %n = graph.div %d, %std : (tensor<?x8xf32>, tensor<?x1xf32>) -> tensor<?x8xf32>
+  %s = graph.mul %n, %w : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %s : tensor<?x8xf32>
+}

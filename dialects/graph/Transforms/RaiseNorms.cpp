@@ -120,6 +120,68 @@ struct RaiseRmsNorm : public OpRewritePattern<MulOp> {
   }
 };
 
+/// x - mean(x, last, keepdims) → x.
+Value centeredValue(Value centered) {
+  auto sub = centered.getDefiningOp<SubOp>();
+  auto mean = sub ? sub.getRhs().getDefiningOp<ReduceMeanOp>() : ReduceMeanOp();
+  if (!mean || mean.getInput() != sub.getLhs() || !mean.getKeepdims() || !mean.getAxes() ||
+      !isLastAxis(mean.getAxes(), sub.getLhs()))
+    return Value();
+  return sub.getLhs();
+}
+
+/// (x - mean) / sqrt(mean((x - mean)^2) + eps) → {x, eps}: LayerNorm as
+/// exporters before opset 17 write it.
+std::optional<std::pair<Value, double>> matchStandardized(Value value) {
+  auto div = value.getDefiningOp<DivOp>();
+  if (!div)
+    return std::nullopt;
+  Value x = centeredValue(div.getLhs());
+  auto rms = x ? matchRootMeanSquare(div.getRhs()) : std::nullopt;
+  if (!rms || rms->first != div.getLhs())
+    return std::nullopt;
+  return std::make_pair(x, rms->second);
+}
+
+/// standardized(x) * w [+ b] with w, b weight vectors → layer_normalization.
+struct RaiseLayerNorm : public OpRewritePattern<MulOp> {
+  // Ahead of RaiseRmsNorm, which would otherwise take (x - mean) as its x.
+  explicit RaiseLayerNorm(MLIRContext *context) : OpRewritePattern(context, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(MulOp op, PatternRewriter &rewriter) const override {
+    for (auto [scale, standardized] : {std::make_pair(op.getLhs(), op.getRhs()),
+                                       std::make_pair(op.getRhs(), op.getLhs())}) {
+      auto match = matchStandardized(standardized);
+      if (!match || match->first.getType() != op.getType())
+        continue;
+      Value x = match->first;
+      std::optional<int64_t> features = staticDim(x, -1);
+      if (!isWeight(scale) || rankOf(scale) != 1 || !features || staticDim(scale, 0) != features)
+        continue;
+      // A bias add of a weight vector joins the op.
+      Value bias;
+      Operation *replaced = op;
+      if (op->hasOneUse())
+        if (auto add = dyn_cast<AddOp>(*op->getUsers().begin())) {
+          Value other = add.getLhs() == op.getResult() ? add.getRhs() : add.getLhs();
+          if (isWeight(other) && rankOf(other) == 1 && staticDim(other, 0) == features &&
+              add.getType() == op.getType()) {
+            bias = other;
+            replaced = add;
+          }
+        }
+      rewriter.setInsertionPoint(replaced);
+      Value norm = LayerNormOp::create(rewriter, replaced->getLoc(), op.getType(), x, scale, bias,
+                                       rewriter.getI64IntegerAttr(*rankOf(x) - 1),
+                                       rewriter.getF32FloatAttr(match->second));
+      rewriter.replaceOp(replaced, norm);
+      if (replaced != op.getOperation())
+        rewriter.eraseOp(op);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not the scale of a decomposed LayerNorm");
+  }
+};
+
 struct RaiseNormsPass : public infer::graph::impl::RaiseNormsPassBase<RaiseNormsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -132,5 +194,5 @@ struct RaiseNormsPass : public infer::graph::impl::RaiseNormsPassBase<RaiseNorms
 } // namespace
 
 void infer::graph::populateRaiseNormsPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseRmsNorm>(patterns.getContext());
+  patterns.add<RaiseRmsNorm, RaiseLayerNorm>(patterns.getContext());
 }
