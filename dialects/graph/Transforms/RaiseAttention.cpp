@@ -202,15 +202,32 @@ SmallVector<DenseElementsAttr> frequencyCandidates(Value value, int64_t count) {
   return candidates;
 }
 
-/// rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2]) on the last axis.
-bool isRotateHalfOf(Value value, Value x) {
-  auto concat = value.getDefiningOp<ConcatOp>();
-  if (!concat || concat.getInputs().size() != 2 || concat.getAxis() != rankOf(x).value_or(0) - 1)
+/// True when `value` is a signed permutation of x's elements built by slices,
+/// negations, (un)squeezes, reshapes and concats: rotate_half(x) =
+/// concat(-x[..., d/2:], x[..., :d/2]) (Llama) or GPT-J's rotate_every_two,
+/// stack(-x[..., 1::2], x[..., ::2]).flatten(-2). Which layout it is, and
+/// that it is a rotation at all, the validation of the rewrite proves.
+bool isRotationOf(Value value, Value x, int &negations, int depth = 0) {
+  if (value == x)
+    return true;
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 12)
     return false;
-  auto neg = concat.getInputs()[0].getDefiningOp<NegOp>();
-  auto firstHalf = concat.getInputs()[1].getDefiningOp<SliceOp>();
-  auto secondHalf = neg ? neg.getInput().getDefiningOp<SliceOp>() : SliceOp();
-  return firstHalf && secondHalf && firstHalf.getData() == x && secondHalf.getData() == x;
+  if (auto neg = dyn_cast<NegOp>(op))
+    return ++negations, isRotationOf(neg.getInput(), x, negations, depth + 1);
+  if (isa<SliceOp, UnsqueezeOp, SqueezeOp, ReshapeOp>(op))
+    return isRotationOf(op->getOperand(0), x, negations, depth + 1);
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return llvm::all_of(concat.getInputs(), [&](Value input) {
+      return isRotationOf(input, x, negations, depth + 1);
+    });
+  return false;
+}
+
+bool isRotateHalfOf(Value value, Value x) {
+  int negations = 0;
+  return value != x && isa_and_nonnull<ConcatOp, ReshapeOp>(value.getDefiningOp()) &&
+         isRotationOf(value, x, negations) && negations == 1;
 }
 
 struct RotaryMatch {
