@@ -22,12 +22,6 @@ std::optional<int64_t> staticLength(Value value) {
   return (*shape)[0];
 }
 
-Type tensorType(std::optional<Shape> shape, Type element) {
-  if (shape)
-    return RankedTensorType::get(*shape, element);
-  return UnrankedTensorType::get(element);
-}
-
 LogicalResult importShape(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (failed(n.checkAttributes({"start", "end"})))
     return failure();
