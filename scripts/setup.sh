@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what infer needs on Debian 12, idempotently: MLIR/LLVM 22, libonnx,
-# protobuf, CLI11, xtensor (npy), ninja; numpy for the demo and bench scripts.
+# protobuf, CLI11, xtensor (npy), xxHash, ninja; numpy for the demo and bench scripts.
 set -euo pipefail
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libonnx-dev libprotobuf-dev
           protobuf-compiler ninja-build cmake g++ libcli11-dev xtensor-dev libgtest-dev
-          libgmock-dev python3 xz-utils)
+          libgmock-dev libxxhash-dev python3 xz-utils)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")

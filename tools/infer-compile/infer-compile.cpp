@@ -1,11 +1,13 @@
 //===- infer-compile.cpp - the infer compiler driver ----------------------===//
 //
-//   infer-compile MODEL.{onnx,onnxtext,mlir} --emit=graph
+//   infer-compile MODEL.{onnx,onnxtext,mlir} -o MODEL.infer [--target cuda|cpu] [--dtype ...]
+//   infer-compile MODEL.{onnx,onnxtext,mlir} --emit=graph|optimized
 //   infer-compile MODEL.onnx --check
 //   infer-compile MODEL --reference-run --input NAME=IN.npy --output NAME=OUT.npy
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/artifact/ArtifactWriter.h"
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/VerifyNumerics.h"
@@ -20,6 +22,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -32,6 +36,12 @@ namespace {
 struct Options {
   std::string model;
   std::string emit;
+  std::string outputPath;
+  std::string target = "cuda";
+  std::string dtype;
+  int64_t maxBatchTokens = 8192;
+  int64_t maxSeqLen = 4096;
+  int64_t kvBlockSize = 16;
   bool check = false;
   bool referenceRun = false;
   bool verifyNumerics = false;
@@ -63,6 +73,28 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const Options &options,
   emitError(UnknownLoc::get(&context))
       << "'" << path << "': expected a .onnx, .onnxtext or .mlir file";
   return nullptr;
+}
+
+int writeArtifact(ModuleOp module, const Options &options,
+                  const infer::import::ImportStats &stats) {
+  infer::compiler::ArtifactOptions artifactOptions;
+  artifactOptions.target =
+      options.target == "cpu" ? infer::artifact::TARGET_CPU : infer::artifact::TARGET_CUDA;
+  artifactOptions.dtype = options.dtype;
+  artifactOptions.maxBatchTokens = options.maxBatchTokens;
+  artifactOptions.maxSeqLen = options.maxSeqLen;
+  artifactOptions.kvBlockSize = options.kvBlockSize;
+  artifactOptions.modelName = llvm::sys::path::stem(options.model).str();
+  if (llvm::StringRef(artifactOptions.modelName).ends_with(".onnx")) // MODEL.onnx.mlir
+    artifactOptions.modelName.resize(artifactOptions.modelName.size() - 5);
+  artifactOptions.opset = stats.opsetVersion;
+  auto summary = infer::compiler::writeArtifact(module, options.outputPath, artifactOptions);
+  if (failed(summary))
+    return 1;
+  llvm::outs() << "wrote " << options.outputPath << ": " << summary->numWeights << " weights, "
+               << llvm::format("%.1f", summary->fileSize / 1e6) << " MB (weights: "
+               << summary->weightBytes << " bytes)\n";
+  return 0;
 }
 
 int run(const Options &options) {
@@ -124,7 +156,7 @@ int run(const Options &options) {
       llvm::errs() << "error: " << llvm::toString(rows.takeError()) << "\n";
       return 1;
     }
-  } else if (options.emit == "optimized") {
+  } else if (options.emit == "optimized" || !options.outputPath.empty()) {
     PassManager pm(&context);
     infer::pipeline::buildOptimizationPipeline(pm, pipelineOptions);
     if (failed(pm.run(*module)))
@@ -139,10 +171,12 @@ int run(const Options &options) {
     llvm::outs() << "\n";
     return 0;
   }
+  if (!options.outputPath.empty())
+    return writeArtifact(*module, options, stats);
   if (options.verifyNumerics)
     return 0;
-  llvm::errs() << "error: nothing to do: give --emit=graph|optimized, --check, --reference-run "
-                  "or --verify-numerics\n";
+  llvm::errs() << "error: nothing to do: give -o MODEL.infer, --emit=graph|optimized, --check, "
+                  "--reference-run or --verify-numerics\n";
   return 1;
 }
 
@@ -153,7 +187,28 @@ int main(int argc, char **argv) {
   Options options;
   app.add_option("model", options.model, "MODEL.onnx, MODEL.onnxtext (ONNX text syntax) or an .mlir file")
       ->required();
-  app.add_option("--emit", options.emit, "print the IR after this stage to stdout")
+  app.add_option("-o,--output-file", options.outputPath,
+                 "write the artifact (MODEL.infer) after the optimization pipeline");
+  app.add_option("--target", options.target, "the backend the artifact is for")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+  app.add_option("--dtype", options.dtype,
+                 "store floating-point weights in this type (round to nearest even); "
+                 "default: as exported")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  app.add_option("--max-batch-tokens", options.maxBatchTokens,
+                 "most tokens in one step (recorded for the memory plan)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-seq-len", options.maxSeqLen,
+                 "longest sequence (recorded for the memory plan)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--kv-block-size", options.kvBlockSize,
+                 "tokens per KV-cache block (recorded for the memory plan)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")
       ->check(CLI::IsMember({"graph", "optimized"}));
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
@@ -179,6 +234,11 @@ int main(int argc, char **argv) {
   }
   if ((options.check + options.referenceRun + (!options.emit.empty() || options.verifyNumerics)) > 1) {
     llvm::errs() << "error: --check, --reference-run and --emit/--verify-numerics are exclusive\n";
+    return 2;
+  }
+  if (!options.outputPath.empty() && (options.check || options.referenceRun || !options.emit.empty())) {
+    llvm::errs() << "error: -o writes an artifact; it cannot be combined with --check, "
+                    "--reference-run or --emit\n";
     return 2;
   }
   return run(options);

@@ -1,0 +1,89 @@
+//===- ArtifactWriter.h - writes model.infer from the optimized graph -*- C++ -*-===//
+//
+// Plans the weight section of an artifact from the entry function of an
+// optimized `graph` module (graph.weight ops, and graph.pack_weights ops as
+// the concatenation of their sources) and writes the artifact atomically,
+// streaming weight bytes from the mmap'd sources. See docs/artifact-format.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_COMPILER_ARTIFACT_ARTIFACTWRITER_H
+#define INFER_COMPILER_ARTIFACT_ARTIFACTWRITER_H
+
+#include "runtime/artifact/artifact.pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace infer::compiler {
+
+/// What the manifest records besides the graph itself.
+struct ArtifactOptions {
+  artifact::Target target = artifact::TARGET_CUDA;
+  /// "fp32", "bf16" or "fp16": floating-point weights are converted to it
+  /// (round to nearest even); "" keeps every weight's exported type.
+  std::string dtype;
+  int64_t maxBatchTokens = 0;
+  int64_t maxSeqLen = 0;
+  int64_t kvBlockSize = 0;
+  /// The model's name (the input file's stem; never a full path).
+  std::string modelName;
+  /// The source model's ONNX opset (0 when unknown).
+  int64_t opset = 0;
+};
+
+/// One entry of the weight section and the ops its bytes come from.
+struct PlannedWeight {
+  artifact::Weight entry;
+  /// The graph.weight or graph.pack_weights op this entry stores.
+  mlir::Operation *op = nullptr;
+  /// The graph.weight ops whose data is concatenated (one unless packed).
+  llvm::SmallVector<mlir::Operation *> sources;
+  int64_t packAxis = 0;
+};
+
+/// The weight section of one entry function.
+struct WeightPlan {
+  std::vector<PlannedWeight> weights;
+  /// The weight entry each graph.weight / graph.pack_weights result is stored
+  /// as (the exec lowering refers to weights through this). A graph.weight
+  /// used only by pack_weights has no entry of its own.
+  llvm::DenseMap<mlir::Value, size_t> indexOf;
+  /// Bytes of the weight section, a multiple of the weight alignment.
+  uint64_t sectionSize = 0;
+  /// Sum of the weights' sizes (no padding).
+  uint64_t weightBytes = 0;
+};
+
+/// The module's entry function (its only public func.func), or an error.
+mlir::FailureOr<mlir::func::FuncOp> findEntryFunction(mlir::ModuleOp module);
+
+/// Plans the weight section of `entry` in program order; fails (with a
+/// diagnostic at the op) on a pack_weights operand that is not a graph.weight,
+/// an element type the artifact cannot store, or a weight whose data does not
+/// match its type.
+mlir::FailureOr<WeightPlan> planWeights(mlir::func::FuncOp entry, const ArtifactOptions &options);
+
+/// Sizes of a written artifact.
+struct ArtifactSummary {
+  size_t numWeights = 0;
+  uint64_t weightBytes = 0;
+  uint64_t fileSize = 0;
+};
+
+/// Writes the artifact of `module` to `path` through a temporary file in the
+/// same directory renamed into place, so `path` is either the complete
+/// artifact or untouched. Errors are reported as diagnostics.
+mlir::FailureOr<ArtifactSummary> writeArtifact(mlir::ModuleOp module, llvm::StringRef path,
+                                               const ArtifactOptions &options);
+
+} // namespace infer::compiler
+
+#endif // INFER_COMPILER_ARTIFACT_ARTIFACTWRITER_H

@@ -1,0 +1,168 @@
+//===- ArtifactFormat.cpp - the fixed header of model.infer ---------------===//
+
+#include "runtime/artifact/ArtifactFormat.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+#include <string>
+
+namespace infer::artifact {
+namespace {
+
+constexpr size_t kHeaderHashOffset = 120;
+
+void put32(unsigned char *out, uint32_t value) {
+  for (int i = 0; i < 4; ++i)
+    out[i] = static_cast<unsigned char>(value >> (8 * i));
+}
+void put64(unsigned char *out, uint64_t value) {
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<unsigned char>(value >> (8 * i));
+}
+uint32_t get32(const unsigned char *in) {
+  uint32_t value = 0;
+  for (int i = 3; i >= 0; --i)
+    value = (value << 8) | in[i];
+  return value;
+}
+uint64_t get64(const unsigned char *in) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i)
+    value = (value << 8) | in[i];
+  return value;
+}
+
+std::string num(uint64_t value) { return std::to_string(value); }
+
+/// Checks that [offset, offset + size) lies inside a file of `fileSize` bytes
+/// without overflowing.
+Status checkRange(const char *what, uint64_t offset, uint64_t size, uint64_t fileSize) {
+  if (offset > fileSize || size > fileSize - offset)
+    return dataLossError(std::string(what) + " [" + num(offset) + ", +" + num(size) +
+                         ") lies outside the file (" + num(fileSize) + " bytes)");
+  return okStatus();
+}
+
+} // namespace
+
+void encodeHeader(const Header &header, unsigned char out[kHeaderSize]) {
+  std::memset(out, 0, kHeaderSize);
+  std::memcpy(out, kMagic, sizeof(kMagic));
+  put32(out + 8, header.version);
+  put32(out + 12, header.flags);
+  put64(out + 16, header.headerSize);
+  put64(out + 24, header.fileSize);
+  put64(out + 32, header.manifestOffset);
+  put64(out + 40, header.manifestSize);
+  put64(out + 48, header.weightsOffset);
+  put64(out + 56, header.weightsSize);
+  put64(out + 64, header.payloadHash);
+  put64(out + kHeaderHashOffset, hash64(out, kHeaderHashOffset));
+}
+
+StatusOr<Header> decodeHeader(const unsigned char *bytes, uint64_t fileSize) {
+  if (fileSize == 0)
+    return dataLossError("truncated: the file is empty");
+  size_t magicBytes = fileSize < sizeof(kMagic) ? static_cast<size_t>(fileSize) : sizeof(kMagic);
+  if (std::memcmp(bytes, kMagic, magicBytes) != 0)
+    return dataLossError("wrong magic: not an infer artifact (it does not start with \"INFERART\")");
+  if (fileSize < 12)
+    return dataLossError("truncated: " + num(fileSize) + " bytes, the header needs " +
+                         num(kHeaderSize));
+  Header header;
+  header.version = get32(bytes + 8);
+  // The version comes before everything else: another version may lay out
+  // the rest of the header differently.
+  if (header.version != kFormatVersion)
+    return failedPreconditionError("artifact format version " + num(header.version) +
+                                   " is not supported (this build reads version " +
+                                   num(kFormatVersion) + "); recompile the model");
+  if (fileSize < kHeaderSize)
+    return dataLossError("truncated: " + num(fileSize) + " bytes, the header needs " +
+                         num(kHeaderSize));
+  if (get64(bytes + kHeaderHashOffset) != hash64(bytes, kHeaderHashOffset))
+    return dataLossError("header checksum mismatch: the header is corrupted");
+  header.flags = get32(bytes + 12);
+  header.headerSize = get64(bytes + 16);
+  header.fileSize = get64(bytes + 24);
+  header.manifestOffset = get64(bytes + 32);
+  header.manifestSize = get64(bytes + 40);
+  header.weightsOffset = get64(bytes + 48);
+  header.weightsSize = get64(bytes + 56);
+  header.payloadHash = get64(bytes + 64);
+  if (header.flags != 0)
+    return failedPreconditionError("unknown header flags 0x" + num(header.flags) +
+                                   " (this build defines none)");
+  if (header.headerSize != kHeaderSize)
+    return dataLossError("header size " + num(header.headerSize) + ", expected " +
+                         num(kHeaderSize));
+  if (header.fileSize != fileSize) {
+    if (fileSize < header.fileSize)
+      return dataLossError("truncated: the file has " + num(fileSize) +
+                           " bytes, its header says " + num(header.fileSize));
+    return dataLossError("the file has " + num(fileSize) + " bytes, its header says " +
+                         num(header.fileSize) + " (trailing bytes)");
+  }
+  RETURN_IF_ERROR(checkRange("the manifest", header.manifestOffset, header.manifestSize, fileSize));
+  RETURN_IF_ERROR(checkRange("the weight section", header.weightsOffset, header.weightsSize, fileSize));
+  if (header.manifestOffset < kHeaderSize)
+    return dataLossError("the manifest overlaps the header (offset " +
+                         num(header.manifestOffset) + ")");
+  if (header.weightsOffset % kWeightAlignment != 0)
+    return dataLossError("the weight section's offset " + num(header.weightsOffset) +
+                         " is not a multiple of " + num(kWeightAlignment));
+  return header;
+}
+
+uint64_t hash64(const void *data, size_t size) { return XXH64(data, size, 0); }
+
+uint64_t elementSize(ElementType type) {
+  switch (type) {
+  case ELEMENT_TYPE_F64:
+  case ELEMENT_TYPE_I64:
+    return 8;
+  case ELEMENT_TYPE_F32:
+  case ELEMENT_TYPE_I32:
+    return 4;
+  case ELEMENT_TYPE_F16:
+  case ELEMENT_TYPE_BF16:
+  case ELEMENT_TYPE_I16:
+    return 2;
+  case ELEMENT_TYPE_I8:
+  case ELEMENT_TYPE_U8:
+  case ELEMENT_TYPE_BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+const char *elementTypeName(ElementType type) {
+  switch (type) {
+  case ELEMENT_TYPE_F32:
+    return "f32";
+  case ELEMENT_TYPE_F16:
+    return "f16";
+  case ELEMENT_TYPE_BF16:
+    return "bf16";
+  case ELEMENT_TYPE_F64:
+    return "f64";
+  case ELEMENT_TYPE_I64:
+    return "i64";
+  case ELEMENT_TYPE_I32:
+    return "i32";
+  case ELEMENT_TYPE_I16:
+    return "i16";
+  case ELEMENT_TYPE_I8:
+    return "i8";
+  case ELEMENT_TYPE_U8:
+    return "u8";
+  case ELEMENT_TYPE_BOOL:
+    return "bool";
+  default:
+    return "?";
+  }
+}
+
+} // namespace infer::artifact

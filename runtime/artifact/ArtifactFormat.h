@@ -1,0 +1,80 @@
+//===- ArtifactFormat.h - the fixed header of model.infer -------*- C++ -*-===//
+//
+// The byte layout shared by the compiler's writer and the runtime's reader
+// (docs/artifact-format.md):
+//
+//   0      ┌──────────────────────────────┐
+//          │ header (128 bytes)           │ magic, version, offsets, checksums
+//   128    ├──────────────────────────────┤
+//          │ manifest (protobuf)          │ artifact.proto's Manifest
+//          ├─ zero padding to 4 KiB ──────┤
+//   W      │ weight section               │ each weight 4 KiB aligned,
+//          │  weight 0 │pad│ weight 1 │pad│ zero padded to the next 4 KiB
+//   EOF    └──────────────────────────────┘
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_ARTIFACT_ARTIFACTFORMAT_H
+#define INFER_RUNTIME_ARTIFACT_ARTIFACTFORMAT_H
+
+#include "runtime/artifact/artifact.pb.h"
+#include "runtime/base/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace infer::artifact {
+
+inline constexpr char kMagic[8] = {'I', 'N', 'F', 'E', 'R', 'A', 'R', 'T'};
+/// Bumped on any change a reader of the previous version cannot read.
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kHeaderSize = 128;
+/// Alignment of the weight section and of every weight in it: a page, so the
+/// section can be mmap'd and handed to large device copies as is.
+inline constexpr uint64_t kWeightAlignment = 4096;
+
+/// The decoded header. On disk every field is little-endian at a fixed
+/// offset:
+///
+///   0 magic[8] │ 8 version u32 │ 12 flags u32 │ 16 header_size │ 24 file_size
+///   32 manifest_offset │ 40 manifest_size │ 48 weights_offset │ 56 weights_size
+///   64 payload_xxh64 │ 72..119 reserved (zero) │ 120 header_xxh64
+///
+/// payload_xxh64 is XXH64 (seed 0) of bytes [header_size, file_size);
+/// header_xxh64 is XXH64 (seed 0) of bytes [0, 120).
+struct Header {
+  uint32_t version = kFormatVersion;
+  uint32_t flags = 0; ///< no flags are defined; a reader refuses unknown ones
+  uint64_t headerSize = kHeaderSize;
+  uint64_t fileSize = 0;
+  uint64_t manifestOffset = 0;
+  uint64_t manifestSize = 0;
+  uint64_t weightsOffset = 0;
+  uint64_t weightsSize = 0;
+  uint64_t payloadHash = 0;
+};
+
+/// Writes `header` into `out` (kHeaderSize bytes), header checksum included.
+void encodeHeader(const Header &header, unsigned char out[kHeaderSize]);
+
+/// Decodes and checks the header of a file of `fileSize` bytes whose first
+/// min(fileSize, kHeaderSize) bytes are `bytes`: magic, version, header
+/// checksum, flags, and that every section lies inside the file. Does not
+/// check the payload checksum.
+StatusOr<Header> decodeHeader(const unsigned char *bytes, uint64_t fileSize);
+
+/// XXH64 (seed 0) of `size` bytes.
+uint64_t hash64(const void *data, size_t size);
+
+/// `value` rounded up to a multiple of `alignment` (a power of two).
+constexpr uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) & ~(alignment - 1);
+}
+
+/// Bytes per element, 0 for ELEMENT_TYPE_UNSPECIFIED or unknown values.
+uint64_t elementSize(ElementType type);
+/// "f32", "bf16", "i64", ...; "?" for unknown values.
+const char *elementTypeName(ElementType type);
+
+} // namespace infer::artifact
+
+#endif // INFER_RUNTIME_ARTIFACT_ARTIFACTFORMAT_H

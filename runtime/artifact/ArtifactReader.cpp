@@ -1,0 +1,139 @@
+//===- ArtifactReader.cpp - opens and verifies model.infer ----------------===//
+
+#include "runtime/artifact/ArtifactReader.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <limits>
+
+namespace infer::artifact {
+namespace {
+
+std::string num(uint64_t value) { return std::to_string(value); }
+
+std::string hex(uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof(text), "0x%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+/// Checks one weight entry against the weight section (`sectionSize` bytes).
+Status checkWeight(int index, const Weight &weight, uint64_t sectionSize) {
+  std::string what = "weight " + num(index) + " '" + weight.name() + "'";
+  uint64_t elementBytes = elementSize(weight.element_type());
+  if (elementBytes == 0)
+    return dataLossError(what + " has an unknown element type (" +
+                         num(static_cast<uint64_t>(weight.element_type())) + ")");
+  uint64_t elements = 1;
+  for (int64_t dim : weight.shape()) {
+    if (dim < 0)
+      return dataLossError(what + " has a negative dimension");
+    if (dim != 0 && elements > std::numeric_limits<uint64_t>::max() / 16 / static_cast<uint64_t>(dim))
+      return dataLossError(what + " has an impossibly large shape");
+    elements *= static_cast<uint64_t>(dim);
+  }
+  if (weight.size() != elements * elementBytes)
+    return dataLossError(what + " is " + num(weight.size()) + " bytes, its shape and type need " +
+                         num(elements * elementBytes));
+  if (weight.offset() % kWeightAlignment != 0)
+    return dataLossError(what + " at offset " + num(weight.offset()) + " is not " +
+                         num(kWeightAlignment) + "-byte aligned");
+  if (weight.offset() > sectionSize || weight.size() > sectionSize - weight.offset())
+    return dataLossError(what + " [" + num(weight.offset()) + ", +" + num(weight.size()) +
+                         ") lies outside the weight section (" + num(sectionSize) +
+                         " bytes) or past the end of the file");
+  return okStatus();
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<ArtifactReader>> ArtifactReader::open(const std::string &path,
+                                                               Options options) {
+  std::unique_ptr<ArtifactReader> reader(new ArtifactReader());
+  reader->path_ = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errnoError(errno, "cannot open '" + path + "'");
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    Status status = errnoError(errno, "cannot stat '" + path + "'");
+    ::close(fd);
+    return status;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return invalidArgumentError("'" + path + "' is not a regular file");
+  }
+  reader->size_ = static_cast<uint64_t>(info.st_size);
+  if (reader->size_ > 0) {
+    void *mapping = ::mmap(nullptr, reader->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping == MAP_FAILED) {
+      Status status = errnoError(errno, "cannot mmap '" + path + "'");
+      ::close(fd);
+      return status;
+    }
+    reader->base_ = static_cast<const unsigned char *>(mapping);
+  }
+  // The mapping stays valid without the descriptor.
+  ::close(fd);
+  if (Status status = reader->verify(options); !status.ok())
+    return status.withPrefix(path);
+  return reader;
+}
+
+ArtifactReader::~ArtifactReader() {
+  if (base_) {
+    // Nothing useful to do if unmapping fails at teardown.
+    (void)::munmap(const_cast<unsigned char *>(base_), size_);
+  }
+}
+
+Status ArtifactReader::verify(Options options) {
+  static const unsigned char empty[1] = {0};
+  ASSIGN_OR_RETURN(header_, decodeHeader(base_ ? base_ : empty, size_));
+  if (options.verifyChecksum) {
+    uint64_t actual = hash64(base_ + header_.headerSize, size_ - header_.headerSize);
+    if (actual != header_.payloadHash)
+      return dataLossError("checksum mismatch: the file is corrupted (xxh64 of the payload is " +
+                           hex(actual) + ", the header says " + hex(header_.payloadHash) + ")");
+  }
+  if (header_.manifestSize > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+      !manifest_.ParseFromArray(base_ + header_.manifestOffset,
+                                static_cast<int>(header_.manifestSize)))
+    return dataLossError("the manifest (" + num(header_.manifestSize) +
+                         " bytes) is not a valid protobuf Manifest");
+  if (manifest_.weight_section_size() != header_.weightsSize)
+    return dataLossError("the manifest's weight section is " +
+                         num(manifest_.weight_section_size()) + " bytes, the header's " +
+                         num(header_.weightsSize));
+  for (int i = 0; i < manifest_.weights_size(); ++i) {
+    const Weight &weight = manifest_.weights(i);
+    RETURN_IF_ERROR(checkWeight(i, weight, header_.weightsSize));
+    if (!byName_.emplace(weight.name(), static_cast<size_t>(i)).second)
+      return dataLossError("weight name '" + weight.name() + "' appears twice");
+  }
+  return okStatus();
+}
+
+WeightView ArtifactReader::weight(size_t index) const {
+  const Weight &entry = manifest_.weights(static_cast<int>(index));
+  WeightView view;
+  view.entry = &entry;
+  view.data = base_ + header_.weightsOffset + entry.offset();
+  view.size = static_cast<size_t>(entry.size());
+  return view;
+}
+
+StatusOr<WeightView> ArtifactReader::weight(std::string_view name) const {
+  auto found = byName_.find(std::string(name));
+  if (found == byName_.end())
+    return notFoundError("no weight named '" + std::string(name) + "' in " + path_);
+  return weight(found->second);
+}
+
+} // namespace infer::artifact

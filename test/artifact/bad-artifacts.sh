@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Bad artifacts: `infer-run X info` refuses each with exit 1 and one clear
+# message (never a crash), and infer-compile leaves no partial file behind.
+# usage: bad-artifacts.sh INFER_COMPILE INFER_RUN CORRUPT_ARTIFACT MODEL.onnx WORKDIR
+set -u
+compile=$1 run=$2 corrupt=$3 model=$4 work=$5
+rm -rf "$work" && mkdir -p "$work"
+"$compile" "$model" -o "$work/good.infer" >/dev/null || { echo "FAIL: compile"; exit 1; }
+"$run" "$work/good.infer" info >/dev/null || { echo "FAIL: the good artifact is refused"; exit 1; }
+
+failures=0
+# expect NAME EXPECTED_MESSAGE_PART: runs info on $work/NAME.infer
+expect() {
+  local file=$work/$1.infer pattern=$2
+  local message rc
+  message=$("$run" "$file" info 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 1 ]; then
+    echo "FAIL: $1: exit $rc (expected 1): $message"; failures=$((failures + 1))
+  elif ! grep -qF -- "$pattern" <<<"$message"; then
+    echo "FAIL: $1: '$message' does not say '$pattern'"; failures=$((failures + 1))
+  elif [ "$(wc -l <<<"$message")" -ne 1 ]; then
+    echo "FAIL: $1: more than one line: $message"; failures=$((failures + 1))
+  else
+    echo "ok: $1: $message"
+  fi
+}
+for mutation in truncate truncate-header flip-header flip-payload flip-manifest magic version \
+                manifest-past-eof weight-past-eof bad-manifest; do
+  "$corrupt" "$work/good.infer" "$work/$mutation.infer" "$mutation" || {
+    echo "FAIL: corrupt-artifact $mutation"; exit 1; }
+done
+expect truncate "truncated: the file has"
+expect truncate-header "truncated: 60 bytes, the header needs 128"
+expect flip-header "header checksum mismatch: the header is corrupted"
+expect flip-payload "checksum mismatch: the file is corrupted"
+expect flip-manifest "checksum mismatch: the file is corrupted"
+expect magic "wrong magic: not an infer artifact"
+expect version "artifact format version 99 is not supported (this build reads version 1)"
+expect manifest-past-eof "the manifest [128, +"
+expect weight-past-eof "lies outside the weight section"
+expect bad-manifest "is not a valid protobuf Manifest"
+: >"$work/empty.infer"
+expect empty "truncated: the file is empty"
+expect missing "cannot open '$work/missing.infer': No such file or directory"
+head -c 5000 /dev/urandom >"$work/random.infer"
+expect random "wrong magic"
+# Every message names the file.
+message=$("$run" "$work/truncate.infer" info 2>&1 >/dev/null)
+grep -qF "$work/truncate.infer" <<<"$message" || { echo "FAIL: the message does not name the file"; failures=$((failures + 1)); }
+
+# Unknown commands are refused with exit 2.
+message=$("$run" "$work/good.infer" fly 2>&1 >/dev/null); rc=$?
+if [ "$rc" -ne 2 ] || ! grep -qF "unknown command 'fly'" <<<"$message"; then
+  echo "FAIL: unknown command: exit $rc: $message"; failures=$((failures + 1))
+fi
+
+# A failed write leaves nothing behind (a directory that does not exist, and
+# an output path that is a directory).
+"$compile" "$model" -o "$work/no-such-dir/m.infer" >/dev/null 2>&1 && {
+  echo "FAIL: writing into a missing directory succeeded"; failures=$((failures + 1)); }
+mkdir -p "$work/out-is-dir.infer"
+"$compile" "$model" -o "$work/out-is-dir.infer" >/dev/null 2>&1 && {
+  echo "FAIL: writing over a directory succeeded"; failures=$((failures + 1)); }
+leftovers=$(find "$work" -name '*.tmp*')
+[ -z "$leftovers" ] || { echo "FAIL: temporary files left: $leftovers"; failures=$((failures + 1)); }
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all bad artifacts refused"
