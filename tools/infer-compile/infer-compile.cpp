@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -184,6 +185,8 @@ int run(const Options &options) {
 
 int main(int argc, char **argv) {
   CLI::App app{"infer-compile: compiles ONNX models exported from PyTorch for LLM inference"};
+  app.set_version_flag("--version", std::string("infer-compile ") + INFER_VERSION +
+                                        " (MLIR/LLVM " LLVM_VERSION_STRING ")");
   Options options;
   app.add_option("model", options.model, "MODEL.onnx, MODEL.onnxtext (ONNX text syntax) or an .mlir file")
       ->required();
@@ -213,7 +216,7 @@ int main(int argc, char **argv) {
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,
-               "run the graph on the CPU reference interpreter (fp32, int64, bool)");
+               "run the graph on the CPU reference interpreter (f32, i64, bool; bf16/f16 computed in f32 and rounded)");
   app.add_option("--input", options.inputs, "NAME=FILE.npy: a model input for --reference-run");
   app.add_option("--output", options.outputs, "NAME=FILE.npy: where --reference-run writes an output");
   app.add_flag("--verify-numerics", options.verifyNumerics,
