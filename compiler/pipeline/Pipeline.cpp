@@ -2,7 +2,9 @@
 
 #include "compiler/pipeline/Pipeline.h"
 
+#include "dialects/exec/Transforms/Passes.h"
 #include "dialects/graph/Transforms/Passes.h"
+#include "passes/GraphToExec/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -57,8 +59,19 @@ void pipeline::buildOptimizationPipeline(OpPassManager &pm, const PipelineOption
     stage.addPasses(pm);
 }
 
+void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens) {
+  pm.addPass(createConvertGraphToExecPass());
+  exec::PlanMemoryPassOptions planOptions;
+  planOptions.maxBatchTokens = maxBatchTokens;
+  pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));
+}
+
 void pipeline::registerPipelines() {
   PassPipelineRegistration<>("infer-optimize",
                              "The graph optimization pipeline of infer-compile --emit=optimized",
                              [](OpPassManager &pm) { buildOptimizationPipeline(pm, {}); });
+  PassPipelineRegistration<>(
+      "infer-lower-to-exec",
+      "Lowers the optimized graph to exec and plans memory (T <= 8192), as --emit=exec",
+      [](OpPassManager &pm) { buildExecPipeline(pm, 8192); });
 }

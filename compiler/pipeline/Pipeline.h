@@ -10,6 +10,7 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,7 +35,12 @@ std::vector<PipelineStage> optimizationStages(const PipelineOptions &options);
 /// Adds every stage's passes to `pm` (which runs on a module).
 void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
-/// Registers `--infer-optimize` for infer-opt.
+/// Lowers the optimized module's entry function to an exec.program and plans
+/// its arena for T <= maxBatchTokens (--infer-convert-graph-to-exec, then
+/// --infer-plan-memory).
+void buildExecPipeline(mlir::OpPassManager &pm, int64_t maxBatchTokens);
+
+/// Registers `--infer-optimize` and `--infer-lower-to-exec` for infer-opt.
 void registerPipelines();
 
 } // namespace infer::pipeline

@@ -1,7 +1,7 @@
 //===- infer-compile.cpp - the infer compiler driver ----------------------===//
 //
 //   infer-compile MODEL.{onnx,onnxtext,mlir} -o MODEL.infer [--target cuda|cpu] [--dtype ...]
-//   infer-compile MODEL.{onnx,onnxtext,mlir} --emit=graph|optimized
+//   infer-compile MODEL.{onnx,onnxtext,mlir} --emit=graph|optimized|exec
 //   infer-compile MODEL.onnx --check
 //   infer-compile MODEL --reference-run --input NAME=IN.npy --output NAME=OUT.npy
 //
@@ -11,6 +11,7 @@
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/VerifyNumerics.h"
+#include "dialects/exec/IR/ExecOps.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "tools/infer-compile/Diagnostics.h"
 #include "tools/infer-compile/ReferenceRun.h"
@@ -76,8 +77,26 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const Options &options,
   return nullptr;
 }
 
+/// Lowers a copy of the optimized module to exec and returns the planned
+/// arena bytes at T = --max-batch-tokens (the activation memory).
+FailureOr<uint64_t> plannedActivationBytes(ModuleOp module, const Options &options) {
+  OwningOpRef<ModuleOp> lowered = module.clone();
+  PassManager pm(module.getContext());
+  infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens);
+  if (failed(pm.run(*lowered)))
+    return failure();
+  for (auto program : lowered->getOps<infer::exec::ProgramOp>())
+    if (auto size = program.getArena().getSize())
+      return static_cast<uint64_t>(size->at(options.maxBatchTokens));
+  return failure();
+}
+
 int writeArtifact(ModuleOp module, const Options &options,
                   const infer::import::ImportStats &stats) {
+  // Plan first: a model the exec lowering rejects gets no artifact.
+  FailureOr<uint64_t> activationBytes = plannedActivationBytes(module, options);
+  if (failed(activationBytes))
+    return 1;
   infer::compiler::ArtifactOptions artifactOptions;
   artifactOptions.target =
       options.target == "cpu" ? infer::artifact::TARGET_CPU : infer::artifact::TARGET_CUDA;
@@ -95,6 +114,12 @@ int writeArtifact(ModuleOp module, const Options &options,
   llvm::outs() << "wrote " << options.outputPath << ": " << summary->numWeights << " weights, "
                << llvm::format("%.1f", summary->fileSize / 1e6) << " MB (weights: "
                << summary->weightBytes << " bytes)\n";
+  llvm::outs() << "this artifact needs "
+               << llvm::format("%.2f", (summary->weightBytes + *activationBytes) / 1e9)
+               << " GB on the device at the bounds you gave (weights "
+               << llvm::format("%.2f", summary->weightBytes / 1e9) << " GB + activations "
+               << llvm::format("%.2f", *activationBytes / 1e9) << " GB at "
+               << options.maxBatchTokens << " batch tokens)\n";
   return 0;
 }
 
@@ -157,7 +182,8 @@ int run(const Options &options) {
       llvm::errs() << "error: " << llvm::toString(rows.takeError()) << "\n";
       return 1;
     }
-  } else if (options.emit == "optimized" || !options.outputPath.empty()) {
+  } else if (options.emit == "optimized" || options.emit == "exec" ||
+             !options.outputPath.empty()) {
     PassManager pm(&context);
     infer::pipeline::buildOptimizationPipeline(pm, pipelineOptions);
     if (failed(pm.run(*module)))
@@ -172,11 +198,20 @@ int run(const Options &options) {
     llvm::outs() << "\n";
     return 0;
   }
+  if (options.emit == "exec") {
+    PassManager pm(&context);
+    infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens);
+    if (failed(pm.run(*module)))
+      return 1;
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
   if (!options.outputPath.empty())
     return writeArtifact(*module, options, stats);
   if (options.verifyNumerics)
     return 0;
-  llvm::errs() << "error: nothing to do: give -o MODEL.infer, --emit=graph|optimized, --check, "
+  llvm::errs() << "error: nothing to do: give -o MODEL.infer, --emit=graph|optimized|exec, --check, "
                   "--reference-run or --verify-numerics\n";
   return 1;
 }
@@ -212,7 +247,7 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")
-      ->check(CLI::IsMember({"graph", "optimized"}));
+      ->check(CLI::IsMember({"graph", "optimized", "exec"}));
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,

@@ -5,7 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/exec/IR/ExecDialect.h"
+#include "dialects/exec/Transforms/Passes.h"
 #include "dialects/graph/IR/GraphDialect.h"
+#include "passes/GraphToExec/Passes.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "dialects/graph/Transforms/Passes.h"
 
@@ -19,9 +22,11 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   infer::graph::registerGraphTransformsPasses();
+  infer::exec::registerExecTransformsPasses();
+  infer::registerGraphToExecPasses();
   infer::pipeline::registerPipelines();
   mlir::DialectRegistry registry;
-  registry.insert<infer::graph::GraphDialect, mlir::func::FuncDialect>();
+  registry.insert<infer::graph::GraphDialect, infer::exec::ExecDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "infer optimizer driver\n", registry));
 }

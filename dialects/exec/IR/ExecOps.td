@@ -1,0 +1,313 @@
+//===- ExecOps.td - exec dialect ops -----------------------*- tablegen -*-===//
+//
+// Program structure, buffers and one launch op per kernel family. See the
+// dialect description in ExecBase.td and docs/exec.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef INFER_DIALECTS_EXEC_IR_EXECOPS_TD
+#define INFER_DIALECTS_EXEC_IR_EXECOPS_TD
+
+include "dialects/exec/IR/ExecBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Exec_Buffer : Type<CPred<"::llvm::isa<::infer::exec::BufferType>($_self)">,
+                       "exec buffer", "::infer::exec::BufferType">,
+                  BuildableType<"$_builder.getType<::infer::exec::BufferType>()">;
+def Exec_Arena : Type<CPred<"::llvm::isa<::infer::exec::ArenaType>($_self)">,
+                      "exec arena", "::infer::exec::ArenaType">,
+                 BuildableType<"$_builder.getType<::infer::exec::ArenaType>()">;
+
+//===----------------------------------------------------------------------===//
+// Program structure
+//===----------------------------------------------------------------------===//
+
+def Exec_ProgramOp : Exec_Op<"program", [Symbol, IsolatedFromAbove, SingleBlock]> {
+  let summary = "One entry point: straight-line buffers and launches";
+  let description = [{
+    The block runs top to bottom. It holds exactly one `exec.arena` and
+    ends with `exec.return`.
+
+    ```mlir
+    exec.program @forward {
+      %arena = exec.arena
+      %ids = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+      exec.input "input_ids" into %ids
+      exec.output "input_ids" from %ids
+      exec.return
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The program's arena (the verifier guarantees there is one).
+    class ArenaOp getArena();
+  }];
+}
+
+def Exec_ReturnOp : Exec_Op<"return", [Terminator, HasParent<"ProgramOp">]> {
+  let summary = "The end of a program";
+  let description = [{
+    ```mlir
+    exec.return
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Exec_ArenaOp : Exec_Op<"arena", [HasParent<"ProgramOp">]> {
+  let summary = "The activation arena: one device allocation per program";
+  let description = [{
+    `size` and `bound_tokens` are set by memory planning: the arena needs
+    `size` bytes for any T <= bound_tokens. `peak_live_bytes` is the most
+    bytes live at one time (a lower bound on any plan's size, for
+    reporting how tight the packing is).
+
+    ```mlir
+    %arena = exec.arena size #exec.affine<0 * T + 4096> {bound_tokens = 8 : i64, peak_live_bytes = 4096 : i64}
+    ```
+  }];
+  let arguments = (ins OptionalAttr<Exec_AffineAttr>:$size,
+                       OptionalAttr<I64Attr>:$bound_tokens,
+                       OptionalAttr<I64Attr>:$peak_live_bytes);
+  let results = (outs Exec_Arena:$arena);
+  let assemblyFormat = "(`size` $size^)? attr-dict";
+}
+
+def Exec_BufferOp : Exec_Op<"buffer", [Pure]> {
+  let summary = "A byte range of the arena holding elements of one type";
+  let description = [{
+    `size` bytes at `offset` (both affine in T). The offset is absent until
+    memory planning assigns it.
+
+    ```mlir
+    %b = exec.buffer %arena size #exec.affine<256 * T + 0> of f32
+    %c = exec.buffer %arena [#exec.affine<0 * T + 4096>] size #exec.affine<256 * T + 0> of f32
+    ```
+  }];
+  let arguments = (ins Exec_Arena:$arena, OptionalAttr<Exec_AffineAttr>:$offset,
+                       Exec_AffineAttr:$size, TypeAttr:$element_type);
+  let results = (outs Exec_Buffer:$buffer);
+  let assemblyFormat = [{
+    $arena (`[` $offset^ `]`)? `size` $size `of` $element_type attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Exec_WeightOp : Exec_Op<"weight", [Pure]> {
+  let summary = "A weight of the artifact, by the name it is stored under";
+  let description = [{
+    ```mlir
+    %w = exec.weight "val_92+val_99+val_106" : tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, TypeAttr:$tensor_type);
+  let results = (outs Exec_Buffer:$buffer);
+  let assemblyFormat = "$name attr-dict `:` $tensor_type";
+}
+
+def Exec_ConstantOp : Exec_Op<"constant", [Pure]> {
+  let summary = "A small constant held inline (rotary frequencies, scalars)";
+  let description = [{
+    ```mlir
+    %c = exec.constant dense<[1.0, 0.1]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Exec_Buffer:$buffer);
+  let assemblyFormat = "$value attr-dict";
+}
+
+def Exec_InputOp : Exec_Op<"input", [HasParent<"ProgramOp">]> {
+  let summary = "The runtime writes an entry input into this buffer";
+  let description = [{
+    ```mlir
+    exec.input "input_ids" into %ids
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Exec_Buffer:$buffer);
+  let assemblyFormat = "$name `into` $buffer attr-dict";
+}
+
+def Exec_OutputOp : Exec_Op<"output", [HasParent<"ProgramOp">]> {
+  let summary = "The runtime reads an entry output from this buffer";
+  let description = [{
+    ```mlir
+    exec.output "logits" from %logits
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Exec_Buffer:$buffer);
+  let assemblyFormat = "$name `from` $buffer attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+// A kernel launch writes `$out`, which must be an arena buffer.
+class Exec_LaunchOp<string mnemonic, list<Trait> traits = []>
+    : Exec_Op<mnemonic, traits # [HasParent<"ProgramOp">]> {
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::infer::exec::verifyLaunchOutput(getOperation(), getOut());
+    }
+  }];
+}
+
+def Exec_EmbeddingOp : Exec_LaunchOp<"embedding"> {
+  let summary = "Gathers embedding rows by token id, plus learned positions";
+  let description = [{
+    `out[t] = table[ids[t]] (+ position_table[position_offset + pos(t)])`,
+    rows of `hidden` elements.
+
+    ```mlir
+    exec.embedding %table, %ids -> %out {hidden = 64 : i64}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$table, Exec_Buffer:$ids,
+                       Optional<Exec_Buffer>:$position_table, Exec_Buffer:$out,
+                       I64Attr:$hidden, DefaultValuedAttr<I64Attr, "0">:$position_offset);
+  let assemblyFormat = [{
+    $table `,` $ids (`positions` `(` $position_table^ `)`)? `->` $out attr-dict
+  }];
+}
+
+def Exec_RmsNormOp : Exec_LaunchOp<"rms_norm"> {
+  let summary = "RMS normalization over the last `features` elements";
+  let description = [{
+    ```mlir
+    exec.rms_norm %x, %w -> %y {features = 64 : i64, epsilon = 1.0e-06 : f32}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$weight, Exec_Buffer:$out,
+                       I64Attr:$features, F32Attr:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.0">:$weight_offset);
+  let assemblyFormat = "$input `,` $weight `->` $out attr-dict";
+}
+
+def Exec_LayerNormOp : Exec_LaunchOp<"layer_norm"> {
+  let summary = "Layer normalization over the last `features` elements";
+  let description = [{
+    ```mlir
+    exec.layer_norm %x, %scale bias(%b) -> %y {features = 64 : i64, epsilon = 1.0e-05 : f32}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$scale, Optional<Exec_Buffer>:$bias,
+                       Exec_Buffer:$out, I64Attr:$features, F32Attr:$epsilon);
+  let assemblyFormat = "$input `,` $scale (`bias` `(` $bias^ `)`)? `->` $out attr-dict";
+}
+
+def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
+  let summary = "out[T, n] = input[T, k] x weight (+ bias) (+ residual)";
+  let description = [{
+    The weight is [k, n], or [n, k] with `transpose_weight`. Bias and
+    residual are epilogues (cuBLASLt bias / beta = 1 with C = residual).
+
+    ```mlir
+    exec.gemm %x, %w bias(%b) residual(%r) -> %y {k = 64 : i64, n = 64 : i64}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$weight, Optional<Exec_Buffer>:$bias,
+                       Optional<Exec_Buffer>:$residual, Exec_Buffer:$out,
+                       I64Attr:$k, I64Attr:$n,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_weight);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? `->` $out
+    attr-dict
+  }];
+}
+
+def Exec_RotaryOp : Exec_LaunchOp<"rotary", [AttrSizedOperandSegments]> {
+  let summary = "Rotary position embedding of the first `rotated_heads` heads";
+  let description = [{
+    Same meaning as `graph.rotary`: angles from `inv_freq` (or the cos/sin
+    caches) at each token's position in its sequence (or `positions`).
+
+    ```mlir
+    exec.rotary %qkv, %inv_freq -> %out {num_heads = 8 : i64, rotated_heads = 6 : i64,
+                                         head_dim = 16 : i64, rotary_dim = 16 : i64}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Optional<Exec_Buffer>:$inv_freq,
+                       Optional<Exec_Buffer>:$cos_cache, Optional<Exec_Buffer>:$sin_cache,
+                       Optional<Exec_Buffer>:$positions, Exec_Buffer:$out,
+                       I64Attr:$num_heads, I64Attr:$rotated_heads, I64Attr:$head_dim,
+                       I64Attr:$rotary_dim, DefaultValuedAttr<BoolAttr, "false">:$interleaved);
+  let assemblyFormat = [{
+    $input (`,` $inv_freq^)? (`caches` `(` $cos_cache^ `,` $sin_cache `)`)?
+    (`positions` `(` $positions^ `)`)? `->` $out attr-dict
+  }];
+}
+
+def Exec_AttentionOp : Exec_LaunchOp<"attention"> {
+  let summary = "Causal / full attention over whole sequences with grouped KV heads";
+  let description = [{
+    Inputs as `graph.attention`: one packed QKV buffer or q, k, v.
+
+    ```mlir
+    exec.attention %qkv -> %o {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                               scale = 2.500000e-01 : f32, causal = true}
+    ```
+  }];
+  let arguments = (ins Variadic<Exec_Buffer>:$inputs, Exec_Buffer:$out,
+                       I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
+                       F32Attr:$scale, BoolAttr:$causal,
+                       DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+  let assemblyFormat = "$inputs `->` $out attr-dict";
+}
+
+def Exec_GatedActivationOp : Exec_LaunchOp<"gated_activation"> {
+  let summary = "out = activation(gate) * up over `features` output elements";
+  let description = [{
+    Inputs as `graph.gated_activation`: one packed [gate, up] buffer or two.
+
+    ```mlir
+    exec.gated_activation %gu -> %h {activation = "silu", features = 160 : i64}
+    ```
+  }];
+  let arguments = (ins Variadic<Exec_Buffer>:$inputs, Exec_Buffer:$out,
+                       StrAttr:$activation, I64Attr:$features);
+  let assemblyFormat = "$inputs `->` $out attr-dict";
+}
+
+def Exec_ElementwiseOp : Exec_Op<"elementwise", [HasParent<"ProgramOp">,
+                                                 IsolatedFromAbove, SingleBlock,
+                                                 AttrSizedOperandSegments]> {
+  let summary = "A fused elementwise kernel generated from a graph region";
+  let description = [{
+    The region is the `graph.fusion_group` body (graph ops on tensors; its
+    block arguments are the inputs) ending in `exec.yield`; the kernel
+    computes each yielded value into the matching `outs` buffer.
+
+    ```mlir
+    exec.elementwise ins(%x) outs(%y) {
+    ^bb0(%a: tensor<?x?x256xf32>):
+      %g = graph.gelu %a {approximate = "tanh"} : (tensor<?x?x256xf32>) -> tensor<?x?x256xf32>
+      exec.yield %g : tensor<?x?x256xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Exec_Buffer>:$inputs, Variadic<Exec_Buffer>:$outs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`ins` `(` $inputs `)` `outs` `(` $outs `)` attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Exec_YieldOp : Exec_Op<"yield", [Pure, Terminator, HasParent<"ElementwiseOp">]> {
+  let summary = "The values an elementwise kernel writes, one per output buffer";
+  let description = [{
+    ```mlir
+    exec.yield %g : tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+#endif // INFER_DIALECTS_EXEC_IR_EXECOPS_TD

@@ -1,0 +1,77 @@
+//===- PlanMemory.cpp - liveness-based arena assignment -------------------===//
+//
+// Turns the exec.buffer ops of a program into lifetimes (first and last use in
+// program order), packs them with planIntervals at T = max-batch-tokens and
+// writes the offsets and the arena size back as constant affine attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/exec/Transforms/MemoryPlanner.h"
+#include "dialects/exec/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace infer::exec {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "dialects/exec/Transforms/Passes.h.inc"
+} // namespace infer::exec
+
+using namespace mlir;
+using namespace infer::exec;
+
+namespace {
+
+/// Offsets are aligned for 16-byte vector accesses and cuBLASLt's preferred
+/// 256-byte operand alignment.
+constexpr uint64_t kBufferAlignment = 256;
+
+struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  using PlanMemoryPassBase::PlanMemoryPassBase;
+
+  void runOnOperation() override {
+    ProgramOp program = getOperation();
+    if (maxBatchTokens <= 0) {
+      program.emitError() << "max-batch-tokens must be positive, got " << maxBatchTokens;
+      return signalPassFailure();
+    }
+    std::vector<BufferOp> buffers;
+    std::vector<LiveInterval> intervals;
+    llvm::DenseMap<Operation *, size_t> indexOf;
+    int64_t position = 0;
+    for (Operation &op : program.getBody().front()) {
+      if (auto buffer = dyn_cast<BufferOp>(op)) {
+        indexOf[buffer] = buffers.size();
+        buffers.push_back(buffer);
+        int64_t bytes = buffer.getSize().at(maxBatchTokens);
+        // Unused buffers still get a (one-op) lifetime so they have an offset.
+        intervals.push_back({INT64_MAX, INT64_MIN, static_cast<uint64_t>(bytes)});
+        continue;
+      }
+      ++position;
+      for (Value operand : op.getOperands()) {
+        auto buffer = operand.getDefiningOp<BufferOp>();
+        if (!buffer)
+          continue;
+        LiveInterval &interval = intervals[indexOf.at(buffer)];
+        interval.begin = std::min(interval.begin, position);
+        interval.end = std::max(interval.end, position);
+      }
+    }
+    for (LiveInterval &interval : intervals)
+      if (interval.begin > interval.end)
+        interval.begin = interval.end = 0;
+
+    MemoryPlan plan = planIntervals(intervals, kBufferAlignment);
+    MLIRContext *context = &getContext();
+    for (auto [buffer, offset] : llvm::zip(buffers, plan.offsets))
+      buffer.setOffsetAttr(AffineAttr::get(context, 0, static_cast<int64_t>(offset)));
+    ArenaOp arena = program.getArena();
+    Builder builder(context);
+    arena.setSizeAttr(AffineAttr::get(context, 0, static_cast<int64_t>(plan.arenaSize)));
+    arena.setBoundTokensAttr(builder.getI64IntegerAttr(maxBatchTokens));
+    arena.setPeakLiveBytesAttr(builder.getI64IntegerAttr(static_cast<int64_t>(plan.peakLiveBytes)));
+  }
+};
+
+} // namespace

@@ -1,0 +1,303 @@
+//===- GraphToExec.cpp - lowers the optimized graph to an exec.program ----===//
+//
+// A straight translation of the entry function's block, op by op: each
+// tensor a fused op computes gets an (unplanned) arena buffer and the op
+// becomes its launch in destination-passing style. This is a walk rather than
+// a set of conversion patterns because the result is a different kind of
+// program (no SSA tensors, one arena) built in one pass over the block; the
+// per-op lowering functions are the unit one would turn into patterns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/GraphToExec/Passes.h"
+
+#include "dialects/graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace infer {
+#define GEN_PASS_DEF_CONVERTGRAPHTOEXECPASS
+#include "passes/GraphToExec/Passes.h.inc"
+} // namespace infer
+
+using namespace mlir;
+using namespace infer;
+
+namespace {
+
+constexpr llvm::StringLiteral kSupported =
+    "graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, "
+    "gated_activation, fusion_group, weight, pack_weights, constant";
+
+/// Lowers one function into one program.
+class Lowering {
+public:
+  Lowering(func::FuncOp func, OpBuilder &builder) : func(func), builder(builder) {}
+
+  LogicalResult run(exec::ProgramOp program);
+
+private:
+  /// The buffer holding `value` (weights and constants materialised on first use).
+  FailureOr<Value> lookup(Location loc, Value value);
+  FailureOr<SmallVector<Value>> lookupAll(Location loc, ValueRange values);
+  /// A new arena buffer for `value`'s tensor.
+  FailureOr<Value> allocate(Location loc, Value value);
+  LogicalResult lower(Operation *op);
+
+  func::FuncOp func;
+  OpBuilder &builder;
+  Value arena;
+  llvm::DenseMap<Value, Value> buffers;
+};
+
+/// Bytes per element of a tensor element type.
+std::optional<int64_t> elementBytes(Type type) {
+  if (type.isIntOrFloat())
+    return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+  return std::nullopt;
+}
+
+/// The size of a tensor: token-major [batch, seq, static...] is
+/// `prod(static) * elem * T`; a fully static tensor a constant.
+FailureOr<exec::AffineAttr> sizeOf(Location loc, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<int64_t> bytes = tensor ? elementBytes(tensor.getElementType()) : std::nullopt;
+  if (!bytes)
+    return emitError(loc) << "exec lowering: cannot size a value of type " << type;
+  ArrayRef<int64_t> shape = tensor.getShape();
+  bool tokenMajor = shape.size() >= 2 && ShapedType::isDynamic(shape[0]) &&
+                    ShapedType::isDynamic(shape[1]);
+  int64_t perElement = *bytes;
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (tokenMajor && i < 2)
+      continue;
+    if (ShapedType::isDynamic(dim))
+      return emitError(loc) << "exec lowering: " << type
+                            << " is neither [batch, seq, static dims...] nor static";
+    perElement *= dim;
+  }
+  MLIRContext *context = loc.getContext();
+  return tokenMajor ? exec::AffineAttr::get(context, perElement, 0)
+                    : exec::AffineAttr::get(context, 0, perElement);
+}
+
+int64_t lastDim(Value value) { return cast<RankedTensorType>(value.getType()).getShape().back(); }
+
+FailureOr<Value> Lowering::allocate(Location loc, Value value) {
+  FailureOr<exec::AffineAttr> size = sizeOf(loc, value.getType());
+  if (failed(size))
+    return failure();
+  auto type = cast<RankedTensorType>(value.getType());
+  Value buffer = builder.create<exec::BufferOp>(loc, builder.getType<exec::BufferType>(), arena, /*offset=*/exec::AffineAttr(), *size,
+                                                TypeAttr::get(type.getElementType()));
+  buffers[value] = buffer;
+  return buffer;
+}
+
+FailureOr<Value> Lowering::lookup(Location loc, Value value) {
+  if (Value buffer = buffers.lookup(value))
+    return buffer;
+  Operation *def = value.getDefiningOp();
+  Value buffer;
+  if (auto weight = dyn_cast_or_null<graph::WeightOp>(def)) {
+    buffer = builder.create<exec::WeightOp>(
+        weight.getLoc(), builder.getType<exec::BufferType>(), weight.getValue().getHandle().getKey(), weight.getType());
+  } else if (auto pack = dyn_cast_or_null<graph::PackWeightsOp>(def)) {
+    // The artifact writer stores a pack as one weight named "a+b+c".
+    std::string name;
+    for (auto [i, operand] : llvm::enumerate(pack.getWeights())) {
+      auto source = operand.getDefiningOp<graph::WeightOp>();
+      if (!source)
+        return pack.emitError() << "exec lowering: operand #" << i
+                                << " of graph.pack_weights is not a graph.weight";
+      name += (i ? "+" : "") + source.getValue().getHandle().getKey().str();
+    }
+    buffer = builder.create<exec::WeightOp>(pack.getLoc(), builder.getType<exec::BufferType>(), name, pack.getType());
+  } else if (auto constant = dyn_cast_or_null<graph::ConstantOp>(def)) {
+    buffer = builder.create<exec::ConstantOp>(constant.getLoc(), builder.getType<exec::BufferType>(),
+                                               cast<ElementsAttr>(constant.getValue()));
+  } else {
+    // Anything else was lowered before its users, so it is an op we rejected.
+    return emitError(loc) << "exec lowering: operand " << value << " has no buffer";
+  }
+  buffers[value] = buffer;
+  return buffer;
+}
+
+FailureOr<SmallVector<Value>> Lowering::lookupAll(Location loc, ValueRange values) {
+  SmallVector<Value> result;
+  for (Value value : values) {
+    FailureOr<Value> buffer = lookup(loc, value);
+    if (failed(buffer))
+      return failure();
+    result.push_back(*buffer);
+  }
+  return result;
+}
+
+LogicalResult Lowering::lower(Operation *op) {
+  Location loc = op->getLoc();
+  // Weights and constants become exec ops where they are first used.
+  if (isa<graph::WeightOp, graph::PackWeightsOp, graph::ConstantOp>(op))
+    return success();
+  if (isa<func::ReturnOp>(op))
+    return success(); // handled by run()
+
+  auto operands = lookupAll(loc, op->getOperands());
+  if (failed(operands))
+    return failure();
+  auto optional = [&](Value graphValue) -> Value {
+    return graphValue ? buffers.lookup(graphValue) : Value();
+  };
+
+  if (auto group = dyn_cast<graph::FusionGroupOp>(op)) {
+    SmallVector<Value> outs;
+    for (Value result : group.getResults()) {
+      FailureOr<Value> out = allocate(loc, result);
+      if (failed(out))
+        return failure();
+      outs.push_back(*out);
+    }
+    auto elementwise = builder.create<exec::ElementwiseOp>(loc, *operands, outs);
+    elementwise.getBody().takeBody(group.getBody());
+    Operation *yield = elementwise.getBody().front().getTerminator();
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(yield);
+    builder.create<exec::YieldOp>(yield->getLoc(), yield->getOperands());
+    yield->erase();
+    return success();
+  }
+
+  if (op->getNumResults() != 1)
+    return op->emitError() << "exec lowering: '" << op->getName()
+                           << "' is not supported (it lowers " << kSupported << ")";
+  // Check support before allocating so the error names the op, not its type.
+  if (!isa<graph::EmbeddingOp, graph::RmsNormOp, graph::LayerNormOp, graph::LinearOp,
+           graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp>(op))
+    return op->emitError() << "exec lowering: '" << op->getName()
+                           << "' is not supported (it lowers " << kSupported << ")";
+  FailureOr<Value> out = allocate(loc, op->getResult(0));
+  if (failed(out))
+    return failure();
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](graph::EmbeddingOp embed) {
+        builder.create<exec::EmbeddingOp>(loc, optional(embed.getTable()), optional(embed.getIds()),
+                                          optional(embed.getPositionTable()), *out,
+                                          lastDim(embed.getResult()), embed.getPositionOffset());
+        return success();
+      })
+      .Case([&](graph::RmsNormOp norm) {
+        builder.create<exec::RmsNormOp>(loc, optional(norm.getInput()), optional(norm.getWeight()),
+                                        *out, lastDim(norm.getResult()), norm.getEpsilon(),
+                                        norm.getWeightOffset());
+        return success();
+      })
+      .Case([&](graph::LayerNormOp norm) -> LogicalResult {
+        int64_t rank = cast<RankedTensorType>(norm.getInput().getType()).getRank();
+        if (norm.getAxis() != rank - 1)
+          return norm.emitError() << "exec lowering: graph.layer_normalization over axis "
+                                  << norm.getAxis() << " (only the last axis is supported)";
+        builder.create<exec::LayerNormOp>(loc, optional(norm.getInput()), optional(norm.getScale()),
+                                          optional(norm.getBias()), *out,
+                                          lastDim(norm.getResult()), norm.getEpsilon());
+        return success();
+      })
+      .Case([&](graph::LinearOp linear) {
+        builder.create<exec::GemmOp>(loc, optional(linear.getInput()), optional(linear.getWeight()),
+                                     optional(linear.getBias()), optional(linear.getResidual()),
+                                     *out, lastDim(linear.getInput()), lastDim(linear.getResult()),
+                                     linear.getTransposeWeight());
+        return success();
+      })
+      .Case([&](graph::RotaryOp rotary) {
+        builder.create<exec::RotaryOp>(
+            loc, optional(rotary.getInput()), optional(rotary.getInvFreq()),
+            optional(rotary.getCosCache()), optional(rotary.getSinCache()),
+            optional(rotary.getPositions()), *out, rotary.getNumHeads(), rotary.getRotatedHeads(),
+            rotary.getHeadDim(), rotary.getRotaryDim(), rotary.getInterleaved());
+        return success();
+      })
+      .Case([&](graph::AttentionOp attention) {
+        builder.create<exec::AttentionOp>(
+            loc, *operands, *out, attention.getNumHeads(), attention.getNumKvHeads(),
+            attention.getHeadDim(), attention.getScale(), attention.getCausal(),
+            attention.getSoftcap());
+        return success();
+      })
+      .Case([&](graph::GatedActivationOp gated) {
+        builder.create<exec::GatedActivationOp>(loc, *operands, *out, gated.getActivation(),
+                                                lastDim(gated.getResult()));
+        return success();
+      })
+      .Default([&](Operation *) { return failure(); });
+}
+
+/// The name an entry argument or result is bound by.
+std::string entryName(DictionaryAttr attrs, StringRef fallback, unsigned index) {
+  if (auto name = attrs ? attrs.getAs<StringAttr>("graph.name") : StringAttr())
+    return name.str();
+  return (fallback + Twine(index)).str();
+}
+
+LogicalResult Lowering::run(exec::ProgramOp program) {
+  Block &body = program.getBody().emplaceBlock();
+  builder.setInsertionPointToStart(&body);
+  arena = builder.create<exec::ArenaOp>(func.getLoc(), builder.getType<exec::ArenaType>(), exec::AffineAttr(), IntegerAttr(),
+                                        IntegerAttr());
+  for (BlockArgument arg : func.getArguments()) {
+    FailureOr<Value> buffer = allocate(func.getLoc(), arg);
+    if (failed(buffer))
+      return failure();
+    builder.create<exec::InputOp>(
+        func.getLoc(), entryName(func.getArgAttrDict(arg.getArgNumber()), "input", arg.getArgNumber()),
+        *buffer);
+  }
+  for (Operation &op : func.getBody().front())
+    if (failed(lower(&op)))
+      return failure();
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    FailureOr<Value> buffer = lookup(ret.getLoc(), value);
+    if (failed(buffer))
+      return failure();
+    builder.create<exec::OutputOp>(ret.getLoc(), entryName(func.getResultAttrDict(i), "output", i),
+                                   *buffer);
+  }
+  builder.create<exec::ReturnOp>(ret.getLoc());
+  return success();
+}
+
+struct ConvertGraphToExecPass
+    : public infer::impl::ConvertGraphToExecPassBase<ConvertGraphToExecPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal())
+        entries.push_back(func);
+    if (entries.size() != 1) {
+      module.emitError() << "exec lowering: expected one public entry function, found "
+                         << entries.size();
+      return signalPassFailure();
+    }
+    func::FuncOp func = entries.front();
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError() << "exec lowering: the entry function must have one block";
+      return signalPassFailure();
+    }
+    OpBuilder builder(func);
+    auto program = builder.create<exec::ProgramOp>(func.getLoc(), func.getSymName());
+    Lowering lowering(func, builder);
+    if (failed(lowering.run(program))) {
+      program.erase();
+      return signalPassFailure();
+    }
+    func.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,105 @@
+// RUN: infer-opt --split-input-file --verify-diagnostics --infer-convert-graph-to-exec %s | FileCheck %s
+
+// Tests a llama block: token-major tensors get buffers of F * 4 * T bytes
+// (input ids 8 * T), weights keep the artifact writer's names (packs as
+// "a+b"), the rotary table becomes an inline constant, each fused op its
+// launch, and the entry's names bind exec.input / exec.output.
+// CHECK-LABEL: exec.program @main_graph
+// CHECK: %[[ARENA:.+]] = exec.arena
+// CHECK-NEXT: %[[IDS:.+]] = exec.buffer %[[ARENA]] size <8 * T + 0> of i64
+// CHECK-NEXT: exec.input "input_ids" into %[[IDS]]
+// CHECK-NEXT: %[[TABLE:.+]] = exec.weight "embed" : tensor<4x8xf32>
+// CHECK-NEXT: %[[X:.+]] = exec.buffer %[[ARENA]] size <32 * T + 0> of f32
+// CHECK-NEXT: exec.embedding %[[TABLE]], %[[IDS]] -> %[[X]] {hidden = 8 : i64}
+// CHECK-NEXT: %[[NW:.+]] = exec.weight "norm" : tensor<8xf32>
+// CHECK-NEXT: %[[N:.+]] = exec.buffer %[[ARENA]] size <32 * T + 0> of f32
+// CHECK-NEXT: exec.rms_norm %[[X]], %[[NW]] -> %[[N]] {epsilon = 9.99999997E-7 : f32, features = 8 : i64}
+// CHECK-NEXT: %[[QKV_W:.+]] = exec.weight "wq+wkv" : tensor<8x16xf32>
+// CHECK-NEXT: %[[QKV:.+]] = exec.buffer %[[ARENA]] size <64 * T + 0> of f32
+// CHECK-NEXT: exec.gemm %[[N]], %[[QKV_W]] -> %[[QKV]] {k = 8 : i64, n = 16 : i64}
+// CHECK-NEXT: %[[FREQ:.+]] = exec.constant dense<[1.000000e+00, 1.000000e-01]> : tensor<2xf32>
+// CHECK-NEXT: %[[ROT:.+]] = exec.buffer %[[ARENA]] size <64 * T + 0> of f32
+// CHECK-NEXT: exec.rotary %[[QKV]], %[[FREQ]] -> %[[ROT]] {head_dim = 4 : i64, num_heads = 4 : i64, rotary_dim = 4 : i64, rotated_heads = 3 : i64}
+// CHECK-NEXT: %[[ATT:.+]] = exec.buffer %[[ARENA]] size <32 * T + 0> of f32
+// CHECK-NEXT: exec.attention %[[ROT]] -> %[[ATT]] {causal = true, head_dim = 4 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 5.000000e-01 : f32}
+// CHECK-NEXT: %[[OW:.+]] = exec.weight "wo" : tensor<8x8xf32>
+// CHECK-NEXT: %[[Y:.+]] = exec.buffer %[[ARENA]] size <32 * T + 0> of f32
+// CHECK-NEXT: exec.gemm %[[ATT]], %[[OW]] residual(%[[X]]) -> %[[Y]] {k = 8 : i64, n = 8 : i64}
+// CHECK-NEXT: %[[H:.+]] = exec.buffer %[[ARENA]] size <16 * T + 0> of f32
+// CHECK-NEXT: exec.gated_activation %[[Y]] -> %[[H]] {activation = "silu", features = 4 : i64}
+// CHECK-NEXT: exec.output "logits" from %[[H]]
+// CHECK-NEXT: exec.return
+// CHECK-NOT: func.func
+func.func @main_graph(%ids: tensor<?x?xi64> {graph.name = "input_ids"}) -> (tensor<?x?x4xf32> {graph.name = "logits"}) {
+  %freq = graph.constant dense<[1.0, 0.1]> : tensor<2xf32>
+  %table = graph.weight <embed> : tensor<4x8xf32>
+  %nw = graph.weight <norm> : tensor<8xf32>
+  %wq = graph.weight <wq> : tensor<8x8xf32>
+  %wkv = graph.weight <wkv> : tensor<8x8xf32>
+  %qkv_w = graph.pack_weights %wq, %wkv {axis = 1 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x16xf32>
+  %wo = graph.weight <wo> : tensor<8x8xf32>
+  %x = graph.embedding %table, %ids : (tensor<4x8xf32>, tensor<?x?xi64>) -> tensor<?x?x8xf32>
+  %n = graph.rms_norm %x, %nw {epsilon = 9.99999997E-7 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %qkv = graph.linear %n, %qkv_w : (tensor<?x?x8xf32>, tensor<8x16xf32>) -> tensor<?x?x16xf32>
+  %rot = graph.rotary %qkv, %freq {head_dim = 4 : i64, num_heads = 4 : i64, rotary_dim = 4 : i64, rotated_heads = 3 : i64} : (tensor<?x?x16xf32>, tensor<2xf32>) -> tensor<?x?x16xf32>
+  %att = graph.attention %rot {causal = true, head_dim = 4 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 5.000000e-01 : f32} : (tensor<?x?x16xf32>) -> tensor<?x?x8xf32>
+  %y = graph.linear %att, %wo residual(%x) : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %h = graph.gated_activation %y {activation = "silu"} : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+  return %h : tensor<?x?x4xf32>
+}
+
+{-#
+  dialect_resources: {
+    graph: {
+      embed: "0x040000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+      norm: "0x040000000000000000000000000000000000000000000000000000000000000000000000",
+      wq: "0x0400000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+      wkv: "0x0400000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+      wo: "0x0400000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    }
+  }
+#-}
+
+// -----
+
+// Tests a gpt2-style block: layer norm with bias, a transposed GEMM with bias,
+// and a fusion group that becomes an exec.elementwise carrying its region.
+// CHECK-LABEL: exec.program @gpt2
+// CHECK: exec.layer_norm %[[X:.+]], %[[S:.+]] bias(%[[B:.+]]) -> %[[N:.+]] {epsilon = 9.99999974E-6 : f32, features = 4 : i64}
+// CHECK: exec.gemm %[[N]], %{{.+}} bias(%[[B]]) -> %[[U:.+]] {k = 4 : i64, n = 4 : i64, transpose_weight = true}
+// CHECK: %[[G:.+]] = exec.buffer %{{.+}} size <16 * T + 0> of f32
+// CHECK-NEXT: exec.elementwise ins(%[[U]]) outs(%[[G]]) {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<?x?x4xf32>):
+// CHECK-NEXT: %[[R:.+]] = graph.gelu %[[A]] {approximate = "tanh"}
+// CHECK-NEXT: exec.yield %[[R]] : tensor<?x?x4xf32>
+// CHECK: exec.output "output0" from %[[G]]
+func.func @gpt2(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  %s = graph.constant dense<1.0> : tensor<4xf32>
+  %b = graph.constant dense<0.5> : tensor<4xf32>
+  %w = graph.constant dense<0.25> : tensor<4x4xf32>
+  %n = graph.layer_normalization %x, %s bias(%b) {axis = 2 : i64} : (tensor<?x?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  %u = graph.linear %n, %w bias(%b) {transpose_weight = true} : (tensor<?x?x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  %g = graph.fusion_group %u : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%a: tensor<?x?x4xf32>):
+    %r = graph.gelu %a {approximate = "tanh"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+    graph.yield %r : tensor<?x?x4xf32>
+  }
+  return %g : tensor<?x?x4xf32>
+}
+
+// -----
+
+// Tests that an op the lowering does not support is an error naming it.
+func.func @unsupported(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, fusion_group, weight, pack_weights, constant)}}
+  %y = graph.relu %x : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+// Tests that a tensor that is neither token-major nor static cannot be sized.
+// expected-error @+1 {{exec lowering: 'tensor<?x4xf32>' is neither [batch, seq, static dims...] nor static}}
+func.func @unsized(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
