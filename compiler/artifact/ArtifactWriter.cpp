@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -384,8 +385,327 @@ FailureOr<WeightPlan> planWeights(func::FuncOp entry, const ArtifactOptions &opt
   return plan;
 }
 
+//===----------------------------------------------------------------------===//
+// The exec program
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+void setAffine(exec::AffineAttr value, art::Affine &out) {
+  out.set_a(value.getPerToken());
+  out.set_b(value.getConstant());
+}
+
+/// Appends `value`'s elements to `bytes`, little-endian, element by element
+/// (splats expanded; bool one byte per element).
+LogicalResult denseBytes(Location loc, Attribute attr, art::Constant &out) {
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  auto type = dense ? dyn_cast<RankedTensorType>(dense.getType()) : RankedTensorType();
+  if (!type || !type.hasStaticShape())
+    return emitError(loc) << "the artifact stores only dense constants of static shape, got "
+                          << attr;
+  std::optional<art::ElementType> elementType = elementTypeOf(type.getElementType());
+  if (!elementType)
+    return emitError(loc) << "the artifact cannot store constants of element type "
+                          << type.getElementType();
+  out.set_element_type(*elementType);
+  for (int64_t dim : type.getShape())
+    out.add_shape(dim);
+  uint64_t elementBytes = art::elementSize(*elementType);
+  std::string bytes;
+  bytes.reserve(static_cast<size_t>(type.getNumElements()) * elementBytes);
+  auto append = [&](const llvm::APInt &bits) {
+    for (uint64_t i = 0; i < elementBytes; ++i)
+      bytes.push_back(static_cast<char>(bits.extractBitsAsZExtValue(8, 8 * i)));
+  };
+  if (isa<FloatType>(type.getElementType())) {
+    for (const llvm::APFloat &value : dense.getValues<llvm::APFloat>())
+      append(value.bitcastToAPInt());
+  } else {
+    for (const llvm::APInt &value : dense.getValues<llvm::APInt>())
+      append(value.zextOrTrunc(static_cast<unsigned>(8 * elementBytes)));
+  }
+  out.set_data(std::move(bytes));
+  return success();
+}
+
+/// One attribute as a manifest Attribute (anything unusual as MLIR text).
+LogicalResult serializeAttribute(Location loc, NamedAttribute named, art::Attribute &out) {
+  out.set_name(named.getName().str());
+  Attribute value = named.getValue();
+  if (auto boolean = dyn_cast<BoolAttr>(value)) {
+    out.set_bool_value(boolean.getValue());
+  } else if (auto integer = dyn_cast<IntegerAttr>(value)) {
+    out.set_int_value(integer.getValue().getSExtValue());
+  } else if (auto real = dyn_cast<FloatAttr>(value)) {
+    out.set_float_value(real.getValueAsDouble());
+  } else if (auto string = dyn_cast<StringAttr>(value)) {
+    out.set_string_value(string.str());
+  } else if (auto array = dyn_cast<ArrayAttr>(value);
+             array && llvm::all_of(array, [](Attribute a) { return isa<IntegerAttr>(a); })) {
+    art::Int64List *ints = out.mutable_ints();
+    for (Attribute element : array)
+      ints->add_values(cast<IntegerAttr>(element).getValue().getSExtValue());
+  } else if (auto dense = dyn_cast<DenseI64ArrayAttr>(value)) {
+    art::Int64List *ints = out.mutable_ints();
+    for (int64_t element : dense.asArrayRef())
+      ints->add_values(element);
+  } else if (isa<DenseElementsAttr>(value)) {
+    return denseBytes(loc, value, *out.mutable_tensor());
+  } else {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    value.print(os);
+    out.set_mlir(std::move(os.str()));
+  }
+  return success();
+}
+
+/// An op's attributes in name order, without the operand segment sizes.
+LogicalResult serializeAttributes(
+    Operation *op, google::protobuf::RepeatedPtrField<art::Attribute> &out) {
+  for (NamedAttribute named : op->getAttrDictionary()) {
+    if (named.getName() == "operandSegmentSizes")
+      continue;
+    if (failed(serializeAttribute(op->getLoc(), named, *out.Add())))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult serializeTensorType(Location loc, Type type, art::TensorType &out) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<art::ElementType> elementType =
+      tensor ? elementTypeOf(tensor.getElementType()) : std::nullopt;
+  if (!elementType)
+    return emitError(loc) << "an elementwise region value of type " << type
+                          << " cannot be stored in the artifact";
+  out.set_element_type(*elementType);
+  for (int64_t dim : tensor.getShape())
+    out.add_shape(ShapedType::isDynamic(dim) ? -1 : dim);
+  return success();
+}
+
+LogicalResult serializeRegion(exec::ElementwiseOp op, art::Region &out) {
+  Block &body = op.getBody().front();
+  llvm::DenseMap<Value, uint32_t> number;
+  for (BlockArgument argument : body.getArguments()) {
+    number[argument] = static_cast<uint32_t>(number.size());
+    if (failed(serializeTensorType(op.getLoc(), argument.getType(), *out.add_arguments())))
+      return failure();
+  }
+  for (Operation &inner : body) {
+    auto lookup = [&](Value value, uint32_t &index) -> LogicalResult {
+      auto found = number.find(value);
+      if (found == number.end())
+        return inner.emitError() << "uses a value defined outside its elementwise region";
+      index = found->second;
+      return success();
+    };
+    if (auto yield = dyn_cast<exec::YieldOp>(inner)) {
+      for (Value value : yield.getValues()) {
+        uint32_t index = 0;
+        if (failed(lookup(value, index)))
+          return failure();
+        out.add_yields(index);
+      }
+      continue;
+    }
+    if (inner.getNumRegions() != 0)
+      return inner.emitError() << "ops with regions cannot be serialized in an elementwise region";
+    art::RegionOp &entry = *out.add_ops();
+    entry.set_name(inner.getName().getStringRef().str());
+    for (Value operand : inner.getOperands()) {
+      uint32_t index = 0;
+      if (failed(lookup(operand, index)))
+        return failure();
+      entry.add_operands(index);
+    }
+    if (failed(serializeAttributes(&inner, *entry.mutable_attributes())))
+      return failure();
+    for (Value result : inner.getResults()) {
+      number[result] = static_cast<uint32_t>(number.size());
+      if (failed(serializeTensorType(inner.getLoc(), result.getType(), *entry.add_results())))
+        return failure();
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<PlannedWeight> &weights,
+                                   art::ExecProgram &out) {
+  out.set_entry(program.getSymName().str());
+  exec::ArenaOp arena = program.getArena();
+  std::optional<exec::AffineAttr> arenaSize = arena.getSize();
+  if (!arenaSize || !arena.getBoundTokens())
+    return arena.emitError() << "the exec program is not planned (the arena has no size)";
+  setAffine(*arenaSize, *out.mutable_arena()->mutable_size());
+  out.mutable_arena()->set_bound_tokens(static_cast<int64_t>(*arena.getBoundTokens()));
+  out.mutable_arena()->set_peak_live_bytes(
+      static_cast<int64_t>(arena.getPeakLiveBytes().value_or(0)));
+
+  llvm::StringMap<uint32_t> weightIndex;
+  for (auto [i, weight] : llvm::enumerate(weights))
+    weightIndex.try_emplace(weight.entry.name(), static_cast<uint32_t>(i));
+
+  // Every value a launch can use, as a Ref.
+  llvm::DenseMap<Value, art::Ref> refs;
+  auto refOf = [&](Operation *user, Value value, art::Ref &ref) -> LogicalResult {
+    auto found = refs.find(value);
+    if (found == refs.end())
+      return user->emitError() << "an operand is not an exec.buffer, exec.weight or exec.constant";
+    ref = found->second;
+    return success();
+  };
+  auto bufferOf = [&](Operation *user, Value value, uint32_t &id) -> LogicalResult {
+    art::Ref ref;
+    if (failed(refOf(user, value, ref)))
+      return failure();
+    if (ref.target_case() != art::Ref::kBuffer)
+      return user->emitError() << "writes or binds something that is not an arena buffer";
+    id = ref.buffer();
+    return success();
+  };
+
+  for (Operation &op : program.getBody().front()) {
+    Location loc = op.getLoc();
+    if (auto buffer = dyn_cast<exec::BufferOp>(op)) {
+      std::optional<art::ElementType> elementType = elementTypeOf(buffer.getElementType());
+      if (!elementType)
+        return buffer.emitError() << "the artifact cannot store buffers of element type "
+                                  << buffer.getElementType();
+      if (!buffer.getOffset())
+        return buffer.emitError() << "the exec program is not planned (a buffer has no offset)";
+      art::Buffer &entry = *out.add_buffers();
+      entry.set_id(static_cast<uint32_t>(out.buffers_size() - 1));
+      setAffine(*buffer.getOffset(), *entry.mutable_offset());
+      setAffine(buffer.getSize(), *entry.mutable_size());
+      entry.set_element_type(*elementType);
+      refs[buffer.getResult()].set_buffer(entry.id());
+      continue;
+    }
+    if (auto weight = dyn_cast<exec::WeightOp>(op)) {
+      auto found = weightIndex.find(weight.getName());
+      if (found == weightIndex.end())
+        return weight.emitError() << "the artifact stores no weight named '" << weight.getName()
+                                  << "'";
+      auto type = dyn_cast<RankedTensorType>(weight.getTensorType());
+      const art::Weight &entry = weights[found->second].entry;
+      if (!type || !llvm::equal(type.getShape(), entry.shape()))
+        return weight.emitError() << "weight '" << weight.getName() << "' is stored with another shape";
+      refs[weight.getResult()].set_weight(found->second);
+      continue;
+    }
+    if (auto constant = dyn_cast<exec::ConstantOp>(op)) {
+      art::Constant &entry = *out.add_constants();
+      entry.set_id(static_cast<uint32_t>(out.constants_size() - 1));
+      if (failed(denseBytes(loc, constant.getValue(), entry)))
+        return failure();
+      refs[constant.getResult()].set_constant(entry.id());
+      continue;
+    }
+    if (auto input = dyn_cast<exec::InputOp>(op)) {
+      art::Binding &binding = *out.add_inputs();
+      binding.set_name(input.getName().str());
+      uint32_t id = 0;
+      if (failed(bufferOf(&op, input.getBuffer(), id)))
+        return failure();
+      binding.set_buffer(id);
+      continue;
+    }
+    if (auto output = dyn_cast<exec::OutputOp>(op)) {
+      art::Binding &binding = *out.add_outputs();
+      binding.set_name(output.getName().str());
+      uint32_t id = 0;
+      if (failed(bufferOf(&op, output.getBuffer(), id)))
+        return failure();
+      binding.set_buffer(id);
+      continue;
+    }
+    if (isa<exec::ArenaOp, exec::ReturnOp>(op))
+      continue;
+
+    art::Launch launch;
+    LogicalResult ok = success();
+    auto operand = [&](const char *role, Value value) {
+      if (!value || failed(ok))
+        return;
+      art::Operand &entry = *launch.add_operands();
+      entry.set_role(role);
+      ok = refOf(&op, value, *entry.mutable_ref());
+    };
+    auto operands = [&](const char *role, ValueRange values) {
+      for (Value value : values)
+        operand(role, value);
+    };
+    auto output = [&](Value value) {
+      uint32_t id = 0;
+      if (succeeded(ok))
+        ok = bufferOf(&op, value, id);
+      launch.add_outputs(id);
+    };
+    if (auto e = dyn_cast<exec::EmbeddingOp>(op)) {
+      launch.set_kind(art::Launch::EMBEDDING);
+      operand("table", e.getTable());
+      operand("ids", e.getIds());
+      operand("position_table", e.getPositionTable());
+      output(e.getOut());
+    } else if (auto n = dyn_cast<exec::RmsNormOp>(op)) {
+      launch.set_kind(art::Launch::RMS_NORM);
+      operand("input", n.getInput());
+      operand("weight", n.getWeight());
+      output(n.getOut());
+    } else if (auto n = dyn_cast<exec::LayerNormOp>(op)) {
+      launch.set_kind(art::Launch::LAYER_NORM);
+      operand("input", n.getInput());
+      operand("scale", n.getScale());
+      operand("bias", n.getBias());
+      output(n.getOut());
+    } else if (auto g = dyn_cast<exec::GemmOp>(op)) {
+      launch.set_kind(art::Launch::GEMM);
+      operand("input", g.getInput());
+      operand("weight", g.getWeight());
+      operand("bias", g.getBias());
+      operand("residual", g.getResidual());
+      output(g.getOut());
+    } else if (auto r = dyn_cast<exec::RotaryOp>(op)) {
+      launch.set_kind(art::Launch::ROTARY);
+      operand("input", r.getInput());
+      operand("inv_freq", r.getInvFreq());
+      operand("cos_cache", r.getCosCache());
+      operand("sin_cache", r.getSinCache());
+      operand("positions", r.getPositions());
+      output(r.getOut());
+    } else if (auto a = dyn_cast<exec::AttentionOp>(op)) {
+      launch.set_kind(art::Launch::ATTENTION);
+      operands("input", a.getInputs());
+      output(a.getOut());
+    } else if (auto g = dyn_cast<exec::GatedActivationOp>(op)) {
+      launch.set_kind(art::Launch::GATED_ACTIVATION);
+      operands("input", g.getInputs());
+      output(g.getOut());
+    } else if (auto e = dyn_cast<exec::ElementwiseOp>(op)) {
+      launch.set_kind(art::Launch::ELEMENTWISE);
+      operands("input", e.getInputs());
+      for (Value value : e.getOuts())
+        output(value);
+      if (succeeded(ok))
+        ok = serializeRegion(e, *launch.mutable_region());
+    } else {
+      return op.emitError() << "the artifact cannot serialize '" << op.getName() << "'";
+    }
+    if (failed(ok) || failed(serializeAttributes(&op, *launch.mutable_attributes())))
+      return failure();
+    *out.add_launches() = std::move(launch);
+  }
+  return success();
+}
+
 FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
-                                         const ArtifactOptions &options) {
+                                         const ArtifactOptions &options,
+                                         exec::ProgramOp program) {
   FailureOr<func::FuncOp> entry = findEntryFunction(module);
   if (failed(entry))
     return failure();
@@ -425,6 +745,8 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
     *manifest.add_weights() = weight.entry;
   manifest.set_weight_section_size(plan->sectionSize);
   manifest.set_weight_alignment(art::kWeightAlignment);
+  if (program && failed(serializeExecProgram(program, plan->weights, *manifest.mutable_exec())))
+    return failure();
 
   // Deterministic serialization: fields in number order, no map ordering
   // left to the hash seed.

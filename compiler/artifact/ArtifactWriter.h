@@ -9,6 +9,7 @@
 #ifndef INFER_COMPILER_ARTIFACT_ARTIFACTWRITER_H
 #define INFER_COMPILER_ARTIFACT_ARTIFACTWRITER_H
 
+#include "dialects/exec/IR/ExecOps.h"
 #include "runtime/artifact/artifact.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -71,6 +72,16 @@ mlir::FailureOr<mlir::func::FuncOp> findEntryFunction(mlir::ModuleOp module);
 /// match its type.
 mlir::FailureOr<WeightPlan> planWeights(mlir::func::FuncOp entry, const ArtifactOptions &options);
 
+/// Serializes a planned `exec.program` (every buffer has an offset, the arena
+/// a size) into `out`: buffers, constants and launches numbered in program
+/// order, `exec.weight`s resolved by name to their index in `weights` (the
+/// manifest's table). Fails with a diagnostic on an unplanned program, a
+/// weight the table lacks or whose shape differs, or a type the artifact
+/// cannot store.
+mlir::LogicalResult serializeExecProgram(infer::exec::ProgramOp program,
+                                         const std::vector<PlannedWeight> &weights,
+                                         artifact::ExecProgram &out);
+
 /// Sizes of a written artifact.
 struct ArtifactSummary {
   size_t numWeights = 0;
@@ -80,9 +91,12 @@ struct ArtifactSummary {
 
 /// Writes the artifact of `module` to `path` through a temporary file in the
 /// same directory renamed into place, so `path` is either the complete
-/// artifact or untouched. Errors are reported as diagnostics.
+/// artifact or untouched. Errors are reported as diagnostics. With a planned
+/// `program` (the exec lowering of `module`'s entry), the manifest carries it
+/// as `exec`; without, the artifact can be inspected but not run.
 mlir::FailureOr<ArtifactSummary> writeArtifact(mlir::ModuleOp module, llvm::StringRef path,
-                                               const ArtifactOptions &options);
+                                               const ArtifactOptions &options,
+                                               infer::exec::ProgramOp program = {});
 
 } // namespace infer::compiler
 

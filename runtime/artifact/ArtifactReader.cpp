@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 namespace infer::artifact {
 namespace {
@@ -47,6 +48,107 @@ Status checkWeight(int index, const Weight &weight, uint64_t sectionSize) {
     return dataLossError(what + " [" + num(weight.offset()) + ", +" + num(weight.size()) +
                          ") lies outside the weight section (" + num(sectionSize) +
                          " bytes) or past the end of the file");
+  return okStatus();
+}
+
+/// `value` at `tokens` tokens, or nullopt on a negative term or overflow.
+std::optional<uint64_t> affineAt(const Affine &value, int64_t tokens) {
+  int64_t product = 0, sum = 0;
+  if (value.a() < 0 || value.b() < 0 || tokens < 0 ||
+      __builtin_mul_overflow(value.a(), tokens, &product) ||
+      __builtin_add_overflow(product, value.b(), &sum))
+    return std::nullopt;
+  return static_cast<uint64_t>(sum);
+}
+
+Status checkConstant(const std::string &what, const Constant &constant) {
+  uint64_t elements = 1;
+  for (int64_t dim : constant.shape())
+    if (dim < 0 || __builtin_mul_overflow(elements, static_cast<uint64_t>(dim), &elements))
+      return dataLossError(what + " has an invalid shape");
+  uint64_t elementBytes = elementSize(constant.element_type());
+  uint64_t bytes = 0;
+  if (elementBytes == 0 || __builtin_mul_overflow(elements, elementBytes, &bytes) ||
+      bytes != constant.data().size())
+    return dataLossError(what + " holds " + num(constant.data().size()) +
+                         " bytes, its shape and type need " + num(bytes));
+  return okStatus();
+}
+
+/// Checks the exec program's structure: every id in range, every buffer
+/// inside the arena at the bound, constants sized by their shape and type.
+Status checkExecProgram(const ExecProgram &program, int numWeights) {
+  const std::string prefix = "exec program: ";
+  int64_t bound = program.arena().bound_tokens();
+  std::optional<uint64_t> arenaBytes = affineAt(program.arena().size(), bound);
+  if (bound <= 0 || !arenaBytes)
+    return dataLossError(prefix + "the arena has no valid size at its bound of " +
+                         std::to_string(bound) + " tokens");
+  for (int i = 0; i < program.buffers_size(); ++i) {
+    const Buffer &buffer = program.buffers(i);
+    std::string what = prefix + "buffer " + num(i);
+    if (buffer.id() != static_cast<uint32_t>(i))
+      return dataLossError(what + " has id " + num(buffer.id()));
+    if (elementSize(buffer.element_type()) == 0)
+      return dataLossError(what + " has an unknown element type");
+    std::optional<uint64_t> offset = affineAt(buffer.offset(), bound);
+    std::optional<uint64_t> size = affineAt(buffer.size(), bound);
+    uint64_t end = 0;
+    if (!offset || !size || __builtin_add_overflow(*offset, *size, &end) || end > *arenaBytes)
+      return dataLossError(what + " lies outside the arena (" + num(*arenaBytes) + " bytes at " +
+                           std::to_string(bound) + " tokens)");
+  }
+  auto numBuffers = static_cast<uint32_t>(program.buffers_size());
+  for (int i = 0; i < program.constants_size(); ++i) {
+    if (program.constants(i).id() != static_cast<uint32_t>(i))
+      return dataLossError(prefix + "constant " + num(i) + " has id " +
+                           num(program.constants(i).id()));
+    RETURN_IF_ERROR(checkConstant(prefix + "constant " + num(i), program.constants(i)));
+  }
+  for (const auto *bindings : {&program.inputs(), &program.outputs()})
+    for (const Binding &binding : *bindings)
+      if (binding.buffer() >= numBuffers)
+        return dataLossError(prefix + "'" + binding.name() + "' is bound to buffer " +
+                             num(binding.buffer()) + " of " + num(numBuffers));
+  for (int i = 0; i < program.launches_size(); ++i) {
+    const Launch &launch = program.launches(i);
+    std::string what = prefix + "launch " + num(i);
+    if (launch.kind() == Launch::KIND_UNSPECIFIED || !Launch::Kind_IsValid(launch.kind()))
+      return dataLossError(what + " has an unknown kind " + std::to_string(launch.kind()));
+    for (const Operand &operand : launch.operands()) {
+      const Ref &ref = operand.ref();
+      bool inRange = (ref.target_case() == Ref::kBuffer && ref.buffer() < numBuffers) ||
+                     (ref.target_case() == Ref::kWeight &&
+                      ref.weight() < static_cast<uint32_t>(numWeights)) ||
+                     (ref.target_case() == Ref::kConstant &&
+                      ref.constant() < static_cast<uint32_t>(program.constants_size()));
+      if (!inRange)
+        return dataLossError(what + " operand '" + operand.role() +
+                             "' refers to no buffer, weight or constant of the artifact");
+    }
+    if (launch.outputs_size() == 0)
+      return dataLossError(what + " writes no buffer");
+    for (uint32_t output : launch.outputs())
+      if (output >= numBuffers)
+        return dataLossError(what + " writes buffer " + num(output) + " of " + num(numBuffers));
+    if (launch.kind() == Launch::ELEMENTWISE) {
+      const Region &region = launch.region();
+      uint64_t defined = static_cast<uint64_t>(region.arguments_size());
+      if (defined != static_cast<uint64_t>(launch.operands_size()) ||
+          static_cast<int>(region.yields_size()) != launch.outputs_size())
+        return dataLossError(what + "'s region does not match its inputs and outputs");
+      for (const RegionOp &op : region.ops()) {
+        for (uint32_t operand : op.operands())
+          if (operand >= defined)
+            return dataLossError(what + ": '" + op.name() + "' uses value " + num(operand) +
+                                 " before it is defined");
+        defined += static_cast<uint64_t>(op.results_size());
+      }
+      for (uint32_t value : region.yields())
+        if (value >= defined)
+          return dataLossError(what + " yields undefined value " + num(value));
+    }
+  }
   return okStatus();
 }
 
@@ -117,6 +219,8 @@ Status ArtifactReader::verify(Options options) {
     if (!byName_.emplace(weight.name(), static_cast<size_t>(i)).second)
       return dataLossError("weight name '" + weight.name() + "' appears twice");
   }
+  if (manifest_.has_exec())
+    RETURN_IF_ERROR(checkExecProgram(manifest_.exec(), manifest_.weights_size()));
   return okStatus();
 }
 

@@ -6,7 +6,13 @@ set -u
 compile=$1 run=$2 corrupt=$3 model=$4 work=$5
 rm -rf "$work" && mkdir -p "$work"
 "$compile" "$model" -o "$work/good.infer" >/dev/null || { echo "FAIL: compile"; exit 1; }
-"$run" "$work/good.infer" info >/dev/null || { echo "FAIL: the good artifact is refused"; exit 1; }
+info=$("$run" "$work/good.infer" info) || { echo "FAIL: the good artifact is refused"; exit 1; }
+# The exec program's summary (tiny-llama: 2 layers).
+for line in "exec program: main_graph, arena 18874368 bytes" \
+            "launches: 21 (embedding 1, rms_norm 5, gemm 9, rotary 2, attention 2, gated_activation 2)" \
+            "input  input_ids: buffer 0, i64" "output logits: buffer"; do
+  grep -qF -- "$line" <<<"$info" || { echo "FAIL: info does not say '$line':"; echo "$info"; exit 1; }
+done
 
 failures=0
 # expect NAME EXPECTED_MESSAGE_PART: runs info on $work/NAME.infer
@@ -26,7 +32,8 @@ expect() {
   fi
 }
 for mutation in truncate truncate-header flip-header flip-payload flip-manifest magic version \
-                manifest-past-eof weight-past-eof bad-manifest; do
+                manifest-past-eof weight-past-eof bad-manifest exec-buffer-past-arena \
+                exec-bad-weight; do
   "$corrupt" "$work/good.infer" "$work/$mutation.infer" "$mutation" || {
     echo "FAIL: corrupt-artifact $mutation"; exit 1; }
 done
@@ -40,6 +47,8 @@ expect version "artifact format version 99 is not supported (this build reads ve
 expect manifest-past-eof "the manifest [128, +"
 expect weight-past-eof "lies outside the weight section"
 expect bad-manifest "is not a valid protobuf Manifest"
+expect exec-buffer-past-arena "exec program: buffer 0 lies outside the arena (18874368 bytes at 8192 tokens)"
+expect exec-bad-weight "launch 0 operand 'table' refers to no buffer, weight or constant of the artifact"
 : >"$work/empty.infer"
 expect empty "truncated: the file is empty"
 expect missing "cannot open '$work/missing.infer': No such file or directory"

@@ -13,6 +13,8 @@
 //   manifest-past-eof  manifest size past the end of the file (checksums fixed up)
 //   weight-past-eof    weight 0's offset past the weight section (checksums fixed up)
 //   bad-manifest       garbage manifest bytes (checksums fixed up)
+//   exec-buffer-past-arena  exec buffer 0 moved past the arena's end (checksums fixed up)
+//   exec-bad-weight    the exec program's first weight reference out of range (checksums fixed up)
 //
 // Mutations that fix up checksums test the checks behind them.
 //
@@ -73,7 +75,8 @@ int main(int argc, char **argv) {
   } else if (mutation == "manifest-past-eof") {
     header.manifestSize = bytes.size();
     encodeHeader(header, bytes.data());
-  } else if (mutation == "weight-past-eof" || mutation == "bad-manifest") {
+  } else if (mutation == "weight-past-eof" || mutation == "bad-manifest" ||
+             mutation == "exec-buffer-past-arena" || mutation == "exec-bad-weight") {
     std::string manifestBytes;
     if (mutation == "bad-manifest") {
       manifestBytes.assign(header.manifestSize, '\xff');
@@ -81,7 +84,21 @@ int main(int argc, char **argv) {
       Manifest manifest;
       manifest.ParseFromArray(bytes.data() + header.manifestOffset,
                               static_cast<int>(header.manifestSize));
-      manifest.mutable_weights(0)->set_offset(header.weightsSize + kWeightAlignment);
+      if (mutation == "weight-past-eof") {
+        manifest.mutable_weights(0)->set_offset(header.weightsSize + kWeightAlignment);
+      } else if (mutation == "exec-buffer-past-arena") {
+        ExecProgram *exec = manifest.mutable_exec();
+        *exec->mutable_buffers(0)->mutable_offset() = exec->arena().size();
+      } else {
+        [&] {
+          for (Launch &launch : *manifest.mutable_exec()->mutable_launches())
+            for (Operand &operand : *launch.mutable_operands())
+              if (operand.ref().has_weight()) {
+                operand.mutable_ref()->set_weight(9999);
+                return;
+              }
+        }();
+      }
       manifestBytes = manifest.SerializeAsString();
     }
     if (kHeaderSize + manifestBytes.size() > header.weightsOffset) {

@@ -77,26 +77,34 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const Options &options,
   return nullptr;
 }
 
-/// Lowers a copy of the optimized module to exec and returns the planned
-/// arena bytes at T = --max-batch-tokens (the activation memory).
-FailureOr<uint64_t> plannedActivationBytes(ModuleOp module, const Options &options) {
+/// Lowers a copy of the optimized module to exec and plans it at
+/// T = --max-batch-tokens; the copy holds the planned exec.program.
+FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module, const Options &options) {
   OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(module.getContext());
   infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens);
   if (failed(pm.run(*lowered)))
     return failure();
-  for (auto program : lowered->getOps<infer::exec::ProgramOp>())
-    if (auto size = program.getArena().getSize())
-      return static_cast<uint64_t>(size->at(options.maxBatchTokens));
-  return failure();
+  return lowered;
 }
 
 int writeArtifact(ModuleOp module, const Options &options,
                   const infer::import::ImportStats &stats) {
   // Plan first: a model the exec lowering rejects gets no artifact.
-  FailureOr<uint64_t> activationBytes = plannedActivationBytes(module, options);
-  if (failed(activationBytes))
+  FailureOr<OwningOpRef<ModuleOp>> lowered = lowerToExec(module, options);
+  if (failed(lowered))
     return 1;
+  infer::exec::ProgramOp program;
+  for (auto candidate : (*lowered)->getOps<infer::exec::ProgramOp>())
+    program = candidate;
+  std::optional<infer::exec::AffineAttr> arenaSize;
+  if (program)
+    arenaSize = program.getArena().getSize();
+  if (!arenaSize) {
+    emitError(module.getLoc()) << "the exec lowering gave no planned program";
+    return 1;
+  }
+  uint64_t activationBytes = static_cast<uint64_t>(arenaSize->at(options.maxBatchTokens));
   infer::compiler::ArtifactOptions artifactOptions;
   artifactOptions.target =
       options.target == "cpu" ? infer::artifact::TARGET_CPU : infer::artifact::TARGET_CUDA;
@@ -108,17 +116,18 @@ int writeArtifact(ModuleOp module, const Options &options,
   if (llvm::StringRef(artifactOptions.modelName).ends_with(".onnx")) // MODEL.onnx.mlir
     artifactOptions.modelName.resize(artifactOptions.modelName.size() - 5);
   artifactOptions.opset = stats.opsetVersion;
-  auto summary = infer::compiler::writeArtifact(module, options.outputPath, artifactOptions);
+  auto summary =
+      infer::compiler::writeArtifact(module, options.outputPath, artifactOptions, program);
   if (failed(summary))
     return 1;
   llvm::outs() << "wrote " << options.outputPath << ": " << summary->numWeights << " weights, "
                << llvm::format("%.1f", summary->fileSize / 1e6) << " MB (weights: "
                << summary->weightBytes << " bytes)\n";
   llvm::outs() << "this artifact needs "
-               << llvm::format("%.2f", (summary->weightBytes + *activationBytes) / 1e9)
+               << llvm::format("%.2f", (summary->weightBytes + activationBytes) / 1e9)
                << " GB on the device at the bounds you gave (weights "
                << llvm::format("%.2f", summary->weightBytes / 1e9) << " GB + activations "
-               << llvm::format("%.2f", *activationBytes / 1e9) << " GB at "
+               << llvm::format("%.2f", activationBytes / 1e9) << " GB at "
                << options.maxBatchTokens << " batch tokens)\n";
   return 0;
 }

@@ -12,7 +12,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <cstdio>
+#include <map>
 #include <string>
 
 namespace {
@@ -43,6 +45,49 @@ std::string describeSpec(const art::TensorSpec &spec) {
 }
 
 std::string bound(int64_t value) { return value ? std::to_string(value) : "not given"; }
+
+std::string affine(const art::Affine &value) {
+  if (value.a() == 0)
+    return std::to_string(value.b());
+  return std::to_string(value.a()) + "*T" + (value.b() ? "+" + std::to_string(value.b()) : "");
+}
+
+std::string lower(std::string text) {
+  for (char &c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+/// The exec program's summary (the reader checked its structure).
+void printExecProgram(const art::ExecProgram &program) {
+  const art::Arena &arena = program.arena();
+  int64_t bound = arena.bound_tokens();
+  long long arenaBytes = static_cast<long long>(arena.size().a() * bound + arena.size().b());
+  std::printf("exec program: %s, arena %lld bytes (%.1f MB) at %lld tokens (peak live %lld), "
+              "%d buffers, %d constants\n",
+              program.entry().c_str(), arenaBytes, arenaBytes / 1e6, static_cast<long long>(bound),
+              static_cast<long long>(arena.peak_live_bytes()), program.buffers_size(),
+              program.constants_size());
+  std::map<int, int> byKind;
+  for (const art::Launch &launch : program.launches())
+    ++byKind[launch.kind()];
+  std::string kinds;
+  for (auto [kind, count] : byKind)
+    kinds += (kinds.empty() ? "" : ", ") +
+             lower(art::Launch::Kind_Name(static_cast<art::Launch::Kind>(kind))) + " " +
+             std::to_string(count);
+  std::printf("  launches: %d (%s)\n", program.launches_size(), kinds.c_str());
+  auto binding = [&](const char *what, const art::Binding &b) {
+    const art::Buffer &buffer = program.buffers(static_cast<int>(b.buffer()));
+    std::printf("  %s %s: buffer %u, %s at offset %s, %s bytes\n", what, b.name().c_str(),
+                b.buffer(), art::elementTypeName(buffer.element_type()),
+                affine(buffer.offset()).c_str(), affine(buffer.size()).c_str());
+  };
+  for (const art::Binding &input : program.inputs())
+    binding("input ", input);
+  for (const art::Binding &output : program.outputs())
+    binding("output", output);
+}
 
 infer::Status printInfo(const std::string &path) {
   ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path));
@@ -80,9 +125,11 @@ infer::Status printInfo(const std::string &path) {
   for (const art::ToolVersion &tool : manifest.tools())
     tools += (tools.empty() ? "" : ", ") + tool.name() + " " + tool.version();
   std::printf("versions: %s\n", tools.c_str());
-  std::printf("exec program: %s\n", manifest.has_exec() ? "present"
-                                                        : "none (this artifact can be inspected, "
-                                                          "not run)");
+  if (!manifest.has_exec()) {
+    std::printf("exec program: none (this artifact can be inspected, not run)\n");
+    return infer::okStatus();
+  }
+  printExecProgram(manifest.exec());
   return infer::okStatus();
 }
 
