@@ -1,14 +1,18 @@
 //===- infer-run.cpp - the infer runtime's command line -------------------===//
 //
 //   infer-run MODEL.infer info      the manifest's summary
+//   infer-run MODEL.infer forward --input input_ids=IN.npy --output logits=OUT.npy
+//             [--device cpu|cuda]   one forward over a [batch, seq] batch
 //
 // Links only the runtime libraries (no LLVM, no MLIR: test/artifact/no-llvm.sh).
-// Later issues add forward, generate and bench.
+// Later issues add generate and bench.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/base/Status.h"
+#include "runtime/cpu/CpuBackend.h"
+#include "runtime/npy/Npy.h"
 
 #include <CLI/CLI.hpp>
 
@@ -16,6 +20,8 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -133,6 +139,54 @@ infer::Status printInfo(const std::string &path) {
   return infer::okStatus();
 }
 
+/// Splits "NAME=FILE" (the name may not be empty).
+infer::StatusOr<std::pair<std::string, std::string>> splitBinding(const std::string &text,
+                                                               const char *flag) {
+  size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
+    return infer::invalidArgumentError(std::string(flag) + " '" + text +
+                                       "' is not NAME=FILE.npy");
+  return std::make_pair(text.substr(0, equals), text.substr(equals + 1));
+}
+
+infer::Status runForward(const std::string &path, const std::vector<std::string> &inputFlags,
+                         const std::vector<std::string> &outputFlags, const std::string &device) {
+  // The default would be cuda when a GPU is present; there is no cuda backend
+  // yet, so it is cpu.
+  if (device == "cuda")
+    return infer::unimplementedError("the cuda backend is not built yet; use --device cpu");
+  if (device != "cpu" && !device.empty())
+    return infer::invalidArgumentError("unknown device '" + device + "' (cpu or cuda)");
+  ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path));
+  ASSIGN_OR_RETURN(auto backend, infer::cpu::CpuBackend::create(*reader));
+  std::vector<infer::cpu::NamedArray> inputs;
+  for (const std::string &flag : inputFlags) {
+    ASSIGN_OR_RETURN(auto binding, splitBinding(flag, "--input"));
+    ASSIGN_OR_RETURN(infer::HostArray array, infer::readNpy(binding.second));
+    inputs.emplace_back(binding.first, std::move(array));
+  }
+  std::vector<std::pair<std::string, std::string>> outputPaths;
+  for (const std::string &flag : outputFlags) {
+    ASSIGN_OR_RETURN(auto binding, splitBinding(flag, "--output"));
+    outputPaths.push_back(binding);
+  }
+  ASSIGN_OR_RETURN(auto outputs, backend->forward(inputs));
+  for (const auto &[name, file] : outputPaths) {
+    const infer::HostArray *found = nullptr;
+    std::string known;
+    for (const auto &output : outputs) {
+      known += (known.empty() ? "" : ", ") + output.first;
+      if (output.first == name)
+        found = &output.second;
+    }
+    if (!found)
+      return infer::notFoundError("the model has no output named '" + name + "' (its outputs: " +
+                                  known + ")");
+    RETURN_IF_ERROR(infer::writeNpy(file, *found));
+  }
+  return infer::okStatus();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -140,8 +194,15 @@ int main(int argc, char **argv) {
   std::string artifact;
   std::string command;
   app.add_option("artifact", artifact, "MODEL.infer, written by infer-compile -o")->required();
-  app.add_option("command", command, "what to do: info (print the manifest's summary)")
+  app.add_option("command", command,
+                 "what to do: info (print the manifest's summary), forward (run one batch)")
       ->required();
+  std::vector<std::string> inputs, outputs;
+  std::string device;
+  app.add_option("--input", inputs, "forward: NAME=FILE.npy, an int64 [batch, seq] input");
+  app.add_option("--output", outputs, "forward: NAME=FILE.npy, where to write an output");
+  app.add_option("--device", device,
+                 "forward: cpu or cuda (default: cpu; the cuda backend is not built yet)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -150,8 +211,11 @@ int main(int argc, char **argv) {
   infer::Status status;
   if (command == "info") {
     status = printInfo(artifact);
+  } else if (command == "forward") {
+    status = runForward(artifact, inputs, outputs, device);
   } else {
-    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info)\n", command.c_str());
+    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward)\n",
+                 command.c_str());
     return 2;
   }
   if (!status.ok()) {

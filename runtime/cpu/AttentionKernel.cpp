@@ -1,0 +1,103 @@
+//===- AttentionKernel.cpp - causal / full attention with grouped KV heads -===//
+//
+// Packed operand per token: | q0 … q(H-1) | k0 … k(KV-1) | v0 … v(KV-1) |, each
+// head_dim wide, or separate q [T, H*D], k and v [batch*kv_seq, KV*D]. Query
+// head h reads kv head h / (H / KV). Causal: query i sees keys
+// j <= i + kv_seq - seq. Scores, softmax and the weighted sum in double.
+
+#include "runtime/cpu/CpuKernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace infer::cpu {
+namespace {
+
+/// Element (b, s, head, d) at data[(b * seq + s) * rowStride + offset + head * headDim + d].
+struct HeadView {
+  const float *data;
+  int64_t seq, rowStride, offset, headDim;
+  double at(int64_t b, int64_t s, int64_t head, int64_t d) const {
+    return data[(b * seq + s) * rowStride + offset + head * headDim + d];
+  }
+};
+
+} // namespace
+
+Status runAttention(const LaunchArgs &args) {
+  std::vector<const View *> inputs = args.all("input");
+  ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
+  ASSIGN_OR_RETURN(int64_t numKvHeads, args.intAttr("num_kv_heads"));
+  ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));
+  ASSIGN_OR_RETURN(double scaleAttr, args.floatAttr("scale"));
+  bool causal = args.boolAttr("causal", false);
+  double softcap = float(args.floatAttr("softcap", 0.0));
+  double scale = float(scaleAttr);
+  if (inputs.size() != 1 && inputs.size() != 3)
+    return args.error("takes a packed qkv operand or q, k and v");
+  if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || numHeads % numKvHeads != 0)
+    return args.error("has inconsistent head counts");
+  int64_t batch = args.batch, seq = args.seq;
+  int64_t qFeatures = numHeads * headDim, kvFeatures = numKvHeads * headDim;
+  HeadView q, k, v;
+  int64_t kvSeq = seq;
+  if (inputs.size() == 1) {
+    int64_t packed = qFeatures + 2 * kvFeatures;
+    RETURN_IF_ERROR(args.expectF32(*inputs[0], args.tokens * packed, "packed qkv"));
+    q = {inputs[0]->f32(), seq, packed, 0, headDim};
+    k = {inputs[0]->f32(), seq, packed, qFeatures, headDim};
+    v = {inputs[0]->f32(), seq, packed, qFeatures + kvFeatures, headDim};
+  } else {
+    RETURN_IF_ERROR(args.expectF32(*inputs[0], args.tokens * qFeatures, "q"));
+    if (batch == 0 || inputs[1]->elements % (batch * kvFeatures) != 0)
+      return args.error("k is not [batch, kv_seq, num_kv_heads * head_dim]");
+    kvSeq = inputs[1]->elements / (batch * kvFeatures);
+    RETURN_IF_ERROR(args.expectF32(*inputs[1], batch * kvSeq * kvFeatures, "k"));
+    RETURN_IF_ERROR(args.expectF32(*inputs[2], batch * kvSeq * kvFeatures, "v"));
+    q = {inputs[0]->f32(), seq, qFeatures, 0, headDim};
+    k = {inputs[1]->f32(), kvSeq, kvFeatures, 0, headDim};
+    v = {inputs[2]->f32(), kvSeq, kvFeatures, 0, headDim};
+  }
+  if (seq > 0 && (kvSeq == 0 || (causal && kvSeq < seq)))
+    return args.error("query 0 sees no key");
+  const View &out = args.outputs[0];
+  RETURN_IF_ERROR(args.expectF32(out, args.tokens * qFeatures, "output"));
+  float *dst = out.mutableF32();
+  int64_t group = numHeads / numKvHeads;
+  std::vector<double> scores(static_cast<size_t>(kvSeq));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < numHeads; ++h) {
+      int64_t kvHead = h / group;
+      for (int64_t i = 0; i < seq; ++i) {
+        int64_t visible = causal ? i + kvSeq - seq + 1 : kvSeq;
+        double maximum = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < visible; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < headDim; ++d)
+            dot += q.at(b, i, h, d) * k.at(b, j, kvHead, d);
+          double score = dot * scale;
+          if (softcap > 0)
+            score = softcap * std::tanh(score / softcap);
+          scores[j] = score;
+          maximum = std::max(maximum, score);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < visible; ++j) {
+          scores[j] = std::exp(scores[j] - maximum);
+          sum += scores[j];
+        }
+        for (int64_t d = 0; d < headDim; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < visible; ++j)
+            acc += scores[j] * v.at(b, j, kvHead, d);
+          dst[(b * seq + i) * qFeatures + h * headDim + d] = float(acc / sum);
+        }
+      }
+    }
+  }
+  return okStatus();
+}
+
+} // namespace infer::cpu
