@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/build.sh infer-compile
+scripts/build.sh infer-compile infer-run
 build_dir="${INFER_BUILD_DIR:-build}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 prompt="${PROMPT_IDS:-1,15,42,7,300,11,5}"
@@ -18,11 +18,16 @@ python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([[int(t) for 
 echo "optimized IR: $(grep -oE 'graph\.(rms_norm|linear|rotary|attention|gated_activation|embedding)' "$work/optimized.mlir" | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
 "$build_dir/bin/infer-compile" "$work/optimized.mlir" --reference-run \
   --input input_ids="$work/ids.npy" --output logits="$work/optimized.npy"
-python3 - "$work/logits.npy" "$work/optimized.npy" "$prompt" <<'PY'
+# The one-file artifact, run by infer-run's cpu backend.
+"$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx -o "$work/tiny-llama.infer" --target cpu
+"$build_dir/bin/infer-run" "$work/tiny-llama.infer" forward --device cpu \
+  --input input_ids="$work/ids.npy" --output logits="$work/runtime.npy"
+python3 - "$work/logits.npy" "$work/optimized.npy" "$work/runtime.npy" "$prompt" <<'PY'
 import sys, numpy as np
-logits, fused = np.load(sys.argv[1])[0], np.load(sys.argv[2])[0]
-for pos, (tok, row, frow) in enumerate(zip(sys.argv[3].split(","), logits, fused)):
+logits, fused, run = (np.load(p)[0] for p in sys.argv[1:4])
+for pos, (tok, row, frow, rrow) in enumerate(zip(sys.argv[4].split(","), logits, fused, run)):
     print(f"position {pos}: input {tok:>4} -> top token {int(row.argmax()):>4} (logit {row.max():.4f}); "
-          f"optimized graph: {int(frow.argmax()):>4}")
-print(f"max |imported - optimized| = {np.abs(logits - fused).max():.2e}")
+          f"optimized graph: {int(frow.argmax()):>4}; infer-run (cpu): {int(rrow.argmax()):>4}")
+print(f"max |imported - optimized| = {np.abs(logits - fused).max():.2e}, "
+      f"max |imported - infer-run| = {np.abs(logits - run).max():.2e}")
 PY
