@@ -2,12 +2,15 @@
 //
 // The interpreter holds bf16 and f16 values as f32 ("compute in fp32, store
 // rounded", as PyTorch does on the CPU): every value of a 16-bit float type is
-// an f32 that is exactly representable in that type. These helpers convert
-// between f32 and the 16-bit encodings with IEEE round-to-nearest-even.
+// an f32 that is exactly representable in that type. The conversions between
+// f32 and the 16-bit encodings (IEEE round-to-nearest-even) are
+// runtime/base/LowPrecision.h's, shared with the runtime's cpu backend.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_COMPILER_INTERPRETER_LOWPRECISION_H
 #define INFER_COMPILER_INTERPRETER_LOWPRECISION_H
+
+#include "runtime/base/LowPrecision.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -21,17 +24,12 @@ enum class HalfFormat {
   F16,  ///< IEEE binary16: 5 exponent bits, 10 mantissa bits
 };
 
-/// The bf16 encoding of `value`, rounded to nearest even. Values past the
-/// largest finite bf16 round to infinity; NaN stays a (quiet) NaN.
-uint16_t bf16FromFloat(float value);
-/// The f32 holding bf16 `bits` (exact).
-float floatFromBF16(uint16_t bits);
-
-/// The f16 encoding of `value`, rounded to nearest even, with subnormals;
-/// |value| >= 65520 becomes infinity and NaN stays a (quiet) NaN.
-uint16_t f16FromFloat(float value);
-/// The f32 holding f16 `bits` (exact, subnormals included).
-float floatFromF16(uint16_t bits);
+// The encodings (bf16FromFloat, floatFromBF16, f16FromFloat, floatFromF16)
+// are the runtime's LLVM-free ones, re-exported here.
+using lowp::bf16FromFloat;
+using lowp::f16FromFloat;
+using lowp::floatFromBF16;
+using lowp::floatFromF16;
 
 /// `value` rounded to the nearest value of `format`, as an f32.
 float roundTo(HalfFormat format, float value);

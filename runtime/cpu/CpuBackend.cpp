@@ -3,6 +3,7 @@
 #include "runtime/cpu/CpuBackend.h"
 
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/base/LowPrecision.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -12,23 +13,26 @@ namespace infer::cpu {
 namespace art = artifact;
 namespace {
 
-float bf16ToF32(uint16_t bits) {
-  uint32_t word = uint32_t(bits) << 16;
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
+bool isHalf(art::ElementType type) {
+  return type == art::ELEMENT_TYPE_BF16 || type == art::ELEMENT_TYPE_F16;
 }
 
-float f16ToF32(uint16_t bits) {
-  int sign = bits >> 15, exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  double value;
-  if (exponent == 0)
-    value = std::ldexp(double(mantissa), -24);
-  else if (exponent == 31)
-    value = mantissa ? std::nan("") : INFINITY;
-  else
-    value = std::ldexp(double(mantissa | 0x400), exponent - 25);
-  return float(sign ? -value : value);
+/// `elements` values of `type` at `data` (bf16, f16 or f64) as f32.
+std::vector<float> toF32(const void *data, art::ElementType type, int64_t elements) {
+  std::vector<float> values(static_cast<size_t>(elements));
+  for (int64_t e = 0; e < elements; ++e) {
+    if (type == art::ELEMENT_TYPE_F64) {
+      double x;
+      std::memcpy(&x, static_cast<const char *>(data) + 8 * e, 8);
+      values[e] = float(x);
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, static_cast<const char *>(data) + 2 * e, 2);
+      values[e] = type == art::ELEMENT_TYPE_BF16 ? lowp::floatFromBF16(bits)
+                                                 : lowp::floatFromF16(bits);
+    }
+  }
+  return values;
 }
 
 int64_t affineAt(const art::Affine &value, int64_t tokens) { return value.a() * tokens + value.b(); }
@@ -70,13 +74,6 @@ StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::create(const art::ArtifactRead
     return failedPreconditionError(reader.path() +
                                    ": the artifact has no exec program (it can be inspected, "
                                    "not run); recompile it with infer-compile -o");
-  for (const art::Buffer &buffer : manifest.exec().buffers())
-    if (buffer.element_type() == art::ELEMENT_TYPE_BF16 ||
-        buffer.element_type() == art::ELEMENT_TYPE_F16)
-      return unimplementedError(reader.path() + ": the cpu backend computes in f32; buffer " +
-                                std::to_string(buffer.id()) + " holds " +
-                                art::elementTypeName(buffer.element_type()) +
-                                " activations (a low-precision export), which it cannot run yet");
   std::unique_ptr<CpuBackend> backend(new CpuBackend(reader));
   backend->program_ = &manifest.exec();
   for (size_t i = 0; i < reader.numWeights(); ++i) {
@@ -86,21 +83,8 @@ StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::create(const art::ArtifactRead
     view.shape.assign(weight.entry->shape().begin(), weight.entry->shape().end());
     view.elements = static_cast<int64_t>(weight.size / art::elementSize(view.type));
     view.data = const_cast<void *>(weight.data);
-    if (view.type == art::ELEMENT_TYPE_BF16 || view.type == art::ELEMENT_TYPE_F16 ||
-        view.type == art::ELEMENT_TYPE_F64) {
-      std::vector<float> values(static_cast<size_t>(view.elements));
-      for (int64_t e = 0; e < view.elements; ++e) {
-        if (view.type == art::ELEMENT_TYPE_F64) {
-          double x;
-          std::memcpy(&x, static_cast<const char *>(weight.data) + 8 * e, 8);
-          values[e] = float(x);
-        } else {
-          uint16_t bits;
-          std::memcpy(&bits, static_cast<const char *>(weight.data) + 2 * e, 2);
-          values[e] = view.type == art::ELEMENT_TYPE_BF16 ? bf16ToF32(bits) : f16ToF32(bits);
-        }
-      }
-      backend->converted_.push_back(std::move(values));
+    if (isHalf(view.type) || view.type == art::ELEMENT_TYPE_F64) {
+      backend->converted_.push_back(toF32(weight.data, view.type, view.elements));
       view.data = backend->converted_.back().data();
       view.type = art::ELEMENT_TYPE_F32;
     }
@@ -115,6 +99,11 @@ StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::create(const art::ArtifactRead
     view.shape.assign(constant.shape().begin(), constant.shape().end());
     view.elements = static_cast<int64_t>(constant.data().size() / art::elementSize(view.type));
     view.data = backend->constantData_.back().data();
+    if (isHalf(view.type)) { // held as f32, like bf16/f16 buffers
+      backend->converted_.push_back(toF32(view.data, view.type, view.elements));
+      view.data = backend->converted_.back().data();
+      view.type = art::ELEMENT_TYPE_F32;
+    }
     backend->constants_.push_back(std::move(view));
   }
   return backend;
@@ -168,11 +157,19 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
         " batch tokens; recompile with --max-batch-tokens " + std::to_string(tokens) + " or more");
 
   // The arena at T: at least its recorded size, and every buffer's slot
-  // (offsets are planned at the bound and stay valid below it).
-  int64_t arenaBytes = affineAt(program.arena().size(), tokens);
+  // (offsets are planned at the bound and stay valid below it). bf16/f16
+  // buffers hold f32 values rounded to their type ("compute in fp32, store
+  // rounded", as the reference interpreter does): when there are any, every
+  // offset and size is scaled by 2 so that each 16-bit slot fits its f32
+  // values, which keeps the planner's non-overlap.
+  int64_t scale = 1;
   for (const art::Buffer &buffer : program.buffers())
-    arenaBytes = std::max(arenaBytes, affineAt(buffer.offset(), tokens) +
-                                          affineAt(buffer.size(), tokens));
+    if (isHalf(buffer.element_type()))
+      scale = 2;
+  int64_t arenaBytes = scale * affineAt(program.arena().size(), tokens);
+  for (const art::Buffer &buffer : program.buffers())
+    arenaBytes = std::max(arenaBytes, scale * (affineAt(buffer.offset(), tokens) +
+                                               affineAt(buffer.size(), tokens)));
   size_t allocation = (static_cast<size_t>(arenaBytes) + 255) / 256 * 256 + 256;
   std::unique_ptr<void, FreeDeleter> arena(std::aligned_alloc(256, allocation));
   if (!arena)
@@ -184,9 +181,22 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
     View view;
     view.isBuffer = true;
     view.type = buffer.element_type();
-    view.data = static_cast<char *>(arena.get()) + affineAt(buffer.offset(), tokens);
+    view.data = static_cast<char *>(arena.get()) + scale * affineAt(buffer.offset(), tokens);
     view.elements = affineAt(buffer.size(), tokens) / static_cast<int64_t>(art::elementSize(view.type));
+    if (isHalf(view.type))
+      view.type = art::ELEMENT_TYPE_F32;
     return view;
+  };
+  // Rounds a bf16/f16 buffer's f32 values to its type (RNE), as stored.
+  auto roundBuffer = [&](uint32_t id) {
+    art::ElementType type = program.buffers(static_cast<int>(id)).element_type();
+    if (!isHalf(type))
+      return;
+    View view = bufferView(id);
+    float *values = view.mutableF32();
+    for (int64_t e = 0; e < view.elements; ++e)
+      values[e] = type == art::ELEMENT_TYPE_BF16 ? lowp::roundToBF16(values[e])
+                                                 : lowp::roundToF16(values[e]);
   };
 
   for (int i = 0; i < program.inputs_size(); ++i) {
@@ -232,6 +242,8 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
     for (uint32_t output : launch.outputs())
       args.outputs.push_back(bufferView(output));
     RETURN_IF_ERROR(kernel(args));
+    for (uint32_t output : launch.outputs())
+      roundBuffer(output);
   }
 
   std::vector<NamedArray> outputs;

@@ -4,7 +4,9 @@
 // mapping; bf16/f16/f64 weights converted to f32 once, at create), and for
 // each forward allocates the arena for the step's T = batch * seq, copies the
 // inputs into their buffers, walks the launches in program order with the
-// reference kernels of CpuKernels.h, and copies the outputs out.
+// reference kernels of CpuKernels.h, and copies the outputs out. bf16/f16
+// activation buffers hold f32 values (the arena scaled by 2), rounded to their
+// type after each launch that writes them, as the reference interpreter does.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CPU_CPUBACKEND_H

@@ -3,8 +3,9 @@
 // The region is a flat list of graph ops over the launch's inputs (docs/
 // artifact-format.md, "Region"). Each value is materialised whole, in double,
 // rounded to its result type after every op (f32 ops round as f32 arithmetic
-// does). Binary ops broadcast numpy-style. Dynamic argument dims (-1) are the
-// step's batch and seq ([?, ?, F…]) or T ([?, F…]). Ops: gelu (none/tanh),
+// does, bf16/f16 ops to nearest even). Binary ops broadcast numpy-style.
+// Dynamic argument dims (-1) are the step's batch and seq ([?, ?, F…]) or T
+// ([?, F…]). Ops: gelu (none/tanh),
 // relu, neg, add, sub, mul, div, cast, identity, constant; any other op is
 // Unimplemented, naming it.
 //
@@ -12,6 +13,7 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/base/LowPrecision.h"
 
 #include <algorithm>
 #include <cmath>
@@ -43,6 +45,10 @@ StatusOr<double> roundTo(art::ElementType type, double x) {
     return double(float(x));
   case art::ELEMENT_TYPE_F64:
     return x;
+  case art::ELEMENT_TYPE_BF16:
+    return double(lowp::roundToBF16(float(x)));
+  case art::ELEMENT_TYPE_F16:
+    return double(lowp::roundToF16(float(x)));
   case art::ELEMENT_TYPE_I64:
   case art::ELEMENT_TYPE_I32:
   case art::ELEMENT_TYPE_I16:
@@ -75,6 +81,13 @@ StatusOr<std::vector<double>> load(const void *data, art::ElementType type, int6
     case art::ELEMENT_TYPE_F64:
       out[i] = static_cast<const double *>(data)[i];
       break;
+    case art::ELEMENT_TYPE_BF16:
+    case art::ELEMENT_TYPE_F16: {
+      uint16_t bits;
+      std::memcpy(&bits, static_cast<const char *>(data) + 2 * i, 2);
+      out[i] = type == art::ELEMENT_TYPE_BF16 ? lowp::floatFromBF16(bits) : lowp::floatFromF16(bits);
+      break;
+    }
     case art::ELEMENT_TYPE_I64:
       out[i] = double(static_cast<const int64_t *>(data)[i]);
       break;
@@ -238,7 +251,8 @@ StatusOr<Value> evaluate(const art::RegionOp &op, const std::vector<const Value 
   std::vector<int64_t> left = broadcastIndex(operands[0]->shape, result.shape);
   std::vector<int64_t> right = broadcastIndex(operands[1]->shape, result.shape);
   result.data.resize(left.size());
-  bool integral = result.type != art::ELEMENT_TYPE_F32 && result.type != art::ELEMENT_TYPE_F64;
+  bool integral = result.type != art::ELEMENT_TYPE_F32 && result.type != art::ELEMENT_TYPE_F64 &&
+                  result.type != art::ELEMENT_TYPE_BF16 && result.type != art::ELEMENT_TYPE_F16;
   for (size_t i = 0; i < left.size(); ++i) {
     double a = operands[0]->data[left[i]], b = operands[1]->data[right[i]];
     if (integral && name == "graph.div" && b == 0)
@@ -275,7 +289,11 @@ Status runElementwise(const LaunchArgs &args) {
         return unimplementedError("elementwise: argument " + std::to_string(i) +
                                   " has dynamic dims the cpu backend cannot resolve");
     }
-    if (view.type != value.type || view.elements != count(value.shape))
+    // bf16/f16 buffers and constants reach kernels as f32 (already rounded).
+    art::ElementType held = value.type == art::ELEMENT_TYPE_BF16 || value.type == art::ELEMENT_TYPE_F16
+                                ? art::ELEMENT_TYPE_F32
+                                : value.type;
+    if (view.type != held || view.elements != count(value.shape))
       return args.error("input " + std::to_string(i) + " does not match the region's argument");
     ASSIGN_OR_RETURN(value.data, load(view.data, view.type, view.elements));
     values.push_back(std::move(value));
