@@ -686,6 +686,10 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       launch.set_kind(art::Launch::GATED_ACTIVATION);
       operands("input", g.getInputs());
       output(g.getOut());
+    } else if (auto c = dyn_cast<exec::CopyOp>(op)) {
+      launch.set_kind(art::Launch::COPY);
+      operand("input", c.getInput());
+      output(c.getOut());
     } else if (auto e = dyn_cast<exec::ElementwiseOp>(op)) {
       launch.set_kind(art::Launch::ELEMENTWISE);
       operands("input", e.getInputs());

@@ -18,6 +18,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
+
 namespace infer {
 #define GEN_PASS_DEF_CONVERTGRAPHTOEXECPASS
 #include "passes/GraphToExec/Passes.h.inc"
@@ -30,7 +32,8 @@ namespace {
 
 constexpr llvm::StringLiteral kSupported =
     "graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, "
-    "gated_activation, fusion_group, weight, pack_weights, constant";
+    "gated_activation, reshape, slice (static, last axis), fusion_group, weight, pack_weights, "
+    "constant";
 
 /// Lowers one function into one program.
 class Lowering {
@@ -46,6 +49,9 @@ private:
   /// A new arena buffer for `value`'s tensor.
   FailureOr<Value> allocate(Location loc, Value value);
   LogicalResult lower(Operation *op);
+  /// graph.reshape / graph.slice as an exec.copy (only the data operand is
+  /// a buffer; shapes and slice bounds are compile-time constants).
+  LogicalResult lowerCopy(Operation *op);
 
   func::FuncOp func;
   OpBuilder &builder;
@@ -146,6 +152,9 @@ LogicalResult Lowering::lower(Operation *op) {
   if (isa<func::ReturnOp>(op))
     return success(); // handled by run()
 
+  if (isa<graph::ReshapeOp, graph::SliceOp>(op))
+    return lowerCopy(op);
+
   auto operands = lookupAll(loc, op->getOperands());
   if (failed(operands))
     return failure();
@@ -234,6 +243,75 @@ LogicalResult Lowering::lower(Operation *op) {
         return success();
       })
       .Default([&](Operation *) { return failure(); });
+}
+
+/// The integers of a graph.constant operand, or nothing.
+std::optional<SmallVector<int64_t>> constantInts(Value value) {
+  auto constant = value.getDefiningOp<graph::ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense)
+    return std::nullopt;
+  SmallVector<int64_t> result;
+  for (const APInt &v : dense.getValues<APInt>())
+    result.push_back(v.getSExtValue());
+  return result;
+}
+
+LogicalResult Lowering::lowerCopy(Operation *op) {
+  Location loc = op->getLoc();
+  Value data = op->getOperand(0), result = op->getResult(0);
+  auto inType = cast<RankedTensorType>(data.getType());
+  auto outType = cast<RankedTensorType>(result.getType());
+  if (inType.getElementType() != outType.getElementType())
+    return op->emitError() << "exec lowering: '" << op->getName() << "' changes the element type";
+  int64_t inFeatures = 0, offset = 0, length = 0;
+  if (isa<graph::ReshapeOp>(op)) {
+    // A row-major reshape keeps the bytes: copy them whole.
+    FailureOr<exec::AffineAttr> inSize = sizeOf(loc, inType), outSize = sizeOf(loc, outType);
+    if (failed(inSize) || failed(outSize))
+      return failure();
+    if (*inSize != *outSize)
+      return op->emitError() << "exec lowering: graph.reshape from " << inType << " to "
+                             << outType << " changes the per-token size";
+    inFeatures = length = outType.getShape().back();
+    if (ShapedType::isDynamic(length) || length <= 0)
+      return op->emitError() << "exec lowering: graph.reshape to " << outType
+                             << " (the last dimension must be static)";
+  } else {
+    auto slice = cast<graph::SliceOp>(op);
+    auto starts = constantInts(slice.getStarts()), ends = constantInts(slice.getEnds());
+    auto axes = constantInts(slice.getAxes()), steps = constantInts(slice.getSteps());
+    int64_t rank = inType.getRank();
+    inFeatures = inType.getShape().back();
+    if (!starts || !ends || !axes || !steps || axes->size() != 1 || starts->size() != 1 ||
+        ends->size() != 1 || steps->size() != 1 || (*steps)[0] != 1 ||
+        ((*axes)[0] != rank - 1 && (*axes)[0] != -1) || ShapedType::isDynamic(inFeatures) ||
+        ShapedType::isDynamic(outType.getShape().back()))
+      return op->emitError() << "exec lowering: graph.slice must be a constant unit-step slice "
+                                "of one static last axis";
+    auto clampIndex = [&](int64_t index) {
+      if (index < 0)
+        index += inFeatures;
+      return std::clamp<int64_t>(index, 0, inFeatures);
+    };
+    offset = clampIndex((*starts)[0]);
+    length = std::max<int64_t>(0, clampIndex((*ends)[0]) - offset);
+    if (length != outType.getShape().back() || length == 0)
+      return op->emitError() << "exec lowering: graph.slice of [" << offset << ", "
+                             << offset + length << ") does not match its result " << outType;
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      if (inType.getShape()[i] != outType.getShape()[i])
+        return op->emitError() << "exec lowering: graph.slice changes a dimension other than "
+                                  "the last";
+  }
+  FailureOr<Value> input = lookup(loc, data);
+  if (failed(input))
+    return failure();
+  FailureOr<Value> out = allocate(loc, result);
+  if (failed(out))
+    return failure();
+  builder.create<exec::CopyOp>(loc, *input, *out, inFeatures, offset, length);
+  return success();
 }
 
 /// The name an entry argument or result is bound by.

@@ -131,6 +131,9 @@ Status checkExecProgram(const ExecProgram &program, int numWeights) {
     for (uint32_t output : launch.outputs())
       if (output >= numBuffers)
         return dataLossError(what + " writes buffer " + num(output) + " of " + num(numBuffers));
+    if (launch.kind() == Launch::COPY &&
+        (launch.operands_size() != 1 || launch.outputs_size() != 1))
+      return dataLossError(what + " (copy) must read one operand and write one buffer");
     if (launch.kind() == Launch::ELEMENTWISE) {
       const Region &region = launch.region();
       uint64_t defined = static_cast<uint64_t>(region.arguments_size());

@@ -61,6 +61,8 @@ Kernel kernelFor(art::Launch::Kind kind) {
     return runGatedActivation;
   case art::Launch::ELEMENTWISE:
     return runElementwise;
+  case art::Launch::COPY:
+    return runCopy;
   default:
     return nullptr;
   }

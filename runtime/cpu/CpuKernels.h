@@ -70,6 +70,7 @@ Status runRotary(const LaunchArgs &args);
 Status runAttention(const LaunchArgs &args);
 Status runGatedActivation(const LaunchArgs &args);
 Status runElementwise(const LaunchArgs &args);
+Status runCopy(const LaunchArgs &args);
 
 } // namespace infer::cpu
 

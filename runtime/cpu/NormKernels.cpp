@@ -4,6 +4,7 @@
 
 #include "runtime/cpu/CpuKernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace infer::cpu {
@@ -14,7 +15,13 @@ Status runRmsNorm(const LaunchArgs &args) {
   ASSIGN_OR_RETURN(int64_t width, args.intAttr("features"));
   ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
   double weightOffset = args.floatAttr("weight_offset", 0.0);
-  int64_t rows = args.tokens;
+  // Rows of `features` elements: one per token, or per (token, head) for a
+  // per-head norm (qwen3's q/k norm over [batch, seq, heads, head_dim]).
+  if (width <= 0 || args.outputs[0].elements % width != 0 ||
+      (args.outputs[0].elements / width) % std::max<int64_t>(args.tokens, 1) != 0)
+    return args.error("output of " + std::to_string(args.outputs[0].elements) +
+                      " elements is not whole rows of " + std::to_string(width) + " per token");
+  int64_t rows = args.outputs[0].elements / width;
   RETURN_IF_ERROR(args.expectF32(*input, rows * width, "input"));
   RETURN_IF_ERROR(args.expectF32(*weight, width, "weight"));
   RETURN_IF_ERROR(args.expectF32(args.outputs[0], rows * width, "output"));

@@ -91,7 +91,7 @@ func.func @gpt2(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 
 // Tests that an op the lowering does not support is an error naming it.
 func.func @unsupported(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
-  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, fusion_group, weight, pack_weights, constant)}}
+  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, reshape, slice (static, last axis), fusion_group, weight, pack_weights, constant)}}
   %y = graph.relu %x : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
@@ -102,4 +102,46 @@ func.func @unsupported(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 // expected-error @+1 {{exec lowering: 'tensor<?x4xf32>' is neither [batch, seq, static dims...] nor static}}
 func.func @unsized(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// Tests that reshapes and a last-axis slice (a gpt-neox qkv split) become
+// exec.copy launches: a reshape is a whole-row copy, the slice a strided row
+// copy; their shape/bound operands leave no exec.constant behind.
+// CHECK-LABEL: exec.program @split
+// CHECK: %[[X:.+]] = exec.buffer %{{.+}} size <48 * T + 0> of f32
+// CHECK-NEXT: exec.input "input0" into %[[X]]
+// CHECK-NEXT: %[[H:.+]] = exec.buffer %{{.+}} size <48 * T + 0> of f32
+// CHECK-NEXT: exec.copy %[[X]] -> %[[H]] {in_features = 6 : i64, length = 6 : i64, offset = 0 : i64}
+// CHECK-NEXT: %[[K:.+]] = exec.buffer %{{.+}} size <16 * T + 0> of f32
+// CHECK-NEXT: exec.copy %[[H]] -> %[[K]] {in_features = 6 : i64, length = 2 : i64, offset = 2 : i64}
+// CHECK-NEXT: %[[F:.+]] = exec.buffer %{{.+}} size <16 * T + 0> of f32
+// CHECK-NEXT: exec.copy %[[K]] -> %[[F]] {in_features = 4 : i64, length = 4 : i64, offset = 0 : i64}
+// CHECK-NEXT: exec.output "output0" from %[[F]]
+// CHECK-NOT: exec.constant
+func.func @split(%x: tensor<?x?x12xf32>) -> tensor<?x?x4xf32> {
+  %s4 = graph.constant dense<[0, 0, 2, 6]> : tensor<4xi64>
+  %s3 = graph.constant dense<[0, 0, 4]> : tensor<3xi64>
+  %start = graph.constant dense<2> : tensor<1xi64>
+  %end = graph.constant dense<4> : tensor<1xi64>
+  %axis = graph.constant dense<3> : tensor<1xi64>
+  %step = graph.constant dense<1> : tensor<1xi64>
+  %h = graph.reshape %x, %s4 : (tensor<?x?x12xf32>, tensor<4xi64>) -> tensor<?x?x2x6xf32>
+  %k = graph.slice %h, %start, %end, %axis, %step : (tensor<?x?x2x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x2x2xf32>
+  %f = graph.reshape %k, %s3 : (tensor<?x?x2x2xf32>, tensor<3xi64>) -> tensor<?x?x4xf32>
+  return %f : tensor<?x?x4xf32>
+}
+
+// -----
+
+// Tests that a slice of a non-last axis is rejected.
+func.func @slice_axis(%x: tensor<?x?x2x6xf32>) -> tensor<?x?x1x6xf32> {
+  %start = graph.constant dense<0> : tensor<1xi64>
+  %end = graph.constant dense<1> : tensor<1xi64>
+  %axis = graph.constant dense<2> : tensor<1xi64>
+  %step = graph.constant dense<1> : tensor<1xi64>
+  // expected-error @+1 {{exec lowering: graph.slice must be a constant unit-step slice of one static last axis}}
+  %y = graph.slice %x, %start, %end, %axis, %step : (tensor<?x?x2x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x1x6xf32>
+  return %y : tensor<?x?x1x6xf32>
 }

@@ -275,6 +275,24 @@ def Exec_GatedActivationOp : Exec_LaunchOp<"gated_activation"> {
   let assemblyFormat = "$inputs `->` $out attr-dict";
 }
 
+def Exec_CopyOp : Exec_LaunchOp<"copy"> {
+  let summary = "Strided row copy: out[r] = input[r][offset : offset + length]";
+  let description = [{
+    Views `input` as rows of `in_features` elements and copies elements
+    `[offset, offset + length)` of each row into consecutive rows of `out`
+    (rows = out's elements / length). Lowers `graph.reshape` of a row-major
+    tensor (in_features = length, offset = 0: a plain byte copy) and a static
+    unit-step `graph.slice` of the last dimension.
+
+    ```mlir
+    exec.copy %x -> %y {in_features = 48 : i64, offset = 16 : i64, length = 16 : i64}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$out,
+                       I64Attr:$in_features, I64Attr:$offset, I64Attr:$length);
+  let assemblyFormat = "$input `->` $out attr-dict";
+}
+
 def Exec_ElementwiseOp : Exec_Op<"elementwise", [HasParent<"ProgramOp">,
                                                  IsolatedFromAbove, SingleBlock,
                                                  AttrSizedOperandSegments]> {

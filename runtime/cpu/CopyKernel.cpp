@@ -1,0 +1,53 @@
+//===- CopyKernel.cpp - strided row copy (reshape, last-dim slice) ---------===//
+//
+// The input is rows of `in_features` elements; elements [offset, offset +
+// length) of each row go to consecutive rows of the output. A reshape is the
+// whole-row case (in_features = length, offset = 0). Bytes are copied as
+// they are, so any element type works as long as input and output agree.
+
+#include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/cpu/CpuKernels.h"
+
+#include <cstring>
+
+namespace infer::cpu {
+
+Status runCopy(const LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const View *input, args.required("input"));
+  ASSIGN_OR_RETURN(int64_t inFeatures, args.intAttr("in_features"));
+  ASSIGN_OR_RETURN(int64_t offset, args.intAttr("offset"));
+  ASSIGN_OR_RETURN(int64_t length, args.intAttr("length"));
+  if (args.outputs.size() != 1)
+    return args.error("writes one buffer");
+  const View &out = args.outputs[0];
+  if (inFeatures <= 0 || length <= 0 || offset < 0 || offset + length > inFeatures)
+    return args.error("copies elements [" + std::to_string(offset) + ", " +
+                      std::to_string(offset + length) + ") of rows of " +
+                      std::to_string(inFeatures));
+  if (input->type != out.type)
+    return args.error(std::string("copies ") + artifact::elementTypeName(input->type) +
+                      " into " + artifact::elementTypeName(out.type));
+  if (out.elements % length != 0)
+    return args.error("output of " + std::to_string(out.elements) +
+                      " elements is not whole rows of " + std::to_string(length));
+  int64_t rows = out.elements / length;
+  if (input->elements != rows * inFeatures)
+    return args.error("input has " + std::to_string(input->elements) + " elements, expected " +
+                      std::to_string(rows * inFeatures));
+  uint64_t size = artifact::elementSize(out.type);
+  if (size == 0)
+    return args.error("has an unknown element type");
+  const char *src = static_cast<const char *>(input->data);
+  char *dst = static_cast<char *>(out.data);
+  if (offset == 0 && length == inFeatures) {
+    std::memmove(dst, src, static_cast<size_t>(rows * length) * size);
+    return okStatus();
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(dst + static_cast<size_t>(r * length) * size,
+                src + static_cast<size_t>(r * inFeatures + offset) * size,
+                static_cast<size_t>(length) * size);
+  return okStatus();
+}
+
+} // namespace infer::cpu
