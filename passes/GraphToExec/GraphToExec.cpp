@@ -246,17 +246,6 @@ LogicalResult Lowering::lower(Operation *op) {
 }
 
 /// The integers of a graph.constant operand, or nothing.
-std::optional<SmallVector<int64_t>> constantInts(Value value) {
-  auto constant = value.getDefiningOp<graph::ConstantOp>();
-  auto dense = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue()) : nullptr;
-  if (!dense)
-    return std::nullopt;
-  SmallVector<int64_t> result;
-  for (const APInt &v : dense.getValues<APInt>())
-    result.push_back(v.getSExtValue());
-  return result;
-}
-
 LogicalResult Lowering::lowerCopy(Operation *op) {
   Location loc = op->getLoc();
   Value data = op->getOperand(0), result = op->getResult(0);
@@ -279,8 +268,8 @@ LogicalResult Lowering::lowerCopy(Operation *op) {
                              << " (the last dimension must be static)";
   } else {
     auto slice = cast<graph::SliceOp>(op);
-    auto starts = constantInts(slice.getStarts()), ends = constantInts(slice.getEnds());
-    auto axes = constantInts(slice.getAxes()), steps = constantInts(slice.getSteps());
+    auto starts = graph::getConstantInts(slice.getStarts()), ends = graph::getConstantInts(slice.getEnds());
+    auto axes = graph::getConstantInts(slice.getAxes()), steps = graph::getConstantInts(slice.getSteps());
     int64_t rank = inType.getRank();
     inFeatures = inType.getShape().back();
     if (!starts || !ends || !axes || !steps || axes->size() != 1 || starts->size() != 1 ||

@@ -137,7 +137,7 @@ std::optional<LastDimPart> lastDimPart(Value value) {
         return std::nullopt;
       sizes.push_back(*resultSize);
     }
-    if (split.getSplit() && intElements(split.getSplit()) != std::optional(sizes))
+    if (split.getSplit() && getConstantInts(split.getSplit()) != std::optional(sizes))
       return std::nullopt;
     unsigned index = cast<OpResult>(value).getResultNumber();
     int64_t offset = 0;
@@ -146,8 +146,8 @@ std::optional<LastDimPart> lastDimPart(Value value) {
     return LastDimPart{split.getInput(), offset, *size};
   }
   if (auto slice = value.getDefiningOp<SliceOp>()) {
-    auto starts = intElements(slice.getStarts()), ends = intElements(slice.getEnds());
-    auto steps = intElements(slice.getSteps());
+    auto starts = getConstantInts(slice.getStarts()), ends = getConstantInts(slice.getEnds());
+    auto steps = getConstantInts(slice.getSteps());
     std::optional<int64_t> dim = staticDim(slice.getData(), -1);
     if (!starts || !ends || !steps || !dim || starts->size() != 1 || ends->size() != 1 ||
         steps->size() != 1 || (*steps)[0] != 1 || !isLastAxis(slice.getAxes(), slice.getData()))

@@ -55,7 +55,7 @@ std::optional<int64_t> infer::graph::staticDim(Value value, int64_t dim) {
 
 bool infer::graph::isLastAxis(Value axes, Value input) {
   std::optional<int64_t> rank = rankOf(input);
-  auto values = intElements(axes);
+  auto values = getConstantInts(axes);
   if (!rank || !values || values->size() != 1)
     return false;
   int64_t axis = (*values)[0];

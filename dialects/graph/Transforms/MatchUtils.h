@@ -19,11 +19,6 @@ std::optional<double> splatValue(mlir::Value value);
 /// constants such as 0.5 or sqrt(2/pi) to float).
 bool isSplat(mlir::Value value, double constant);
 
-/// The int64 elements of a graph.constant (see getConstantInts).
-inline std::optional<llvm::SmallVector<int64_t>> intElements(mlir::Value value) {
-  return getConstantInts(value);
-}
-
 /// A model weight: graph.weight or a non-splat graph.constant.
 bool isWeight(mlir::Value value);
 

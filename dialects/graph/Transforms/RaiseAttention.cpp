@@ -430,7 +430,7 @@ std::optional<int64_t> largestMaskConstant(Value mask) {
     (void)getBackwardSlice(def, &slice, options);
   int64_t largest = 0;
   for (Operation *op : slice)
-    if (auto values = intElements(op->getNumResults() ? op->getResult(0) : Value()))
+    if (auto values = getConstantInts(op->getNumResults() ? op->getResult(0) : Value()))
       for (int64_t v : *values)
         if (std::llabs(v) < (int64_t(1) << 40))
           largest = std::max<int64_t>(largest, std::llabs(v));
