@@ -27,6 +27,10 @@ tarball="$outdir/infer-bundle.tar.xz"
 
 # Libraries every Ubuntu 24.04 / Debian 12 system has (glibc, libstdc++, libgcc,
 # zlib): these stay out of the bundle. Everything else the tools need goes in.
+# The CUDA toolkit's libraries (NVRTC for infer-compile) come from the GPU
+# machine's /usr/local/cuda (CUDA 13 there too), found through the rpath;
+# infer-run dlopens the driver and cuBLASLt itself.
+cuda_libs='^(libnvrtc\.so\..*|libnvrtc-builtins\.so\..*|libcublasLt\.so\..*|libcudart\.so\..*)$'
 system_libs='^(linux-vdso\.so\.1|ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libdl\.so\.2|librt\.so\.1|libpthread\.so\.0|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libz\.so\.1)$'
 
 if ! command -v patchelf >/dev/null; then
@@ -55,6 +59,7 @@ mkdir -p "$stage/lib"
 for bin in "$stage"/bin/*; do
   ldd "$bin" | awk '/=>/ {print $1, $3}' | while read -r soname path; do
     [[ "$soname" =~ $system_libs ]] && continue
+    [[ "$soname" =~ $cuda_libs ]] && continue
     if [ "$path" = "not" ] || [ ! -f "$path" ]; then
       echo "make-bundle: $bin needs $soname, which is not found" >&2; exit 1
     fi
@@ -70,7 +75,7 @@ done
 # 4. Check: every binary's runpath, ldd (only system libraries and lib/), and
 #    runs with an empty environment.
 for bin in "$stage"/bin/*; do
-  readelf -d "$bin" | grep -q 'R.*PATH.*\[\$ORIGIN/\.\./lib\]' ||
+  readelf -d "$bin" | grep -q 'R.*PATH.*\[\$ORIGIN/\.\./lib' ||
     { echo "make-bundle: $bin lacks rpath \$ORIGIN/../lib" >&2; exit 1; }
 done
 for f in "$stage"/bin/* "$stage"/lib/*; do
@@ -78,6 +83,7 @@ for f in "$stage"/bin/* "$stage"/lib/*; do
     [[ "$soname" =~ $system_libs ]] && continue
     case "$(realpath "$path")" in
       "$stage"/lib/*) ;;
+      /usr/local/cuda*) [[ "$soname" =~ $cuda_libs ]] || exit 1 ;;
       *) echo "make-bundle: $f resolves $soname to $path, outside the bundle" >&2; exit 1 ;;
     esac
   done

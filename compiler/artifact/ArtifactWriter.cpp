@@ -751,6 +751,8 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
   manifest.set_weight_alignment(art::kWeightAlignment);
   if (program && failed(serializeExecProgram(program, plan->weights, *manifest.mutable_exec())))
     return failure();
+  if (options.addTargetCode && failed(options.addTargetCode(manifest)))
+    return failure();
 
   // Deterministic serialization: fields in number order, no map ordering
   // left to the hash seed.

@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct ArtifactOptions {
   std::string modelName;
   /// The source model's ONNX opset (0 when unknown).
   int64_t opset = 0;
+  /// Adds the target's code to the finished manifest (target cuda: the
+  /// NVRTC-compiled kernels); failure means no artifact is written.
+  std::function<mlir::LogicalResult(artifact::Manifest &)> addTargetCode;
 };
 
 /// One entry of the weight section and the ops its bytes come from.

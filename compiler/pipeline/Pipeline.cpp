@@ -59,8 +59,11 @@ void pipeline::buildOptimizationPipeline(OpPassManager &pm, const PipelineOption
     stage.addPasses(pm);
 }
 
-void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens) {
-  pm.addPass(createConvertGraphToExecPass());
+void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,
+                                 const std::string &activationType) {
+  ConvertGraphToExecPassOptions lowerOptions;
+  lowerOptions.activationType = activationType;
+  pm.addPass(createConvertGraphToExecPass(lowerOptions));
   exec::PlanMemoryPassOptions planOptions;
   planOptions.maxBatchTokens = maxBatchTokens;
   pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));

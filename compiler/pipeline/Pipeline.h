@@ -37,8 +37,10 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
 
 /// Lowers the optimized module's entry function to an exec.program and plans
 /// its arena for T <= maxBatchTokens (--infer-convert-graph-to-exec, then
-/// --infer-plan-memory).
-void buildExecPipeline(mlir::OpPassManager &pm, int64_t maxBatchTokens);
+/// --infer-plan-memory). `activationType` ("", "fp32", "bf16", "fp16") sets
+/// the element type of float activation buffers (infer-compile --dtype).
+void buildExecPipeline(mlir::OpPassManager &pm, int64_t maxBatchTokens,
+                       const std::string &activationType = "");
 
 /// Registers `--infer-optimize` and `--infer-lower-to-exec` for infer-opt.
 void registerPipelines();

@@ -38,7 +38,8 @@ constexpr llvm::StringLiteral kSupported =
 /// Lowers one function into one program.
 class Lowering {
 public:
-  Lowering(func::FuncOp func, OpBuilder &builder) : func(func), builder(builder) {}
+  Lowering(func::FuncOp func, OpBuilder &builder, Type activationType)
+      : func(func), builder(builder), activationType(activationType) {}
 
   LogicalResult run(exec::ProgramOp program);
 
@@ -55,6 +56,8 @@ private:
 
   func::FuncOp func;
   OpBuilder &builder;
+  /// The element type of float activation buffers, or null to keep the graph's.
+  Type activationType;
   Value arena;
   llvm::DenseMap<Value, Value> buffers;
 };
@@ -68,14 +71,28 @@ std::optional<int64_t> elementBytes(Type type) {
 
 /// The size of a tensor: token-major [batch, seq, static...] is
 /// `prod(static) * elem * T`; a fully static tensor a constant.
-FailureOr<exec::AffineAttr> sizeOf(Location loc, Type type) {
+bool isTokenMajor(ArrayRef<int64_t> shape) {
+  return shape.size() >= 2 && ShapedType::isDynamic(shape[0]) && ShapedType::isDynamic(shape[1]);
+}
+
+/// The element type the buffer of a `type` value holds: a token-major float
+/// tensor takes `activationType` when one is set (--dtype bf16/fp16: the
+/// activations follow the weights, so GEMMs run on tensor cores), anything
+/// else keeps its own (ids, static constants).
+Type bufferElementType(RankedTensorType type, Type activationType) {
+  if (activationType && isTokenMajor(type.getShape()) && isa<FloatType>(type.getElementType()))
+    return activationType;
+  return type.getElementType();
+}
+
+FailureOr<exec::AffineAttr> sizeOf(Location loc, Type type, Type activationType = {}) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  std::optional<int64_t> bytes = tensor ? elementBytes(tensor.getElementType()) : std::nullopt;
+  std::optional<int64_t> bytes =
+      tensor ? elementBytes(bufferElementType(tensor, activationType)) : std::nullopt;
   if (!bytes)
     return emitError(loc) << "exec lowering: cannot size a value of type " << type;
   ArrayRef<int64_t> shape = tensor.getShape();
-  bool tokenMajor = shape.size() >= 2 && ShapedType::isDynamic(shape[0]) &&
-                    ShapedType::isDynamic(shape[1]);
+  bool tokenMajor = isTokenMajor(shape);
   int64_t perElement = *bytes;
   for (auto [i, dim] : llvm::enumerate(shape)) {
     if (tokenMajor && i < 2)
@@ -93,12 +110,13 @@ FailureOr<exec::AffineAttr> sizeOf(Location loc, Type type) {
 int64_t lastDim(Value value) { return cast<RankedTensorType>(value.getType()).getShape().back(); }
 
 FailureOr<Value> Lowering::allocate(Location loc, Value value) {
-  FailureOr<exec::AffineAttr> size = sizeOf(loc, value.getType());
+  FailureOr<exec::AffineAttr> size = sizeOf(loc, value.getType(), activationType);
   if (failed(size))
     return failure();
   auto type = cast<RankedTensorType>(value.getType());
-  Value buffer = builder.create<exec::BufferOp>(loc, builder.getType<exec::BufferType>(), arena, /*offset=*/exec::AffineAttr(), *size,
-                                                TypeAttr::get(type.getElementType()));
+  Value buffer = builder.create<exec::BufferOp>(
+      loc, builder.getType<exec::BufferType>(), arena, /*offset=*/exec::AffineAttr(), *size,
+      TypeAttr::get(bufferElementType(type, activationType)));
   buffers[value] = buffer;
   return buffer;
 }
@@ -340,6 +358,7 @@ LogicalResult Lowering::run(exec::ProgramOp program) {
 
 struct ConvertGraphToExecPass
     : public infer::impl::ConvertGraphToExecPassBase<ConvertGraphToExecPass> {
+  using ConvertGraphToExecPassBase::ConvertGraphToExecPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> entries;
@@ -356,9 +375,21 @@ struct ConvertGraphToExecPass
       func.emitError() << "exec lowering: the entry function must have one block";
       return signalPassFailure();
     }
+    Type activation;
+    if (activationType == "bf16")
+      activation = BFloat16Type::get(&getContext());
+    else if (activationType == "fp16")
+      activation = Float16Type::get(&getContext());
+    else if (activationType == "fp32")
+      activation = Float32Type::get(&getContext());
+    else if (!activationType.empty()) {
+      module.emitError() << "exec lowering: activation-type must be fp32, bf16 or fp16, not '"
+                         << activationType << "'";
+      return signalPassFailure();
+    }
     OpBuilder builder(func);
     auto program = builder.create<exec::ProgramOp>(func.getLoc(), func.getSymName());
-    Lowering lowering(func, builder);
+    Lowering lowering(func, builder, activation);
     if (failed(lowering.run(program))) {
       program.erase();
       return signalPassFailure();

@@ -17,6 +17,9 @@ def ConvertGraphToExecPass : Pass<"infer-convert-graph-to-exec", "mlir::ModuleOp
     `exec.constant`; each fused op becomes its launch, a fusion_group an
     `exec.elementwise` carrying its region. Entry arguments and results
     become `exec.input` / `exec.output` named by their `graph.name`.
+    With `activation-type`, token-major float tensors get buffers of that
+    type (infer-compile --dtype: activations follow the weights; kernels
+    still compute norms, softmax and accumulations in fp32).
     Buffers have no offsets yet (`--infer-plan-memory` assigns them).
     Guarantees: every op of the entry function is lowered, or the pass fails
     with an error at the first op it does not support, naming it.
@@ -31,6 +34,10 @@ def ConvertGraphToExecPass : Pass<"infer-convert-graph-to-exec", "mlir::ModuleOp
     exec.rms_norm %b0, %w -> %b1 {epsilon = 1.0e-06 : f32, features = 64 : i64}
     ```
   }];
+  let options = [
+    Option<"activationType", "activation-type", "std::string", /*default=*/"\"\"",
+           "Element type of float activation buffers: fp32, bf16 or fp16 (default: the graph's)">
+  ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }
 

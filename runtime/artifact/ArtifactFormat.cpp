@@ -165,4 +165,31 @@ const char *elementTypeName(ElementType type) {
   }
 }
 
+const Attribute *findAttribute(const Launch &launch, const std::string &name) {
+  for (const Attribute &attribute : launch.attributes())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
+}
+
+ElementType refElementType(const Manifest &manifest, const Ref &ref) {
+  const ExecProgram &program = manifest.exec();
+  switch (ref.target_case()) {
+  case Ref::kBuffer:
+    return ref.buffer() < uint32_t(program.buffers_size())
+               ? program.buffers(int(ref.buffer())).element_type()
+               : ELEMENT_TYPE_UNSPECIFIED;
+  case Ref::kWeight:
+    return ref.weight() < uint32_t(manifest.weights_size())
+               ? manifest.weights(int(ref.weight())).element_type()
+               : ELEMENT_TYPE_UNSPECIFIED;
+  case Ref::kConstant:
+    return ref.constant() < uint32_t(program.constants_size())
+               ? program.constants(int(ref.constant())).element_type()
+               : ELEMENT_TYPE_UNSPECIFIED;
+  default:
+    return ELEMENT_TYPE_UNSPECIFIED;
+  }
+}
+
 } // namespace infer::artifact

@@ -75,6 +75,12 @@ uint64_t elementSize(ElementType type);
 /// "f32", "bf16", "i64", ...; "?" for unknown values.
 const char *elementTypeName(ElementType type);
 
+/// The launch's attribute `name`, or nullptr.
+const Attribute *findAttribute(const Launch &launch, const std::string &name);
+/// The element type of what `ref` names (a buffer, weight or constant), or
+/// ELEMENT_TYPE_UNSPECIFIED when the index is out of range.
+ElementType refElementType(const Manifest &manifest, const Ref &ref);
+
 } // namespace infer::artifact
 
 #endif // INFER_RUNTIME_ARTIFACT_ARTIFACTFORMAT_H

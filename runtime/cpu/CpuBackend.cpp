@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/ArtifactFormat.h"
 #include "runtime/base/LowPrecision.h"
+#include "runtime/exec/ProgramIO.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 namespace infer::cpu {
 namespace art = artifact;
+using exec::affineAt;
 namespace {
 
 bool isHalf(art::ElementType type) {
@@ -34,8 +36,6 @@ std::vector<float> toF32(const void *data, art::ElementType type, int64_t elemen
   }
   return values;
 }
-
-int64_t affineAt(const art::Affine &value, int64_t tokens) { return value.a() * tokens + value.b(); }
 
 struct FreeDeleter {
   void operator()(void *pointer) const { std::free(pointer); }
@@ -111,52 +111,11 @@ StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::create(const art::ArtifactRead
   return backend;
 }
 
-StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArray> &inputs) const {
+StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArray> &inputs) {
   const art::ExecProgram &program = *program_;
   const art::ModelInfo &model = reader_.manifest().model();
-  std::string known;
-  for (const art::Binding &binding : program.inputs())
-    known += (known.empty() ? "" : ", ") + binding.name();
-  // Every input named, every name known, each [batch, seq] of one batch and seq.
-  std::vector<const HostArray *> bound(static_cast<size_t>(program.inputs_size()), nullptr);
-  for (const NamedArray &input : inputs) {
-    int found = -1;
-    for (int i = 0; i < program.inputs_size(); ++i)
-      if (program.inputs(i).name() == input.first)
-        found = i;
-    if (found < 0)
-      return notFoundError("the model has no input named '" + input.first + "' (its inputs: " +
-                           known + ")");
-    bound[static_cast<size_t>(found)] = &input.second;
-  }
-  int64_t batch = -1, seq = -1;
-  for (int i = 0; i < program.inputs_size(); ++i) {
-    const std::string &name = program.inputs(i).name();
-    const HostArray *array = bound[static_cast<size_t>(i)];
-    if (!array)
-      return invalidArgumentError("input '" + name + "' is not given (the model's inputs: " +
-                                  known + ")");
-    if (array->shape.size() != 2)
-      return invalidArgumentError("input '" + name + "' must be [batch, seq], got rank " +
-                                  std::to_string(array->shape.size()));
-    if (array->type != art::ELEMENT_TYPE_I64 && array->type != art::ELEMENT_TYPE_I32)
-      return invalidArgumentError("input '" + name + "' must hold int64 token ids, got " +
-                                  art::elementTypeName(array->type));
-    if (batch >= 0 && (array->shape[0] != batch || array->shape[1] != seq))
-      return invalidArgumentError("inputs disagree on [batch, seq]");
-    batch = array->shape[0];
-    seq = array->shape[1];
-  }
-  int64_t tokens = batch * seq;
-  int64_t bound_tokens = program.arena().bound_tokens();
-  if (batch <= 0 || seq <= 0)
-    return invalidArgumentError("the input is empty (batch " + std::to_string(batch) + ", seq " +
-                                std::to_string(seq) + ")");
-  if (tokens > bound_tokens)
-    return invalidArgumentError(
-        std::to_string(tokens) + " tokens (batch " + std::to_string(batch) + " x seq " +
-        std::to_string(seq) + ") exceed the artifact's bound of " + std::to_string(bound_tokens) +
-        " batch tokens; recompile with --max-batch-tokens " + std::to_string(tokens) + " or more");
+  ASSIGN_OR_RETURN(exec::BoundInputs bound, exec::bindInputs(program, inputs));
+  int64_t batch = bound.batch, seq = bound.seq, tokens = bound.tokens;
 
   // The arena at T: at least its recorded size, and every buffer's slot
   // (offsets are planned at the bound and stay valid below it). bf16/f16
@@ -202,21 +161,12 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
   };
 
   for (int i = 0; i < program.inputs_size(); ++i) {
-    const HostArray &array = *bound[static_cast<size_t>(i)];
     View view = bufferView(program.inputs(i).buffer());
     if (view.type != art::ELEMENT_TYPE_I64 || view.elements != tokens)
       return failedPreconditionError("input '" + program.inputs(i).name() +
                                      "' has a buffer the cpu backend cannot fill");
-    int64_t *dst = static_cast<int64_t *>(view.data);
-    for (int64_t t = 0; t < tokens; ++t) {
-      if (array.type == art::ELEMENT_TYPE_I64) {
-        std::memcpy(&dst[t], array.bytes.data() + 8 * t, 8);
-      } else {
-        int32_t value;
-        std::memcpy(&value, array.bytes.data() + 4 * t, 4);
-        dst[t] = value;
-      }
-    }
+    std::vector<int64_t> ids = exec::tokenIds(*bound.arrays[static_cast<size_t>(i)]);
+    std::memcpy(view.data, ids.data(), sizeof(int64_t) * ids.size());
   }
 
   for (int i = 0; i < program.launches_size(); ++i) {
@@ -253,33 +203,7 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
     View view = bufferView(binding.buffer());
     HostArray array;
     array.type = view.type;
-    const art::TensorSpec *spec = nullptr;
-    for (const art::TensorSpec &candidate : model.outputs())
-      if (candidate.name() == binding.name())
-        spec = &candidate;
-    if (spec) {
-      for (int d = 0; d < spec->dims_size(); ++d) {
-        const art::Dim &dim = spec->dims(d);
-        if (dim.kind_case() == art::Dim::kSize)
-          array.shape.push_back(dim.size());
-        else if (d == 0)
-          array.shape.push_back(batch);
-        else if (d == 1)
-          array.shape.push_back(seq);
-        else
-          array.shape.push_back(-1);
-      }
-    }
-    int64_t known = 1, unknown = 0;
-    for (int64_t dim : array.shape)
-      dim < 0 ? ++unknown : known *= dim;
-    if (!spec || unknown > 1 || (unknown == 0 && known != view.elements)) {
-      array.shape = {batch, seq, view.elements / tokens};
-    } else if (unknown == 1) {
-      for (int64_t &dim : array.shape)
-        if (dim < 0)
-          dim = view.elements / known;
-    }
+    array.shape = exec::outputShape(model, binding.name(), batch, seq, view.elements);
     array.bytes.resize(static_cast<size_t>(view.elements) * art::elementSize(view.type));
     std::memcpy(array.bytes.data(), view.data, array.bytes.size());
     outputs.emplace_back(binding.name(), std::move(array));

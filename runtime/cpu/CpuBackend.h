@@ -15,7 +15,7 @@
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuKernels.h"
-#include "runtime/npy/Npy.h"
+#include "runtime/exec/Backend.h"
 
 #include <memory>
 #include <string>
@@ -24,16 +24,14 @@
 
 namespace infer::cpu {
 
-using NamedArray = std::pair<std::string, HostArray>;
-
-class CpuBackend {
+class CpuBackend : public Backend {
 public:
   /// Binds `reader`'s weights and constants; `reader` must outlive the backend.
   static StatusOr<std::unique_ptr<CpuBackend>> create(const artifact::ArtifactReader &reader);
 
   /// Runs the entry over `inputs` ([batch, seq] each, by binding name) and
   /// returns every output ([batch, seq, …] by the model's output spec).
-  StatusOr<std::vector<NamedArray>> forward(const std::vector<NamedArray> &inputs) const;
+  StatusOr<std::vector<NamedArray>> forward(const std::vector<NamedArray> &inputs) override;
 
 private:
   explicit CpuBackend(const artifact::ArtifactReader &reader) : reader_(reader) {}

@@ -3,16 +3,16 @@
 // One function per exec kernel family (docs/exec.md), plain loops in fp32
 // with double accumulation for sums, norms and softmax, mirroring the
 // reference interpreter (compiler/interpreter/FusedKernels.cpp). A kernel
-// gets a LaunchArgs: its operands resolved to host views (arena buffers at
-// the step's T, f32 weights, constants), its output buffers, the attributes
-// and the step's batch and seq. Errors name the launch.
+// gets a LaunchArgs (runtime/exec/LaunchArgs.h): its operands resolved to
+// host views (arena buffers at the step's T, f32 weights, constants), its
+// output buffers, the attributes and the step's batch and seq. Errors name
+// the launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CPU_CPUKERNELS_H
 #define INFER_RUNTIME_CPU_CPUKERNELS_H
 
-#include "runtime/artifact/artifact.pb.h"
-#include "runtime/base/Status.h"
+#include "runtime/exec/LaunchArgs.h"
 
 #include <cstdint>
 #include <string>
@@ -20,47 +20,8 @@
 
 namespace infer::cpu {
 
-/// An operand or output: `elements` values of `type` at `data`. Weights and
-/// constants carry their shape; arena buffers only their element count at T.
-struct View {
-  void *data = nullptr;
-  artifact::ElementType type = artifact::ELEMENT_TYPE_UNSPECIFIED;
-  int64_t elements = 0;
-  bool isBuffer = false;
-  std::vector<int64_t> shape; ///< empty for buffers
-
-  const float *f32() const { return static_cast<const float *>(data); }
-  float *mutableF32() const { return static_cast<float *>(data); }
-  const int64_t *i64() const { return static_cast<const int64_t *>(data); }
-};
-
-struct LaunchArgs {
-  const artifact::Launch *launch = nullptr;
-  int index = 0; ///< the launch's position in the program
-  std::vector<std::string> roles;
-  std::vector<View> operands; ///< parallel to roles
-  std::vector<View> outputs;
-  int64_t batch = 0, seq = 0, tokens = 0;
-
-  /// The first operand with `role`, or nullptr.
-  const View *operand(const std::string &role) const;
-  /// Every operand with `role`, in order.
-  std::vector<const View *> all(const std::string &role) const;
-  /// The operand with `role`, or an error naming it.
-  StatusOr<const View *> required(const std::string &role) const;
-
-  StatusOr<int64_t> intAttr(const std::string &name) const;
-  int64_t intAttr(const std::string &name, int64_t fallback) const;
-  StatusOr<double> floatAttr(const std::string &name) const;
-  double floatAttr(const std::string &name, double fallback) const;
-  bool boolAttr(const std::string &name, bool fallback) const;
-  StatusOr<std::string> stringAttr(const std::string &name) const;
-
-  /// An InvalidArgument/Internal-style error prefixed with the launch.
-  Status error(const std::string &message) const;
-  /// Checks that `view` is f32 with `elements` values.
-  Status expectF32(const View &view, int64_t elements, const std::string &what) const;
-};
+using exec::LaunchArgs;
+using exec::View;
 
 Status runEmbedding(const LaunchArgs &args);
 Status runRmsNorm(const LaunchArgs &args);

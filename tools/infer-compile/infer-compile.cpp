@@ -29,7 +29,12 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#ifdef INFER_HAVE_CUDA
+#include "codegen/cuda/CudaCodegen.h"
+#endif
+
 #include <CLI/CLI.hpp>
+#include <chrono>
 
 using namespace mlir;
 
@@ -82,7 +87,7 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const Options &options,
 FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module, const Options &options) {
   OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(module.getContext());
-  infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens);
+  infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens, options.dtype);
   if (failed(pm.run(*lowered)))
     return failure();
   return lowered;
@@ -116,6 +121,33 @@ int writeArtifact(ModuleOp module, const Options &options,
   if (llvm::StringRef(artifactOptions.modelName).ends_with(".onnx")) // MODEL.onnx.mlir
     artifactOptions.modelName.resize(artifactOptions.modelName.size() - 5);
   artifactOptions.opset = stats.opsetVersion;
+  if (artifactOptions.target == infer::artifact::TARGET_CUDA) {
+#ifdef INFER_HAVE_CUDA
+    artifactOptions.addTargetCode = [&](infer::artifact::Manifest &manifest) -> LogicalResult {
+      auto start = std::chrono::steady_clock::now();
+      llvm::errs() << "generating CUDA kernels (NVRTC, sm_90a + compute_90 PTX)...\n";
+      infer::Status status = infer::codegen::generateCudaModule(manifest);
+      if (!status.ok()) {
+        emitError(module.getLoc()) << status.message();
+        return failure();
+      }
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int kernels = 0, gemms = 0;
+      for (const auto &launch : manifest.cuda().launches())
+        (launch.runner() == infer::artifact::CudaLaunch::CUBLASLT ? gemms : kernels) += 1;
+      llvm::errs() << "  " << kernels << " kernel launches, " << gemms << " cuBLASLt GEMMs; cubin "
+                   << manifest.cuda().cubin().size() / 1024 << " KiB, PTX "
+                   << manifest.cuda().ptx().size() / 1024 << " KiB in "
+                   << llvm::format("%.2f", seconds) << " s\n";
+      return success();
+    };
+#else
+    emitError(module.getLoc()) << "this infer-compile was built without the CUDA toolkit, so it "
+                                  "cannot generate GPU code; use --target cpu";
+    return 1;
+#endif
+  }
   auto summary =
       infer::compiler::writeArtifact(module, options.outputPath, artifactOptions, program);
   if (failed(summary))
@@ -209,7 +241,7 @@ int run(const Options &options) {
   }
   if (options.emit == "exec") {
     PassManager pm(&context);
-    infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens);
+    infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens, options.dtype);
     if (failed(pm.run(*module)))
       return 1;
     module->print(llvm::outs());

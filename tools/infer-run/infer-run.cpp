@@ -2,7 +2,7 @@
 //
 //   infer-run MODEL.infer info      the manifest's summary
 //   infer-run MODEL.infer forward --input input_ids=IN.npy --output logits=OUT.npy
-//             [--device cpu|cuda]   one forward over a [batch, seq] batch
+//             [--device cpu|cuda] [--time N]   one forward over a [batch, seq] batch
 //
 // Links only the runtime libraries (no LLVM, no MLIR: test/artifact/no-llvm.sh).
 // Later issues add generate and bench.
@@ -13,8 +13,14 @@
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/npy/Npy.h"
+#ifdef INFER_HAVE_CUDA
+#include "runtime/cuda/CudaBackend.h"
+#endif
 
 #include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <memory>
 
 #include <cctype>
 #include <cstdio>
@@ -95,7 +101,7 @@ void printExecProgram(const art::ExecProgram &program) {
     binding("output", output);
 }
 
-infer::Status printInfo(const std::string &path) {
+infer::Status printInfo(const std::string &path, bool showSource) {
   ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path));
   const art::Manifest &manifest = reader->manifest();
   const art::ModelInfo &model = manifest.model();
@@ -136,6 +142,27 @@ infer::Status printInfo(const std::string &path) {
     return infer::okStatus();
   }
   printExecProgram(manifest.exec());
+  if (manifest.has_cuda()) {
+    const art::CudaModule &cuda = manifest.cuda();
+    std::map<std::string, int> distinct;
+    int gemms = 0;
+    for (const art::CudaLaunch &launch : cuda.launches()) {
+      if (launch.runner() == art::CudaLaunch::CUBLASLT)
+        ++gemms;
+      else
+        ++distinct[launch.function()];
+    }
+    std::printf("cuda: %s cubin %zu bytes, %s PTX %zu bytes; %zu distinct kernels, %d cuBLASLt "
+                "GEMMs\n",
+                cuda.arch().c_str(), cuda.cubin().size(), cuda.ptx_arch().c_str(),
+                cuda.ptx().size(), distinct.size(), gemms);
+    for (const auto &[function, uses] : distinct)
+      std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
+  } else {
+    std::printf("cuda: none (compiled for --target cpu)\n");
+  }
+  if (showSource && manifest.has_cuda())
+    std::printf("%s", manifest.cuda().source().c_str());
   return infer::okStatus();
 }
 
@@ -149,17 +176,48 @@ infer::StatusOr<std::pair<std::string, std::string>> splitBinding(const std::str
   return std::make_pair(text.substr(0, equals), text.substr(equals + 1));
 }
 
-infer::Status runForward(const std::string &path, const std::vector<std::string> &inputFlags,
-                         const std::vector<std::string> &outputFlags, const std::string &device) {
-  // The default would be cuda when a GPU is present; there is no cuda backend
-  // yet, so it is cpu.
-  if (device == "cuda")
-    return infer::unimplementedError("the cuda backend is not built yet; use --device cpu");
-  if (device != "cpu" && !device.empty())
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct ForwardOptions {
+  std::string device;
+  /// > 0: also time this many forwards on the device (cuda) after `warmup`.
+  int timeIterations = 0, warmup = 3;
+};
+
+/// The backend for `device` ("" picks cuda when the artifact has GPU code and
+/// a GPU is there, else cpu).
+infer::StatusOr<std::unique_ptr<infer::Backend>> makeBackend(const ArtifactReader &reader,
+                                                            const std::string &device,
+                                                            std::string &chosen) {
+  if (device != "cpu" && device != "cuda" && !device.empty())
     return infer::invalidArgumentError("unknown device '" + device + "' (cpu or cuda)");
-  ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path));
-  ASSIGN_OR_RETURN(auto backend, infer::cpu::CpuBackend::create(*reader));
-  std::vector<infer::cpu::NamedArray> inputs;
+  bool hasGpuCode = reader.manifest().has_cuda();
+#ifdef INFER_HAVE_CUDA
+  if (device == "cuda" || (device.empty() && hasGpuCode && infer::cuda::loadCudaApi().ok())) {
+    chosen = "cuda";
+    ASSIGN_OR_RETURN(auto backend, infer::cuda::CudaBackend::create(reader));
+    chosen += " (" + backend->loadReport().deviceName +
+              (backend->loadReport().usedPtx ? ", kernels JIT-compiled from PTX" : "") + ")";
+    return std::unique_ptr<infer::Backend>(std::move(backend));
+  }
+#else
+  (void)hasGpuCode;
+  if (device == "cuda")
+    return infer::failedPreconditionError(
+        "this infer-run was built without the CUDA toolkit; use --device cpu");
+#endif
+  chosen = "cpu";
+  ASSIGN_OR_RETURN(auto backend, infer::cpu::CpuBackend::create(reader));
+  return std::unique_ptr<infer::Backend>(std::move(backend));
+}
+
+infer::Status runForward(const std::string &path, const std::vector<std::string> &inputFlags,
+                         const std::vector<std::string> &outputFlags,
+                         const ForwardOptions &options,
+                         std::chrono::steady_clock::time_point processStart) {
+  std::vector<infer::NamedArray> inputs;
   for (const std::string &flag : inputFlags) {
     ASSIGN_OR_RETURN(auto binding, splitBinding(flag, "--input"));
     ASSIGN_OR_RETURN(infer::HostArray array, infer::readNpy(binding.second));
@@ -170,7 +228,39 @@ infer::Status runForward(const std::string &path, const std::vector<std::string>
     ASSIGN_OR_RETURN(auto binding, splitBinding(flag, "--output"));
     outputPaths.push_back(binding);
   }
+  auto openStart = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path));
+  double openSeconds = secondsSince(openStart);
+  std::string chosen;
+  ASSIGN_OR_RETURN(auto backend, makeBackend(*reader, options.device, chosen));
+  std::fprintf(stderr, "device: %s; loaded in %.3f s (open + verify %.3f s), %.3f s since start\n",
+               chosen.c_str(), secondsSince(openStart), openSeconds, secondsSince(processStart));
+  auto forwardStart = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(auto outputs, backend->forward(inputs));
+  std::fprintf(stderr, "forward: %.3f s wall (first call, copies included)\n",
+               secondsSince(forwardStart));
+  if (options.timeIterations > 0) {
+#ifdef INFER_HAVE_CUDA
+    auto *cuda = dynamic_cast<infer::cuda::CudaBackend *>(backend.get());
+    if (!cuda)
+      return infer::invalidArgumentError("--time measures the cuda backend; use --device cuda");
+    infer::cuda::KindTimes perKind;
+    ASSIGN_OR_RETURN(double ms, cuda->timeForward(inputs, options.warmup, options.timeIterations,
+                                                  &perKind));
+    std::printf("forward: %.3f ms per forward on the GPU (mean of %d after %d warmup)\n", ms,
+                options.timeIterations, options.warmup);
+    double total = 0;
+    for (const auto &[kind, kindMs] : perKind)
+      total += kindMs;
+    std::printf("  by launch kind (one profiled forward, %.3f ms with per-launch events):\n",
+                total);
+    for (const auto &[kind, kindMs] : perKind)
+      std::printf("    %-17s %8.3f ms  %5.1f%%\n", kind.c_str(), kindMs,
+                  total > 0 ? 100.0 * kindMs / total : 0.0);
+#else
+    return infer::failedPreconditionError("--time needs the cuda backend");
+#endif
+  }
   for (const auto &[name, file] : outputPaths) {
     const infer::HostArray *found = nullptr;
     std::string known;
@@ -190,6 +280,7 @@ infer::Status runForward(const std::string &path, const std::vector<std::string>
 } // namespace
 
 int main(int argc, char **argv) {
+  auto processStart = std::chrono::steady_clock::now();
   CLI::App app{"infer-run: loads a model.infer artifact and runs it"};
   std::string artifact;
   std::string command;
@@ -198,11 +289,20 @@ int main(int argc, char **argv) {
                  "what to do: info (print the manifest's summary), forward (run one batch)")
       ->required();
   std::vector<std::string> inputs, outputs;
-  std::string device;
+  ForwardOptions forwardOptions;
+  bool showSource = false;
+  app.add_flag("--cuda-source", showSource, "info: also print the CUDA source given to NVRTC");
   app.add_option("--input", inputs, "forward: NAME=FILE.npy, an int64 [batch, seq] input");
   app.add_option("--output", outputs, "forward: NAME=FILE.npy, where to write an output");
-  app.add_option("--device", device,
-                 "forward: cpu or cuda (default: cpu; the cuda backend is not built yet)");
+  app.add_option("--device", forwardOptions.device,
+                 "forward: cpu or cuda (default: cuda when the artifact has GPU code and a GPU "
+                 "is present, else cpu)");
+  app.add_option("--time", forwardOptions.timeIterations,
+                 "forward: also time this many forwards on the GPU and print ms per forward "
+                 "with a breakdown by launch kind")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", forwardOptions.warmup, "forward --time: untimed forwards first")
+      ->check(CLI::Range(0, 100000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -210,9 +310,9 @@ int main(int argc, char **argv) {
   }
   infer::Status status;
   if (command == "info") {
-    status = printInfo(artifact);
+    status = printInfo(artifact, showSource);
   } else if (command == "forward") {
-    status = runForward(artifact, inputs, outputs, device);
+    status = runForward(artifact, inputs, outputs, forwardOptions, processStart);
   } else {
     std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward)\n",
                  command.c_str());

@@ -1,19 +1,16 @@
-//===- LaunchArgs.cpp - operand and attribute access for cpu kernels ------===//
+//===- LaunchArgs.cpp - operand and attribute access for kernels ----------===//
 
-#include "runtime/cpu/CpuKernels.h"
+#include "runtime/exec/LaunchArgs.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
 #include <cctype>
 
-namespace infer::cpu {
+namespace infer::exec {
 namespace art = artifact;
 
 namespace {
 const art::Attribute *findAttr(const art::Launch &launch, const std::string &name) {
-  for (const art::Attribute &attribute : launch.attributes())
-    if (attribute.name() == name)
-      return &attribute;
-  return nullptr;
+  return art::findAttribute(launch, name);
 }
 } // namespace
 
@@ -94,4 +91,4 @@ StatusOr<std::string> LaunchArgs::stringAttr(const std::string &name) const {
   return attribute->string_value();
 }
 
-} // namespace infer::cpu
+} // namespace infer::exec

@@ -1,0 +1,293 @@
+//===- CudaCodegen.cpp - kernels, geometry and NVRTC for the exec program --===//
+
+#include "codegen/cuda/CudaCodegen.h"
+#include "codegen/cuda/CudaTypes.h"
+#include "codegen/cuda/Nvrtc.h"
+#include "codegen/cuda/kernels/AttentionGeometry.h"
+#include "codegen/cuda/kernels/KernelParams.h"
+#include "runtime/artifact/ArtifactFormat.h"
+
+#include <cctype>
+#include <cstring>
+#include <future>
+#include <map>
+#include <sstream>
+
+namespace infer::codegen {
+namespace art = artifact;
+namespace {
+
+constexpr const char *kKernelNamePlaceholder = "INFER_KERNEL_NAME";
+
+/// The kernel families and generated kernels of one module being built.
+class ModuleBuilder {
+public:
+  explicit ModuleBuilder(const art::Manifest &manifest)
+      : manifest_(manifest), program_(manifest.exec()) {}
+
+  /// Chooses the runner of launch `index` and records its geometry.
+  StatusOr<art::CudaLaunch> plan(int index);
+
+  std::string source() const;
+  const std::vector<std::string> &nameExpressions() const { return expressions_; }
+
+private:
+  const art::Launch &launch(int index) const { return program_.launches(index); }
+  Status error(int index, const std::string &message) const {
+    std::string kind = art::Launch::Kind_Name(launch(index).kind());
+    for (char &c : kind)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return unimplementedError("launch " + std::to_string(index) + " (" + kind +
+                              "): the cuda backend " + message);
+  }
+  /// Element types of every operand with `role`, in order.
+  std::vector<art::ElementType> typesOf(const art::Launch &launch, const std::string &role) const {
+    std::vector<art::ElementType> types;
+    for (const art::Operand &operand : launch.operands())
+      if (operand.role() == role)
+        types.push_back(art::refElementType(manifest_, operand.ref()));
+    return types;
+  }
+  art::ElementType outputType(const art::Launch &launch) const {
+    uint32_t id = launch.outputs_size() ? launch.outputs(0) : ~0u;
+    return id < uint32_t(program_.buffers_size()) ? program_.buffers(int(id)).element_type()
+                                                  : art::ELEMENT_TYPE_UNSPECIFIED;
+  }
+  int64_t intAttr(const art::Launch &launch, const std::string &name, int64_t fallback) const {
+    const art::Attribute *attribute = art::findAttribute(launch, name);
+    return attribute && attribute->value_case() == art::Attribute::kIntValue
+               ? attribute->int_value()
+               : fallback;
+  }
+  /// grid.x for one block per row of `rowElements` of the launch's output.
+  StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;
+  /// Registers `expression` (a template instantiation) and returns its slot.
+  void useKernel(art::CudaLaunch &cuda, const std::string &expression) {
+    auto [it, inserted] = expressionIndex_.try_emplace(expression, expressions_.size());
+    if (inserted)
+      expressions_.push_back(expression);
+    cuda.set_function(expression); // replaced by the lowered name after compiling
+  }
+
+  const art::Manifest &manifest_;
+  const art::ExecProgram &program_;
+  std::vector<std::string> expressions_;
+  std::map<std::string, size_t> expressionIndex_;
+  std::map<std::string, std::string> elementwiseByBody_; ///< body -> kernel name
+  std::ostringstream generated_;
+};
+
+art::GridDim gridDim(art::GridDim::Symbol symbol, int64_t multiplier, int64_t divisor = 1) {
+  art::GridDim dim;
+  dim.set_symbol(symbol);
+  dim.set_multiplier(multiplier);
+  dim.set_divisor(divisor);
+  return dim;
+}
+
+StatusOr<art::GridDim> ModuleBuilder::rowsOfOutput(int index, int64_t rowElements) const {
+  const art::Launch &op = launch(index);
+  if (op.outputs_size() == 0 || op.outputs(0) >= uint32_t(program_.buffers_size()))
+    return error(index, "cannot find the launch's output buffer");
+  const art::Buffer &buffer = program_.buffers(int(op.outputs(0)));
+  int64_t bytes = int64_t(art::elementSize(buffer.element_type())) * rowElements;
+  if (rowElements <= 0 || bytes <= 0)
+    return error(index, "cannot size rows of " + std::to_string(rowElements) + " elements");
+  int64_t perToken = buffer.size().a(), fixed = buffer.size().b();
+  if (perToken > 0 && fixed == 0 && perToken % bytes == 0)
+    return gridDim(art::GridDim::TOKENS, perToken / bytes);
+  if (perToken == 0 && fixed > 0 && fixed % bytes == 0)
+    return gridDim(art::GridDim::ONE, fixed / bytes);
+  return error(index, "needs an output of whole rows of " + std::to_string(rowElements) +
+                          " elements per token");
+}
+
+StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
+  const art::Launch &op = launch(index);
+  art::CudaLaunch cuda;
+  cuda.set_runner(art::CudaLaunch::KERNEL);
+  cuda.set_block_x(kernels::kRowThreads);
+  art::ElementType out = outputType(op);
+  auto typeName = [&](art::ElementType type) -> StatusOr<std::string> {
+    StatusOr<std::string> name = cudaTypeName(type);
+    if (!name.ok())
+      return error(index, "has no kernel for " + name.status().message());
+    return name;
+  };
+  // Activations (every buffer operand and the output) share one type.
+  auto sameAsOutput = [&](const std::string &role) -> Status {
+    for (art::ElementType type : typesOf(op, role))
+      if (type != out)
+        return error(index, std::string("has no kernel for a ") + art::elementTypeName(type) +
+                                " " + role + " with a " + art::elementTypeName(out) + " output");
+    return okStatus();
+  };
+  auto firstType = [&](const std::string &role) {
+    std::vector<art::ElementType> types = typesOf(op, role);
+    return types.empty() ? art::ELEMENT_TYPE_UNSPECIFIED : types.front();
+  };
+  ASSIGN_OR_RETURN(std::string t, typeName(out));
+  const std::string ns = "infer::kernels::";
+  switch (op.kind()) {
+  case art::Launch::EMBEDDING: {
+    art::ElementType table = firstType("table");
+    std::vector<art::ElementType> positions = typesOf(op, "position_table");
+    if (!positions.empty() && positions.front() != table)
+      return error(index, "needs the position table in the token table's type");
+    ASSIGN_OR_RETURN(std::string w, typeName(table));
+    useKernel(cuda, ns + "infer_embedding<" + t + ", " + w + ">");
+    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    break;
+  }
+  case art::Launch::RMS_NORM:
+  case art::Launch::LAYER_NORM: {
+    bool rms = op.kind() == art::Launch::RMS_NORM;
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    art::ElementType weight = firstType(rms ? "weight" : "scale");
+    for (art::ElementType bias : typesOf(op, "bias"))
+      if (bias != weight)
+        return error(index, "needs bias and scale of one type");
+    ASSIGN_OR_RETURN(std::string w, typeName(weight));
+    useKernel(cuda, ns + (rms ? "infer_rms_norm<" : "infer_layer_norm<") + t + ", " + w + ">");
+    ASSIGN_OR_RETURN(art::GridDim rows, rowsOfOutput(index, intAttr(op, "features", 0)));
+    *cuda.add_grid() = rows;
+    break;
+  }
+  case art::Launch::GEMM: {
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    RETURN_IF_ERROR(sameAsOutput("residual"));
+    RETURN_IF_ERROR(sameAsOutput("bias"));
+    if (firstType("weight") != out)
+      return error(index, std::string("has no GEMM of ") + art::elementTypeName(out) +
+                              " activations with " + art::elementTypeName(firstType("weight")) +
+                              " weights (compile with --dtype to store them alike)");
+    cuda.set_runner(art::CudaLaunch::CUBLASLT);
+    cuda.clear_block_x();
+    break;
+  }
+  case art::Launch::ROTARY: {
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    art::ElementType table = firstType("inv_freq");
+    if (table == art::ELEMENT_TYPE_UNSPECIFIED)
+      table = firstType("cos_cache");
+    if (!typesOf(op, "sin_cache").empty() && firstType("sin_cache") != table)
+      return error(index, "needs the cos and sin caches in one type");
+    ASSIGN_OR_RETURN(std::string c, typeName(table));
+    useKernel(cuda, ns + "infer_rotary<" + t + ", " + c + ">");
+    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    break;
+  }
+  case art::Launch::ATTENTION: {
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    int64_t headDim = intAttr(op, "head_dim", 0), heads = intAttr(op, "num_heads", 0);
+    if (headDim <= 0 || headDim > 256 || heads <= 0)
+      return error(index, "has no attention kernel for head_dim " + std::to_string(headDim) +
+                              " (1 to 256)");
+    useKernel(cuda, ns + "infer_attention<" + t + ">");
+    *cuda.add_grid() = gridDim(art::GridDim::SEQ, 1, kernels::kAttentionBlockQ);
+    *cuda.add_grid() = gridDim(art::GridDim::ONE, heads);
+    *cuda.add_grid() = gridDim(art::GridDim::BATCH, 1);
+    cuda.set_block_x(kernels::kAttentionThreads);
+    cuda.set_shared_bytes(
+        kernels::attentionSharedBytes(headDim, int(art::elementSize(out))));
+    break;
+  }
+  case art::Launch::GATED_ACTIVATION: {
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    useKernel(cuda, ns + "infer_gated_activation<" + t + ">");
+    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    break;
+  }
+  case art::Launch::COPY: {
+    if (firstType("input") != out)
+      return error(index, "cannot copy between element types");
+    useKernel(cuda, ns + "infer_copy");
+    ASSIGN_OR_RETURN(art::GridDim rows, rowsOfOutput(index, intAttr(op, "length", 0)));
+    *cuda.add_grid() = rows;
+    break;
+  }
+  case art::Launch::ELEMENTWISE: {
+    // Layers repeat the same region: one kernel per distinct body.
+    StatusOr<std::string> kernel =
+        generateElementwiseKernel(program_, manifest_, op, kKernelNamePlaceholder);
+    if (!kernel.ok())
+      return error(index, "cannot generate its kernel: " + kernel.status().message());
+    auto [it, inserted] = elementwiseByBody_.try_emplace(
+        *kernel, "infer_elementwise_" + std::to_string(elementwiseByBody_.size()));
+    if (inserted) {
+      std::string text = *kernel;
+      for (size_t at; (at = text.find(kKernelNamePlaceholder)) != std::string::npos;)
+        text.replace(at, std::strlen(kKernelNamePlaceholder), it->second);
+      generated_ << "\n" << text;
+    }
+    useKernel(cuda, it->second);
+    // One thread per output element.
+    if (op.outputs(0) >= uint32_t(program_.buffers_size()))
+      return error(index, "cannot find the launch's output buffer");
+    const art::Buffer &buffer = program_.buffers(int(op.outputs(0)));
+    int64_t perToken = buffer.size().a() / int64_t(art::elementSize(out));
+    if (perToken <= 0 || buffer.size().b() != 0)
+      return error(index, "needs a per-token output for a generated kernel");
+    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, perToken, kernels::kRowThreads);
+    break;
+  }
+  default:
+    return error(index, "does not know this kind of launch");
+  }
+  return cuda;
+}
+
+std::string ModuleBuilder::source() const {
+  std::ostringstream text;
+  text << "// Generated by infer-compile: the kernel families (codegen/cuda/kernels)\n"
+       << "// and one kernel per exec.elementwise launch.\n"
+       << "#include \"codegen/cuda/kernels/Common.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/RowKernels.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/Attention.cuh\"\n"
+       << generated_.str();
+  return text.str();
+}
+
+} // namespace
+
+Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &options) {
+  if (!manifest.has_exec())
+    return failedPreconditionError("the artifact has no exec program to generate code for");
+  ModuleBuilder builder(manifest);
+  art::CudaModule module;
+  for (int i = 0; i < manifest.exec().launches_size(); ++i) {
+    ASSIGN_OR_RETURN(art::CudaLaunch launch, builder.plan(i));
+    *module.add_launches() = std::move(launch);
+  }
+  std::string source = builder.source();
+  // The cubin and the PTX are independent NVRTC programs: compile them at once.
+  auto ptxFuture = std::async(std::launch::async, [&] {
+    return compileWithNvrtc(source, builder.nameExpressions(), options.ptxArch, /*cubin=*/false);
+  });
+  StatusOr<NvrtcOutput> cubinOr =
+      compileWithNvrtc(source, builder.nameExpressions(), options.arch, /*cubin=*/true);
+  StatusOr<NvrtcOutput> ptxOr = ptxFuture.get();
+  RETURN_IF_ERROR(cubinOr.status());
+  RETURN_IF_ERROR(ptxOr.status());
+  NvrtcOutput &cubin = cubinOr.value(), &ptx = ptxOr.value();
+  for (art::CudaLaunch &launch : *module.mutable_launches()) {
+    if (launch.runner() != art::CudaLaunch::KERNEL)
+      continue;
+    auto lowered = cubin.loweredNames.find(launch.function());
+    if (lowered == cubin.loweredNames.end())
+      return internalError("NVRTC gave no lowered name for " + launch.function());
+    launch.set_function(lowered->second);
+  }
+  module.set_arch(options.arch);
+  module.set_cubin(std::move(cubin.binary));
+  module.set_ptx_arch(options.ptxArch);
+  module.set_ptx(std::move(ptx.binary));
+  module.set_source(std::move(source));
+  *manifest.mutable_cuda() = std::move(module);
+  art::ToolVersion *tool = manifest.add_tools();
+  tool->set_name("nvrtc");
+  tool->set_version(nvrtcVersion());
+  return okStatus();
+}
+
+} // namespace infer::codegen

@@ -1,0 +1,28 @@
+//===- Nvrtc.h - compiles the generated CUDA C++ with NVRTC -----*- C++ -*-===//
+#ifndef INFER_CODEGEN_CUDA_NVRTC_H
+#define INFER_CODEGEN_CUDA_NVRTC_H
+
+#include "runtime/base/Status.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace infer::codegen {
+
+struct NvrtcOutput {
+  /// The cubin (arch "sm_XX") or the PTX text (arch "compute_XX").
+  std::string binary;
+  /// Name expression -> lowered (mangled) name.
+  std::map<std::string, std::string> loweredNames;
+};
+
+/// Compiles `source` (which may include the kernel headers embedded in
+/// infer-compile, and CUDA's own headers) for `arch`. Errors carry NVRTC's log.
+StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
+                                       const std::vector<std::string> &nameExpressions,
+                                       const std::string &arch, bool cubin);
+
+} // namespace infer::codegen
+
+#endif // INFER_CODEGEN_CUDA_NVRTC_H

@@ -1,0 +1,667 @@
+//===- Attention.cuh - flash attention over whole sequences ---------------===//
+//
+// infer_attention<T>: one block owns kAttentionBlockQ = 64 queries of one
+// (batch, head) and walks the key tiles they can see once, keeping a running
+// max and sum per query in fp32 (FlashAttention-2). bf16/half with
+// headDim % 16 == 0 (<= 256) run on tensor cores (mma.sync m16n8k16, fp32
+// accumulators, operands from shared memory by ldmatrix); everything else runs
+// on CUDA cores with the same structure. Shared memory: AttentionGeometry.h.
+//
+//              key tile 0   key tile 1   ...  key tile n-1        (64 keys each)
+//   warp 0   [ S = Q K^T  | S          |     | masked       ]  q0 +  0 .. 15
+//   warp 1   [            |            |     |   \ partial  ]  q0 + 16 .. 31
+//   warp 2   [            |            |     |     \        ]  q0 + 32 .. 47
+//   warp 3   [            |            |     |       \      ]  q0 + 48 .. 63
+//
+// Causal: query i sees keys j <= i + kvSeq - seq, so tiles past the block's
+// last query are never loaded and 16-key groups past a warp's last query are
+// skipped; the rest is masked per element. Blocks are taken in reverse query
+// order so the longest (last) query tiles start first.
+//
+// Tensor cores, per key tile and warp: S (16 x 64) = Q K^T stays in the mma
+// accumulators; the four lanes of a quad share a row (PTX fragment layout),
+// so max and sum need two shuffles; P = exp2(S - max) is repacked as T into
+// the A operand of O += P V without going through shared memory; O (16 x C)
+// lives in registers and is rescaled by exp2(oldMax - newMax) per row. The
+// next K/V tile is copied (cp.async) while this one is computed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
+
+#include "codegen/cuda/kernels/AttentionGeometry.h"
+#include "codegen/cuda/kernels/Common.cuh"
+
+namespace infer {
+namespace kernels {
+namespace attention_detail {
+
+// Four warps of 16 query rows each; Q and K/V tiles have the same 64 rows.
+static_assert(kAttentionBlockQ == 64 && kAttentionBlockK == 64 && kAttentionThreads == 128,
+              "the attention kernels assume 64-row tiles and four warps");
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__device__ __forceinline__ float negativeInfinity() { return -__int_as_float(0x7f800000); }
+
+/// Score of a dot product in the log2 domain (log2(e) * score), so that exp2
+/// gives the softmax weights: dot * scale, or softcap * tanh(dot * scale / softcap).
+struct ScoreMap {
+  float scaleLog2, scaleOverCap, capLog2;
+  int capped;
+
+  __device__ __forceinline__ explicit ScoreMap(const AttentionParams &p)
+      : scaleLog2(p.scale * kLog2e), scaleOverCap(p.softcap > 0.f ? p.scale / p.softcap : 0.f),
+        capLog2(p.softcap * kLog2e), capped(p.softcap > 0.f) {}
+
+  __device__ __forceinline__ float operator()(float dot) const {
+    return capped ? capLog2 * tanhf(dot * scaleOverCap) : dot * scaleLog2;
+  }
+};
+
+/// Last key query `query` may see (keys [0, result]); -1 when none, or when
+/// the query is past the sequence (padding rows of the last tile).
+__device__ __forceinline__ int lastVisibleKey(int query, int seq, int kvSeq, int causal) {
+  if (query >= seq)
+    return -1;
+  if (!causal)
+    return kvSeq - 1;
+  int last = query + (kvSeq - seq);
+  return last < kvSeq - 1 ? last : kvSeq - 1;
+}
+
+/// Keys [0, result) that any query of [q0, q0 + 64) may see.
+__device__ __forceinline__ int blockKeyEnd(int q0, int seq, int kvSeq, int causal) {
+  int lastQuery = min(q0 + kAttentionBlockQ, seq) - 1;
+  int end = causal ? min(kvSeq, lastQuery + (kvSeq - seq) + 1) : kvSeq;
+  return end > 0 ? end : 0;
+}
+
+__device__ __forceinline__ unsigned sharedAddress(const void *pointer) {
+  unsigned address;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
+      : "=r"(address)
+      : "l"(pointer));
+  return address;
+}
+
+/// 16-byte global -> shared copy that does not go through registers (sm_80+).
+__device__ __forceinline__ void copyAsync16(unsigned sharedDst, const void *globalSrc) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sharedDst), "l"(globalSrc)
+               : "memory");
+}
+
+__device__ __forceinline__ void storeShared16(unsigned sharedDst, unsigned x, unsigned y,
+                                              unsigned z, unsigned w) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(sharedDst), "r"(x), "r"(y),
+               "r"(z), "r"(w)
+               : "memory");
+}
+
+__device__ __forceinline__ void commitAsync() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most `pending` of this thread's committed copy groups are in flight.
+template <int pending> __device__ __forceinline__ void waitAsync() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+}
+
+__device__ __forceinline__ unsigned short bitsOf(__nv_bfloat16 x) {
+  return __bfloat16_as_ushort(x);
+}
+__device__ __forceinline__ unsigned short bitsOf(__half x) { return __half_as_ushort(x); }
+
+/// Two floats rounded to T, the first in the low half (the lower address).
+template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi) {
+  return unsigned(bitsOf(fromFloat<T>(lo))) | (unsigned(bitsOf(fromFloat<T>(hi))) << 16);
+}
+
+/// Stores two consecutive elements; `paired`: dst is 4-byte aligned.
+template <typename T>
+__device__ __forceinline__ void storePair(T *dst, float x, float y, bool paired) {
+  if (paired) {
+    *reinterpret_cast<unsigned *>(dst) = packPair<T>(x, y);
+  } else {
+    dst[0] = fromFloat<T>(x);
+    dst[1] = fromFloat<T>(y);
+  }
+}
+
+/// This thread's 16-byte pieces of a 64-row tile of `cols` (multiple of 8)
+/// 16-bit columns: pieces threadIdx.x, + kAttentionThreads, ... in row-major
+/// order, walked without divisions.
+struct TileWalk {
+  int pieces, row, piece, rowStep, pieceStep;
+  __device__ __forceinline__ explicit TileWalk(int cols)
+      : pieces(cols >> 3), row(int(threadIdx.x) / pieces), piece(int(threadIdx.x) - row * pieces),
+        rowStep(kAttentionThreads / pieces), pieceStep(kAttentionThreads - rowStep * pieces) {}
+};
+
+/// Copies rows [row0, row0 + 64) x columns [col0, col0 + cols) of one head
+/// (element (r, c) at src[r * rowStride + c], 16-bit T) into the shared tile
+/// at address `tile` with rows of rowBytes. Rows at or past rowEnd become
+/// zero: their weight is zero, and zero times uninitialized memory could be
+/// NaN. `async` requires 16-byte aligned rows.
+template <typename T>
+__device__ __forceinline__ void loadTile(unsigned tile, int rowBytes, const T *src,
+                                         long long rowStride, int row0, int rowEnd, int col0,
+                                         const TileWalk &walk, bool async) {
+  int r = walk.row, piece = walk.piece;
+  while (r < kAttentionBlockK) {
+    unsigned dst = tile + unsigned(r * rowBytes + piece * 16);
+    int row = row0 + r;
+    if (row >= rowEnd) {
+      storeShared16(dst, 0u, 0u, 0u, 0u);
+    } else {
+      const T *from = src + row * rowStride + col0 + piece * 8;
+      if (async) {
+        copyAsync16(dst, from);
+      } else {
+        const unsigned short *bits = reinterpret_cast<const unsigned short *>(from);
+        storeShared16(dst, unsigned(bits[0]) | (unsigned(bits[1]) << 16),
+                      unsigned(bits[2]) | (unsigned(bits[3]) << 16),
+                      unsigned(bits[4]) | (unsigned(bits[5]) << 16),
+                      unsigned(bits[6]) | (unsigned(bits[7]) << 16));
+      }
+    }
+    r += walk.rowStep;
+    piece += walk.pieceStep;
+    if (piece >= walk.pieces) {
+      piece -= walk.pieces;
+      ++r;
+    }
+  }
+}
+
+/// D = A B + D for one m16n8k16 tile (PTX ISA "Matrix Fragments for
+/// mma.m16n8k16"; g = lane / 4, t = lane % 4): a = rows {g, g + 8} x columns
+/// {2t, 2t + 1, 2t + 8, 2t + 9} as [g][2t..], [g+8][2t..], [g][2t+8..],
+/// [g+8][2t+8..]; b = k {2t, 2t + 1}, {2t + 8, 2t + 9} x column g; d[0..1] =
+/// row g, columns 2t, 2t + 1, d[2..3] = row g + 8.
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                         unsigned b1);
+template <>
+__device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&d)[4], const unsigned (&a)[4],
+                                                        unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma16816<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                                 unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// Four 8x8 b16 matrices from shared memory; lanes 8i .. 8i + 7 give the row addresses of matrix
+/// i, and r[i] holds row lane / 4, columns 2 (lane % 4) + {0, 1} of it (with
+/// `trans`: rows 2 (lane % 4) + {0, 1}, column lane / 4).
+__device__ __forceinline__ void loadMatrices(unsigned (&r)[4], unsigned row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row));
+}
+__device__ __forceinline__ void loadMatricesTransposed(unsigned (&r)[4], unsigned row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row));
+}
+
+/// 2^x; 0 for -inf, results below 2^-126 flushed to 0 (weights that small do
+/// not matter).
+__device__ __forceinline__ float fastExp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/// Scores of the fragment in place: log2-domain scores, -inf where masked
+/// (only when `mask`). Element i of n-tile n is key key0 + 8n + 2t + (i & 1)
+/// of row A (i < 2) or row B; lastKeyA/B already have 2t subtracted.
+template <int kTiles>
+__device__ __forceinline__ void maskedScores(float (&s)[kTiles][4], const ScoreMap &scoreOf,
+                                             bool mask, int key0, int lastKeyA, int lastKeyB) {
+  if (scoreOf.capped) {
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        s[n][i] = scoreOf.capLog2 * tanhf(s[n][i] * scoreOf.scaleOverCap);
+  } else {
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        s[n][i] *= scoreOf.scaleLog2;
+  }
+  if (mask) {
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (key0 + 8 * n + (i & 1) > (i < 2 ? lastKeyA : lastKeyB))
+          s[n][i] = negativeInfinity();
+  }
+}
+
+/// Tensor-core path (mma.sync m16n8k16, fp32 accumulators). Warp w owns query
+/// rows q0 + 16w .. q0 + 16w + 15; lane holds rows A = g and B = g + 8 of
+/// them. kOutTiles: 8-column output tiles per lane (8: D <= 64, Q kept in
+/// registers, 64-key softmax steps; 16: 128 columns per pass, Q read from
+/// shared memory, 32-key steps to bound registers).
+template <typename T, int kOutTiles>
+__device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, unsigned char *smem) {
+  constexpr bool kQInRegisters = kOutTiles == 8;
+  constexpr int kStepKeys = kOutTiles == 8 ? 64 : 32;
+  constexpr int kStepTiles = kStepKeys / 8; // 8-key score tiles per step
+
+  const int D = int(p.headDim), seq = int(p.seq), kvSeq = int(p.kvSeq), causal = p.causal;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int q0 = int(gridDim.x - 1 - blockIdx.x) * kAttentionBlockQ;
+  const long long head = blockIdx.y, batch = blockIdx.z;
+  const long long kvHead = head / (p.numHeads / p.numKvHeads);
+  const T *qHead = static_cast<const T *>(p.q) + batch * p.seq * p.qRowStride + head * D;
+  const T *kHead = static_cast<const T *>(p.k) + batch * p.kvSeq * p.kRowStride + kvHead * D;
+  const T *vHead = static_cast<const T *>(p.v) + batch * p.kvSeq * p.vRowStride + kvHead * D;
+  const long long outStride = p.numHeads * p.headDim;
+  T *outHead = static_cast<T *>(p.output) + batch * p.seq * outStride + head * D;
+  // Rows of every operand start 16-byte aligned (D % 16 == 0 covers the head
+  // and column offsets): then copies are asynchronous and stores paired.
+  const bool aligned =
+      ((reinterpret_cast<unsigned long long>(p.q) | reinterpret_cast<unsigned long long>(p.k) |
+        reinterpret_cast<unsigned long long>(p.v) |
+        reinterpret_cast<unsigned long long>(p.output)) &
+       15) == 0 &&
+      ((p.qRowStride | p.kRowStride | p.vRowStride) & 7) == 0;
+  const ScoreMap scoreOf(p);
+
+  // Shared memory by 32-bit address, rows in bytes.
+  const int kRowBytes = attentionKStride(D) * 2, vRowBytes = attentionVStride(D) * 2;
+  const int stages = attentionStages(D);
+  const unsigned stageBytes = attentionStageBytes(D);
+  const unsigned kvBase = sharedAddress(smem);
+  const unsigned qBase = kvBase + unsigned(stages) * stageBytes;
+  const unsigned vOffset = unsigned(kAttentionBlockK * kRowBytes); // V after K in a stage
+  // ldmatrix row addresses of this lane: Q as A (16 rows x 16 features), K as
+  // B (16 keys x 16 features: matrices keys 0-7 | 8-15 x features 0-7 | 8-15),
+  // V as B transposed (16 keys x 16 features: keys 0-7 | 8-15 x features 0-7,
+  // then features 8-15).
+  const unsigned qLane = qBase + unsigned((warp * 16 + (lane & 15)) * kRowBytes + (lane >> 4) * 16);
+  const unsigned kLane =
+      unsigned((((lane >> 4) << 3) + (lane & 7)) * kRowBytes + ((lane >> 3) & 1) * 16);
+  const unsigned vLane =
+      vOffset + unsigned(((((lane >> 3) & 1) << 3) + (lane & 7)) * vRowBytes + (lane >> 4) * 16);
+
+  const int tiles = (blockKeyEnd(q0, seq, kvSeq, causal) + kAttentionBlockK - 1) / kAttentionBlockK;
+  const int warpFirst = q0 + warp * 16;
+  const bool warpActive = warpFirst < seq;
+  // Last key any row of this warp sees; 16-key groups past it are skipped
+  // (their keys are masked for every row anyway).
+  const int warpLastKey = lastVisibleKey(min(warpFirst + 15, seq - 1), seq, kvSeq, causal);
+  // Keys [0, warpFullKey] are visible to all 16 rows (-1: some row is padding).
+  const int warpFullKey = warpFirst + 15 < seq ? lastVisibleKey(warpFirst, seq, kvSeq, causal) : -1;
+  const int rowA = warpFirst + g, rowB = rowA + 8;
+  const int lastKeyA = lastVisibleKey(rowA, seq, kvSeq, causal) - 2 * t;
+  const int lastKeyB = lastVisibleKey(rowB, seq, kvSeq, causal) - 2 * t;
+  const int featureSteps = D >> 4;
+
+  const TileWalk kWalk(D);
+  loadTile(qBase, kRowBytes, qHead, p.qRowStride, q0, seq, 0, kWalk, aligned);
+  commitAsync();
+
+  for (int col0 = 0; col0 < D; col0 += kAttentionMaxPassColumns) {
+    const int outTiles = min(D - col0, kAttentionMaxPassColumns) >> 3;
+    const TileWalk vWalk(outTiles * 8);
+    auto issueTile = [&](int tile, int stage) {
+      unsigned kTile = kvBase + unsigned(stage) * stageBytes;
+      int key0 = tile * kAttentionBlockK;
+      loadTile(kTile, kRowBytes, kHead, p.kRowStride, key0, kvSeq, 0, kWalk, aligned);
+      loadTile(kTile + vOffset, vRowBytes, vHead, p.vRowStride, key0, kvSeq, col0, vWalk, aligned);
+      commitAsync();
+    };
+    if (tiles > 0)
+      issueTile(0, 0);
+    waitAsync<0>();
+    __syncthreads(); // Q (first pass) and key tile 0 are in shared memory
+
+    unsigned qFrag[4][4];
+    if (kQInRegisters) {
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+        if (ks < featureSteps)
+          loadMatrices(qFrag[ks], qLane + ks * 32);
+    }
+    float out[kOutTiles][4];
+#pragma unroll
+    for (int j = 0; j < kOutTiles; ++j)
+      out[j][0] = out[j][1] = out[j][2] = out[j][3] = 0.f;
+    // Running max (log2 domain) of rows A and B, and this lane's share of
+    // their sums (its columns only; the quad adds them up at the end).
+    float maxA = negativeInfinity(), maxB = negativeInfinity(), sumA = 0.f, sumB = 0.f;
+
+    for (int tile = 0; tile < tiles; ++tile) {
+      const int stage = stages == 2 ? (tile & 1) : 0;
+      if (stages == 2 && tile + 1 < tiles) {
+        issueTile(tile + 1, (tile + 1) & 1);
+        waitAsync<1>();
+      } else {
+        waitAsync<0>();
+      }
+      __syncthreads(); // tile `tile` is in shared memory for every thread
+
+      const unsigned kTile = kvBase + unsigned(stage) * stageBytes + kLane;
+      const unsigned vTile = kvBase + unsigned(stage) * stageBytes + vLane;
+#pragma unroll
+      for (int step = 0; step < kAttentionBlockK; step += kStepKeys) {
+        const int key0 = tile * kAttentionBlockK + step;
+        if (!warpActive || key0 > warpLastKey)
+          break;
+
+        // S = Q K^T for keys key0 .. key0 + kStepKeys - 1.
+        float s[kStepTiles][4];
+#pragma unroll
+        for (int n = 0; n < kStepTiles; ++n)
+          s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+        auto scoreStep = [&](const unsigned(&a)[4], int ks) {
+#pragma unroll
+          for (int n = 0; n < kStepTiles; n += 2) {
+            if (key0 + 8 * n <= warpLastKey) {
+              unsigned b[4];
+              loadMatrices(b, kTile + unsigned((step + 8 * n) * kRowBytes + ks * 32));
+              mma16816<T>(s[n], a, b[0], b[1]);
+              mma16816<T>(s[n + 1], a, b[2], b[3]);
+            }
+          }
+        };
+        if (kQInRegisters) {
+#pragma unroll
+          for (int ks = 0; ks < 4; ++ks)
+            if (ks < featureSteps)
+              scoreStep(qFrag[ks], ks);
+        } else {
+          for (int ks = 0; ks < featureSteps; ++ks) {
+            unsigned a[4];
+            loadMatrices(a, qLane + unsigned(ks * 32));
+            scoreStep(a, ks);
+          }
+        }
+
+        // Online softmax over rows A and B (a quad of lanes shares a row).
+        maskedScores<kStepTiles>(s, scoreOf, key0 + kStepKeys - 1 > warpFullKey, key0, lastKeyA,
+                                 lastKeyB);
+        float stepMaxA = negativeInfinity(), stepMaxB = negativeInfinity();
+#pragma unroll
+        for (int n = 0; n < kStepTiles; ++n) {
+          stepMaxA = fmaxf(stepMaxA, fmaxf(s[n][0], s[n][1]));
+          stepMaxB = fmaxf(stepMaxB, fmaxf(s[n][2], s[n][3]));
+        }
+#pragma unroll
+        for (int mask = 1; mask <= 2; mask <<= 1) {
+          stepMaxA = fmaxf(stepMaxA, __shfl_xor_sync(kFullMask, stepMaxA, mask));
+          stepMaxB = fmaxf(stepMaxB, __shfl_xor_sync(kFullMask, stepMaxB, mask));
+        }
+        const float newMaxA = fmaxf(maxA, stepMaxA), newMaxB = fmaxf(maxB, stepMaxB);
+        // A row that has seen no key yet keeps O = 0, sum = 0 (no inf - inf).
+        const float baseA = newMaxA == negativeInfinity() ? 0.f : newMaxA;
+        const float baseB = newMaxB == negativeInfinity() ? 0.f : newMaxB;
+        const float alphaA = fastExp2(maxA - baseA), alphaB = fastExp2(maxB - baseB);
+        maxA = newMaxA;
+        maxB = newMaxB;
+        sumA *= alphaA;
+        sumB *= alphaB;
+#pragma unroll
+        for (int n = 0; n < kStepTiles; ++n) {
+          s[n][0] = fastExp2(s[n][0] - baseA);
+          s[n][1] = fastExp2(s[n][1] - baseA);
+          s[n][2] = fastExp2(s[n][2] - baseB);
+          s[n][3] = fastExp2(s[n][3] - baseB);
+          sumA += s[n][0] + s[n][1];
+          sumB += s[n][2] + s[n][3];
+        }
+#pragma unroll
+        for (int j = 0; j < kOutTiles; ++j) {
+          out[j][0] *= alphaA;
+          out[j][1] *= alphaA;
+          out[j][2] *= alphaB;
+          out[j][3] *= alphaB;
+        }
+
+        // O += P V: the score tiles 2kk, 2kk + 1 are the A operand for keys
+        // key0 + 16kk .. + 15.
+#pragma unroll
+        for (int kk = 0; kk < kStepTiles / 2; ++kk) {
+          if (key0 + 16 * kk <= warpLastKey) {
+            unsigned a[4];
+            a[0] = packPair<T>(s[2 * kk][0], s[2 * kk][1]);
+            a[1] = packPair<T>(s[2 * kk][2], s[2 * kk][3]);
+            a[2] = packPair<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            a[3] = packPair<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            const unsigned vRows = vTile + unsigned((step + 16 * kk) * vRowBytes);
+#pragma unroll
+            for (int j = 0; j < kOutTiles; j += 2) {
+              if (j < outTiles) {
+                unsigned b[4];
+                loadMatricesTransposed(b, vRows + unsigned(j * 16));
+                mma16816<T>(out[j], a, b[0], b[1]);
+                mma16816<T>(out[j + 1], a, b[2], b[3]);
+              }
+            }
+          }
+        }
+      }
+      __syncthreads(); // every warp is done with this stage
+      if (stages == 1 && tile + 1 < tiles)
+        issueTile(tile + 1, 0);
+    }
+
+    if (warpActive) {
+#pragma unroll
+      for (int mask = 1; mask <= 2; mask <<= 1) {
+        sumA += __shfl_xor_sync(kFullMask, sumA, mask);
+        sumB += __shfl_xor_sync(kFullMask, sumB, mask);
+      }
+      const float inverseA = sumA > 0.f ? 1.f / sumA : 0.f;
+      const float inverseB = sumB > 0.f ? 1.f / sumB : 0.f;
+      T *dstA = outHead + rowA * outStride + col0 + 2 * t;
+      T *dstB = outHead + rowB * outStride + col0 + 2 * t;
+#pragma unroll
+      for (int j = 0; j < kOutTiles; ++j) {
+        if (j < outTiles) {
+          if (rowA < seq)
+            storePair<T>(dstA + 8 * j, out[j][0] * inverseA, out[j][1] * inverseA, aligned);
+          if (rowB < seq)
+            storePair<T>(dstB + 8 * j, out[j][2] * inverseB, out[j][3] * inverseB, aligned);
+        }
+      }
+    }
+  }
+}
+
+/// Tensor cores exist for the 16-bit types only; run() says whether it ran.
+template <typename T> struct TensorCorePath {
+  static __device__ __forceinline__ bool run(const AttentionParams &, unsigned char *) {
+    return false;
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ bool runTensorCorePath(const AttentionParams &p, unsigned char *smem) {
+  if (!attentionUsesTensorCores(p.headDim, 2))
+    return false;
+  if (p.headDim <= 64)
+    tensorCoreAttention<T, 8>(p, smem);
+  else
+    tensorCoreAttention<T, 16>(p, smem);
+  return true;
+}
+
+template <> struct TensorCorePath<__nv_bfloat16> {
+  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem) {
+    return runTensorCorePath<__nv_bfloat16>(p, smem);
+  }
+};
+
+template <> struct TensorCorePath<__half> {
+  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem) {
+    return runTensorCorePath<__half>(p, smem);
+  }
+};
+
+/// CUDA-core path: any T and head size, fp32 tiles, 16 keys per tile.
+template <typename T>
+__device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned char *smem) {
+  constexpr int kBK = kAttentionSimtBlockK, kSS = kAttentionSimtBlockK + 1;
+  const int D = int(p.headDim), seq = int(p.seq), kvSeq = int(p.kvSeq), causal = p.causal;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int q0 = int(gridDim.x - 1 - blockIdx.x) * kAttentionBlockQ;
+  const long long head = blockIdx.y, batch = blockIdx.z;
+  const long long kvHead = head / (p.numHeads / p.numKvHeads);
+  const long long qBase = batch * p.seq * p.qRowStride + head * D;
+  const long long kBase = batch * p.kvSeq * p.kRowStride + kvHead * D;
+  const long long vBase = batch * p.kvSeq * p.vRowStride + kvHead * D;
+  const long long outStride = p.numHeads * p.headDim;
+  const long long outBase = batch * p.seq * outStride + head * D;
+  const ScoreMap scoreOf(p);
+
+  const int ld = attentionSimtStride(D);
+  float *qTile = reinterpret_cast<float *>(smem);     // 64 x ld
+  float *outTile = qTile + kAttentionBlockQ * ld;     // 64 x ld
+  float *kvTile = outTile + kAttentionBlockQ * ld;    // kBK x ld: K, then V
+  float *scores = kvTile + kBK * ld;                  // 64 x kSS
+  float *rowFactor = scores + kAttentionBlockQ * kSS; // 64
+
+  for (int i = tid; i < kAttentionBlockQ * D; i += kAttentionThreads) {
+    int r = i / D, d = i - r * D, query = q0 + r;
+    qTile[r * ld + d] = query < seq ? loadFloat<T>(p.q, qBase + query * p.qRowStride + d) : 0.f;
+    outTile[r * ld + d] = 0.f;
+  }
+
+  const int tiles = (blockKeyEnd(q0, seq, kvSeq, causal) + kBK - 1) / kBK;
+  // Scores: thread computes keys {kc, kc + 8} x rows {rg + 16 i}.
+  const int kc = tid & 7, rg = tid >> 3;
+  // Softmax: threads 2r, 2r + 1 share row r, 8 keys each.
+  const int row = tid >> 1, half = tid & 1;
+  float rowMax = negativeInfinity(), rowSum = 0.f;
+
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int key0 = tile * kBK;
+    __syncthreads(); // the previous tile's V and P are consumed
+    for (int i = tid; i < kBK * D; i += kAttentionThreads) {
+      int r = i / D, d = i - r * D, key = key0 + r;
+      kvTile[r * ld + d] = key < kvSeq ? loadFloat<T>(p.k, kBase + key * p.kRowStride + d) : 0.f;
+    }
+    __syncthreads();
+
+    float acc[4][2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      acc[i][0] = acc[i][1] = 0.f;
+    const float *k0 = kvTile + kc * ld, *k1 = k0 + 8 * ld, *qRows = qTile + rg * ld;
+    for (int d = 0; d < D; ++d) {
+      float a = k0[d], b = k1[d];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float q = qRows[16 * i * ld + d];
+        acc[i][0] = fmaf(q, a, acc[i][0]);
+        acc[i][1] = fmaf(q, b, acc[i][1]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      int r = rg + 16 * i;
+      int last = lastVisibleKey(q0 + r, seq, kvSeq, causal);
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        int key = key0 + kc + 8 * u;
+        scores[r * kSS + kc + 8 * u] = key <= last ? scoreOf(acc[i][u]) : negativeInfinity();
+      }
+    }
+    __syncthreads(); // K is consumed; V replaces it while the softmax runs
+
+    for (int i = tid; i < kBK * D; i += kAttentionThreads) {
+      int r = i / D, d = i - r * D, key = key0 + r;
+      kvTile[r * ld + d] = key < kvSeq ? loadFloat<T>(p.v, vBase + key * p.vRowStride + d) : 0.f;
+    }
+    float *scoreRow = scores + row * kSS + 8 * half;
+    float s[8];
+    float tileMax = negativeInfinity();
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      s[c] = scoreRow[c];
+      tileMax = fmaxf(tileMax, s[c]);
+    }
+    tileMax = fmaxf(tileMax, __shfl_xor_sync(kFullMask, tileMax, 1));
+    const float newMax = fmaxf(rowMax, tileMax);
+    const float base = newMax == negativeInfinity() ? 0.f : newMax;
+    const float alpha = exp2f(rowMax - base);
+    float tileSum = 0.f;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      float e = exp2f(s[c] - base);
+      scoreRow[c] = e;
+      tileSum += e;
+    }
+    tileSum += __shfl_xor_sync(kFullMask, tileSum, 1);
+    rowSum = rowSum * alpha + tileSum;
+    rowMax = newMax;
+    if (half == 0)
+      rowFactor[row] = alpha;
+    __syncthreads();
+
+    // O = O * alpha + P V: warp w owns rows 16w .. 16w + 15, lanes columns.
+    const float *probs = scores + warp * 16 * kSS;
+    for (int d = lane; d < D; d += 32) {
+      float o[16];
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        o[r] = outTile[(warp * 16 + r) * ld + d] * rowFactor[warp * 16 + r];
+      for (int j = 0; j < kBK; ++j) {
+        float v = kvTile[j * ld + d];
+#pragma unroll
+        for (int r = 0; r < 16; ++r)
+          o[r] = fmaf(probs[r * kSS + j], v, o[r]);
+      }
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        outTile[(warp * 16 + r) * ld + d] = o[r];
+    }
+  }
+  __syncthreads();
+  if (half == 0)
+    rowFactor[row] = rowSum > 0.f ? 1.f / rowSum : 0.f;
+  __syncthreads();
+  for (int i = tid; i < kAttentionBlockQ * D; i += kAttentionThreads) {
+    int r = i / D, d = i - r * D, query = q0 + r;
+    if (query < seq)
+      storeFloat<T>(p.output, outBase + query * outStride + d, outTile[r * ld + d] * rowFactor[r]);
+  }
+}
+
+} // namespace attention_detail
+
+/// Attention over whole sequences; see AttentionParams. grid = (ceil(seq /
+/// kAttentionBlockQ), numHeads, batch), block = kAttentionThreads, dynamic
+/// shared memory attentionSharedBytes(headDim, sizeof(T)). Requires sm_80+.
+/// At most 128 registers per thread, so that four blocks (46 KB of shared
+/// memory each at headDim 64) share an SM.
+template <typename T>
+__global__ void __launch_bounds__(kAttentionThreads, 4) infer_attention(AttentionParams p) {
+  extern __shared__ __align__(128) unsigned char attentionShared[];
+  if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)
+    return;
+  if (!attention_detail::TensorCorePath<T>::run(p, attentionShared))
+    attention_detail::simtAttention<T>(p, attentionShared);
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH

@@ -1,0 +1,94 @@
+//===- AttentionGeometry.h - shared memory layout of infer_attention ------===//
+//
+// Which path infer_attention<T> takes and how much dynamic shared memory it
+// needs, in one place for the kernel (NVRTC, nvcc) and the runtime (plain
+// g++, which sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES from
+// attentionSharedBytes()). No headers beyond KernelParams.h.
+//
+// Tensor-core path (16-bit T, headDim % 16 == 0, headDim <= 256), D = headDim,
+// C = min(D, 128) output columns per pass (D > 128 runs two passes over the
+// keys). Rows are padded by 8 elements so ldmatrix rows hit distinct banks:
+//
+//   | stages x [ K 64 x (D+8) of T | V 64 x (C+8) of T ] | Q 64 x (D+8) of T |
+//     stages = 2 (next tile copied during this one) if D <= 128, else 1
+//
+// CUDA-core path (everything else), fp32 tiles with an odd row stride L = D | 1:
+//
+//   | Q 64 x L | O 64 x L | K then V, 16 x L | scores 64 x 17 | 64 row factors |
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTIONGEOMETRY_H
+#define INFER_CODEGEN_CUDA_KERNELS_ATTENTIONGEOMETRY_H
+
+#include "codegen/cuda/kernels/KernelParams.h"
+
+#if defined(__CUDACC__)
+#define INFER_ATTENTION_GEOMETRY_FN __host__ __device__ inline
+#else
+#define INFER_ATTENTION_GEOMETRY_FN inline
+#endif
+
+namespace infer {
+namespace kernels {
+
+/// Keys per tile of the tensor-core path.
+constexpr int kAttentionBlockK = 64;
+/// Keys per tile of the CUDA-core path.
+constexpr int kAttentionSimtBlockK = 16;
+/// Output columns one pass of the tensor-core path accumulates.
+constexpr int kAttentionMaxPassColumns = 128;
+
+/// True when infer_attention runs on tensor cores for this head size and
+/// element size (2: bf16/half).
+INFER_ATTENTION_GEOMETRY_FN bool attentionUsesTensorCores(long long headDim, int elementBytes) {
+  return elementBytes == 2 && headDim > 0 && headDim % 16 == 0 && headDim <= 256;
+}
+
+/// Row stride (elements) of the K and Q tiles; +8 staggers rows across banks.
+INFER_ATTENTION_GEOMETRY_FN int attentionKStride(long long headDim) { return int(headDim) + 8; }
+
+/// Output columns per pass (and V columns per tile).
+INFER_ATTENTION_GEOMETRY_FN int attentionPassColumns(long long headDim) {
+  return headDim < kAttentionMaxPassColumns ? int(headDim) : kAttentionMaxPassColumns;
+}
+
+INFER_ATTENTION_GEOMETRY_FN int attentionVStride(long long headDim) {
+  return attentionPassColumns(headDim) + 8;
+}
+
+/// K/V buffers: two (copy of the next tile overlaps the current one) when
+/// they fit well, else one.
+INFER_ATTENTION_GEOMETRY_FN int attentionStages(long long headDim) {
+  return headDim <= 128 ? 2 : 1;
+}
+
+/// Bytes of one K + V stage of the tensor-core path.
+INFER_ATTENTION_GEOMETRY_FN unsigned attentionStageBytes(long long headDim) {
+  return unsigned(kAttentionBlockK) *
+         unsigned(attentionKStride(headDim) + attentionVStride(headDim)) * 2u;
+}
+
+/// Row stride (floats) of the CUDA-core path's tiles: odd, so rows hit
+/// different banks.
+INFER_ATTENTION_GEOMETRY_FN int attentionSimtStride(long long headDim) { return int(headDim) | 1; }
+
+/// Dynamic shared memory of infer_attention<T> with sizeof(T) == elementBytes.
+/// At most 160 KiB for headDim <= 256 (CUDA-core path: 152,640 bytes at 256).
+INFER_ATTENTION_GEOMETRY_FN unsigned attentionSharedBytes(long long headDim, int elementBytes) {
+  if (attentionUsesTensorCores(headDim, elementBytes)) {
+    return unsigned(attentionStages(headDim)) * attentionStageBytes(headDim) +
+           unsigned(kAttentionBlockQ) * unsigned(attentionKStride(headDim)) * 2u;
+  }
+  unsigned stride = unsigned(attentionSimtStride(headDim));
+  unsigned floats = (2u * unsigned(kAttentionBlockQ) + unsigned(kAttentionSimtBlockK)) * stride +
+                    unsigned(kAttentionBlockQ) * unsigned(kAttentionSimtBlockK + 1) +
+                    unsigned(kAttentionBlockQ);
+  return floats * 4u;
+}
+
+} // namespace kernels
+} // namespace infer
+
+#undef INFER_ATTENTION_GEOMETRY_FN
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_ATTENTIONGEOMETRY_H

@@ -1,0 +1,70 @@
+//===- Common.cuh - element conversions and reductions for the kernels ----===//
+//
+// Device helpers every kernel source uses. Compiled by NVRTC (infer-compile)
+// and by nvcc (the kernel tests), so only CUDA headers are included.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_COMMON_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "codegen/cuda/kernels/KernelParams.h"
+
+namespace infer {
+namespace kernels {
+
+__device__ __forceinline__ float toFloat(float x) { return x; }
+__device__ __forceinline__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float toFloat(__half x) { return __half2float(x); }
+
+/// Rounds to nearest even, as the cpu backend and the reference interpreter.
+template <typename T> __device__ __forceinline__ T fromFloat(float x);
+template <> __device__ __forceinline__ float fromFloat<float>(float x) { return x; }
+template <> __device__ __forceinline__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <> __device__ __forceinline__ __half fromFloat<__half>(float x) {
+  return __float2half_rn(x);
+}
+
+template <typename T> __device__ __forceinline__ float loadFloat(const void *base, long long i) {
+  return toFloat(static_cast<const T *>(base)[i]);
+}
+template <typename T> __device__ __forceinline__ void storeFloat(void *base, long long i, float x) {
+  static_cast<T *>(base)[i] = fromFloat<T>(x);
+}
+
+__device__ __forceinline__ float warpSum(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+__device__ __forceinline__ float warpMax(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, offset));
+  return x;
+}
+
+/// Sum over the block (blockDim.x a multiple of 32, at most 1024); every
+/// thread gets the result. `scratch` holds 32 floats of shared memory.
+__device__ __forceinline__ float blockSum(float x, float *scratch) {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  x = warpSum(x);
+  __syncthreads(); // scratch may still be read by a previous call
+  if (lane == 0)
+    scratch[warp] = x;
+  __syncthreads();
+  int warps = (blockDim.x + 31) >> 5;
+  x = lane < warps ? scratch[lane] : 0.f;
+  return warpSum(x);
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_COMMON_CUH

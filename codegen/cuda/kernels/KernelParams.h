@@ -1,0 +1,133 @@
+//===- KernelParams.h - the argument of every generated CUDA kernel -------===//
+//
+// Shared by the device code (compiled by NVRTC inside infer-compile, so no
+// standard headers there) and the runtime's cuda backend (host C++), which
+// fills one of these structs per launch and passes it by value as the
+// kernel's only parameter. Plain C types only: the layout must be identical
+// in both compilers. Pointers are device addresses; an optional operand that
+// is absent is nullptr. Sizes are element counts.
+//
+// Element types are template parameters of the kernels (T: activations,
+// W: weights, C: rotary frequencies/caches): one of float, __nv_bfloat16,
+// __half. The launch geometry of each family is fixed here too, so the
+// compiler (which records grid/block in the artifact) and the kernels agree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_KERNELPARAMS_H
+#define INFER_CODEGEN_CUDA_KERNELS_KERNELPARAMS_H
+
+namespace infer {
+namespace kernels {
+
+/// Threads per block of the row-wise families (norms, embedding, rotary,
+/// gated activation, copy, elementwise): one block per row (token, or
+/// (token, head) for per-head norms), grid.x = rows.
+constexpr int kRowThreads = 256;
+
+/// out[t] = table[ids[t]] (+ positionTable[positionOffset + t % seq]).
+/// ids were range-checked by the runtime on the host. grid.x = tokens.
+struct EmbeddingParams {
+  const long long *ids;
+  const void *table;         // [vocab, hidden] of W
+  const void *positionTable; // [positionRows, hidden] of W, or nullptr
+  void *output;              // [tokens, hidden] of T
+  long long tokens, seq, hidden, positionOffset;
+};
+
+/// y = x / sqrt(mean(x^2) + epsilon) * (weight + weightOffset), fp32 math.
+/// grid.x = rows.
+struct RmsNormParams {
+  const void *input; // [rows, features] of T
+  const void *weight; // [features] of W
+  void *output;       // [rows, features] of T
+  long long rows, features;
+  float epsilon, weightOffset;
+};
+
+/// y = (x - mean) / sqrt(var + epsilon) * scale (+ bias), fp32 math. grid.x = rows.
+struct LayerNormParams {
+  const void *input; // [rows, features] of T
+  const void *scale; // [features] of W
+  const void *bias;  // [features] of W, or nullptr
+  void *output;
+  long long rows, features;
+  float epsilon;
+};
+
+/// Rotary embedding as runtime/cpu/RotaryKernel.cpp: the first rotatedHeads of
+/// numHeads heads turn pairs of their first rotaryDim features (half-split
+/// (i, i + half) or interleaved (2i, 2i + 1)) by angle position * invFreq[i]
+/// (an f32 product), or by cos/sin cache rows; other features are copied.
+/// Without positions, token t is at position t % seq. Caches are indexed by
+/// position ([cacheRows, half]) unless perTokenCacheBatch > 0, then by token
+/// ([perTokenCacheBatch (1 or batch), seq, half]). grid.x = tokens.
+struct RotaryParams {
+  const void *input; // [tokens, numHeads * headDim] of T
+  void *output;
+  const void *invFreq;        // [half] of C, or nullptr
+  const void *cosCache;       // of C, or nullptr (then invFreq is set)
+  const void *sinCache;       // of C
+  const long long *positions; // [positionBatch (1 or batch), seq], or nullptr
+  long long tokens, seq, numHeads, rotatedHeads, headDim, rotaryDim;
+  long long cacheRows, perTokenCacheBatch, positionBatch;
+  int interleaved;
+};
+
+/// Softmax attention over whole sequences, causal or not, grouped KV heads:
+/// query head h reads kv head h / (numHeads / numKvHeads). Element (b, s, h, d)
+/// of q is at q[(b * seq + s) * qRowStride + h * headDim + d] (k and v with
+/// kvSeq and their strides; q, k, v may point into one packed qkv buffer).
+/// Causal: query i sees keys j <= i + kvSeq - seq. Scores are
+/// dot * scale, then softcap * tanh(score / softcap) when softcap > 0;
+/// softmax and accumulation in fp32. output is [tokens, numHeads * headDim].
+/// grid = (ceil(seq / kAttentionBlockQ), numHeads, batch),
+/// block = kAttentionThreads, dynamic shared memory attentionSharedBytes().
+struct AttentionParams {
+  const void *q;
+  const void *k;
+  const void *v;
+  void *output;
+  long long qRowStride, kRowStride, vRowStride;
+  long long batch, seq, kvSeq, numHeads, numKvHeads, headDim;
+  float scale, softcap;
+  int causal;
+};
+
+constexpr int kAttentionBlockQ = 64;
+constexpr int kAttentionThreads = 128;
+
+/// out = act(gate) * up; activation 0 silu, 1 gelu (erf), 2 gelu_tanh.
+/// gate element (t, i) at gate[t * gateRowStride + i], up likewise (a packed
+/// [gate | up] buffer passes the same base twice, up offset by features).
+/// grid.x = tokens.
+struct GatedActivationParams {
+  const void *gate;
+  const void *up;
+  void *output; // [tokens, features] of T
+  long long tokens, features, gateRowStride, upRowStride;
+  int activation;
+};
+
+/// Elements [offset, offset + length) of each row of inFeatures go to
+/// consecutive rows of the output; bytes as they are (elementBytes each).
+/// grid.x = rows.
+struct CopyParams {
+  const void *input;
+  void *output;
+  long long rows, inFeatures, offset, length, elementBytes;
+};
+
+/// A generated elementwise kernel (one per exec.elementwise launch): inputs
+/// and outputs in the launch's order. One thread per output element,
+/// grid.x = ceil(tokens * elementsPerToken / kRowThreads).
+constexpr int kMaxElementwiseOperands = 16;
+struct ElementwiseParams {
+  const void *inputs[kMaxElementwiseOperands];
+  void *outputs[kMaxElementwiseOperands];
+  long long batch, seq, tokens;
+};
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_KERNELPARAMS_H

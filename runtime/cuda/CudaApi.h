@@ -1,0 +1,66 @@
+//===- CudaApi.h - the CUDA driver and cuBLASLt, loaded at run time -*- C++ -*-===//
+//
+// infer-run must start (and run the cpu backend) on machines with no NVIDIA
+// driver, so it links neither libcuda nor libcublasLt: the cuda backend
+// dlopens them on first use and calls through these tables. The types come
+// from the toolkit's headers at build time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_CUDA_CUDAAPI_H
+#define INFER_RUNTIME_CUDA_CUDAAPI_H
+
+#include "runtime/base/Status.h"
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+namespace infer::cuda {
+
+#define INFER_CUDA_DRIVER_FUNCTIONS(X)                                                            \
+  X(cuInit) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)            \
+  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)                \
+  X(cuCtxSetCurrent) X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo) X(cuMemcpyHtoD)                   \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuStreamCreate)                  \
+  X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)                 \
+  X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate)                 \
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)
+
+#define INFER_CUBLASLT_FUNCTIONS(X)                                                               \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtMatmulDescCreate)                                \
+  X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)    \
+  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)                                \
+  X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)                      \
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul) X(cublasLtGetStatusString)
+
+struct CudaApi {
+#define INFER_DECLARE(name) decltype(&::name) name = nullptr;
+  INFER_CUDA_DRIVER_FUNCTIONS(INFER_DECLARE)
+  INFER_CUBLASLT_FUNCTIONS(INFER_DECLARE)
+#undef INFER_DECLARE
+};
+
+/// The loaded API (libcuda.so.1 and libcublasLt), or why it is unavailable
+/// (no driver, no cuBLASLt, cuInit failed). Loaded once per process.
+StatusOr<const CudaApi *> loadCudaApi();
+
+/// An error for a failed driver call, with the driver's message.
+Status driverError(const CudaApi &api, CUresult result, const char *what);
+Status cublasError(const CudaApi &api, cublasStatus_t status, const char *what);
+
+#define INFER_CU_CHECK(api, call)                                                                 \
+  do {                                                                                            \
+    CUresult infer_result_ = (call);                                                              \
+    if (infer_result_ != CUDA_SUCCESS)                                                            \
+      return ::infer::cuda::driverError(api, infer_result_, #call);                               \
+  } while (0)
+
+#define INFER_CUBLAS_CHECK(api, call)                                                             \
+  do {                                                                                            \
+    cublasStatus_t infer_status_ = (call);                                                        \
+    if (infer_status_ != CUBLAS_STATUS_SUCCESS)                                                   \
+      return ::infer::cuda::cublasError(api, infer_status_, #call);                               \
+  } while (0)
+
+} // namespace infer::cuda
+
+#endif // INFER_RUNTIME_CUDA_CUDAAPI_H

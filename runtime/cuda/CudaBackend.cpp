@@ -1,0 +1,396 @@
+//===- CudaBackend.cpp - the exec program on one GPU stream ----------------===//
+
+#include "runtime/cuda/CudaBackend.h"
+
+#include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/base/LowPrecision.h"
+#include "runtime/cuda/GemmRunner.h"
+#include "runtime/cuda/KernelParamsPacking.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace infer::cuda {
+namespace art = artifact;
+using exec::affineAt;
+
+namespace {
+
+/// Copies of more than this go in pieces, so one call never pins gigabytes.
+constexpr uint64_t kUploadChunk = 256ull << 20;
+
+std::string kindName(art::Launch::Kind kind) {
+  std::string name = art::Launch::Kind_Name(kind);
+  for (char &c : name)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+void *pointer(CUdeviceptr address) { return reinterpret_cast<void *>(address); }
+
+} // namespace
+
+StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(const art::ArtifactReader &reader) {
+  const art::Manifest &manifest = reader.manifest();
+  if (!manifest.has_exec())
+    return failedPreconditionError(reader.path() +
+                                   ": the artifact has no exec program (it can be inspected, "
+                                   "not run); recompile it with infer-compile -o");
+  if (manifest.options().target() != art::TARGET_CUDA || !manifest.has_cuda())
+    return failedPreconditionError(reader.path() +
+                                   (manifest.options().target() == art::TARGET_CPU
+                                        ? ": the artifact was compiled for --target cpu and has "
+                                          "no GPU code"
+                                        : ": the artifact has no GPU code") +
+                                   "; run it with --device cpu or recompile with --target cuda");
+  if (manifest.cuda().launches_size() != manifest.exec().launches_size())
+    return dataLossError(reader.path() + ": the GPU code does not match the exec program (" +
+                         std::to_string(manifest.cuda().launches_size()) + " kernel records for " +
+                         std::to_string(manifest.exec().launches_size()) + " launches)");
+  std::unique_ptr<CudaBackend> backend(new CudaBackend(reader));
+  backend->program_ = &manifest.exec();
+  backend->module_ = &manifest.cuda();
+  ASSIGN_OR_RETURN(backend->api_, loadCudaApi());
+  RETURN_IF_ERROR(backend->load());
+  return backend;
+}
+
+Status CudaBackend::load() {
+  const CudaApi &api = *api_;
+  const art::Manifest &manifest = reader_.manifest();
+  INFER_CU_CHECK(api, api.cuDeviceGet(&device_, 0));
+  char name[256] = {};
+  INFER_CU_CHECK(api, api.cuDeviceGetName(name, sizeof(name), device_));
+  report_.deviceName = name;
+  INFER_CU_CHECK(api, api.cuDevicePrimaryCtxRetain(&context_, device_));
+  INFER_CU_CHECK(api, api.cuCtxSetCurrent(context_));
+  INFER_CU_CHECK(api, api.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+
+  // Weights: the whole section in one allocation, in the file's layout.
+  uint64_t section = manifest.weight_section_size();
+  if (reader_.numWeights() > 0 && section > 0) {
+    art::WeightView first = reader_.weight(0);
+    const char *base = static_cast<const char *>(first.data) - first.entry->offset();
+    size_t freeBytes = 0, totalBytes = 0;
+    INFER_CU_CHECK(api, api.cuMemGetInfo(&freeBytes, &totalBytes));
+    if (section > freeBytes)
+      return resourceExhaustedError("the weights need " + std::to_string(section) +
+                                    " bytes of device memory; " + std::to_string(freeBytes) +
+                                    " are free");
+    INFER_CU_CHECK(api, api.cuMemAlloc(&weights_, section));
+    for (uint64_t offset = 0; offset < section; offset += kUploadChunk)
+      INFER_CU_CHECK(api, api.cuMemcpyHtoD(weights_ + offset, base + offset,
+                                           std::min(kUploadChunk, section - offset)));
+    report_.weightBytes = section;
+  }
+  for (size_t i = 0; i < reader_.numWeights(); ++i) {
+    art::WeightView weight = reader_.weight(i);
+    exec::View view;
+    view.type = weight.entry->element_type();
+    view.shape.assign(weight.entry->shape().begin(), weight.entry->shape().end());
+    uint64_t elementBytes = art::elementSize(view.type);
+    view.elements = elementBytes ? static_cast<int64_t>(weight.size / elementBytes) : 0;
+    view.data = pointer(weights_ + weight.entry->offset());
+    weightViews_.push_back(std::move(view));
+  }
+  for (const art::Constant &constant : program_->constants()) {
+    CUdeviceptr address = 0;
+    size_t bytes = std::max<size_t>(constant.data().size(), 16);
+    INFER_CU_CHECK(api, api.cuMemAlloc(&address, bytes));
+    if (!constant.data().empty())
+      INFER_CU_CHECK(api, api.cuMemcpyHtoD(address, constant.data().data(), constant.data().size()));
+    constants_.push_back(address);
+    exec::View view;
+    view.type = constant.element_type();
+    view.shape.assign(constant.shape().begin(), constant.shape().end());
+    uint64_t elementBytes = art::elementSize(view.type);
+    view.elements = elementBytes ? static_cast<int64_t>(constant.data().size() / elementBytes) : 0;
+    view.data = pointer(address);
+    constantViews_.push_back(std::move(view));
+  }
+
+  // Kernels: the cubin, or the PTX where the cubin is not for this GPU.
+  CUresult loaded = api.cuModuleLoadData(&cuModule_, module_->cubin().data());
+  if (loaded == CUDA_ERROR_NO_BINARY_FOR_GPU || loaded == CUDA_ERROR_INVALID_IMAGE) {
+    std::string ptx = module_->ptx();
+    loaded = api.cuModuleLoadData(&cuModule_, ptx.c_str());
+    report_.usedPtx = true;
+  }
+  if (loaded != CUDA_SUCCESS)
+    return driverError(api, loaded, "cuModuleLoadData (the artifact's kernels)");
+  std::map<std::string, CUfunction> byName;
+  for (int i = 0; i < module_->launches_size(); ++i) {
+    const art::CudaLaunch &launch = module_->launches(i);
+    CUfunction function = nullptr;
+    if (launch.runner() == art::CudaLaunch::KERNEL) {
+      auto found = byName.find(launch.function());
+      if (found != byName.end()) {
+        function = found->second;
+      } else {
+        CUresult result = api.cuModuleGetFunction(&function, cuModule_, launch.function().c_str());
+        if (result != CUDA_SUCCESS)
+          return driverError(api, result, ("cuModuleGetFunction " + launch.function()).c_str());
+        byName[launch.function()] = function;
+      }
+      if (launch.shared_bytes() > 48 * 1024)
+        INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
+                                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                   int(launch.shared_bytes())));
+    } else if (launch.runner() != art::CudaLaunch::CUBLASLT) {
+      return dataLossError(reader_.path() + ": launch " + std::to_string(i) +
+                           " has no GPU runner");
+    }
+    functions_.push_back(function);
+  }
+
+  // The arena, once, at the artifact's bound (offsets are planned there).
+  int64_t bound = program_->arena().bound_tokens();
+  int64_t arenaBytes = affineAt(program_->arena().size(), bound);
+  for (const art::Buffer &buffer : program_->buffers())
+    arenaBytes = std::max(arenaBytes, affineAt(buffer.offset(), bound) + affineAt(buffer.size(), bound));
+  size_t freeBytes = 0, totalBytes = 0;
+  INFER_CU_CHECK(api, api.cuMemGetInfo(&freeBytes, &totalBytes));
+  if (uint64_t(arenaBytes) > freeBytes)
+    return resourceExhaustedError("the activations need " + std::to_string(arenaBytes) +
+                                  " bytes at the artifact's bound of " + std::to_string(bound) +
+                                  " batch tokens; " + std::to_string(freeBytes) +
+                                  " are free (recompile with a smaller --max-batch-tokens)");
+  INFER_CU_CHECK(api, api.cuMemAlloc(&arena_, std::max<int64_t>(arenaBytes, 256)));
+  report_.arenaBytes = uint64_t(arenaBytes);
+  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api));
+  return okStatus();
+}
+
+CudaBackend::CudaBackend(const art::ArtifactReader &reader) : reader_(reader) {}
+
+CudaBackend::~CudaBackend() {
+  if (!api_)
+    return;
+  if (stream_)
+    api_->cuStreamSynchronize(stream_);
+  gemm_.reset();
+  for (CUdeviceptr constant : constants_)
+    api_->cuMemFree(constant);
+  if (arena_)
+    api_->cuMemFree(arena_);
+  if (weights_)
+    api_->cuMemFree(weights_);
+  if (cuModule_)
+    api_->cuModuleUnload(cuModule_);
+  if (stream_)
+    api_->cuStreamDestroy(stream_);
+  if (context_)
+    api_->cuDevicePrimaryCtxRelease(device_);
+}
+
+exec::View CudaBackend::bufferView(uint32_t id, int64_t tokens) const {
+  const art::Buffer &buffer = program_->buffers(static_cast<int>(id));
+  exec::View view;
+  view.isBuffer = true;
+  view.type = buffer.element_type();
+  view.data = pointer(arena_ + affineAt(buffer.offset(), tokens));
+  uint64_t elementBytes = art::elementSize(view.type);
+  view.elements = elementBytes ? affineAt(buffer.size(), tokens) / int64_t(elementBytes) : 0;
+  return view;
+}
+
+exec::LaunchArgs CudaBackend::resolve(int index, const exec::BoundInputs &step) const {
+  const art::Launch &launch = program_->launches(index);
+  exec::LaunchArgs args;
+  args.launch = &launch;
+  args.index = index;
+  args.batch = step.batch;
+  args.seq = step.seq;
+  args.tokens = step.tokens;
+  for (const art::Operand &operand : launch.operands()) {
+    args.roles.push_back(operand.role());
+    const art::Ref &ref = operand.ref();
+    if (ref.target_case() == art::Ref::kBuffer)
+      args.operands.push_back(bufferView(ref.buffer(), step.tokens));
+    else if (ref.target_case() == art::Ref::kWeight)
+      args.operands.push_back(weightViews_[ref.weight()]);
+    else
+      args.operands.push_back(constantViews_[ref.constant()]);
+  }
+  for (uint32_t output : launch.outputs())
+    args.outputs.push_back(bufferView(output, step.tokens));
+  return args;
+}
+
+StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &inputs) {
+  ASSIGN_OR_RETURN(exec::BoundInputs step, exec::bindInputs(*program_, inputs));
+  INFER_CU_CHECK(*api_, api_->cuCtxSetCurrent(context_));
+  for (int i = 0; i < program_->inputs_size(); ++i) {
+    uint32_t buffer = program_->inputs(i).buffer();
+    exec::View view = bufferView(buffer, step.tokens);
+    if (view.type != art::ELEMENT_TYPE_I64 || view.elements != step.tokens)
+      return failedPreconditionError("input '" + program_->inputs(i).name() +
+                                     "' has a buffer the cuda backend cannot fill");
+    std::vector<int64_t> ids = exec::tokenIds(*step.arrays[static_cast<size_t>(i)]);
+    // Ids index tables on the device, where a bad one would read out of
+    // bounds: check them against every embedding that reads this input.
+    for (int index = 0; index < program_->launches_size(); ++index) {
+      const art::Launch &launch = program_->launches(index);
+      if (launch.kind() != art::Launch::EMBEDDING)
+        continue;
+      exec::LaunchArgs args = resolve(index, step);
+      const art::Operand *idsOperand = nullptr, *tableOperand = nullptr;
+      for (const art::Operand &operand : launch.operands()) {
+        if (operand.role() == "ids")
+          idsOperand = &operand;
+        if (operand.role() == "table")
+          tableOperand = &operand;
+      }
+      if (!idsOperand || !tableOperand || idsOperand->ref().target_case() != art::Ref::kBuffer ||
+          idsOperand->ref().buffer() != buffer)
+        continue;
+      ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
+      const exec::View *table = args.operand("table");
+      int64_t vocab = hidden > 0 ? table->elements / hidden : 0;
+      for (int64_t t = 0; t < step.tokens; ++t)
+        if (ids[t] < 0 || ids[t] >= vocab)
+          return invalidArgumentError("token id " + std::to_string(ids[t]) + " at (batch " +
+                                      std::to_string(t / step.seq) + ", position " +
+                                      std::to_string(t % step.seq) +
+                                      ") is outside the vocabulary [0, " + std::to_string(vocab) +
+                                      ")");
+      if (const exec::View *positions = args.operand("position_table")) {
+        int64_t rows = positions->elements / hidden, offset = args.intAttr("position_offset", 0);
+        if (offset + step.seq > rows)
+          return invalidArgumentError("position " + std::to_string(step.seq - 1) +
+                                      " is beyond the model's " + std::to_string(rows - offset) +
+                                      " learned positions");
+      }
+    }
+    INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
+                                                  ids.data(), sizeof(int64_t) * ids.size(),
+                                                  stream_));
+    // ids is a local: the copy must finish before it goes away.
+    INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
+  }
+  return step;
+}
+
+Status CudaBackend::launch(int index, const exec::LaunchArgs &args) {
+  const art::CudaLaunch &cuda = module_->launches(index);
+  if (cuda.runner() == art::CudaLaunch::CUBLASLT)
+    return gemm_->run(args, stream_);
+  unsigned grid[3] = {1, 1, 1};
+  for (int d = 0; d < cuda.grid_size() && d < 3; ++d) {
+    const art::GridDim &dim = cuda.grid(d);
+    int64_t symbol = dim.symbol() == art::GridDim::TOKENS  ? args.tokens
+                     : dim.symbol() == art::GridDim::BATCH ? args.batch
+                     : dim.symbol() == art::GridDim::SEQ   ? args.seq
+                                                           : 1;
+    int64_t divisor = std::max<int64_t>(dim.divisor(), 1);
+    int64_t value = (dim.multiplier() * symbol + divisor - 1) / divisor;
+    if (value <= 0)
+      return okStatus(); // nothing to do at this size
+    if (value > (d == 0 ? 0x7fffffffLL : 65535LL))
+      return args.error("needs a grid of " + std::to_string(value) + " blocks in dimension " +
+                        std::to_string(d));
+    grid[d] = unsigned(value);
+  }
+  ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args));
+  void *kernelArgs[] = {params.bytes.data()};
+  INFER_CU_CHECK(*api_, api_->cuLaunchKernel(functions_[index], grid[0], grid[1], grid[2],
+                                             cuda.block_x(), 1, 1, cuda.shared_bytes(), stream_,
+                                             kernelArgs, nullptr));
+  return okStatus();
+}
+
+Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
+  CUevent before = nullptr, after = nullptr;
+  if (perKind) {
+    INFER_CU_CHECK(*api_, api_->cuEventCreate(&before, CU_EVENT_DEFAULT));
+    INFER_CU_CHECK(*api_, api_->cuEventCreate(&after, CU_EVENT_DEFAULT));
+  }
+  Status status = okStatus();
+  for (int i = 0; i < program_->launches_size() && status.ok(); ++i) {
+    exec::LaunchArgs args = resolve(i, step);
+    if (perKind)
+      api_->cuEventRecord(before, stream_);
+    status = launch(i, args);
+    if (perKind && status.ok()) {
+      api_->cuEventRecord(after, stream_);
+      api_->cuEventSynchronize(after);
+      float ms = 0;
+      api_->cuEventElapsedTime(&ms, before, after);
+      std::string kind = kindName(program_->launches(i).kind());
+      (*perKind)[kind] += ms;
+    }
+  }
+  if (perKind) {
+    api_->cuEventDestroy(before);
+    api_->cuEventDestroy(after);
+  }
+  return status;
+}
+
+StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedArray> &inputs) {
+  ASSIGN_OR_RETURN(exec::BoundInputs step, upload(inputs));
+  RETURN_IF_ERROR(enqueue(step));
+  std::vector<NamedArray> outputs;
+  std::vector<std::vector<unsigned char>> raw;
+  for (const art::Binding &binding : program_->outputs()) {
+    exec::View view = bufferView(binding.buffer(), step.tokens);
+    raw.emplace_back(static_cast<size_t>(view.elements) * art::elementSize(view.type));
+    INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(raw.back().data(),
+                                                  reinterpret_cast<CUdeviceptr>(view.data),
+                                                  raw.back().size(), stream_));
+  }
+  INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
+  for (int i = 0; i < program_->outputs_size(); ++i) {
+    const art::Binding &binding = program_->outputs(i);
+    exec::View view = bufferView(binding.buffer(), step.tokens);
+    HostArray array;
+    array.shape = exec::outputShape(reader_.manifest().model(), binding.name(), step.batch,
+                                    step.seq, view.elements);
+    const std::vector<unsigned char> &bytes = raw[size_t(i)];
+    if (view.type == art::ELEMENT_TYPE_BF16 || view.type == art::ELEMENT_TYPE_F16) {
+      // 16-bit outputs come back as float32 (every value exactly representable).
+      array.type = art::ELEMENT_TYPE_F32;
+      array.bytes.resize(static_cast<size_t>(view.elements) * 4);
+      for (int64_t e = 0; e < view.elements; ++e) {
+        uint16_t bits;
+        std::memcpy(&bits, bytes.data() + 2 * e, 2);
+        float value = view.type == art::ELEMENT_TYPE_BF16 ? lowp::floatFromBF16(bits)
+                                                          : lowp::floatFromF16(bits);
+        std::memcpy(array.bytes.data() + 4 * e, &value, 4);
+      }
+    } else {
+      array.type = view.type;
+      array.bytes = bytes;
+    }
+    outputs.emplace_back(binding.name(), std::move(array));
+  }
+  return outputs;
+}
+
+StatusOr<double> CudaBackend::timeForward(const std::vector<NamedArray> &inputs, int warmup,
+                                          int iterations, KindTimes *perKind) {
+  ASSIGN_OR_RETURN(exec::BoundInputs step, upload(inputs));
+  for (int i = 0; i < warmup; ++i)
+    RETURN_IF_ERROR(enqueue(step));
+  CUevent start = nullptr, stop = nullptr;
+  INFER_CU_CHECK(*api_, api_->cuEventCreate(&start, CU_EVENT_DEFAULT));
+  INFER_CU_CHECK(*api_, api_->cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  INFER_CU_CHECK(*api_, api_->cuEventRecord(start, stream_));
+  Status status = okStatus();
+  for (int i = 0; i < iterations && status.ok(); ++i)
+    status = enqueue(step);
+  api_->cuEventRecord(stop, stream_);
+  api_->cuEventSynchronize(stop);
+  float ms = 0;
+  api_->cuEventElapsedTime(&ms, start, stop);
+  api_->cuEventDestroy(start);
+  api_->cuEventDestroy(stop);
+  RETURN_IF_ERROR(status);
+  if (perKind)
+    RETURN_IF_ERROR(enqueue(step, perKind));
+  INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
+  return double(ms) / std::max(iterations, 1);
+}
+
+} // namespace infer::cuda

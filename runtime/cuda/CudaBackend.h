@@ -1,0 +1,85 @@
+//===- CudaBackend.h - runs an artifact's exec program on an NVIDIA GPU -*- C++ -*-===//
+//
+// create(): loads the driver and cuBLASLt (CudaApi.h), uploads the weight
+// section in one allocation and the constants, loads the artifact's cubin
+// (its PTX on GPUs the cubin is not for) and resolves every launch's kernel,
+// and allocates the arena once at the artifact's token bound. forward():
+// checks the inputs (ids against the vocabulary on the host), copies them
+// into their buffers, enqueues every launch on one stream (generated kernels
+// with the geometry the compiler recorded, cuBLASLt for GEMMs), and copies
+// the outputs back as float32. Every driver and cuBLASLt call is checked.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_CUDA_CUDABACKEND_H
+#define INFER_RUNTIME_CUDA_CUDABACKEND_H
+
+#include "runtime/artifact/ArtifactReader.h"
+#include "runtime/cuda/CudaApi.h"
+#include "runtime/exec/Backend.h"
+#include "runtime/exec/LaunchArgs.h"
+#include "runtime/exec/ProgramIO.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace infer::cuda {
+
+class GemmRunner;
+
+struct LoadReport {
+  std::string deviceName;
+  uint64_t weightBytes = 0, arenaBytes = 0;
+  bool usedPtx = false; ///< the cubin was not for this GPU; the driver JIT-compiled the PTX
+};
+
+/// Milliseconds of GPU time per launch kind (from events around each launch).
+using KindTimes = std::map<std::string, double>;
+
+class CudaBackend : public Backend {
+public:
+  /// `reader` must outlive the backend.
+  static StatusOr<std::unique_ptr<CudaBackend>> create(const artifact::ArtifactReader &reader);
+  ~CudaBackend() override;
+
+  StatusOr<std::vector<NamedArray>> forward(const std::vector<NamedArray> &inputs) override;
+
+  /// GPU milliseconds per forward over `inputs` (uploaded once), the mean of
+  /// `iterations` after `warmup` runs; with `perKind`, also one profiled run
+  /// split by launch kind.
+  StatusOr<double> timeForward(const std::vector<NamedArray> &inputs, int warmup, int iterations,
+                               KindTimes *perKind = nullptr);
+
+  const LoadReport &loadReport() const { return report_; }
+
+private:
+  explicit CudaBackend(const artifact::ArtifactReader &reader);
+  Status load();
+  /// Checks and uploads the inputs; returns the step's sizes.
+  StatusOr<exec::BoundInputs> upload(const std::vector<NamedArray> &inputs);
+  /// Enqueues every launch for a step of `batch` x `seq` tokens.
+  Status enqueue(const exec::BoundInputs &step, KindTimes *perKind = nullptr);
+  Status launch(int index, const exec::LaunchArgs &args);
+  exec::LaunchArgs resolve(int index, const exec::BoundInputs &step) const;
+  exec::View bufferView(uint32_t id, int64_t tokens) const;
+
+  const artifact::ArtifactReader &reader_;
+  const artifact::ExecProgram *program_ = nullptr;
+  const artifact::CudaModule *module_ = nullptr;
+  const CudaApi *api_ = nullptr;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUmodule cuModule_ = nullptr;
+  CUdeviceptr weights_ = 0, arena_ = 0;
+  std::vector<CUdeviceptr> constants_;
+  std::vector<exec::View> weightViews_, constantViews_;
+  std::vector<CUfunction> functions_; ///< per launch (null for cuBLASLt)
+  std::unique_ptr<GemmRunner> gemm_;
+  LoadReport report_;
+};
+
+} // namespace infer::cuda
+
+#endif // INFER_RUNTIME_CUDA_CUDABACKEND_H

@@ -1,0 +1,139 @@
+//===- GemmRunner.cpp - cuBLASLt matmul for exec GEMM launches ------------===//
+
+#include "runtime/cuda/GemmRunner.h"
+
+#include "runtime/artifact/ArtifactFormat.h"
+
+namespace infer::cuda {
+namespace art = artifact;
+namespace {
+
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+StatusOr<cudaDataType_t> dataType(art::ElementType type) {
+  switch (type) {
+  case art::ELEMENT_TYPE_F32:
+    return CUDA_R_32F;
+  case art::ELEMENT_TYPE_BF16:
+    return CUDA_R_16BF;
+  case art::ELEMENT_TYPE_F16:
+    return CUDA_R_16F;
+  default:
+    return unimplementedError(std::string("cuBLASLt GEMM of ") + art::elementTypeName(type));
+  }
+}
+
+CUdeviceptr address(const exec::View &view) { return reinterpret_cast<CUdeviceptr>(view.data); }
+
+} // namespace
+
+StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api) {
+  std::unique_ptr<GemmRunner> runner(new GemmRunner(api));
+  INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&runner->handle_));
+  INFER_CU_CHECK(api, api.cuMemAlloc(&runner->workspace_, kWorkspaceBytes));
+  return runner;
+}
+
+GemmRunner::~GemmRunner() {
+  for (auto &[key, plan] : plans_) {
+    api_.cublasLtMatrixLayoutDestroy(plan.a);
+    api_.cublasLtMatrixLayoutDestroy(plan.b);
+    api_.cublasLtMatrixLayoutDestroy(plan.c);
+    api_.cublasLtMatmulDescDestroy(plan.desc);
+  }
+  if (workspace_)
+    api_.cuMemFree(workspace_);
+  if (handle_)
+    api_.cublasLtDestroy(handle_);
+}
+
+StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
+  auto key = std::make_pair(args.index, args.tokens);
+  auto found = plans_.find(key);
+  if (found != plans_.end())
+    return &found->second;
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
+  ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
+  ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
+  bool transposed = args.boolAttr("transpose_weight", false);
+  const exec::View &out = args.outputs[0];
+  if (input->type != out.type || weight->type != out.type)
+    return args.error("needs input, weight and output of one type");
+  if (input->elements != args.tokens * k || out.elements != args.tokens * n ||
+      weight->elements != k * n)
+    return args.error("operand sizes do not match k = " + std::to_string(k) + ", n = " +
+                      std::to_string(n));
+  ASSIGN_OR_RETURN(cudaDataType_t type, dataType(out.type));
+
+  Plan plan;
+  plan.bias = args.operand("bias") != nullptr;
+  plan.residual = args.operand("residual") != nullptr;
+  INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t transA = transposed ? CUBLAS_OP_T : CUBLAS_OP_N, transB = CUBLAS_OP_N;
+  INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescSetAttribute(
+                               plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof(transA)));
+  INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescSetAttribute(
+                               plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &transB, sizeof(transB)));
+  if (plan.bias) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescSetAttribute(
+                                 plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                 sizeof(epilogue)));
+    const void *bias = args.operand("bias")->data;
+    INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescSetAttribute(
+                                 plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                 sizeof(bias)));
+  }
+  // Column-major view: D (n x T, ld n) = op(A) (n x k) * B (k x T, ld k).
+  uint64_t rows = static_cast<uint64_t>(args.tokens);
+  if (transposed)
+    INFER_CUBLAS_CHECK(api_, api_.cublasLtMatrixLayoutCreate(&plan.a, type, k, n, k));
+  else
+    INFER_CUBLAS_CHECK(api_, api_.cublasLtMatrixLayoutCreate(&plan.a, type, n, k, n));
+  INFER_CUBLAS_CHECK(api_, api_.cublasLtMatrixLayoutCreate(&plan.b, type, k, rows, k));
+  INFER_CUBLAS_CHECK(api_, api_.cublasLtMatrixLayoutCreate(&plan.c, type, n, rows, n));
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulPreferenceCreate(&preference));
+  size_t workspace = kWorkspaceBytes;
+  cublasStatus_t status = api_.cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found_count = 0;
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = api_.cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c,
+                                                 plan.c, preference, 1, &heuristic, &found_count);
+  api_.cublasLtMatmulPreferenceDestroy(preference);
+  if (status != CUBLAS_STATUS_SUCCESS || found_count == 0) {
+    api_.cublasLtMatrixLayoutDestroy(plan.a);
+    api_.cublasLtMatrixLayoutDestroy(plan.b);
+    api_.cublasLtMatrixLayoutDestroy(plan.c);
+    api_.cublasLtMatmulDescDestroy(plan.desc);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      return cublasError(api_, status, "cublasLtMatmulAlgoGetHeuristic");
+    return args.error("cuBLASLt has no algorithm for " + std::to_string(args.tokens) + " x " +
+                      std::to_string(k) + " x " + std::to_string(n));
+  }
+  plan.algo = heuristic.algo;
+  return &plans_.emplace(key, plan).first->second;
+}
+
+Status GemmRunner::run(const exec::LaunchArgs &args, CUstream stream) {
+  ASSIGN_OR_RETURN(Plan * plan, plan(args));
+  float alpha = 1.f, beta = plan->residual ? 1.f : 0.f;
+  const exec::View *residual = args.operand("residual");
+  CUdeviceptr d = address(args.outputs[0]);
+  CUdeviceptr c = residual ? address(*residual) : d;
+  INFER_CUBLAS_CHECK(
+      api_, api_.cublasLtMatmul(handle_, plan->desc, &alpha,
+                                args.operand("weight")->data, plan->a,
+                                args.operand("input")->data, plan->b, &beta,
+                                reinterpret_cast<const void *>(c), plan->c,
+                                reinterpret_cast<void *>(d), plan->c, &plan->algo,
+                                reinterpret_cast<void *>(workspace_), kWorkspaceBytes,
+                                reinterpret_cast<cudaStream_t>(stream)));
+  return okStatus();
+}
+
+} // namespace infer::cuda

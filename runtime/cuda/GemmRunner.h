@@ -1,0 +1,49 @@
+//===- GemmRunner.h - exec GEMM launches as cuBLASLt matmuls ----*- C++ -*-===//
+//
+// out[T, n] = input[T, k] x weight (+ bias) (+ residual), row-major, weight
+// [k, n] or [n, k] (transpose_weight). cuBLASLt is column-major, so this runs
+// out^T = op(W)^T-as-stored x input^T: A is the weight (m = n features), B the
+// input (n = T), C the residual (beta 1) and D the output; the bias is the
+// BIAS epilogue. bf16/f16 operands accumulate in fp32; f32 uses the plain
+// fp32 compute type (no TF32) so fp32 artifacts stay within 1e-3 of PyTorch.
+// The descriptors and the heuristic's algorithm are cached per (launch, T).
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_CUDA_GEMMRUNNER_H
+#define INFER_RUNTIME_CUDA_GEMMRUNNER_H
+
+#include "runtime/cuda/CudaApi.h"
+#include "runtime/exec/LaunchArgs.h"
+
+#include <map>
+#include <utility>
+
+namespace infer::cuda {
+
+class GemmRunner {
+public:
+  /// Allocates the workspace and the cuBLASLt handle.
+  static StatusOr<std::unique_ptr<GemmRunner>> create(const CudaApi &api);
+  ~GemmRunner();
+
+  Status run(const exec::LaunchArgs &args, CUstream stream);
+
+private:
+  struct Plan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    bool bias = false, residual = false;
+  };
+  explicit GemmRunner(const CudaApi &api) : api_(api) {}
+  StatusOr<Plan *> plan(const exec::LaunchArgs &args);
+
+  const CudaApi &api_;
+  cublasLtHandle_t handle_ = nullptr;
+  CUdeviceptr workspace_ = 0;
+  std::map<std::pair<int, int64_t>, Plan> plans_;
+};
+
+} // namespace infer::cuda
+
+#endif // INFER_RUNTIME_CUDA_GEMMRUNNER_H

@@ -1,0 +1,290 @@
+//===- KernelParamsPacking.cpp --------------------------------------------===//
+
+#include "runtime/cuda/KernelParamsPacking.h"
+
+#include "codegen/cuda/kernels/KernelParams.h"
+#include "runtime/artifact/ArtifactFormat.h"
+
+#include <cstring>
+
+namespace infer::cuda {
+namespace art = artifact;
+namespace k = kernels;
+namespace {
+
+template <typename Params> PackedParams pack(const Params &params) {
+  PackedParams packed;
+  packed.bytes.resize(sizeof(Params));
+  std::memcpy(packed.bytes.data(), &params, sizeof(Params));
+  return packed;
+}
+
+const char *offsetBy(const exec::View &view, int64_t elements) {
+  return static_cast<const char *>(view.data) +
+         elements * static_cast<int64_t>(art::elementSize(view.type));
+}
+
+StatusOr<PackedParams> embedding(const exec::LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const exec::View *table, args.required("table"));
+  ASSIGN_OR_RETURN(const exec::View *ids, args.required("ids"));
+  ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
+  if (ids->type != art::ELEMENT_TYPE_I64 || ids->elements != args.tokens)
+    return args.error("ids must be i64 with one id per token");
+  const exec::View *positions = args.operand("position_table");
+  k::EmbeddingParams p{};
+  p.ids = static_cast<const long long *>(ids->data);
+  p.table = table->data;
+  p.positionTable = positions ? positions->data : nullptr;
+  p.output = args.outputs[0].data;
+  p.tokens = args.tokens;
+  p.seq = args.seq;
+  p.hidden = hidden;
+  p.positionOffset = args.intAttr("position_offset", 0);
+  return pack(p);
+}
+
+StatusOr<PackedParams> rmsNorm(const exec::LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
+  ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
+  ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
+  const exec::View &out = args.outputs[0];
+  if (features <= 0 || out.elements % features != 0 || input->elements != out.elements ||
+      weight->elements != features)
+    return args.error("operands are not rows of features = " + std::to_string(features));
+  k::RmsNormParams p{};
+  p.input = input->data;
+  p.weight = weight->data;
+  p.output = out.data;
+  p.rows = out.elements / features;
+  p.features = features;
+  p.epsilon = float(epsilon);
+  p.weightOffset = float(args.floatAttr("weight_offset", 0.0));
+  return pack(p);
+}
+
+StatusOr<PackedParams> layerNorm(const exec::LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *scale, args.required("scale"));
+  ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
+  ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
+  const exec::View &out = args.outputs[0];
+  if (features <= 0 || out.elements % features != 0 || input->elements != out.elements ||
+      scale->elements != features)
+    return args.error("operands are not rows of features = " + std::to_string(features));
+  const exec::View *bias = args.operand("bias");
+  k::LayerNormParams p{};
+  p.input = input->data;
+  p.scale = scale->data;
+  p.bias = bias ? bias->data : nullptr;
+  p.output = out.data;
+  p.rows = out.elements / features;
+  p.features = features;
+  p.epsilon = float(epsilon);
+  return pack(p);
+}
+
+StatusOr<PackedParams> rotary(const exec::LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  const exec::View *invFreq = args.operand("inv_freq");
+  const exec::View *cosCache = args.operand("cos_cache");
+  const exec::View *sinCache = args.operand("sin_cache");
+  const exec::View *positions = args.operand("positions");
+  ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
+  ASSIGN_OR_RETURN(int64_t rotatedHeads, args.intAttr("rotated_heads"));
+  ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));
+  ASSIGN_OR_RETURN(int64_t rotaryDim, args.intAttr("rotary_dim"));
+  if (numHeads <= 0 || headDim <= 0 || rotatedHeads < 0 || rotatedHeads > numHeads ||
+      rotaryDim <= 0 || rotaryDim > headDim || rotaryDim % 2 != 0)
+    return args.error("has inconsistent head attributes");
+  if (bool(cosCache) != bool(sinCache) || bool(invFreq) == bool(cosCache))
+    return args.error("takes inv_freq or the cos and sin caches");
+  int64_t half = rotaryDim / 2;
+  if (input->elements != args.tokens * numHeads * headDim)
+    return args.error("input is not [tokens, num_heads * head_dim]");
+  if (invFreq && invFreq->elements != half)
+    return args.error("inv_freq is not rotary_dim / 2 long");
+  k::RotaryParams p{};
+  p.input = input->data;
+  p.output = args.outputs[0].data;
+  p.invFreq = invFreq ? invFreq->data : nullptr;
+  p.cosCache = cosCache ? cosCache->data : nullptr;
+  p.sinCache = sinCache ? sinCache->data : nullptr;
+  p.positions = positions ? static_cast<const long long *>(positions->data) : nullptr;
+  p.tokens = args.tokens;
+  p.seq = args.seq;
+  p.numHeads = numHeads;
+  p.rotatedHeads = rotatedHeads;
+  p.headDim = headDim;
+  p.rotaryDim = rotaryDim;
+  p.interleaved = args.boolAttr("interleaved", false) ? 1 : 0;
+  if (cosCache) {
+    if (sinCache->elements != cosCache->elements || cosCache->elements % half != 0)
+      return args.error("caches are not rows of rotary_dim / 2 = " + std::to_string(half));
+    p.cacheRows = cosCache->elements / half;
+    if (cosCache->isBuffer || cosCache->shape.size() == 3) {
+      int64_t cacheBatch = cosCache->elements / (args.seq * half);
+      if (cosCache->elements % (args.seq * half) != 0 ||
+          (cacheBatch != 1 && cacheBatch != args.batch) || positions)
+        return args.error("per-token caches must be [batch or 1, seq, rotary_dim / 2]");
+      p.perTokenCacheBatch = cacheBatch;
+    } else if (args.seq > p.cacheRows && !positions) {
+      return invalidArgumentError("position " + std::to_string(args.seq - 1) +
+                                  " is outside the rotary caches' " + std::to_string(p.cacheRows) +
+                                  " rows");
+    }
+  }
+  if (positions) {
+    if (positions->type != art::ELEMENT_TYPE_I64 ||
+        (positions->elements != args.seq && positions->elements != args.tokens))
+      return args.error("positions must be i64 [batch or 1, seq]");
+    p.positionBatch = positions->elements / args.seq;
+  }
+  return pack(p);
+}
+
+StatusOr<PackedParams> attention(const exec::LaunchArgs &args) {
+  std::vector<const exec::View *> inputs = args.all("input");
+  ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
+  ASSIGN_OR_RETURN(int64_t numKvHeads, args.intAttr("num_kv_heads"));
+  ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));
+  ASSIGN_OR_RETURN(double scale, args.floatAttr("scale"));
+  if (inputs.size() != 1 && inputs.size() != 3)
+    return args.error("takes a packed qkv operand or q, k and v");
+  if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || numHeads % numKvHeads != 0)
+    return args.error("has inconsistent head counts");
+  int64_t qFeatures = numHeads * headDim, kvFeatures = numKvHeads * headDim;
+  k::AttentionParams p{};
+  p.output = args.outputs[0].data;
+  p.batch = args.batch;
+  p.seq = args.seq;
+  p.numHeads = numHeads;
+  p.numKvHeads = numKvHeads;
+  p.headDim = headDim;
+  p.scale = float(scale);
+  p.softcap = float(args.floatAttr("softcap", 0.0));
+  p.causal = args.boolAttr("causal", false) ? 1 : 0;
+  if (inputs.size() == 1) {
+    int64_t packed = qFeatures + 2 * kvFeatures;
+    if (inputs[0]->elements != args.tokens * packed)
+      return args.error("packed qkv is not [tokens, (H + 2 KV) * D]");
+    p.q = inputs[0]->data;
+    p.k = offsetBy(*inputs[0], qFeatures);
+    p.v = offsetBy(*inputs[0], qFeatures + kvFeatures);
+    p.qRowStride = p.kRowStride = p.vRowStride = packed;
+    p.kvSeq = args.seq;
+  } else {
+    if (inputs[0]->elements != args.tokens * qFeatures ||
+        inputs[1]->elements % (args.batch * kvFeatures) != 0 ||
+        inputs[2]->elements != inputs[1]->elements)
+      return args.error("q, k, v are not [batch, seq, heads * head_dim]");
+    p.q = inputs[0]->data;
+    p.k = inputs[1]->data;
+    p.v = inputs[2]->data;
+    p.qRowStride = qFeatures;
+    p.kRowStride = p.vRowStride = kvFeatures;
+    p.kvSeq = inputs[1]->elements / (args.batch * kvFeatures);
+  }
+  if (p.kvSeq == 0 || (p.causal && p.kvSeq < p.seq))
+    return args.error("query 0 sees no key");
+  if (args.outputs[0].elements != args.tokens * qFeatures)
+    return args.error("output is not [tokens, num_heads * head_dim]");
+  return pack(p);
+}
+
+StatusOr<PackedParams> gatedActivation(const exec::LaunchArgs &args) {
+  std::vector<const exec::View *> inputs = args.all("input");
+  ASSIGN_OR_RETURN(std::string activation, args.stringAttr("activation"));
+  ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
+  k::GatedActivationParams p{};
+  if (activation == "silu")
+    p.activation = 0;
+  else if (activation == "gelu")
+    p.activation = 1;
+  else if (activation == "gelu_tanh")
+    p.activation = 2;
+  else
+    return unimplementedError("gated_activation: activation '" + activation +
+                              "' has no cuda kernel (silu, gelu, gelu_tanh)");
+  p.output = args.outputs[0].data;
+  p.tokens = args.tokens;
+  p.features = features;
+  if (inputs.size() == 1) {
+    if (inputs[0]->elements != args.tokens * 2 * features)
+      return args.error("packed gate_up is not [tokens, 2 * features]");
+    p.gate = inputs[0]->data;
+    p.up = offsetBy(*inputs[0], features);
+    p.gateRowStride = p.upRowStride = 2 * features;
+  } else if (inputs.size() == 2) {
+    if (inputs[0]->elements != args.tokens * features || inputs[1]->elements != args.tokens * features)
+      return args.error("gate and up are not [tokens, features]");
+    p.gate = inputs[0]->data;
+    p.up = inputs[1]->data;
+    p.gateRowStride = p.upRowStride = features;
+  } else {
+    return args.error("takes gate_up or gate and up");
+  }
+  return pack(p);
+}
+
+StatusOr<PackedParams> copy(const exec::LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(int64_t inFeatures, args.intAttr("in_features"));
+  ASSIGN_OR_RETURN(int64_t offset, args.intAttr("offset"));
+  ASSIGN_OR_RETURN(int64_t length, args.intAttr("length"));
+  const exec::View &out = args.outputs[0];
+  if (inFeatures <= 0 || length <= 0 || offset < 0 || offset + length > inFeatures ||
+      out.elements % length != 0 || input->elements != out.elements / length * inFeatures)
+    return args.error("copies elements outside its rows");
+  k::CopyParams p{};
+  p.input = input->data;
+  p.output = out.data;
+  p.rows = out.elements / length;
+  p.inFeatures = inFeatures;
+  p.offset = offset;
+  p.length = length;
+  p.elementBytes = static_cast<long long>(art::elementSize(out.type));
+  return pack(p);
+}
+
+StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
+  if (args.operands.size() > size_t(k::kMaxElementwiseOperands) ||
+      args.outputs.size() > size_t(k::kMaxElementwiseOperands))
+    return args.error("has more operands than a generated kernel takes");
+  k::ElementwiseParams p{};
+  for (size_t i = 0; i < args.operands.size(); ++i)
+    p.inputs[i] = args.operands[i].data;
+  for (size_t i = 0; i < args.outputs.size(); ++i)
+    p.outputs[i] = args.outputs[i].data;
+  p.batch = args.batch;
+  p.seq = args.seq;
+  p.tokens = args.tokens;
+  return pack(p);
+}
+
+} // namespace
+
+StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args) {
+  switch (args.launch->kind()) {
+  case art::Launch::EMBEDDING:
+    return embedding(args);
+  case art::Launch::RMS_NORM:
+    return rmsNorm(args);
+  case art::Launch::LAYER_NORM:
+    return layerNorm(args);
+  case art::Launch::ROTARY:
+    return rotary(args);
+  case art::Launch::ATTENTION:
+    return attention(args);
+  case art::Launch::GATED_ACTIVATION:
+    return gatedActivation(args);
+  case art::Launch::COPY:
+    return copy(args);
+  case art::Launch::ELEMENTWISE:
+    return elementwise(args);
+  default:
+    return args.error("has no kernel parameters");
+  }
+}
+
+} // namespace infer::cuda

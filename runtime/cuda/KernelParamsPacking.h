@@ -1,0 +1,25 @@
+//===- KernelParamsPacking.h - a launch's kernel argument struct -*- C++ -*-===//
+//
+// Fills the KernelParams.h struct of a launch's kernel family from its
+// resolved operands (device addresses), attributes and the step's sizes,
+// mirroring what the cpu kernels (runtime/cpu) derive from the same launch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_CUDA_KERNELPARAMSPACKING_H
+#define INFER_RUNTIME_CUDA_KERNELPARAMSPACKING_H
+
+#include "runtime/exec/LaunchArgs.h"
+
+#include <vector>
+
+namespace infer::cuda {
+
+struct PackedParams {
+  std::vector<unsigned char> bytes; ///< the struct, passed by value as the only argument
+};
+
+StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args);
+
+} // namespace infer::cuda
+
+#endif // INFER_RUNTIME_CUDA_KERNELPARAMSPACKING_H

@@ -1,0 +1,42 @@
+//===- ProgramIO.h - binding a forward's inputs and shaping its outputs ---===//
+//
+// The checks every backend makes before running the exec program (each input
+// named and known, [batch, seq] integer ids, T within the artifact's bound)
+// and the shape an output buffer is given back in.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_EXEC_PROGRAMIO_H
+#define INFER_RUNTIME_EXEC_PROGRAMIO_H
+
+#include "runtime/exec/Backend.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace infer::exec {
+
+struct BoundInputs {
+  int64_t batch = 0, seq = 0, tokens = 0;
+  /// By ExecProgram input index.
+  std::vector<const HostArray *> arrays;
+};
+
+StatusOr<BoundInputs> bindInputs(const artifact::ExecProgram &program,
+                                 const std::vector<NamedArray> &inputs);
+
+/// The ids of input `array` as int64 (it holds int64 or int32).
+std::vector<int64_t> tokenIds(const HostArray &array);
+
+/// The shape of output `name` holding `elements` values, from the model's
+/// output spec with its symbolic dims bound to batch and seq.
+std::vector<int64_t> outputShape(const artifact::ModelInfo &model, const std::string &name,
+                                 int64_t batch, int64_t seq, int64_t elements);
+
+/// `value` at T = tokens.
+inline int64_t affineAt(const artifact::Affine &value, int64_t tokens) {
+  return value.a() * tokens + value.b();
+}
+
+} // namespace infer::exec
+
+#endif // INFER_RUNTIME_EXEC_PROGRAMIO_H

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every GPU test (the ctest label `gpu`) with the tools in BIN_DIR, e.g.
+# the relocatable bundle's bin/ on the GPU machine, which has no build tree:
+#
+#   test/gpu/run-all.sh BIN_DIR MODELS_DIR [KERNEL_TEST_DIR]
+#
+# Each model is compiled once per dtype (--target cuda) and checked on both
+# golden inputs, then run under compute-sanitizer (memcheck, racecheck,
+# initcheck); the nvcc-built kernel tests in KERNEL_TEST_DIR run too. Prints
+# one line per check and a summary; exits 1 if any check failed.
+set -uo pipefail
+bin=$1; models=$2; kernels=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0; skip=0
+record() { case $1 in 0) pass=$((pass + 1));; 77) skip=$((skip + 1));; *) fail=$((fail + 1));; esac; }
+check() { python3 "$here/check_gpu.py" --infer-compile "$bin/infer-compile" --infer-run "$bin/infer-run" "$@"; record $?; }
+for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
+  base=$models/$model
+  [ -f "$base.onnx" ] || continue
+  for dtype in fp32 bf16; do
+    artifact=$tmp/$model.$dtype.infer
+    if ! "$bin/infer-compile" "$base.onnx" -o "$artifact" --target cuda --dtype $dtype > "$tmp/compile.log" 2>&1; then
+      echo "FAIL: compile $model $dtype"; cat "$tmp/compile.log"; fail=$((fail + 1)); continue
+    fi
+    for input in 0 1; do
+      check --model "$base.onnx" --input "$base.in$input.npy" --golden "$base.out$input.npy" \
+        --dtype $dtype --artifact "$artifact"
+    done
+  done
+  for tool in memcheck racecheck initcheck; do
+    check --model "$base.onnx" --input "$base.in0.npy" --golden "$base.out0.npy" --dtype bf16 \
+      --artifact "$tmp/$model.bf16.infer" --sanitizer $tool
+  done
+done
+if [ -n "$kernels" ]; then
+  for test in "$kernels"/row_kernels_test "$kernels"/attention_test; do
+    [ -x "$test" ] || continue
+    "$test"; rc=$?; record $rc
+    echo "kernel test $(basename "$test"): exit $rc"
+  done
+fi
+echo "gpu tests: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
