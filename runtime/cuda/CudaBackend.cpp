@@ -170,6 +170,9 @@ CudaBackend::~CudaBackend() {
   if (stream_)
     api_->cuStreamSynchronize(stream_);
   gemm_.reset();
+  for (CUdeviceptr staging : inputStaging_)
+    if (staging)
+      api_->cuMemFree(staging);
   for (CUdeviceptr constant : constants_)
     api_->cuMemFree(constant);
   if (arena_)
@@ -221,6 +224,8 @@ exec::LaunchArgs CudaBackend::resolve(int index, const exec::BoundInputs &step) 
 StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &inputs) {
   ASSIGN_OR_RETURN(exec::BoundInputs step, exec::bindInputs(*program_, inputs));
   INFER_CU_CHECK(*api_, api_->cuCtxSetCurrent(context_));
+  inputStaging_.resize(size_t(program_->inputs_size()), 0);
+  inputBytes_.resize(size_t(program_->inputs_size()), 0);
   for (int i = 0; i < program_->inputs_size(); ++i) {
     uint32_t buffer = program_->inputs(i).buffer();
     exec::View view = bufferView(buffer, step.tokens);
@@ -263,9 +268,16 @@ StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &i
                                       " learned positions");
       }
     }
-    INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
-                                                  ids.data(), sizeof(int64_t) * ids.size(),
-                                                  stream_));
+    size_t bytes = sizeof(int64_t) * ids.size();
+    if (inputBytes_[size_t(i)] < bytes) {
+      if (inputStaging_[size_t(i)])
+        INFER_CU_CHECK(*api_, api_->cuMemFree(inputStaging_[size_t(i)]));
+      inputStaging_[size_t(i)] = 0;
+      INFER_CU_CHECK(*api_, api_->cuMemAlloc(&inputStaging_[size_t(i)], bytes));
+      inputBytes_[size_t(i)] = bytes;
+    }
+    INFER_CU_CHECK(*api_,
+                   api_->cuMemcpyHtoDAsync(inputStaging_[size_t(i)], ids.data(), bytes, stream_));
     // ids is a local: the copy must finish before it goes away.
     INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
   }
@@ -307,6 +319,14 @@ Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&after, CU_EVENT_DEFAULT));
   }
   Status status = okStatus();
+  for (int i = 0; i < program_->inputs_size() && status.ok(); ++i) {
+    exec::View view = bufferView(program_->inputs(i).buffer(), step.tokens);
+    CUresult copied = api_->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
+                                              inputStaging_[size_t(i)],
+                                              sizeof(int64_t) * size_t(step.tokens), stream_);
+    if (copied != CUDA_SUCCESS)
+      status = driverError(*api_, copied, "cuMemcpyDtoDAsync (inputs)");
+  }
   for (int i = 0; i < program_->launches_size() && status.ok(); ++i) {
     exec::LaunchArgs args = resolve(i, step);
     if (perKind)

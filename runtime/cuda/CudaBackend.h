@@ -76,6 +76,10 @@ private:
   std::vector<CUdeviceptr> constants_;
   std::vector<exec::View> weightViews_, constantViews_;
   std::vector<CUfunction> functions_; ///< per launch (null for cuBLASLt)
+  /// The last uploaded ids per program input: the planner reuses an input's
+  /// arena slot once it is read, so every enqueue copies them in again.
+  std::vector<CUdeviceptr> inputStaging_;
+  std::vector<size_t> inputBytes_;
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };
