@@ -14,5 +14,8 @@ config.test_exec_root = os.path.join(config.infer_obj_root, "test")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.infer_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["infer-opt", "infer-compile"], tool_dirs)
+llvm_config.add_tool_substitutions(["infer-opt", "infer-compile", "infer-run"], tool_dirs)
+# Built with the CUDA toolkit: infer-compile generates GPU code (NVRTC).
+if config.infer_have_cuda:
+    config.available_features.add("cuda-codegen")
 config.substitutions.append(("%shared_models", config.shared_models_dir))

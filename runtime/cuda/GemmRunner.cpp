@@ -4,11 +4,16 @@
 
 #include "runtime/artifact/ArtifactFormat.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace infer::cuda {
 namespace art = artifact;
 namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
+constexpr int kTuneCandidates = 8;
+constexpr int kTuneRepeats = 5;
 
 StatusOr<cudaDataType_t> dataType(art::ElementType type) {
   switch (type) {
@@ -99,11 +104,14 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
   size_t workspace = kWorkspaceBytes;
   cublasStatus_t status = api_.cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-  cublasLtMatmulHeuristicResult_t heuristic{};
+  const char *tuneVariable = std::getenv("INFER_GEMM_TUNE");
+  bool tuning = !(tuneVariable && std::string(tuneVariable) == "0");
+  cublasLtMatmulHeuristicResult_t heuristics[kTuneCandidates] = {};
   int found_count = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
     status = api_.cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c,
-                                                 plan.c, preference, 1, &heuristic, &found_count);
+                                                 plan.c, preference, tuning ? kTuneCandidates : 1,
+                                                 heuristics, &found_count);
   api_.cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || found_count == 0) {
     api_.cublasLtMatrixLayoutDestroy(plan.a);
@@ -115,25 +123,69 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
     return args.error("cuBLASLt has no algorithm for " + std::to_string(args.tokens) + " x " +
                       std::to_string(k) + " x " + std::to_string(n));
   }
-  plan.algo = heuristic.algo;
+  plan.algo = heuristics[0].algo;
+  for (int i = 0; i < found_count; ++i)
+    if (heuristics[i].state == CUBLAS_STATUS_SUCCESS)
+      plan.candidates.push_back(heuristics[i].algo);
+  if (plan.candidates.size() < 2)
+    plan.candidates.clear();
   return &plans_.emplace(key, plan).first->second;
 }
 
-Status GemmRunner::run(const exec::LaunchArgs &args, CUstream stream) {
-  ASSIGN_OR_RETURN(Plan * plan, plan(args));
-  float alpha = 1.f, beta = plan->residual ? 1.f : 0.f;
+Status GemmRunner::matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo,
+                          const exec::LaunchArgs &args, CUstream stream) {
+  float alpha = 1.f, beta = plan.residual ? 1.f : 0.f;
   const exec::View *residual = args.operand("residual");
   CUdeviceptr d = address(args.outputs[0]);
   CUdeviceptr c = residual ? address(*residual) : d;
   INFER_CUBLAS_CHECK(
-      api_, api_.cublasLtMatmul(handle_, plan->desc, &alpha,
-                                args.operand("weight")->data, plan->a,
-                                args.operand("input")->data, plan->b, &beta,
-                                reinterpret_cast<const void *>(c), plan->c,
-                                reinterpret_cast<void *>(d), plan->c, &plan->algo,
+      api_, api_.cublasLtMatmul(handle_, plan.desc, &alpha, args.operand("weight")->data, plan.a,
+                                args.operand("input")->data, plan.b, &beta,
+                                reinterpret_cast<const void *>(c), plan.c,
+                                reinterpret_cast<void *>(d), plan.c, &algo,
                                 reinterpret_cast<void *>(workspace_), kWorkspaceBytes,
                                 reinterpret_cast<cudaStream_t>(stream)));
   return okStatus();
+}
+
+Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream stream) {
+  // Each candidate writes the launch's output from its inputs (and residual,
+  // which the output never aliases), so timing on the real operands is safe:
+  // the launch itself runs after with the winner.
+  CUevent start = nullptr, stop = nullptr;
+  INFER_CU_CHECK(api_, api_.cuEventCreate(&start, CU_EVENT_DEFAULT));
+  INFER_CU_CHECK(api_, api_.cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  float best = 0;
+  Status status = okStatus();
+  for (const cublasLtMatmulAlgo_t &algo : plan.candidates) {
+    status = matmul(plan, algo, args, stream); // warm up (and check it runs)
+    if (!status.ok()) {
+      status = okStatus(); // a candidate that fails is skipped
+      continue;
+    }
+    api_.cuEventRecord(start, stream);
+    for (int i = 0; i < kTuneRepeats && status.ok(); ++i)
+      status = matmul(plan, algo, args, stream);
+    api_.cuEventRecord(stop, stream);
+    api_.cuEventSynchronize(stop);
+    float ms = 0;
+    api_.cuEventElapsedTime(&ms, start, stop);
+    if (status.ok() && (best == 0 || ms < best)) {
+      best = ms;
+      plan.algo = algo;
+    }
+  }
+  api_.cuEventDestroy(start);
+  api_.cuEventDestroy(stop);
+  plan.candidates.clear();
+  return status;
+}
+
+Status GemmRunner::run(const exec::LaunchArgs &args, CUstream stream) {
+  ASSIGN_OR_RETURN(Plan * plan, plan(args));
+  if (!plan->candidates.empty())
+    RETURN_IF_ERROR(tune(*plan, args, stream));
+  return matmul(*plan, plan->algo, args, stream);
 }
 
 } // namespace infer::cuda

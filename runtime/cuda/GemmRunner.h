@@ -6,7 +6,10 @@
 // input (n = T), C the residual (beta 1) and D the output; the bias is the
 // BIAS epilogue. bf16/f16 operands accumulate in fp32; f32 uses the plain
 // fp32 compute type (no TF32) so fp32 artifacts stay within 1e-3 of PyTorch.
-// The descriptors and the heuristic's algorithm are cached per (launch, T).
+// The descriptors and the algorithm are cached per (launch, T). The algorithm
+// is tuned on first use: the heuristic's top candidates (up to 8) are each
+// timed on the launch's own operands and the fastest is kept
+// (INFER_GEMM_TUNE=0: take the heuristic's first).
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CUDA_GEMMRUNNER_H
@@ -16,6 +19,7 @@
 #include "runtime/exec/LaunchArgs.h"
 
 #include <map>
+#include <vector>
 #include <utility>
 
 namespace infer::cuda {
@@ -33,10 +37,16 @@ private:
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
+    /// The heuristic's candidates, timed on the first run (then one is kept).
+    std::vector<cublasLtMatmulAlgo_t> candidates;
     bool bias = false, residual = false;
   };
   explicit GemmRunner(const CudaApi &api) : api_(api) {}
   StatusOr<Plan *> plan(const exec::LaunchArgs &args);
+  Status matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo, const exec::LaunchArgs &args,
+                CUstream stream);
+  /// Times every candidate on the launch's own operands and keeps the fastest.
+  Status tune(Plan &plan, const exec::LaunchArgs &args, CUstream stream);
 
   const CudaApi &api_;
   cublasLtHandle_t handle_ = nullptr;
