@@ -75,6 +75,30 @@ Status checkConstant(const std::string &what, const Constant &constant) {
   return okStatus();
 }
 
+/// Checks the GPU code against the program: one record per launch, a kernel
+/// name for every kernel launch, a grid of at most three dimensions, code.
+Status checkCudaModule(const CudaModule &module, const ExecProgram &program) {
+  const std::string prefix = "GPU code: ";
+  if (module.cubin().empty() && module.ptx().empty())
+    return dataLossError(prefix + "no cubin and no PTX");
+  if (module.launches_size() != program.launches_size())
+    return dataLossError(prefix + num(module.launches_size()) + " launch records for " +
+                         num(program.launches_size()) + " launches");
+  for (int i = 0; i < module.launches_size(); ++i) {
+    const CudaLaunch &launch = module.launches(i);
+    std::string what = prefix + "launch " + num(i);
+    if (launch.runner() == CudaLaunch::KERNEL &&
+        (launch.function().empty() || launch.grid_size() == 0 || launch.grid_size() > 3 ||
+         launch.block_x() == 0 || launch.block_x() > 1024))
+      return dataLossError(what + " has no kernel name, grid or block");
+    if (launch.runner() == CudaLaunch::CUBLASLT && program.launches(i).kind() != Launch::GEMM)
+      return dataLossError(what + " runs cuBLASLt for a launch that is not a GEMM");
+    if (launch.runner() == CudaLaunch::RUNNER_UNSPECIFIED)
+      return dataLossError(what + " has no runner");
+  }
+  return okStatus();
+}
+
 /// Checks the exec program's structure: every id in range, every buffer
 /// inside the arena at the bound, constants sized by their shape and type.
 Status checkExecProgram(const ExecProgram &program, int numWeights) {
@@ -224,6 +248,8 @@ Status ArtifactReader::verify(Options options) {
   }
   if (manifest_.has_exec())
     RETURN_IF_ERROR(checkExecProgram(manifest_.exec(), manifest_.weights_size()));
+  if (manifest_.has_cuda())
+    RETURN_IF_ERROR(checkCudaModule(manifest_.cuda(), manifest_.exec()));
   return okStatus();
 }
 

@@ -49,6 +49,12 @@ expect weight-past-eof "lies outside the weight section"
 expect bad-manifest "is not a valid protobuf Manifest"
 expect exec-buffer-past-arena "exec program: buffer 0 lies outside the arena (18874368 bytes at 8192 tokens)"
 expect exec-bad-weight "launch 0 operand 'table' refers to no buffer, weight or constant of the artifact"
+# A cuda artifact (infer-compile built with the CUDA toolkit): its GPU code must match the program.
+if grep -q "^cuda: sm_" <<<"$info"; then
+  "$corrupt" "$work/good.infer" "$work/cuda-launch-records.infer" cuda-launch-records ||
+    { echo "FAIL: corrupt-artifact cuda-launch-records"; exit 1; }
+  expect cuda-launch-records "GPU code: 20 launch records for 21 launches"
+fi
 : >"$work/empty.infer"
 expect empty "truncated: the file is empty"
 expect missing "cannot open '$work/missing.infer': No such file or directory"

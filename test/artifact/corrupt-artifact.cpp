@@ -15,6 +15,7 @@
 //   bad-manifest       garbage manifest bytes (checksums fixed up)
 //   exec-buffer-past-arena  exec buffer 0 moved past the arena's end (checksums fixed up)
 //   exec-bad-weight    the exec program's first weight reference out of range (checksums fixed up)
+//   cuda-launch-records  the GPU code's last launch record dropped (checksums fixed up)
 //
 // Mutations that fix up checksums test the checks behind them.
 //
@@ -76,7 +77,8 @@ int main(int argc, char **argv) {
     header.manifestSize = bytes.size();
     encodeHeader(header, bytes.data());
   } else if (mutation == "weight-past-eof" || mutation == "bad-manifest" ||
-             mutation == "exec-buffer-past-arena" || mutation == "exec-bad-weight") {
+             mutation == "exec-buffer-past-arena" || mutation == "exec-bad-weight" ||
+             mutation == "cuda-launch-records") {
     std::string manifestBytes;
     if (mutation == "bad-manifest") {
       manifestBytes.assign(header.manifestSize, '\xff');
@@ -84,7 +86,9 @@ int main(int argc, char **argv) {
       Manifest manifest;
       manifest.ParseFromArray(bytes.data() + header.manifestOffset,
                               static_cast<int>(header.manifestSize));
-      if (mutation == "weight-past-eof") {
+      if (mutation == "cuda-launch-records") {
+        manifest.mutable_cuda()->mutable_launches()->RemoveLast();
+      } else if (mutation == "weight-past-eof") {
         manifest.mutable_weights(0)->set_offset(header.weightsSize + kWeightAlignment);
       } else if (mutation == "exec-buffer-past-arena") {
         ExecProgram *exec = manifest.mutable_exec();

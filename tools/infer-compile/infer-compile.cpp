@@ -44,7 +44,11 @@ struct Options {
   std::string model;
   std::string emit;
   std::string outputPath;
+#ifdef INFER_HAVE_CUDA
   std::string target = "cuda";
+#else
+  std::string target = "cpu"; // no NVRTC in this build
+#endif
   std::string dtype;
   int64_t maxBatchTokens = 8192;
   int64_t maxSeqLen = 4096;
