@@ -47,18 +47,23 @@ StatusOr<const CudaApi *> loadCudaApi();
 Status driverError(const CudaApi &api, CUresult result, const char *what);
 Status cublasError(const CudaApi &api, cublasStatus_t status, const char *what);
 
+#define INFER_CUDA_STRINGIZE_(x) #x
+#define INFER_CUDA_STRINGIZE(x) INFER_CUDA_STRINGIZE_(x)
+/// `call` and where it is, for the error message.
+#define INFER_CUDA_WHERE(call) #call " at " __FILE__ ":" INFER_CUDA_STRINGIZE(__LINE__)
+
 #define INFER_CU_CHECK(api, call)                                                                 \
   do {                                                                                            \
     CUresult infer_result_ = (call);                                                              \
     if (infer_result_ != CUDA_SUCCESS)                                                            \
-      return ::infer::cuda::driverError(api, infer_result_, #call);                               \
+      return ::infer::cuda::driverError(api, infer_result_, INFER_CUDA_WHERE(call));              \
   } while (0)
 
 #define INFER_CUBLAS_CHECK(api, call)                                                             \
   do {                                                                                            \
     cublasStatus_t infer_status_ = (call);                                                        \
     if (infer_status_ != CUBLAS_STATUS_SUCCESS)                                                   \
-      return ::infer::cuda::cublasError(api, infer_status_, #call);                               \
+      return ::infer::cuda::cublasError(api, infer_status_, INFER_CUDA_WHERE(call));              \
   } while (0)
 
 } // namespace infer::cuda

@@ -1,29 +1,35 @@
 //===- Attention.cuh - flash attention over whole sequences ---------------===//
 //
-// infer_attention<T>: one block owns kAttentionBlockQ = 64 queries of one
-// (batch, head) and walks the key tiles they can see once, keeping a running
-// max and sum per query in fp32 (FlashAttention-2). bf16/half with
-// headDim % 16 == 0 (<= 256) run on tensor cores (mma.sync m16n8k16, fp32
-// accumulators, operands from shared memory by ldmatrix); everything else runs
-// on CUDA cores with the same structure. Shared memory: AttentionGeometry.h.
+// infer_attention<T>: one block owns kAttentionBlockQ queries of one
+// (batch, head), 16 per warp, and walks the key tiles they can see once,
+// keeping a running max and sum per query in fp32 (FlashAttention-2).
+// bf16/half with headDim % 16 == 0 (<= 256) run on tensor cores (mma.sync
+// m16n8k16, fp32 accumulators, operands from shared memory by ldmatrix);
+// everything else runs on CUDA cores with the same structure, 64 queries per
+// group of 128 threads. Shared memory: AttentionGeometry.h.
 //
 //              key tile 0   key tile 1   ...  key tile n-1        (64 keys each)
 //   warp 0   [ S = Q K^T  | S          |     | masked       ]  q0 +  0 .. 15
 //   warp 1   [            |            |     |   \ partial  ]  q0 + 16 .. 31
-//   warp 2   [            |            |     |     \        ]  q0 + 32 .. 47
-//   warp 3   [            |            |     |       \      ]  q0 + 48 .. 63
+//   ...      [            |            |     |     \        ]
+//   warp w   [            |            |     |       \      ]  q0 + 16w .. 16w + 15
 //
 // Causal: query i sees keys j <= i + kvSeq - seq, so tiles past the block's
 // last query are never loaded and 16-key groups past a warp's last query are
-// skipped; the rest is masked per element. Blocks are taken in reverse query
-// order so the longest (last) query tiles start first.
+// skipped; the rest is masked per element, and only steps that cross a row's
+// last key (or the end of the keys) pay for the mask. Blocks are taken
+// longest first over the whole grid: the linear block index walks every
+// (head, batch) of the last query tile, then of the one before, and so on,
+// so short blocks fill the tail.
 //
 // Tensor cores, per key tile and warp: S (16 x 64) = Q K^T stays in the mma
 // accumulators; the four lanes of a quad share a row (PTX fragment layout),
-// so max and sum need two shuffles; P = exp2(S - max) is repacked as T into
-// the A operand of O += P V without going through shared memory; O (16 x C)
-// lives in registers and is rescaled by exp2(oldMax - newMax) per row. The
-// next K/V tile is copied (cp.async) while this one is computed.
+// so max and sum need two shuffles; the scale (times log2 e) is folded into
+// the exponent, P = exp2(scale S - scale max) is repacked as T into the A
+// operand of O += P V without going through shared memory; O (16 x C) lives
+// in registers and is rescaled by exp2(oldMax - newMax) per row. The next
+// K/V tile is copied (cp.async) while this one is computed; one barrier per
+// tile both publishes the tile and frees the stage the next copy overwrites.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
@@ -36,9 +42,14 @@ namespace infer {
 namespace kernels {
 namespace attention_detail {
 
-// Four warps of 16 query rows each; Q and K/V tiles have the same 64 rows.
-static_assert(kAttentionBlockQ == 64 && kAttentionBlockK == 64 && kAttentionThreads == 128,
-              "the attention kernels assume 64-row tiles and four warps");
+constexpr int kWarps = kAttentionThreads / 32;
+// 16 query rows per warp; K/V tiles of 64 keys; groups of 128 threads on
+// the CUDA-core path.
+static_assert(kAttentionBlockQ == 16 * kWarps && kAttentionBlockK == 64 &&
+                  kAttentionThreads % kAttentionSimtThreads == 0 &&
+                  kAttentionThreads <= 2 * kAttentionSimtThreads &&
+                  kAttentionBlockQ % kAttentionSimtRows == 0,
+              "the attention kernels assume 16 query rows per warp and 64-key tiles");
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
@@ -47,18 +58,43 @@ __device__ __forceinline__ float negativeInfinity() { return -__int_as_float(0x7
 
 /// Score of a dot product in the log2 domain (log2(e) * score), so that exp2
 /// gives the softmax weights: dot * scale, or softcap * tanh(dot * scale / softcap).
+/// The tensor-core path keeps raw dots and folds `factor` into the exponent
+/// unless `prescale` (softcap, or a scale that does not preserve order).
 struct ScoreMap {
-  float scaleLog2, scaleOverCap, capLog2;
-  int capped;
+  float scaleLog2, scaleOverCap, capLog2, factor;
+  int capped, prescale;
 
   __device__ __forceinline__ explicit ScoreMap(const AttentionParams &p)
       : scaleLog2(p.scale * kLog2e), scaleOverCap(p.softcap > 0.f ? p.scale / p.softcap : 0.f),
-        capLog2(p.softcap * kLog2e), capped(p.softcap > 0.f) {}
+        capLog2(p.softcap * kLog2e), factor(1.f), capped(p.softcap > 0.f), prescale(1) {
+    prescale = capped || !(scaleLog2 > 0.f);
+    factor = prescale ? 1.f : scaleLog2;
+  }
 
   __device__ __forceinline__ float operator()(float dot) const {
     return capped ? capLog2 * tanhf(dot * scaleOverCap) : dot * scaleLog2;
   }
 };
+
+/// Queries [q0, q0 + kAttentionBlockQ) of one (batch, head). The linear block
+/// index runs over (head, batch) fastest and over query tiles from the last
+/// (longest under a causal mask) to the first.
+struct BlockTask {
+  int q0;
+  long long head, batch;
+};
+
+__device__ __forceinline__ BlockTask blockTask() {
+  const unsigned lanes = gridDim.y * gridDim.z;
+  const unsigned linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  const unsigned step = linear / lanes, rest = linear - step * lanes;
+  const unsigned batch = rest / gridDim.y;
+  BlockTask task;
+  task.q0 = int(gridDim.x - 1 - step) * kAttentionBlockQ;
+  task.batch = batch;
+  task.head = rest - batch * gridDim.y;
+  return task;
+}
 
 /// Last key query `query` may see (keys [0, result]); -1 when none, or when
 /// the query is past the sequence (padding rows of the last tile).
@@ -71,9 +107,9 @@ __device__ __forceinline__ int lastVisibleKey(int query, int seq, int kvSeq, int
   return last < kvSeq - 1 ? last : kvSeq - 1;
 }
 
-/// Keys [0, result) that any query of [q0, q0 + 64) may see.
-__device__ __forceinline__ int blockKeyEnd(int q0, int seq, int kvSeq, int causal) {
-  int lastQuery = min(q0 + kAttentionBlockQ, seq) - 1;
+/// Keys [0, result) that any query of [q0, q0 + rows) may see.
+__device__ __forceinline__ int blockKeyEnd(int q0, int rows, int seq, int kvSeq, int causal) {
+  int lastQuery = min(q0 + rows, seq) - 1;
   int end = causal ? min(kvSeq, lastQuery + (kvSeq - seq) + 1) : kvSeq;
   return end > 0 ? end : 0;
 }
@@ -114,8 +150,16 @@ __device__ __forceinline__ unsigned short bitsOf(__nv_bfloat16 x) {
 __device__ __forceinline__ unsigned short bitsOf(__half x) { return __half_as_ushort(x); }
 
 /// Two floats rounded to T, the first in the low half (the lower address).
-template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi) {
-  return unsigned(bitsOf(fromFloat<T>(lo))) | (unsigned(bitsOf(fromFloat<T>(hi))) << 16);
+template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi);
+template <> __device__ __forceinline__ unsigned packPair<__nv_bfloat16>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+template <> __device__ __forceinline__ unsigned packPair<__half>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
 }
 
 /// Stores two consecutive elements; `paired`: dst is 4-byte aligned.
@@ -129,9 +173,9 @@ __device__ __forceinline__ void storePair(T *dst, float x, float y, bool paired)
   }
 }
 
-/// This thread's 16-byte pieces of a 64-row tile of `cols` (multiple of 8)
-/// 16-bit columns: pieces threadIdx.x, + kAttentionThreads, ... in row-major
-/// order, walked without divisions.
+/// This thread's 16-byte pieces of a tile of `cols` (multiple of 8) 16-bit
+/// columns: pieces threadIdx.x, + kAttentionThreads, ... in row-major order,
+/// walked without divisions.
 struct TileWalk {
   int pieces, row, piece, rowStep, pieceStep;
   __device__ __forceinline__ explicit TileWalk(int cols)
@@ -139,17 +183,17 @@ struct TileWalk {
         rowStep(kAttentionThreads / pieces), pieceStep(kAttentionThreads - rowStep * pieces) {}
 };
 
-/// Copies rows [row0, row0 + 64) x columns [col0, col0 + cols) of one head
+/// Copies rows [row0, row0 + kRows) x columns [col0, col0 + cols) of one head
 /// (element (r, c) at src[r * rowStride + c], 16-bit T) into the shared tile
 /// at address `tile` with rows of rowBytes. Rows at or past rowEnd become
 /// zero: their weight is zero, and zero times uninitialized memory could be
 /// NaN. `async` requires 16-byte aligned rows.
-template <typename T>
+template <int kRows, typename T>
 __device__ __forceinline__ void loadTile(unsigned tile, int rowBytes, const T *src,
                                          long long rowStride, int row0, int rowEnd, int col0,
                                          const TileWalk &walk, bool async) {
   int r = walk.row, piece = walk.piece;
-  while (r < kAttentionBlockK) {
+  while (r < kRows) {
     unsigned dst = tile + unsigned(r * rowBytes + piece * 16);
     int row = row0 + r;
     if (row >= rowEnd) {
@@ -222,51 +266,30 @@ __device__ __forceinline__ float fastExp2(float x) {
   return y;
 }
 
-/// Scores of the fragment in place: log2-domain scores, -inf where masked
-/// (only when `mask`). Element i of n-tile n is key key0 + 8n + 2t + (i & 1)
-/// of row A (i < 2) or row B; lastKeyA/B already have 2t subtracted.
-template <int kTiles>
-__device__ __forceinline__ void maskedScores(float (&s)[kTiles][4], const ScoreMap &scoreOf,
-                                             bool mask, int key0, int lastKeyA, int lastKeyB) {
-  if (scoreOf.capped) {
-#pragma unroll
-    for (int n = 0; n < kTiles; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        s[n][i] = scoreOf.capLog2 * tanhf(s[n][i] * scoreOf.scaleOverCap);
-  } else {
-#pragma unroll
-    for (int n = 0; n < kTiles; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        s[n][i] *= scoreOf.scaleLog2;
-  }
-  if (mask) {
-#pragma unroll
-    for (int n = 0; n < kTiles; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (key0 + 8 * n + (i & 1) > (i < 2 ? lastKeyA : lastKeyB))
-          s[n][i] = negativeInfinity();
-  }
-}
+/// Compile-time flag for the generic lambdas below.
+template <bool kValue> struct Flag {
+  static constexpr bool value = kValue;
+};
 
 /// Tensor-core path (mma.sync m16n8k16, fp32 accumulators). Warp w owns query
 /// rows q0 + 16w .. q0 + 16w + 15; lane holds rows A = g and B = g + 8 of
 /// them. kOutTiles: 8-column output tiles per lane (8: D <= 64, Q kept in
 /// registers, 64-key softmax steps; 16: 128 columns per pass, Q read from
-/// shared memory, 32-key steps to bound registers).
-template <typename T, int kOutTiles>
-__device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, unsigned char *smem) {
+/// shared memory, 32-key steps to bound registers). kFixedD: the head size
+/// when known at compile time (0: p.headDim).
+template <typename T, int kOutTiles, int kFixedD>
+__device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, unsigned char *smem,
+                                                    const BlockTask &task) {
   constexpr bool kQInRegisters = kOutTiles == 8;
   constexpr int kStepKeys = kOutTiles == 8 ? 64 : 32;
   constexpr int kStepTiles = kStepKeys / 8; // 8-key score tiles per step
 
-  const int D = int(p.headDim), seq = int(p.seq), kvSeq = int(p.kvSeq), causal = p.causal;
+  const int D = kFixedD ? kFixedD : int(p.headDim);
+  const int seq = int(p.seq), kvSeq = int(p.kvSeq), causal = p.causal;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
-  const int q0 = int(gridDim.x - 1 - blockIdx.x) * kAttentionBlockQ;
-  const long long head = blockIdx.y, batch = blockIdx.z;
+  const int q0 = task.q0;
+  const long long head = task.head, batch = task.batch;
   const long long kvHead = head / (p.numHeads / p.numKvHeads);
   const T *qHead = static_cast<const T *>(p.q) + batch * p.seq * p.qRowStride + head * D;
   const T *kHead = static_cast<const T *>(p.k) + batch * p.kvSeq * p.kRowStride + kvHead * D;
@@ -282,6 +305,7 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
        15) == 0 &&
       ((p.qRowStride | p.kRowStride | p.vRowStride) & 7) == 0;
   const ScoreMap scoreOf(p);
+  const float factor = scoreOf.factor;
 
   // Shared memory by 32-bit address, rows in bytes.
   const int kRowBytes = attentionKStride(D) * 2, vRowBytes = attentionVStride(D) * 2;
@@ -300,7 +324,9 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
   const unsigned vLane =
       vOffset + unsigned(((((lane >> 3) & 1) << 3) + (lane & 7)) * vRowBytes + (lane >> 4) * 16);
 
-  const int tiles = (blockKeyEnd(q0, seq, kvSeq, causal) + kAttentionBlockK - 1) / kAttentionBlockK;
+  const int tiles =
+      (blockKeyEnd(q0, kAttentionBlockQ, seq, kvSeq, causal) + kAttentionBlockK - 1) /
+      kAttentionBlockK;
   const int warpFirst = q0 + warp * 16;
   const bool warpActive = warpFirst < seq;
   // Last key any row of this warp sees; 16-key groups past it are skipped
@@ -314,7 +340,7 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
   const int featureSteps = D >> 4;
 
   const TileWalk kWalk(D);
-  loadTile(qBase, kRowBytes, qHead, p.qRowStride, q0, seq, 0, kWalk, aligned);
+  loadTile<kAttentionBlockQ>(qBase, kRowBytes, qHead, p.qRowStride, q0, seq, 0, kWalk, aligned);
   commitAsync();
 
   for (int col0 = 0; col0 < D; col0 += kAttentionMaxPassColumns) {
@@ -323,48 +349,51 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
     auto issueTile = [&](int tile, int stage) {
       unsigned kTile = kvBase + unsigned(stage) * stageBytes;
       int key0 = tile * kAttentionBlockK;
-      loadTile(kTile, kRowBytes, kHead, p.kRowStride, key0, kvSeq, 0, kWalk, aligned);
-      loadTile(kTile + vOffset, vRowBytes, vHead, p.vRowStride, key0, kvSeq, col0, vWalk, aligned);
+      loadTile<kAttentionBlockK>(kTile, kRowBytes, kHead, p.kRowStride, key0, kvSeq, 0, kWalk,
+                                 aligned);
+      loadTile<kAttentionBlockK>(kTile + vOffset, vRowBytes, vHead, p.vRowStride, key0, kvSeq,
+                                 col0, vWalk, aligned);
       commitAsync();
     };
+    if (col0 > 0)
+      __syncthreads(); // every warp is done with the last tile of the previous pass
     if (tiles > 0)
       issueTile(0, 0);
-    waitAsync<0>();
-    __syncthreads(); // Q (first pass) and key tile 0 are in shared memory
 
     unsigned qFrag[4][4];
-    if (kQInRegisters) {
-#pragma unroll
-      for (int ks = 0; ks < 4; ++ks)
-        if (ks < featureSteps)
-          loadMatrices(qFrag[ks], qLane + ks * 32);
-    }
     float out[kOutTiles][4];
 #pragma unroll
     for (int j = 0; j < kOutTiles; ++j)
       out[j][0] = out[j][1] = out[j][2] = out[j][3] = 0.f;
-    // Running max (log2 domain) of rows A and B, and this lane's share of
+    // Running max (raw dot units) of rows A and B, and this lane's share of
     // their sums (its columns only; the quad adds them up at the end).
     float maxA = negativeInfinity(), maxB = negativeInfinity(), sumA = 0.f, sumB = 0.f;
 
     for (int tile = 0; tile < tiles; ++tile) {
       const int stage = stages == 2 ? (tile & 1) : 0;
-      if (stages == 2 && tile + 1 < tiles) {
+      waitAsync<0>();
+      // Tile `tile` (and Q) are in shared memory for every thread, and every
+      // warp is done with tile - 1, whose stage the next copy reuses.
+      __syncthreads();
+      if (stages == 2 && tile + 1 < tiles)
         issueTile(tile + 1, (tile + 1) & 1);
-        waitAsync<1>();
-      } else {
-        waitAsync<0>();
+      if (kQInRegisters && tile == 0) {
+#pragma unroll
+        for (int ks = 0; ks < 4; ++ks)
+          if (ks < featureSteps)
+            loadMatrices(qFrag[ks], qLane + ks * 32);
       }
-      __syncthreads(); // tile `tile` is in shared memory for every thread
 
       const unsigned kTile = kvBase + unsigned(stage) * stageBytes + kLane;
       const unsigned vTile = kvBase + unsigned(stage) * stageBytes + vLane;
-#pragma unroll
-      for (int step = 0; step < kAttentionBlockK; step += kStepKeys) {
-        const int key0 = tile * kAttentionBlockK + step;
-        if (!warpActive || key0 > warpLastKey)
-          break;
 
+      // One softmax step over keys key0 .. key0 + kStepKeys - 1 (rows
+      // step .. of the tile). kEdge: some key of the step is masked for some
+      // row of the warp (past a row's last key or past the keys), so 16-key
+      // groups are skipped where the whole warp is past them and elements
+      // are masked.
+      auto runStep = [&](auto edgeFlag, int step, int key0) {
+        constexpr bool kEdge = decltype(edgeFlag)::value;
         // S = Q K^T for keys key0 .. key0 + kStepKeys - 1.
         float s[kStepTiles][4];
 #pragma unroll
@@ -373,7 +402,7 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
         auto scoreStep = [&](const unsigned(&a)[4], int ks) {
 #pragma unroll
           for (int n = 0; n < kStepTiles; n += 2) {
-            if (key0 + 8 * n <= warpLastKey) {
+            if (!kEdge || key0 + 8 * n <= warpLastKey) {
               unsigned b[4];
               loadMatrices(b, kTile + unsigned((step + 8 * n) * kRowBytes + ks * 32));
               mma16816<T>(s[n], a, b[0], b[1]);
@@ -386,6 +415,13 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
           for (int ks = 0; ks < 4; ++ks)
             if (ks < featureSteps)
               scoreStep(qFrag[ks], ks);
+        } else if (kFixedD) {
+#pragma unroll
+          for (int ks = 0; ks < (kFixedD >> 4); ++ks) {
+            unsigned a[4];
+            loadMatrices(a, qLane + unsigned(ks * 32));
+            scoreStep(a, ks);
+          }
         } else {
           for (int ks = 0; ks < featureSteps; ++ks) {
             unsigned a[4];
@@ -394,15 +430,40 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
           }
         }
 
-        // Online softmax over rows A and B (a quad of lanes shares a row).
-        maskedScores<kStepTiles>(s, scoreOf, key0 + kStepKeys - 1 > warpFullKey, key0, lastKeyA,
-                                 lastKeyB);
-        float stepMaxA = negativeInfinity(), stepMaxB = negativeInfinity();
+        // Scores: raw dots (exponent scaled by `factor`), or log2-domain
+        // scores already (prescale, factor 1); -inf where masked.
+        if (scoreOf.prescale) {
+#pragma unroll
+          for (int n = 0; n < kStepTiles; ++n)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              s[n][i] = scoreOf(s[n][i]);
+        }
+        if (kEdge) {
+#pragma unroll
+          for (int n = 0; n < kStepTiles; ++n)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              if (key0 + 8 * n + (i & 1) > (i < 2 ? lastKeyA : lastKeyB))
+                s[n][i] = negativeInfinity();
+        }
+
+        // Online softmax over rows A and B (a quad of lanes shares a row);
+        // max and sum reduce as trees.
+        float mA[kStepTiles], mB[kStepTiles];
 #pragma unroll
         for (int n = 0; n < kStepTiles; ++n) {
-          stepMaxA = fmaxf(stepMaxA, fmaxf(s[n][0], s[n][1]));
-          stepMaxB = fmaxf(stepMaxB, fmaxf(s[n][2], s[n][3]));
+          mA[n] = fmaxf(s[n][0], s[n][1]);
+          mB[n] = fmaxf(s[n][2], s[n][3]);
         }
+#pragma unroll
+        for (int w = kStepTiles / 2; w >= 1; w >>= 1)
+#pragma unroll
+          for (int n = 0; n < w; ++n) {
+            mA[n] = fmaxf(mA[n], mA[n + w]);
+            mB[n] = fmaxf(mB[n], mB[n + w]);
+          }
+        float stepMaxA = mA[0], stepMaxB = mB[0];
 #pragma unroll
         for (int mask = 1; mask <= 2; mask <<= 1) {
           stepMaxA = fmaxf(stepMaxA, __shfl_xor_sync(kFullMask, stepMaxA, mask));
@@ -410,22 +471,30 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
         }
         const float newMaxA = fmaxf(maxA, stepMaxA), newMaxB = fmaxf(maxB, stepMaxB);
         // A row that has seen no key yet keeps O = 0, sum = 0 (no inf - inf).
-        const float baseA = newMaxA == negativeInfinity() ? 0.f : newMaxA;
-        const float baseB = newMaxB == negativeInfinity() ? 0.f : newMaxB;
-        const float alphaA = fastExp2(maxA - baseA), alphaB = fastExp2(maxB - baseB);
+        const float baseA = newMaxA == negativeInfinity() ? 0.f : newMaxA * factor;
+        const float baseB = newMaxB == negativeInfinity() ? 0.f : newMaxB * factor;
+        const float alphaA = fastExp2(fmaf(maxA, factor, -baseA));
+        const float alphaB = fastExp2(fmaf(maxB, factor, -baseB));
         maxA = newMaxA;
         maxB = newMaxB;
-        sumA *= alphaA;
-        sumB *= alphaB;
 #pragma unroll
         for (int n = 0; n < kStepTiles; ++n) {
-          s[n][0] = fastExp2(s[n][0] - baseA);
-          s[n][1] = fastExp2(s[n][1] - baseA);
-          s[n][2] = fastExp2(s[n][2] - baseB);
-          s[n][3] = fastExp2(s[n][3] - baseB);
-          sumA += s[n][0] + s[n][1];
-          sumB += s[n][2] + s[n][3];
+          s[n][0] = fastExp2(fmaf(s[n][0], factor, -baseA));
+          s[n][1] = fastExp2(fmaf(s[n][1], factor, -baseA));
+          s[n][2] = fastExp2(fmaf(s[n][2], factor, -baseB));
+          s[n][3] = fastExp2(fmaf(s[n][3], factor, -baseB));
+          mA[n] = s[n][0] + s[n][1];
+          mB[n] = s[n][2] + s[n][3];
         }
+#pragma unroll
+        for (int w = kStepTiles / 2; w >= 1; w >>= 1)
+#pragma unroll
+          for (int n = 0; n < w; ++n) {
+            mA[n] += mA[n + w];
+            mB[n] += mB[n + w];
+          }
+        sumA = fmaf(sumA, alphaA, mA[0]);
+        sumB = fmaf(sumB, alphaB, mB[0]);
 #pragma unroll
         for (int j = 0; j < kOutTiles; ++j) {
           out[j][0] *= alphaA;
@@ -438,7 +507,7 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
         // key0 + 16kk .. + 15.
 #pragma unroll
         for (int kk = 0; kk < kStepTiles / 2; ++kk) {
-          if (key0 + 16 * kk <= warpLastKey) {
+          if (!kEdge || key0 + 16 * kk <= warpLastKey) {
             unsigned a[4];
             a[0] = packPair<T>(s[2 * kk][0], s[2 * kk][1]);
             a[1] = packPair<T>(s[2 * kk][2], s[2 * kk][3]);
@@ -456,10 +525,22 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
             }
           }
         }
+      };
+
+#pragma unroll
+      for (int step = 0; step < kAttentionBlockK; step += kStepKeys) {
+        const int key0 = tile * kAttentionBlockK + step;
+        if (!warpActive || key0 > warpLastKey)
+          break;
+        if (key0 + kStepKeys - 1 <= warpFullKey)
+          runStep(Flag<false>(), step, key0);
+        else
+          runStep(Flag<true>(), step, key0);
       }
-      __syncthreads(); // every warp is done with this stage
-      if (stages == 1 && tile + 1 < tiles)
+      if (stages == 1 && tile + 1 < tiles) {
+        __syncthreads(); // every warp is done with the only stage
         issueTile(tile + 1, 0);
+      }
     }
 
     if (warpActive) {
@@ -483,46 +564,69 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
       }
     }
   }
+  waitAsync<0>(); // Q's copy when no key tile was loaded
 }
 
 /// Tensor cores exist for the 16-bit types only; run() says whether it ran.
 template <typename T> struct TensorCorePath {
-  static __device__ __forceinline__ bool run(const AttentionParams &, unsigned char *) {
+  static __device__ __forceinline__ bool run(const AttentionParams &, unsigned char *,
+                                             const BlockTask &) {
     return false;
   }
 };
 
 template <typename T>
-__device__ __forceinline__ bool runTensorCorePath(const AttentionParams &p, unsigned char *smem) {
+__device__ __forceinline__ bool runTensorCorePath(const AttentionParams &p, unsigned char *smem,
+                                                  const BlockTask &task) {
   if (!attentionUsesTensorCores(p.headDim, 2))
     return false;
-  if (p.headDim <= 64)
-    tensorCoreAttention<T, 8>(p, smem);
+  if (p.headDim == 64)
+    tensorCoreAttention<T, 8, 64>(p, smem, task);
+  else if (p.headDim < 64)
+    tensorCoreAttention<T, 8, 0>(p, smem, task);
+  else if (p.headDim == 128)
+    tensorCoreAttention<T, 16, 128>(p, smem, task);
   else
-    tensorCoreAttention<T, 16>(p, smem);
+    tensorCoreAttention<T, 16, 0>(p, smem, task);
   return true;
 }
 
 template <> struct TensorCorePath<__nv_bfloat16> {
-  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem) {
-    return runTensorCorePath<__nv_bfloat16>(p, smem);
+  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem,
+                                             const BlockTask &task) {
+    return runTensorCorePath<__nv_bfloat16>(p, smem, task);
   }
 };
 
 template <> struct TensorCorePath<__half> {
-  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem) {
-    return runTensorCorePath<__half>(p, smem);
+  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem,
+                                             const BlockTask &task) {
+    return runTensorCorePath<__half>(p, smem, task);
   }
 };
 
-/// CUDA-core path: any T and head size, fp32 tiles, 16 keys per tile.
+/// Barrier of one group of kAttentionSimtThreads threads (the whole block
+/// when it is one group).
+__device__ __forceinline__ void simtSync(int group) {
+  if (kAttentionThreads == kAttentionSimtThreads)
+    __syncthreads();
+  else if (group == 0)
+    asm volatile("bar.sync 1, %0;" ::"n"(kAttentionSimtThreads) : "memory");
+  else
+    asm volatile("bar.sync 2, %0;" ::"n"(kAttentionSimtThreads) : "memory");
+}
+
+/// CUDA-core path for one group of 128 threads and queries [q0, q0 + 64):
+/// any T and head size, fp32 tiles, 16 keys per tile. `smem`: this group's
+/// tiles.
 template <typename T>
-__device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned char *smem) {
+__device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned char *smem,
+                                              int q0, long long head, long long batch, int tid,
+                                              int group) {
   constexpr int kBK = kAttentionSimtBlockK, kSS = kAttentionSimtBlockK + 1;
+  constexpr int kRows = kAttentionSimtRows;
   const int D = int(p.headDim), seq = int(p.seq), kvSeq = int(p.kvSeq), causal = p.causal;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int q0 = int(gridDim.x - 1 - blockIdx.x) * kAttentionBlockQ;
-  const long long head = blockIdx.y, batch = blockIdx.z;
+  const int warp = tid >> 5, lane = tid & 31;
   const long long kvHead = head / (p.numHeads / p.numKvHeads);
   const long long qBase = batch * p.seq * p.qRowStride + head * D;
   const long long kBase = batch * p.kvSeq * p.kRowStride + kvHead * D;
@@ -532,19 +636,19 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
   const ScoreMap scoreOf(p);
 
   const int ld = attentionSimtStride(D);
-  float *qTile = reinterpret_cast<float *>(smem);     // 64 x ld
-  float *outTile = qTile + kAttentionBlockQ * ld;     // 64 x ld
-  float *kvTile = outTile + kAttentionBlockQ * ld;    // kBK x ld: K, then V
-  float *scores = kvTile + kBK * ld;                  // 64 x kSS
-  float *rowFactor = scores + kAttentionBlockQ * kSS; // 64
+  float *qTile = reinterpret_cast<float *>(smem); // 64 x ld
+  float *outTile = qTile + kRows * ld;            // 64 x ld
+  float *kvTile = outTile + kRows * ld;           // kBK x ld: K, then V
+  float *scores = kvTile + kBK * ld;              // 64 x kSS
+  float *rowFactor = scores + kRows * kSS;        // 64
 
-  for (int i = tid; i < kAttentionBlockQ * D; i += kAttentionThreads) {
+  for (int i = tid; i < kRows * D; i += kAttentionSimtThreads) {
     int r = i / D, d = i - r * D, query = q0 + r;
     qTile[r * ld + d] = query < seq ? loadFloat<T>(p.q, qBase + query * p.qRowStride + d) : 0.f;
     outTile[r * ld + d] = 0.f;
   }
 
-  const int tiles = (blockKeyEnd(q0, seq, kvSeq, causal) + kBK - 1) / kBK;
+  const int tiles = (blockKeyEnd(q0, kRows, seq, kvSeq, causal) + kBK - 1) / kBK;
   // Scores: thread computes keys {kc, kc + 8} x rows {rg + 16 i}.
   const int kc = tid & 7, rg = tid >> 3;
   // Softmax: threads 2r, 2r + 1 share row r, 8 keys each.
@@ -553,12 +657,12 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
 
   for (int tile = 0; tile < tiles; ++tile) {
     const int key0 = tile * kBK;
-    __syncthreads(); // the previous tile's V and P are consumed
-    for (int i = tid; i < kBK * D; i += kAttentionThreads) {
+    simtSync(group); // the previous tile's V and P are consumed
+    for (int i = tid; i < kBK * D; i += kAttentionSimtThreads) {
       int r = i / D, d = i - r * D, key = key0 + r;
       kvTile[r * ld + d] = key < kvSeq ? loadFloat<T>(p.k, kBase + key * p.kRowStride + d) : 0.f;
     }
-    __syncthreads();
+    simtSync(group);
 
     float acc[4][2];
 #pragma unroll
@@ -584,9 +688,9 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
         scores[r * kSS + kc + 8 * u] = key <= last ? scoreOf(acc[i][u]) : negativeInfinity();
       }
     }
-    __syncthreads(); // K is consumed; V replaces it while the softmax runs
+    simtSync(group); // K is consumed; V replaces it while the softmax runs
 
-    for (int i = tid; i < kBK * D; i += kAttentionThreads) {
+    for (int i = tid; i < kBK * D; i += kAttentionSimtThreads) {
       int r = i / D, d = i - r * D, key = key0 + r;
       kvTile[r * ld + d] = key < kvSeq ? loadFloat<T>(p.v, vBase + key * p.vRowStride + d) : 0.f;
     }
@@ -614,7 +718,7 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
     rowMax = newMax;
     if (half == 0)
       rowFactor[row] = alpha;
-    __syncthreads();
+    simtSync(group);
 
     // O = O * alpha + P V: warp w owns rows 16w .. 16w + 15, lanes columns.
     const float *probs = scores + warp * 16 * kSS;
@@ -634,14 +738,34 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
         outTile[(warp * 16 + r) * ld + d] = o[r];
     }
   }
-  __syncthreads();
+  simtSync(group);
   if (half == 0)
     rowFactor[row] = rowSum > 0.f ? 1.f / rowSum : 0.f;
-  __syncthreads();
-  for (int i = tid; i < kAttentionBlockQ * D; i += kAttentionThreads) {
+  simtSync(group);
+  for (int i = tid; i < kRows * D; i += kAttentionSimtThreads) {
     int r = i / D, d = i - r * D, query = q0 + r;
     if (query < seq)
       storeFloat<T>(p.output, outBase + query * outStride + d, outTile[r * ld + d] * rowFactor[r]);
+  }
+}
+
+/// The block's queries on CUDA cores: groups of 128 threads take 64-query
+/// slices, side by side when their tiles fit (attentionSimtGroups), else one
+/// after another.
+template <typename T>
+__device__ __forceinline__ void simtBlock(const AttentionParams &p, unsigned char *smem,
+                                          const BlockTask &task) {
+  const int groups = attentionSimtGroups(p.headDim);
+  const int group = int(threadIdx.x) / kAttentionSimtThreads;
+  const int tid = int(threadIdx.x) - group * kAttentionSimtThreads;
+  if (group >= groups)
+    return; // threads past the groups take no part in any barrier
+  unsigned char *tiles = smem + unsigned(group) * attentionSimtGroupBytes(p.headDim);
+  for (int slice = group; slice < kAttentionBlockQ / kAttentionSimtRows; slice += groups) {
+    if (slice != group)
+      simtSync(group); // the previous slice's output is written
+    simtAttention<T>(p, tiles, task.q0 + slice * kAttentionSimtRows, task.head, task.batch, tid,
+                     group);
   }
 }
 
@@ -650,15 +774,20 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
 /// Attention over whole sequences; see AttentionParams. grid = (ceil(seq /
 /// kAttentionBlockQ), numHeads, batch), block = kAttentionThreads, dynamic
 /// shared memory attentionSharedBytes(headDim, sizeof(T)). Requires sm_80+.
-/// At most 128 registers per thread, so that four blocks (46 KB of shared
-/// memory each at headDim 64) share an SM.
+/// At most 128 registers per thread, so that 512 threads (four blocks of 46 KB
+/// shared memory at headDim 64 and 64 queries per block) share an SM.
+#ifndef INFER_ATTENTION_DEV_MINBLOCKS
+#define INFER_ATTENTION_DEV_MINBLOCKS (512 / kAttentionThreads)
+#endif
 template <typename T>
-__global__ void __launch_bounds__(kAttentionThreads, 4) infer_attention(AttentionParams p) {
+__global__ void __launch_bounds__(kAttentionThreads, INFER_ATTENTION_DEV_MINBLOCKS)
+    infer_attention(AttentionParams p) {
   extern __shared__ __align__(128) unsigned char attentionShared[];
   if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)
     return;
-  if (!attention_detail::TensorCorePath<T>::run(p, attentionShared))
-    attention_detail::simtAttention<T>(p, attentionShared);
+  const attention_detail::BlockTask task = attention_detail::blockTask();
+  if (!attention_detail::TensorCorePath<T>::run(p, attentionShared, task))
+    attention_detail::simtBlock<T>(p, attentionShared, task);
 }
 
 } // namespace kernels

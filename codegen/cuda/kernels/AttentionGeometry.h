@@ -7,14 +7,19 @@
 //
 // Tensor-core path (16-bit T, headDim % 16 == 0, headDim <= 256), D = headDim,
 // C = min(D, 128) output columns per pass (D > 128 runs two passes over the
-// keys). Rows are padded by 8 elements so ldmatrix rows hit distinct banks:
+// keys), Q = kAttentionBlockQ query rows. Rows are padded by 8 elements so
+// ldmatrix rows hit distinct banks:
 //
-//   | stages x [ K 64 x (D+8) of T | V 64 x (C+8) of T ] | Q 64 x (D+8) of T |
+//   | stages x [ K 64 x (D+8) of T | V 64 x (C+8) of T ] | Q Q x (D+8) of T |
 //     stages = 2 (next tile copied during this one) if D <= 128, else 1
 //
-// CUDA-core path (everything else), fp32 tiles with an odd row stride L = D | 1:
+// CUDA-core path (everything else), per group of 128 threads (64 queries),
+// fp32 tiles with an odd row stride L = D | 1:
 //
 //   | Q 64 x L | O 64 x L | K then V, 16 x L | scores 64 x 17 | 64 row factors |
+//
+// kAttentionThreads / 128 groups side by side when that stays within 160 KiB,
+// else one group that takes the block's 64-query slices in turn.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTIONGEOMETRY_H
@@ -72,6 +77,27 @@ INFER_ATTENTION_GEOMETRY_FN unsigned attentionStageBytes(long long headDim) {
 /// different banks.
 INFER_ATTENTION_GEOMETRY_FN int attentionSimtStride(long long headDim) { return int(headDim) | 1; }
 
+/// Threads and query rows of one group of the CUDA-core path.
+constexpr int kAttentionSimtThreads = 128;
+constexpr int kAttentionSimtRows = 64;
+
+/// Bytes of one group's tiles on the CUDA-core path (152,640 at headDim 256).
+INFER_ATTENTION_GEOMETRY_FN unsigned attentionSimtGroupBytes(long long headDim) {
+  unsigned stride = unsigned(attentionSimtStride(headDim));
+  unsigned floats = (2u * unsigned(kAttentionSimtRows) + unsigned(kAttentionSimtBlockK)) * stride +
+                    unsigned(kAttentionSimtRows) * unsigned(kAttentionSimtBlockK + 1) +
+                    unsigned(kAttentionSimtRows);
+  return floats * 4u;
+}
+
+/// Groups of the CUDA-core path that run side by side.
+INFER_ATTENTION_GEOMETRY_FN int attentionSimtGroups(long long headDim) {
+  int groups = kAttentionThreads / kAttentionSimtThreads;
+  return groups > 1 && unsigned(groups) * attentionSimtGroupBytes(headDim) > 160u * 1024u
+             ? 1
+             : groups;
+}
+
 /// Dynamic shared memory of infer_attention<T> with sizeof(T) == elementBytes.
 /// At most 160 KiB for headDim <= 256 (CUDA-core path: 152,640 bytes at 256).
 INFER_ATTENTION_GEOMETRY_FN unsigned attentionSharedBytes(long long headDim, int elementBytes) {
@@ -79,11 +105,7 @@ INFER_ATTENTION_GEOMETRY_FN unsigned attentionSharedBytes(long long headDim, int
     return unsigned(attentionStages(headDim)) * attentionStageBytes(headDim) +
            unsigned(kAttentionBlockQ) * unsigned(attentionKStride(headDim)) * 2u;
   }
-  unsigned stride = unsigned(attentionSimtStride(headDim));
-  unsigned floats = (2u * unsigned(kAttentionBlockQ) + unsigned(kAttentionSimtBlockK)) * stride +
-                    unsigned(kAttentionBlockQ) * unsigned(kAttentionSimtBlockK + 1) +
-                    unsigned(kAttentionBlockQ);
-  return floats * 4u;
+  return unsigned(attentionSimtGroups(headDim)) * attentionSimtGroupBytes(headDim);
 }
 
 } // namespace kernels
