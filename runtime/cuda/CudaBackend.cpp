@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 
 namespace infer::cuda {
@@ -159,6 +160,36 @@ Status CudaBackend::load() {
   INFER_CU_CHECK(api, api.cuMemAlloc(&arena_, std::max<int64_t>(arenaBytes, 256)));
   report_.arenaBytes = uint64_t(arenaBytes);
   ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api));
+  const char *graphs = std::getenv("INFER_CUDA_GRAPHS");
+  useGraphs_ = !(graphs && std::string(graphs) == "0");
+  return okStatus();
+}
+
+Status CudaBackend::run(const exec::BoundInputs &step) {
+  if (!useGraphs_)
+    return enqueue(step);
+  Captured &captured = graphs_[{step.batch, step.seq}];
+  if (captured.exec) {
+    INFER_CU_CHECK(*api_, api_->cuGraphLaunch(captured.exec, stream_));
+    return okStatus();
+  }
+  if (captured.runs++ == 0)
+    return enqueue(step); // first time: GEMM tuning, which synchronizes
+  INFER_CU_CHECK(*api_, api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  Status enqueued = enqueue(step);
+  CUgraph graph = nullptr;
+  CUresult ended = api_->cuStreamEndCapture(stream_, &graph);
+  RETURN_IF_ERROR(enqueued);
+  if (ended != CUDA_SUCCESS)
+    return driverError(*api_, ended, "cuStreamEndCapture");
+  CUresult instantiated = api_->cuGraphInstantiate(&captured.exec, graph, 0);
+  if (instantiated != CUDA_SUCCESS) {
+    api_->cuGraphDestroy(graph);
+    captured.exec = nullptr;
+    return driverError(*api_, instantiated, "cuGraphInstantiate");
+  }
+  captured.graph = graph;
+  INFER_CU_CHECK(*api_, api_->cuGraphLaunch(captured.exec, stream_));
   return okStatus();
 }
 
@@ -169,6 +200,12 @@ CudaBackend::~CudaBackend() {
     return;
   if (stream_)
     api_->cuStreamSynchronize(stream_);
+  for (auto &[shape, captured] : graphs_) {
+    if (captured.exec)
+      api_->cuGraphExecDestroy(captured.exec);
+    if (captured.graph)
+      api_->cuGraphDestroy(captured.graph);
+  }
   gemm_.reset();
   for (CUdeviceptr staging : inputStaging_)
     if (staging)
@@ -350,7 +387,7 @@ Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
 
 StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedArray> &inputs) {
   ASSIGN_OR_RETURN(exec::BoundInputs step, upload(inputs));
-  RETURN_IF_ERROR(enqueue(step));
+  RETURN_IF_ERROR(run(step));
   std::vector<NamedArray> outputs;
   std::vector<std::vector<unsigned char>> raw;
   for (const art::Binding &binding : program_->outputs()) {
@@ -388,18 +425,15 @@ StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedAr
   return outputs;
 }
 
-StatusOr<double> CudaBackend::timeForward(const std::vector<NamedArray> &inputs, int warmup,
-                                          int iterations, KindTimes *perKind) {
-  ASSIGN_OR_RETURN(exec::BoundInputs step, upload(inputs));
-  for (int i = 0; i < warmup; ++i)
-    RETURN_IF_ERROR(enqueue(step));
+StatusOr<double> CudaBackend::timeSteps(const exec::BoundInputs &step, int iterations,
+                                        bool graphs) {
   CUevent start = nullptr, stop = nullptr;
   INFER_CU_CHECK(*api_, api_->cuEventCreate(&start, CU_EVENT_DEFAULT));
   INFER_CU_CHECK(*api_, api_->cuEventCreate(&stop, CU_EVENT_DEFAULT));
   INFER_CU_CHECK(*api_, api_->cuEventRecord(start, stream_));
   Status status = okStatus();
   for (int i = 0; i < iterations && status.ok(); ++i)
-    status = enqueue(step);
+    status = graphs ? run(step) : enqueue(step);
   api_->cuEventRecord(stop, stream_);
   api_->cuEventSynchronize(stop);
   float ms = 0;
@@ -407,10 +441,28 @@ StatusOr<double> CudaBackend::timeForward(const std::vector<NamedArray> &inputs,
   api_->cuEventDestroy(start);
   api_->cuEventDestroy(stop);
   RETURN_IF_ERROR(status);
-  if (perKind)
-    RETURN_IF_ERROR(enqueue(step, perKind));
   INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
   return double(ms) / std::max(iterations, 1);
+}
+
+StatusOr<double> CudaBackend::timeForward(const std::vector<NamedArray> &inputs, int warmup,
+                                          int iterations, KindTimes *perKind) {
+  ASSIGN_OR_RETURN(exec::BoundInputs step, upload(inputs));
+  for (int i = 0; i < std::max(warmup, 2); ++i) // the second run captures the graph
+    RETURN_IF_ERROR(run(step));
+  ASSIGN_OR_RETURN(double ms, timeSteps(step, iterations, /*graphs=*/true));
+  if (perKind) {
+    RETURN_IF_ERROR(enqueue(step, perKind));
+    INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
+  }
+  return ms;
+}
+
+StatusOr<double> CudaBackend::timeForwardWithoutGraph(const std::vector<NamedArray> &inputs,
+                                                      int iterations) {
+  ASSIGN_OR_RETURN(exec::BoundInputs step, upload(inputs));
+  RETURN_IF_ERROR(enqueue(step));
+  return timeSteps(step, iterations, /*graphs=*/false);
 }
 
 } // namespace infer::cuda

@@ -50,6 +50,8 @@ public:
   /// split by launch kind.
   StatusOr<double> timeForward(const std::vector<NamedArray> &inputs, int warmup, int iterations,
                                KindTimes *perKind = nullptr);
+  /// The same with the launches enqueued one by one instead of replaying a CUDA graph.
+  StatusOr<double> timeForwardWithoutGraph(const std::vector<NamedArray> &inputs, int iterations);
 
   const LoadReport &loadReport() const { return report_; }
 
@@ -61,6 +63,11 @@ private:
   /// Enqueues every launch for a step of `batch` x `seq` tokens.
   Status enqueue(const exec::BoundInputs &step, KindTimes *perKind = nullptr);
   Status launch(int index, const exec::LaunchArgs &args);
+  /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
+  /// tuned by then, and tuning synchronizes), the launches are captured into a
+  /// CUDA graph that every later step of that shape replays in one call.
+  Status run(const exec::BoundInputs &step);
+  StatusOr<double> timeSteps(const exec::BoundInputs &step, int iterations, bool graphs);
   exec::LaunchArgs resolve(int index, const exec::BoundInputs &step) const;
   exec::View bufferView(uint32_t id, int64_t tokens) const;
 
@@ -80,6 +87,13 @@ private:
   /// arena slot once it is read, so every enqueue copies them in again.
   std::vector<CUdeviceptr> inputStaging_;
   std::vector<size_t> inputBytes_;
+  struct Captured {
+    int runs = 0;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+  };
+  std::map<std::pair<int64_t, int64_t>, Captured> graphs_; ///< by (batch, seq)
+  bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };
