@@ -8,7 +8,7 @@
 // everything else runs on CUDA cores with the same structure, 64 queries per
 // group of 128 threads. Shared memory: AttentionGeometry.h.
 //
-//              key tile 0   key tile 1   ...  key tile n-1        (64 keys each)
+//              key tile 0   key tile 1   ...  key tile n-1   (64 keys; 128 if D <= 64)
 //   warp 0   [ S = Q K^T  | S          |     | masked       ]  q0 +  0 .. 15
 //   warp 1   [            |            |     |   \ partial  ]  q0 + 16 .. 31
 //   ...      [            |            |     |     \        ]
@@ -22,14 +22,15 @@
 // (head, batch) of the last query tile, then of the one before, and so on,
 // so short blocks fill the tail.
 //
-// Tensor cores, per key tile and warp: S (16 x 64) = Q K^T stays in the mma
-// accumulators; the four lanes of a quad share a row (PTX fragment layout),
-// so max and sum need two shuffles; the scale (times log2 e) is folded into
-// the exponent, P = exp2(scale S - scale max) is repacked as T into the A
-// operand of O += P V without going through shared memory; O (16 x C) lives
-// in registers and is rescaled by exp2(oldMax - newMax) per row. The next
-// K/V tile is copied (cp.async) while this one is computed; one barrier per
-// tile both publishes the tile and frees the stage the next copy overwrites.
+// Tensor cores, per softmax step (64 keys; 32 if D > 64) and warp: S (16 x
+// step) = Q K^T stays in the mma accumulators; the four lanes of a quad share
+// a row (PTX fragment layout), so max and sum need two shuffles; the scale
+// (times log2 e) is folded into the exponent, P = exp2(scale S - scale max)
+// is repacked as T into the A operand of O += P V without going through
+// shared memory; O (16 x C) lives in registers and is rescaled by
+// exp2(oldMax - newMax) per row. The next K/V tile is copied (cp.async) while
+// this one is computed; one barrier per tile both publishes the tile and
+// frees the stage the next copy overwrites.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
@@ -43,9 +44,10 @@ namespace kernels {
 namespace attention_detail {
 
 constexpr int kWarps = kAttentionThreads / 32;
-// 16 query rows per warp; K/V tiles of 64 keys; groups of 128 threads on
-// the CUDA-core path.
+// 16 query rows per warp; K/V tiles of 64 (or 128) keys, walked in 64- or
+// 32-key softmax steps; groups of 128 threads on the CUDA-core path.
 static_assert(kAttentionBlockQ == 16 * kWarps && kAttentionBlockK == 64 &&
+                  kAttentionSmallHeadBlockK % 64 == 0 &&
                   kAttentionThreads % kAttentionSimtThreads == 0 &&
                   kAttentionThreads <= 2 * kAttentionSimtThreads &&
                   kAttentionBlockQ % kAttentionSimtRows == 0,
@@ -266,23 +268,208 @@ __device__ __forceinline__ float fastExp2(float x) {
   return y;
 }
 
-/// Compile-time flag for the generic lambdas below.
-template <bool kValue> struct Flag {
-  static constexpr bool value = kValue;
+/// The 16 query rows of one warp on the tensor-core path: lane holds rows
+/// A = g and B = g + 8 of them. kOutTiles: 8-column output tiles per lane
+/// (8: D <= 64, Q kept in registers, 64-key softmax steps; 16: 128 columns
+/// per pass, Q read from shared memory, 32-key steps to bound registers).
+/// kFixedD: the head size when known at compile time (0: p.headDim).
+/// kMayPrescale: false when the caller checked that scores need no prescale
+/// (ScoreMap), so that the hot loop has no branch on it.
+///
+/// A softmax step covers the 8-key score tiles s[n], keys key0 + 8n (rows
+/// step + 8n of the shared K/V tile). kEdge: some key of the step is masked
+/// for some row of the warp (past a row's last key or past the keys), so
+/// 16-key groups are skipped where the whole warp is past them and elements
+/// are masked.
+template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale> struct WarpRows {
+  static constexpr bool kQInRegisters = kOutTiles == 8;
+  static constexpr int kStepKeys = kOutTiles == 8 ? 64 : 32;
+  static constexpr int kStepTiles = kStepKeys / 8; // 8-key score tiles per step
+
+  ScoreMap scoreOf;
+  float factor;
+  int kRowBytes, vRowBytes, featureSteps, outTiles, warpLastKey, lastKeyA, lastKeyB;
+  unsigned qLane;          // ldmatrix address of this lane's Q row
+  unsigned qFrag[4][4];    // Q as A operands (kQInRegisters)
+  float out[kOutTiles][4]; // O, unnormalized
+  // Running max (raw dot units) of rows A and B, and this lane's share of
+  // their sums (its columns only; the quad adds them up at the end).
+  float maxA, maxB, sumA, sumB;
+
+  __device__ __forceinline__ explicit WarpRows(const AttentionParams &p) : scoreOf(p) {
+    factor = scoreOf.factor;
+  }
+
+  __device__ __forceinline__ void reset() {
+#pragma unroll
+    for (int j = 0; j < kOutTiles; ++j)
+      out[j][0] = out[j][1] = out[j][2] = out[j][3] = 0.f;
+    maxA = maxB = negativeInfinity();
+    sumA = sumB = 0.f;
+  }
+
+  /// S = Q K^T; kTile: this lane's ldmatrix address in the K tile.
+  template <bool kEdge>
+  __device__ __forceinline__ void scores(float (&s)[kStepTiles][4], unsigned kTile, int step,
+                                         int key0) const {
+#pragma unroll
+    for (int n = 0; n < kStepTiles; ++n)
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    auto scoreStep = [&](const unsigned(&a)[4], int ks) {
+#pragma unroll
+      for (int n = 0; n < kStepTiles; n += 2) {
+        if (!kEdge || key0 + 8 * n <= warpLastKey) {
+          unsigned b[4];
+          loadMatrices(b, kTile + unsigned((step + 8 * n) * kRowBytes + ks * 32));
+          mma16816<T>(s[n], a, b[0], b[1]);
+          mma16816<T>(s[n + 1], a, b[2], b[3]);
+        }
+      }
+    };
+    if (kQInRegisters) {
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+        if (ks < featureSteps)
+          scoreStep(qFrag[ks], ks);
+    } else if (kFixedD) {
+#pragma unroll
+      for (int ks = 0; ks < (kFixedD >> 4); ++ks) {
+        unsigned a[4];
+        loadMatrices(a, qLane + unsigned(ks * 32));
+        scoreStep(a, ks);
+      }
+    } else {
+      for (int ks = 0; ks < featureSteps; ++ks) {
+        unsigned a[4];
+        loadMatrices(a, qLane + unsigned(ks * 32));
+        scoreStep(a, ks);
+      }
+    }
+  }
+
+  /// s = exp2(factor s - base) in place; the running max and sums move on
+  /// and O is rescaled.
+  template <bool kEdge>
+  __device__ __forceinline__ void softmax(float (&s)[kStepTiles][4], int key0) {
+    // Scores: raw dots (exponent scaled by `factor`), or log2-domain scores
+    // already (prescale, factor 1); -inf where masked.
+    if (kMayPrescale && scoreOf.prescale) {
+#pragma unroll
+      for (int n = 0; n < kStepTiles; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          s[n][i] = scoreOf(s[n][i]);
+    }
+    if (kEdge) {
+#pragma unroll
+      for (int n = 0; n < kStepTiles; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          if (key0 + 8 * n + (i & 1) > (i < 2 ? lastKeyA : lastKeyB))
+            s[n][i] = negativeInfinity();
+    }
+
+    // Online softmax over rows A and B (a quad of lanes shares a row); max
+    // and sum reduce as trees.
+    float mA[kStepTiles], mB[kStepTiles];
+#pragma unroll
+    for (int n = 0; n < kStepTiles; ++n) {
+      mA[n] = fmaxf(s[n][0], s[n][1]);
+      mB[n] = fmaxf(s[n][2], s[n][3]);
+    }
+#pragma unroll
+    for (int w = kStepTiles / 2; w >= 1; w >>= 1)
+#pragma unroll
+      for (int n = 0; n < w; ++n) {
+        mA[n] = fmaxf(mA[n], mA[n + w]);
+        mB[n] = fmaxf(mB[n], mB[n + w]);
+      }
+    float stepMaxA = mA[0], stepMaxB = mB[0];
+#pragma unroll
+    for (int mask = 1; mask <= 2; mask <<= 1) {
+      stepMaxA = fmaxf(stepMaxA, __shfl_xor_sync(kFullMask, stepMaxA, mask));
+      stepMaxB = fmaxf(stepMaxB, __shfl_xor_sync(kFullMask, stepMaxB, mask));
+    }
+    const float newMaxA = fmaxf(maxA, stepMaxA), newMaxB = fmaxf(maxB, stepMaxB);
+    // A row that has seen no key yet keeps O = 0, sum = 0 (no inf - inf).
+    const float baseA = newMaxA == negativeInfinity() ? 0.f : newMaxA * factor;
+    const float baseB = newMaxB == negativeInfinity() ? 0.f : newMaxB * factor;
+    const float alphaA = fastExp2(fmaf(maxA, factor, -baseA));
+    const float alphaB = fastExp2(fmaf(maxB, factor, -baseB));
+    maxA = newMaxA;
+    maxB = newMaxB;
+#pragma unroll
+    for (int n = 0; n < kStepTiles; ++n) {
+      s[n][0] = fastExp2(fmaf(s[n][0], factor, -baseA));
+      s[n][1] = fastExp2(fmaf(s[n][1], factor, -baseA));
+      s[n][2] = fastExp2(fmaf(s[n][2], factor, -baseB));
+      s[n][3] = fastExp2(fmaf(s[n][3], factor, -baseB));
+      mA[n] = s[n][0] + s[n][1];
+      mB[n] = s[n][2] + s[n][3];
+    }
+#pragma unroll
+    for (int w = kStepTiles / 2; w >= 1; w >>= 1)
+#pragma unroll
+      for (int n = 0; n < w; ++n) {
+        mA[n] += mA[n + w];
+        mB[n] += mB[n + w];
+      }
+    sumA = fmaf(sumA, alphaA, mA[0]);
+    sumB = fmaf(sumB, alphaB, mB[0]);
+#pragma unroll
+    for (int j = 0; j < kOutTiles; ++j) {
+      out[j][0] *= alphaA;
+      out[j][1] *= alphaA;
+      out[j][2] *= alphaB;
+      out[j][3] *= alphaB;
+    }
+  }
+
+  /// O += P V: the score tiles 2kk, 2kk + 1 are the A operand for keys
+  /// key0 + 16kk .. + 15; vTile: this lane's ldmatrix address in the V tile.
+  template <bool kEdge>
+  __device__ __forceinline__ void accumulate(const float (&s)[kStepTiles][4], unsigned vTile,
+                                             int step, int key0) {
+#pragma unroll
+    for (int kk = 0; kk < kStepTiles / 2; ++kk) {
+      if (!kEdge || key0 + 16 * kk <= warpLastKey) {
+        unsigned a[4];
+        a[0] = packPair<T>(s[2 * kk][0], s[2 * kk][1]);
+        a[1] = packPair<T>(s[2 * kk][2], s[2 * kk][3]);
+        a[2] = packPair<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+        a[3] = packPair<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        const unsigned vRows = vTile + unsigned((step + 16 * kk) * vRowBytes);
+#pragma unroll
+        for (int j = 0; j < kOutTiles; j += 2) {
+          if (j < outTiles) {
+            unsigned b[4];
+            loadMatricesTransposed(b, vRows + unsigned(j * 16));
+            mma16816<T>(out[j], a, b[0], b[1]);
+            mma16816<T>(out[j + 1], a, b[2], b[3]);
+          }
+        }
+      }
+    }
+  }
+
+  template <bool kEdge>
+  __device__ __forceinline__ void step(unsigned kTile, unsigned vTile, int step, int key0) {
+    float s[kStepTiles][4];
+    scores<kEdge>(s, kTile, step, key0);
+    softmax<kEdge>(s, key0);
+    accumulate<kEdge>(s, vTile, step, key0);
+  }
 };
 
 /// Tensor-core path (mma.sync m16n8k16, fp32 accumulators). Warp w owns query
-/// rows q0 + 16w .. q0 + 16w + 15; lane holds rows A = g and B = g + 8 of
-/// them. kOutTiles: 8-column output tiles per lane (8: D <= 64, Q kept in
-/// registers, 64-key softmax steps; 16: 128 columns per pass, Q read from
-/// shared memory, 32-key steps to bound registers). kFixedD: the head size
-/// when known at compile time (0: p.headDim).
-template <typename T, int kOutTiles, int kFixedD>
+/// rows q0 + 16w .. q0 + 16w + 15 (WarpRows).
+template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale>
 __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, unsigned char *smem,
                                                     const BlockTask &task) {
-  constexpr bool kQInRegisters = kOutTiles == 8;
-  constexpr int kStepKeys = kOutTiles == 8 ? 64 : 32;
-  constexpr int kStepTiles = kStepKeys / 8; // 8-key score tiles per step
+  typedef WarpRows<T, kOutTiles, kFixedD, kMayPrescale> Rows;
+  constexpr int kStepKeys = Rows::kStepKeys;
+  // Keys per tile (attentionTileKeys).
+  constexpr int kTileKeys = kOutTiles == 8 ? kAttentionSmallHeadBlockK : kAttentionBlockK;
 
   const int D = kFixedD ? kFixedD : int(p.headDim);
   const int seq = int(p.seq), kvSeq = int(p.kvSeq), causal = p.causal;
@@ -304,246 +491,108 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
         reinterpret_cast<unsigned long long>(p.output)) &
        15) == 0 &&
       ((p.qRowStride | p.kRowStride | p.vRowStride) & 7) == 0;
-  const ScoreMap scoreOf(p);
-  const float factor = scoreOf.factor;
 
+  Rows rows(p);
   // Shared memory by 32-bit address, rows in bytes.
   const int kRowBytes = attentionKStride(D) * 2, vRowBytes = attentionVStride(D) * 2;
+  rows.kRowBytes = kRowBytes;
+  rows.vRowBytes = vRowBytes;
   const int stages = attentionStages(D);
   const unsigned stageBytes = attentionStageBytes(D);
   const unsigned kvBase = sharedAddress(smem);
   const unsigned qBase = kvBase + unsigned(stages) * stageBytes;
-  const unsigned vOffset = unsigned(kAttentionBlockK * kRowBytes); // V after K in a stage
+  const unsigned vOffset = unsigned(kTileKeys * kRowBytes); // V after K in a stage
   // ldmatrix row addresses of this lane: Q as A (16 rows x 16 features), K as
   // B (16 keys x 16 features: matrices keys 0-7 | 8-15 x features 0-7 | 8-15),
   // V as B transposed (16 keys x 16 features: keys 0-7 | 8-15 x features 0-7,
   // then features 8-15).
-  const unsigned qLane = qBase + unsigned((warp * 16 + (lane & 15)) * kRowBytes + (lane >> 4) * 16);
+  rows.qLane = qBase + unsigned((warp * 16 + (lane & 15)) * kRowBytes + (lane >> 4) * 16);
   const unsigned kLane =
       unsigned((((lane >> 4) << 3) + (lane & 7)) * kRowBytes + ((lane >> 3) & 1) * 16);
   const unsigned vLane =
       vOffset + unsigned(((((lane >> 3) & 1) << 3) + (lane & 7)) * vRowBytes + (lane >> 4) * 16);
 
   const int tiles =
-      (blockKeyEnd(q0, kAttentionBlockQ, seq, kvSeq, causal) + kAttentionBlockK - 1) /
-      kAttentionBlockK;
+      (blockKeyEnd(q0, kAttentionBlockQ, seq, kvSeq, causal) + kTileKeys - 1) / kTileKeys;
   const int warpFirst = q0 + warp * 16;
   const bool warpActive = warpFirst < seq;
   // Last key any row of this warp sees; 16-key groups past it are skipped
   // (their keys are masked for every row anyway).
   const int warpLastKey = lastVisibleKey(min(warpFirst + 15, seq - 1), seq, kvSeq, causal);
+  rows.warpLastKey = warpLastKey;
   // Keys [0, warpFullKey] are visible to all 16 rows (-1: some row is padding).
   const int warpFullKey = warpFirst + 15 < seq ? lastVisibleKey(warpFirst, seq, kvSeq, causal) : -1;
   const int rowA = warpFirst + g, rowB = rowA + 8;
-  const int lastKeyA = lastVisibleKey(rowA, seq, kvSeq, causal) - 2 * t;
-  const int lastKeyB = lastVisibleKey(rowB, seq, kvSeq, causal) - 2 * t;
-  const int featureSteps = D >> 4;
+  rows.lastKeyA = lastVisibleKey(rowA, seq, kvSeq, causal) - 2 * t;
+  rows.lastKeyB = lastVisibleKey(rowB, seq, kvSeq, causal) - 2 * t;
+  rows.featureSteps = D >> 4;
 
   const TileWalk kWalk(D);
   loadTile<kAttentionBlockQ>(qBase, kRowBytes, qHead, p.qRowStride, q0, seq, 0, kWalk, aligned);
   commitAsync();
 
   for (int col0 = 0; col0 < D; col0 += kAttentionMaxPassColumns) {
-    const int outTiles = min(D - col0, kAttentionMaxPassColumns) >> 3;
-    const TileWalk vWalk(outTiles * 8);
+    rows.outTiles = min(D - col0, kAttentionMaxPassColumns) >> 3;
+    const TileWalk vWalk(rows.outTiles * 8);
+    // Copies key tile `tile` (if there is one) into `stage` as one copy
+    // group; a group is committed either way, so that the groups in flight
+    // always count stages - 1 tiles.
     auto issueTile = [&](int tile, int stage) {
-      unsigned kTile = kvBase + unsigned(stage) * stageBytes;
-      int key0 = tile * kAttentionBlockK;
-      loadTile<kAttentionBlockK>(kTile, kRowBytes, kHead, p.kRowStride, key0, kvSeq, 0, kWalk,
-                                 aligned);
-      loadTile<kAttentionBlockK>(kTile + vOffset, vRowBytes, vHead, p.vRowStride, key0, kvSeq,
-                                 col0, vWalk, aligned);
+      if (tile < tiles) {
+        unsigned kTile = kvBase + unsigned(stage) * stageBytes;
+        int key0 = tile * kTileKeys;
+        loadTile<kTileKeys>(kTile, kRowBytes, kHead, p.kRowStride, key0, kvSeq, 0, kWalk,
+                            aligned);
+        loadTile<kTileKeys>(kTile + vOffset, vRowBytes, vHead, p.vRowStride, key0, kvSeq, col0,
+                            vWalk, aligned);
+      }
       commitAsync();
     };
     if (col0 > 0)
       __syncthreads(); // every warp is done with the last tile of the previous pass
-    if (tiles > 0)
-      issueTile(0, 0);
+    // Tiles 0 .. stages - 2 in flight before the loop (tile 0 with one stage).
+    for (int tile = 0; tile < (stages > 1 ? stages - 1 : 1); ++tile)
+      issueTile(tile, tile);
+    rows.reset();
 
-    unsigned qFrag[4][4];
-    float out[kOutTiles][4];
-#pragma unroll
-    for (int j = 0; j < kOutTiles; ++j)
-      out[j][0] = out[j][1] = out[j][2] = out[j][3] = 0.f;
-    // Running max (raw dot units) of rows A and B, and this lane's share of
-    // their sums (its columns only; the quad adds them up at the end).
-    float maxA = negativeInfinity(), maxB = negativeInfinity(), sumA = 0.f, sumB = 0.f;
-
-    for (int tile = 0; tile < tiles; ++tile) {
-      const int stage = stages == 2 ? (tile & 1) : 0;
-      waitAsync<0>();
+    for (int tile = 0, stage = 0; tile < tiles; ++tile) {
+      if (stages == 3)
+        waitAsync<1>(); // the copy of tile + 1 may still run
+      else
+        waitAsync<0>();
       // Tile `tile` (and Q) are in shared memory for every thread, and every
       // warp is done with tile - 1, whose stage the next copy reuses.
       __syncthreads();
-      if (stages == 2 && tile + 1 < tiles)
-        issueTile(tile + 1, (tile + 1) & 1);
-      if (kQInRegisters && tile == 0) {
+      if (stages > 1)
+        issueTile(tile + stages - 1, stage == 0 ? stages - 1 : stage - 1);
+      if (Rows::kQInRegisters && tile == 0) {
 #pragma unroll
         for (int ks = 0; ks < 4; ++ks)
-          if (ks < featureSteps)
-            loadMatrices(qFrag[ks], qLane + ks * 32);
+          if (ks < rows.featureSteps)
+            loadMatrices(rows.qFrag[ks], rows.qLane + ks * 32);
       }
 
       const unsigned kTile = kvBase + unsigned(stage) * stageBytes + kLane;
       const unsigned vTile = kvBase + unsigned(stage) * stageBytes + vLane;
-
-      // One softmax step over keys key0 .. key0 + kStepKeys - 1 (rows
-      // step .. of the tile). kEdge: some key of the step is masked for some
-      // row of the warp (past a row's last key or past the keys), so 16-key
-      // groups are skipped where the whole warp is past them and elements
-      // are masked.
-      auto runStep = [&](auto edgeFlag, int step, int key0) {
-        constexpr bool kEdge = decltype(edgeFlag)::value;
-        // S = Q K^T for keys key0 .. key0 + kStepKeys - 1.
-        float s[kStepTiles][4];
 #pragma unroll
-        for (int n = 0; n < kStepTiles; ++n)
-          s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-        auto scoreStep = [&](const unsigned(&a)[4], int ks) {
-#pragma unroll
-          for (int n = 0; n < kStepTiles; n += 2) {
-            if (!kEdge || key0 + 8 * n <= warpLastKey) {
-              unsigned b[4];
-              loadMatrices(b, kTile + unsigned((step + 8 * n) * kRowBytes + ks * 32));
-              mma16816<T>(s[n], a, b[0], b[1]);
-              mma16816<T>(s[n + 1], a, b[2], b[3]);
-            }
-          }
-        };
-        if (kQInRegisters) {
-#pragma unroll
-          for (int ks = 0; ks < 4; ++ks)
-            if (ks < featureSteps)
-              scoreStep(qFrag[ks], ks);
-        } else if (kFixedD) {
-#pragma unroll
-          for (int ks = 0; ks < (kFixedD >> 4); ++ks) {
-            unsigned a[4];
-            loadMatrices(a, qLane + unsigned(ks * 32));
-            scoreStep(a, ks);
-          }
-        } else {
-          for (int ks = 0; ks < featureSteps; ++ks) {
-            unsigned a[4];
-            loadMatrices(a, qLane + unsigned(ks * 32));
-            scoreStep(a, ks);
-          }
-        }
-
-        // Scores: raw dots (exponent scaled by `factor`), or log2-domain
-        // scores already (prescale, factor 1); -inf where masked.
-        if (scoreOf.prescale) {
-#pragma unroll
-          for (int n = 0; n < kStepTiles; ++n)
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              s[n][i] = scoreOf(s[n][i]);
-        }
-        if (kEdge) {
-#pragma unroll
-          for (int n = 0; n < kStepTiles; ++n)
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              if (key0 + 8 * n + (i & 1) > (i < 2 ? lastKeyA : lastKeyB))
-                s[n][i] = negativeInfinity();
-        }
-
-        // Online softmax over rows A and B (a quad of lanes shares a row);
-        // max and sum reduce as trees.
-        float mA[kStepTiles], mB[kStepTiles];
-#pragma unroll
-        for (int n = 0; n < kStepTiles; ++n) {
-          mA[n] = fmaxf(s[n][0], s[n][1]);
-          mB[n] = fmaxf(s[n][2], s[n][3]);
-        }
-#pragma unroll
-        for (int w = kStepTiles / 2; w >= 1; w >>= 1)
-#pragma unroll
-          for (int n = 0; n < w; ++n) {
-            mA[n] = fmaxf(mA[n], mA[n + w]);
-            mB[n] = fmaxf(mB[n], mB[n + w]);
-          }
-        float stepMaxA = mA[0], stepMaxB = mB[0];
-#pragma unroll
-        for (int mask = 1; mask <= 2; mask <<= 1) {
-          stepMaxA = fmaxf(stepMaxA, __shfl_xor_sync(kFullMask, stepMaxA, mask));
-          stepMaxB = fmaxf(stepMaxB, __shfl_xor_sync(kFullMask, stepMaxB, mask));
-        }
-        const float newMaxA = fmaxf(maxA, stepMaxA), newMaxB = fmaxf(maxB, stepMaxB);
-        // A row that has seen no key yet keeps O = 0, sum = 0 (no inf - inf).
-        const float baseA = newMaxA == negativeInfinity() ? 0.f : newMaxA * factor;
-        const float baseB = newMaxB == negativeInfinity() ? 0.f : newMaxB * factor;
-        const float alphaA = fastExp2(fmaf(maxA, factor, -baseA));
-        const float alphaB = fastExp2(fmaf(maxB, factor, -baseB));
-        maxA = newMaxA;
-        maxB = newMaxB;
-#pragma unroll
-        for (int n = 0; n < kStepTiles; ++n) {
-          s[n][0] = fastExp2(fmaf(s[n][0], factor, -baseA));
-          s[n][1] = fastExp2(fmaf(s[n][1], factor, -baseA));
-          s[n][2] = fastExp2(fmaf(s[n][2], factor, -baseB));
-          s[n][3] = fastExp2(fmaf(s[n][3], factor, -baseB));
-          mA[n] = s[n][0] + s[n][1];
-          mB[n] = s[n][2] + s[n][3];
-        }
-#pragma unroll
-        for (int w = kStepTiles / 2; w >= 1; w >>= 1)
-#pragma unroll
-          for (int n = 0; n < w; ++n) {
-            mA[n] += mA[n + w];
-            mB[n] += mB[n + w];
-          }
-        sumA = fmaf(sumA, alphaA, mA[0]);
-        sumB = fmaf(sumB, alphaB, mB[0]);
-#pragma unroll
-        for (int j = 0; j < kOutTiles; ++j) {
-          out[j][0] *= alphaA;
-          out[j][1] *= alphaA;
-          out[j][2] *= alphaB;
-          out[j][3] *= alphaB;
-        }
-
-        // O += P V: the score tiles 2kk, 2kk + 1 are the A operand for keys
-        // key0 + 16kk .. + 15.
-#pragma unroll
-        for (int kk = 0; kk < kStepTiles / 2; ++kk) {
-          if (!kEdge || key0 + 16 * kk <= warpLastKey) {
-            unsigned a[4];
-            a[0] = packPair<T>(s[2 * kk][0], s[2 * kk][1]);
-            a[1] = packPair<T>(s[2 * kk][2], s[2 * kk][3]);
-            a[2] = packPair<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            a[3] = packPair<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-            const unsigned vRows = vTile + unsigned((step + 16 * kk) * vRowBytes);
-#pragma unroll
-            for (int j = 0; j < kOutTiles; j += 2) {
-              if (j < outTiles) {
-                unsigned b[4];
-                loadMatricesTransposed(b, vRows + unsigned(j * 16));
-                mma16816<T>(out[j], a, b[0], b[1]);
-                mma16816<T>(out[j + 1], a, b[2], b[3]);
-              }
-            }
-          }
-        }
-      };
-
-#pragma unroll
-      for (int step = 0; step < kAttentionBlockK; step += kStepKeys) {
-        const int key0 = tile * kAttentionBlockK + step;
+      for (int step = 0; step < kTileKeys; step += kStepKeys) {
+        const int key0 = tile * kTileKeys + step;
         if (!warpActive || key0 > warpLastKey)
           break;
         if (key0 + kStepKeys - 1 <= warpFullKey)
-          runStep(Flag<false>(), step, key0);
+          rows.template step<false>(kTile, vTile, step, key0);
         else
-          runStep(Flag<true>(), step, key0);
+          rows.template step<true>(kTile, vTile, step, key0);
       }
       if (stages == 1 && tile + 1 < tiles) {
         __syncthreads(); // every warp is done with the only stage
         issueTile(tile + 1, 0);
       }
+      stage = stage + 1 == stages ? 0 : stage + 1;
     }
 
     if (warpActive) {
+      float sumA = rows.sumA, sumB = rows.sumB;
 #pragma unroll
       for (int mask = 1; mask <= 2; mask <<= 1) {
         sumA += __shfl_xor_sync(kFullMask, sumA, mask);
@@ -555,11 +604,13 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
       T *dstB = outHead + rowB * outStride + col0 + 2 * t;
 #pragma unroll
       for (int j = 0; j < kOutTiles; ++j) {
-        if (j < outTiles) {
+        if (j < rows.outTiles) {
           if (rowA < seq)
-            storePair<T>(dstA + 8 * j, out[j][0] * inverseA, out[j][1] * inverseA, aligned);
+            storePair<T>(dstA + 8 * j, rows.out[j][0] * inverseA, rows.out[j][1] * inverseA,
+                         aligned);
           if (rowB < seq)
-            storePair<T>(dstB + 8 * j, out[j][2] * inverseB, out[j][3] * inverseB, aligned);
+            storePair<T>(dstB + 8 * j, rows.out[j][2] * inverseB, rows.out[j][3] * inverseB,
+                         aligned);
         }
       }
     }
@@ -580,14 +631,16 @@ __device__ __forceinline__ bool runTensorCorePath(const AttentionParams &p, unsi
                                                   const BlockTask &task) {
   if (!attentionUsesTensorCores(p.headDim, 2))
     return false;
-  if (p.headDim == 64)
-    tensorCoreAttention<T, 8, 64>(p, smem, task);
-  else if (p.headDim < 64)
-    tensorCoreAttention<T, 8, 0>(p, smem, task);
-  else if (p.headDim == 128)
-    tensorCoreAttention<T, 16, 128>(p, smem, task);
+  // The common head sizes without softcap get loops specialized on both.
+  const bool prescale = ScoreMap(p).prescale;
+  if (p.headDim == 64 && !prescale)
+    tensorCoreAttention<T, 8, 64, false>(p, smem, task);
+  else if (p.headDim <= 64)
+    tensorCoreAttention<T, 8, 0, true>(p, smem, task);
+  else if (p.headDim == 128 && !prescale)
+    tensorCoreAttention<T, 16, 128, false>(p, smem, task);
   else
-    tensorCoreAttention<T, 16, 0>(p, smem, task);
+    tensorCoreAttention<T, 16, 0, true>(p, smem, task);
   return true;
 }
 
@@ -774,13 +827,10 @@ __device__ __forceinline__ void simtBlock(const AttentionParams &p, unsigned cha
 /// Attention over whole sequences; see AttentionParams. grid = (ceil(seq /
 /// kAttentionBlockQ), numHeads, batch), block = kAttentionThreads, dynamic
 /// shared memory attentionSharedBytes(headDim, sizeof(T)). Requires sm_80+.
-/// At most 128 registers per thread, so that 512 threads (four blocks of 46 KB
-/// shared memory at headDim 64 and 64 queries per block) share an SM.
-#ifndef INFER_ATTENTION_DEV_MINBLOCKS
-#define INFER_ATTENTION_DEV_MINBLOCKS (512 / kAttentionThreads)
-#endif
+/// At most 128 registers per thread, so that 512 threads (two blocks of 256
+/// threads and 90 KiB shared memory at headDim 64) share an SM.
 template <typename T>
-__global__ void __launch_bounds__(kAttentionThreads, INFER_ATTENTION_DEV_MINBLOCKS)
+__global__ void __launch_bounds__(kAttentionThreads, 512 / kAttentionThreads)
     infer_attention(AttentionParams p) {
   extern __shared__ __align__(128) unsigned char attentionShared[];
   if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)

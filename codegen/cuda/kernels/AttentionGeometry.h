@@ -7,11 +7,16 @@
 //
 // Tensor-core path (16-bit T, headDim % 16 == 0, headDim <= 256), D = headDim,
 // C = min(D, 128) output columns per pass (D > 128 runs two passes over the
-// keys), Q = kAttentionBlockQ query rows. Rows are padded by 8 elements so
-// ldmatrix rows hit distinct banks:
+// keys), Q = kAttentionBlockQ query rows (16 per warp), N = keys per tile
+// (attentionTileKeys: 128 if D <= 64, else 64). Rows are padded by 8 elements
+// so ldmatrix rows hit distinct banks:
 //
-//   | stages x [ K 64 x (D+8) of T | V 64 x (C+8) of T ] | Q Q x (D+8) of T |
+//   | stages x [ K N x (D+8) of T | V N x (C+8) of T ] | Q Q x (D+8) of T |
 //     stages = 2 (next tile copied during this one) if D <= 128, else 1
+//
+//   bytes = stages * N * (D + 8 + C + 8) * 2 + Q * (D + 8) * 2; with Q = 128:
+//   D = 64: 2 * 128 * 144 * 2 + 128 * 72 * 2 = 92,160 (two blocks per SM);
+//   D = 128: 104,448; D = 256 (one stage): 118,784.
 //
 // CUDA-core path (everything else), per group of 128 threads (64 queries),
 // fp32 tiles with an odd row stride L = D | 1:
@@ -36,8 +41,10 @@
 namespace infer {
 namespace kernels {
 
-/// Keys per tile of the tensor-core path.
+/// Keys per tile of the tensor-core path: kAttentionSmallHeadBlockK for
+/// headDim <= 64, else kAttentionBlockK.
 constexpr int kAttentionBlockK = 64;
+constexpr int kAttentionSmallHeadBlockK = 128;
 /// Keys per tile of the CUDA-core path.
 constexpr int kAttentionSimtBlockK = 16;
 /// Output columns one pass of the tensor-core path accumulates.
@@ -61,6 +68,11 @@ INFER_ATTENTION_GEOMETRY_FN int attentionVStride(long long headDim) {
   return attentionPassColumns(headDim) + 8;
 }
 
+/// Keys per K/V tile of the tensor-core path (rows of one stage).
+INFER_ATTENTION_GEOMETRY_FN int attentionTileKeys(long long headDim) {
+  return headDim <= 64 ? kAttentionSmallHeadBlockK : kAttentionBlockK;
+}
+
 /// K/V buffers: two (copy of the next tile overlaps the current one) when
 /// they fit well, else one.
 INFER_ATTENTION_GEOMETRY_FN int attentionStages(long long headDim) {
@@ -69,7 +81,7 @@ INFER_ATTENTION_GEOMETRY_FN int attentionStages(long long headDim) {
 
 /// Bytes of one K + V stage of the tensor-core path.
 INFER_ATTENTION_GEOMETRY_FN unsigned attentionStageBytes(long long headDim) {
-  return unsigned(kAttentionBlockK) *
+  return unsigned(attentionTileKeys(headDim)) *
          unsigned(attentionKStride(headDim) + attentionVStride(headDim)) * 2u;
 }
 

@@ -93,8 +93,8 @@ struct AttentionParams {
   int causal;
 };
 
-constexpr int kAttentionBlockQ = 64;
-constexpr int kAttentionThreads = 128;
+constexpr int kAttentionBlockQ = 128;
+constexpr int kAttentionThreads = 256;
 
 /// out = act(gate) * up; activation 0 silu, 1 gelu (erf), 2 gelu_tanh.
 /// gate element (t, i) at gate[t * gateRowStride + i], up likewise (a packed
