@@ -651,6 +651,7 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       operand("table", e.getTable());
       operand("ids", e.getIds());
       operand("position_table", e.getPositionTable());
+      operand("position_ids", e.getPositionIds());
       output(e.getOut());
     } else if (auto n = dyn_cast<exec::RmsNormOp>(op)) {
       launch.set_kind(art::Launch::RMS_NORM);
@@ -682,6 +683,14 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       launch.set_kind(art::Launch::ATTENTION);
       operands("input", a.getInputs());
       output(a.getOut());
+    } else if (auto a = dyn_cast<exec::KvAttentionOp>(op)) {
+      launch.set_kind(art::Launch::KV_ATTENTION);
+      operands("input", a.getInputs());
+      operand("seq_starts", a.getSeqStarts());
+      operand("context_lens", a.getContextLens());
+      operand("block_tables", a.getBlockTables());
+      operand("slot_ids", a.getSlotIds());
+      output(a.getOut());
     } else if (auto g = dyn_cast<exec::GatedActivationOp>(op)) {
       launch.set_kind(art::Launch::GATED_ACTIVATION);
       operands("input", g.getInputs());
@@ -704,6 +713,41 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       return failure();
     *out.add_launches() = std::move(launch);
   }
+  return success();
+}
+
+LogicalResult describeKvCache(exec::ProgramOp step, int64_t maxSeqLen, art::KvCacheLayout &out) {
+  int64_t layers = 0;
+  for (auto attention : step.getBody().front().getOps<exec::KvAttentionOp>()) {
+    auto input = attention.getInputs().size() == 3 ? attention.getInputs()[1]
+                                                   : attention.getInputs().front();
+    auto buffer = input.getDefiningOp<exec::BufferOp>();
+    std::optional<art::ElementType> type =
+        buffer ? elementTypeOf(buffer.getElementType()) : std::nullopt;
+    if (!type)
+      return attention.emitError() << "the K/V input of a kv_attention is not an arena buffer";
+    if (layers == 0) {
+      out.set_block_size(attention.getBlockSize());
+      out.set_num_kv_heads(attention.getNumKvHeads());
+      out.set_head_dim(attention.getHeadDim());
+      out.set_element_type(*type);
+    } else if (out.block_size() != static_cast<int64_t>(attention.getBlockSize()) ||
+               out.num_kv_heads() != static_cast<int64_t>(attention.getNumKvHeads()) ||
+               out.head_dim() != static_cast<int64_t>(attention.getHeadDim()) ||
+               out.element_type() != *type) {
+      return attention.emitError() << "kv_attention layers differ in their cache layout";
+    }
+    if (static_cast<int64_t>(attention.getLayer()) != layers)
+      return attention.emitError() << "kv_attention layers are not numbered 0, 1, ... in order";
+    ++layers;
+  }
+  out.set_num_layers(layers);
+  out.set_layout("[num_blocks, 2, block_size, kv_heads, head_dim]");
+  out.set_bytes_per_token(layers * 2 * out.num_kv_heads() * out.head_dim() *
+                          static_cast<int64_t>(art::elementSize(out.element_type())));
+  out.set_max_seq_len(maxSeqLen);
+  if (out.block_size() > 0)
+    out.set_max_blocks_per_sequence((maxSeqLen + out.block_size() - 1) / out.block_size());
   return success();
 }
 
@@ -750,6 +794,11 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
   manifest.set_weight_section_size(plan->sectionSize);
   manifest.set_weight_alignment(art::kWeightAlignment);
   if (program && failed(serializeExecProgram(program, plan->weights, *manifest.mutable_exec())))
+    return failure();
+  if (options.stepProgram &&
+      (failed(serializeExecProgram(options.stepProgram, plan->weights, *manifest.mutable_step())) ||
+       failed(describeKvCache(options.stepProgram, options.maxSeqLen,
+                              *manifest.mutable_kv_cache()))))
     return failure();
   if (options.addTargetCode && failed(options.addTargetCode(manifest)))
     return failure();

@@ -42,6 +42,9 @@ struct ArtifactOptions {
   /// Adds the target's code to the finished manifest (target cuda: the
   /// NVRTC-compiled kernels); failure means no artifact is written.
   std::function<mlir::LogicalResult(artifact::Manifest &)> addTargetCode;
+  /// The planned `step` program (--infer-step-entry), stored as
+  /// Manifest.step with its KvCacheLayout; null: none.
+  infer::exec::ProgramOp stepProgram;
 };
 
 /// One entry of the weight section and the ops its bytes come from.
@@ -85,6 +88,12 @@ mlir::FailureOr<WeightPlan> planWeights(mlir::func::FuncOp entry, const Artifact
 mlir::LogicalResult serializeExecProgram(infer::exec::ProgramOp program,
                                          const std::vector<PlannedWeight> &weights,
                                          artifact::ExecProgram &out);
+
+/// The KV cache layout of a planned step program: one layer per
+/// exec.kv_attention (all of the same KV heads and head size), in the element
+/// type of its K/V input, B = ceil(maxSeqLen / block_size).
+mlir::LogicalResult describeKvCache(infer::exec::ProgramOp step, int64_t maxSeqLen,
+                                    artifact::KvCacheLayout &out);
 
 /// Sizes of a written artifact.
 struct ArtifactSummary {

@@ -69,6 +69,20 @@ void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,
   pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));
 }
 
+void pipeline::buildStepPipeline(OpPassManager &pm, int64_t maxBatchTokens, int64_t blockSize,
+                                 int64_t maxSeqLen, const std::string &activationType) {
+  ConvertGraphToExecPassOptions lowerOptions;
+  lowerOptions.activationType = activationType;
+  pm.addPass(createConvertGraphToExecPass(lowerOptions));
+  exec::StepEntryPassOptions stepOptions;
+  stepOptions.blockSize = blockSize;
+  stepOptions.maxSeqLen = maxSeqLen;
+  pm.addNestedPass<exec::ProgramOp>(exec::createStepEntryPass(stepOptions));
+  exec::PlanMemoryPassOptions planOptions;
+  planOptions.maxBatchTokens = maxBatchTokens;
+  pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));
+}
+
 void pipeline::registerPipelines() {
   PassPipelineRegistration<>("infer-optimize",
                              "The graph optimization pipeline of infer-compile --emit=optimized",

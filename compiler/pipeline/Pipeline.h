@@ -42,6 +42,11 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
 void buildExecPipeline(mlir::OpPassManager &pm, int64_t maxBatchTokens,
                        const std::string &activationType = "");
 
+/// As buildExecPipeline, with --infer-step-entry between lowering and
+/// planning: the paged-KV `step` program (docs/kv-cache.md).
+void buildStepPipeline(mlir::OpPassManager &pm, int64_t maxBatchTokens, int64_t blockSize,
+                       int64_t maxSeqLen, const std::string &activationType = "");
+
 /// Registers `--infer-optimize` and `--infer-lower-to-exec` for infer-opt.
 void registerPipelines();
 

@@ -213,7 +213,7 @@ LogicalResult Lowering::lower(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](graph::EmbeddingOp embed) {
         builder.create<exec::EmbeddingOp>(loc, optional(embed.getTable()), optional(embed.getIds()),
-                                          optional(embed.getPositionTable()), *out,
+                                          optional(embed.getPositionTable()), /*position_ids=*/Value(), *out,
                                           lastDim(embed.getResult()), embed.getPositionOffset());
         return success();
       })

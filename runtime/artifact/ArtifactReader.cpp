@@ -101,8 +101,8 @@ Status checkCudaModule(const CudaModule &module, const ExecProgram &program) {
 
 /// Checks the exec program's structure: every id in range, every buffer
 /// inside the arena at the bound, constants sized by their shape and type.
-Status checkExecProgram(const ExecProgram &program, int numWeights) {
-  const std::string prefix = "exec program: ";
+Status checkExecProgram(const ExecProgram &program, int numWeights,
+                        const std::string &prefix = "exec program: ") {
   int64_t bound = program.arena().bound_tokens();
   std::optional<uint64_t> arenaBytes = affineAt(program.arena().size(), bound);
   if (bound <= 0 || !arenaBytes)
@@ -250,6 +250,8 @@ Status ArtifactReader::verify(Options options) {
     RETURN_IF_ERROR(checkExecProgram(manifest_.exec(), manifest_.weights_size()));
   if (manifest_.has_cuda())
     RETURN_IF_ERROR(checkCudaModule(manifest_.cuda(), manifest_.exec()));
+  if (manifest_.has_step())
+    RETURN_IF_ERROR(checkExecProgram(manifest_.step(), manifest_.weights_size(), "step program: "));
   return okStatus();
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 
 namespace infer::cpu {
 namespace art = artifact;
@@ -111,46 +112,28 @@ StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::create(const art::ArtifactRead
   return backend;
 }
 
-StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArray> &inputs) {
-  const art::ExecProgram &program = *program_;
-  const art::ModelInfo &model = reader_.manifest().model();
-  ASSIGN_OR_RETURN(exec::BoundInputs bound, exec::bindInputs(program, inputs));
-  int64_t batch = bound.batch, seq = bound.seq, tokens = bound.tokens;
+namespace {
 
-  // The arena at T: at least its recorded size, and every buffer's slot
-  // (offsets are planned at the bound and stay valid below it). bf16/f16
-  // buffers hold f32 values rounded to their type ("compute in fp32, store
-  // rounded", as the reference interpreter does): when there are any, every
-  // offset and size is scaled by 2 so that each 16-bit slot fits its f32
-  // values, which keeps the planner's non-overlap.
-  int64_t scale = 1;
-  for (const art::Buffer &buffer : program.buffers())
-    if (isHalf(buffer.element_type()))
-      scale = 2;
-  int64_t arenaBytes = scale * affineAt(program.arena().size(), tokens);
-  for (const art::Buffer &buffer : program.buffers())
-    arenaBytes = std::max(arenaBytes, scale * (affineAt(buffer.offset(), tokens) +
-                                               affineAt(buffer.size(), tokens)));
-  size_t allocation = (static_cast<size_t>(arenaBytes) + 255) / 256 * 256 + 256;
-  std::unique_ptr<void, FreeDeleter> arena(std::aligned_alloc(256, allocation));
-  if (!arena)
-    return resourceExhaustedError("cannot allocate the " + std::to_string(arenaBytes) +
-                                  "-byte arena");
-  std::memset(arena.get(), 0, allocation);
-  auto bufferView = [&](uint32_t id) {
-    const art::Buffer &buffer = program.buffers(static_cast<int>(id));
+/// The arena of one run of `program` at T = tokens (see forward()).
+struct ArenaRun {
+  const art::ExecProgram *program = nullptr;
+  int64_t tokens = 0, scale = 1;
+  std::unique_ptr<void, FreeDeleter> memory;
+
+  View bufferView(uint32_t id) const {
+    const art::Buffer &buffer = program->buffers(static_cast<int>(id));
     View view;
     view.isBuffer = true;
     view.type = buffer.element_type();
-    view.data = static_cast<char *>(arena.get()) + scale * affineAt(buffer.offset(), tokens);
+    view.data = static_cast<char *>(memory.get()) + scale * affineAt(buffer.offset(), tokens);
     view.elements = affineAt(buffer.size(), tokens) / static_cast<int64_t>(art::elementSize(view.type));
     if (isHalf(view.type))
       view.type = art::ELEMENT_TYPE_F32;
     return view;
-  };
+  }
   // Rounds a bf16/f16 buffer's f32 values to its type (RNE), as stored.
-  auto roundBuffer = [&](uint32_t id) {
-    art::ElementType type = program.buffers(static_cast<int>(id)).element_type();
+  void roundBuffer(uint32_t id) const {
+    art::ElementType type = program->buffers(static_cast<int>(id)).element_type();
     if (!isHalf(type))
       return;
     View view = bufferView(id);
@@ -158,21 +141,44 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
     for (int64_t e = 0; e < view.elements; ++e)
       values[e] = type == art::ELEMENT_TYPE_BF16 ? lowp::roundToBF16(values[e])
                                                  : lowp::roundToF16(values[e]);
-  };
-
-  for (int i = 0; i < program.inputs_size(); ++i) {
-    View view = bufferView(program.inputs(i).buffer());
-    if (view.type != art::ELEMENT_TYPE_I64 || view.elements != tokens)
-      return failedPreconditionError("input '" + program.inputs(i).name() +
-                                     "' has a buffer the cpu backend cannot fill");
-    std::vector<int64_t> ids = exec::tokenIds(*bound.arrays[static_cast<size_t>(i)]);
-    std::memcpy(view.data, ids.data(), sizeof(int64_t) * ids.size());
   }
+};
 
+/// Allocates the arena at T: at least its recorded size, and every buffer's
+/// slot (offsets are planned at the bound and stay valid below it). bf16/f16
+/// buffers hold f32 values rounded to their type ("compute in fp32, store
+/// rounded", as the reference interpreter does): when there are any, every
+/// offset and size is scaled by 2 so that each 16-bit slot fits its f32
+/// values, which keeps the planner's non-overlap.
+StatusOr<ArenaRun> allocateArena(const art::ExecProgram &program, int64_t tokens) {
+  ArenaRun run;
+  run.program = &program;
+  run.tokens = tokens;
+  for (const art::Buffer &buffer : program.buffers())
+    if (isHalf(buffer.element_type()))
+      run.scale = 2;
+  int64_t arenaBytes = run.scale * affineAt(program.arena().size(), tokens);
+  for (const art::Buffer &buffer : program.buffers())
+    arenaBytes = std::max(arenaBytes, run.scale * (affineAt(buffer.offset(), tokens) +
+                                                   affineAt(buffer.size(), tokens)));
+  size_t allocation = (static_cast<size_t>(arenaBytes) + 255) / 256 * 256 + 256;
+  run.memory.reset(std::aligned_alloc(256, allocation));
+  if (!run.memory)
+    return resourceExhaustedError("cannot allocate the " + std::to_string(arenaBytes) +
+                                  "-byte arena");
+  std::memset(run.memory.get(), 0, allocation);
+  return run;
+}
+
+} // namespace
+
+Status CpuBackend::runLaunches(const art::ExecProgram &program, const void *arenaRun,
+                               int64_t batch, int64_t seq) {
+  const ArenaRun &run = *static_cast<const ArenaRun *>(arenaRun);
   for (int i = 0; i < program.launches_size(); ++i) {
     const art::Launch &launch = program.launches(i);
     Kernel kernel = kernelFor(launch.kind());
-    if (!kernel)
+    if (!kernel && launch.kind() != art::Launch::KV_ATTENTION)
       return unimplementedError("launch " + std::to_string(i) + ": kind " +
                                 std::to_string(launch.kind()) + " has no cpu kernel");
     LaunchArgs args;
@@ -180,27 +186,60 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
     args.index = i;
     args.batch = batch;
     args.seq = seq;
-    args.tokens = tokens;
+    args.tokens = run.tokens;
     for (const art::Operand &operand : launch.operands()) {
       args.roles.push_back(operand.role());
       const art::Ref &ref = operand.ref();
       if (ref.target_case() == art::Ref::kBuffer)
-        args.operands.push_back(bufferView(ref.buffer()));
+        args.operands.push_back(run.bufferView(ref.buffer()));
       else if (ref.target_case() == art::Ref::kWeight)
         args.operands.push_back(weights_[ref.weight()]);
       else
         args.operands.push_back(constants_[ref.constant()]);
     }
     for (uint32_t output : launch.outputs())
-      args.outputs.push_back(bufferView(output));
-    RETURN_IF_ERROR(kernel(args));
+      args.outputs.push_back(run.bufferView(output));
+    if (launch.kind() == art::Launch::KV_ATTENTION) {
+      int64_t layer = args.intAttr("layer", -1);
+      if (layer < 0 || layer >= static_cast<int64_t>(kvLayers_.size()))
+        return args.error("names KV layer " + std::to_string(layer) + " of " +
+                          std::to_string(kvLayers_.size()) + " (is the KV cache allocated?)");
+      KvLayerView cache;
+      cache.data = kvLayers_[static_cast<size_t>(layer)].data();
+      cache.numBlocks = kvNumBlocks_;
+      cache.blockSize = reader_.manifest().kv_cache().block_size();
+      cache.kvHeads = reader_.manifest().kv_cache().num_kv_heads();
+      cache.headDim = reader_.manifest().kv_cache().head_dim();
+      RETURN_IF_ERROR(runKvAttention(args, cache));
+    } else {
+      RETURN_IF_ERROR(kernel(args));
+    }
     for (uint32_t output : launch.outputs())
-      roundBuffer(output);
+      run.roundBuffer(output);
   }
+  return okStatus();
+}
+
+StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArray> &inputs) {
+  const art::ExecProgram &program = *program_;
+  const art::ModelInfo &model = reader_.manifest().model();
+  ASSIGN_OR_RETURN(exec::BoundInputs bound, exec::bindInputs(program, inputs));
+  int64_t batch = bound.batch, seq = bound.seq, tokens = bound.tokens;
+  ASSIGN_OR_RETURN(ArenaRun run, allocateArena(program, tokens));
+
+  for (int i = 0; i < program.inputs_size(); ++i) {
+    View view = run.bufferView(program.inputs(i).buffer());
+    if (view.type != art::ELEMENT_TYPE_I64 || view.elements != tokens)
+      return failedPreconditionError("input '" + program.inputs(i).name() +
+                                     "' has a buffer the cpu backend cannot fill");
+    std::vector<int64_t> ids = exec::tokenIds(*bound.arrays[static_cast<size_t>(i)]);
+    std::memcpy(view.data, ids.data(), sizeof(int64_t) * ids.size());
+  }
+  RETURN_IF_ERROR(runLaunches(program, &run, batch, seq));
 
   std::vector<NamedArray> outputs;
   for (const art::Binding &binding : program.outputs()) {
-    View view = bufferView(binding.buffer());
+    View view = run.bufferView(binding.buffer());
     HostArray array;
     array.type = view.type;
     array.shape = exec::outputShape(model, binding.name(), batch, seq, view.elements);
@@ -209,6 +248,80 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
     outputs.emplace_back(binding.name(), std::move(array));
   }
   return outputs;
+}
+
+bool CpuBackend::hasStep() const {
+  return reader_.manifest().has_step() && reader_.manifest().has_kv_cache();
+}
+
+Status CpuBackend::allocateKvCache(int64_t numBlocks) {
+  if (!hasStep())
+    return failedPreconditionError(reader_.path() +
+                                   ": the artifact has no step program (recompile it with "
+                                   "this infer-compile; its note says why a model has none)");
+  const art::KvCacheLayout &layout = reader_.manifest().kv_cache();
+  if (numBlocks < 2)
+    return invalidArgumentError("the KV cache needs at least 2 blocks (block 0 is the null "
+                                "block), got " + std::to_string(numBlocks));
+  int64_t layerFloats = numBlocks * 2 * layout.block_size() * layout.num_kv_heads() * layout.head_dim();
+  kvLayers_.assign(static_cast<size_t>(layout.num_layers()),
+                   std::vector<float>(static_cast<size_t>(layerFloats), 0.0f));
+  kvNumBlocks_ = numBlocks;
+  return okStatus();
+}
+
+StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays, int64_t &vocab) {
+  if (kvLayers_.empty() && reader_.manifest().kv_cache().num_layers() > 0)
+    return failedPreconditionError("step: the KV cache is not allocated");
+  const art::ExecProgram &program = reader_.manifest().step();
+  const art::KvCacheLayout &layout = reader_.manifest().kv_cache();
+  int64_t tokens = static_cast<int64_t>(arrays.tokenIds.size());
+  int64_t sequences = static_cast<int64_t>(arrays.contextLens.size());
+  int64_t maxBlocks = layout.max_blocks_per_sequence();
+  if (tokens <= 0 || tokens > program.arena().bound_tokens())
+    return invalidArgumentError("step: " + std::to_string(tokens) +
+                                " tokens, outside [1, the artifact's bound of " +
+                                std::to_string(program.arena().bound_tokens()) + "]");
+  if (sequences < 1 || sequences > tokens ||
+      arrays.seqStarts.size() != static_cast<size_t>(sequences + 1) ||
+      arrays.positions.size() != static_cast<size_t>(tokens) ||
+      arrays.slotIds.size() != static_cast<size_t>(tokens) ||
+      arrays.blockTables.size() != static_cast<size_t>(sequences * maxBlocks))
+    return invalidArgumentError("step: the metadata arrays have inconsistent sizes");
+  ASSIGN_OR_RETURN(ArenaRun run, allocateArena(program, tokens));
+  for (const art::Binding &binding : program.inputs()) {
+    View view = run.bufferView(binding.buffer());
+    const std::vector<int64_t> *source = nullptr;
+    int64_t padding = 0;
+    const std::string &name = binding.name();
+    if (name == "token_ids")
+      source = &arrays.tokenIds;
+    else if (name == "positions")
+      source = &arrays.positions;
+    else if (name == "seq_starts")
+      source = &arrays.seqStarts, padding = tokens; // empty sequences after the last
+    else if (name == "context_lens")
+      source = &arrays.contextLens;
+    else if (name == "block_tables")
+      source = &arrays.blockTables; // padded with the null block
+    else if (name == "slot_ids")
+      source = &arrays.slotIds;
+    if (!source || view.type != art::ELEMENT_TYPE_I64 ||
+        view.elements < static_cast<int64_t>(source->size()))
+      return failedPreconditionError("step program input '" + name +
+                                     "' has a buffer the cpu backend cannot fill");
+    std::memcpy(view.data, source->data(), sizeof(int64_t) * source->size());
+    int64_t *values = static_cast<int64_t *>(view.data);
+    std::fill(values + source->size(), values + view.elements, padding);
+  }
+  RETURN_IF_ERROR(runLaunches(program, &run, /*batch=*/1, /*seq=*/tokens));
+  if (program.outputs_size() != 1)
+    return failedPreconditionError("step program: expected one output (the logits)");
+  View logits = run.bufferView(program.outputs(0).buffer());
+  if (logits.type != art::ELEMENT_TYPE_F32 || logits.elements % tokens != 0)
+    return failedPreconditionError("step program: the logits are not [T, vocab] floats");
+  vocab = logits.elements / tokens;
+  return std::vector<float>(logits.f32(), logits.f32() + logits.elements);
 }
 
 } // namespace infer::cpu

@@ -33,8 +33,27 @@ public:
   /// returns every output ([batch, seq, …] by the model's output spec).
   StatusOr<std::vector<NamedArray>> forward(const std::vector<NamedArray> &inputs) override;
 
+  /// The `step` program's inputs (docs/kv-cache.md, "The step program"),
+  /// unpadded: T tokens of S sequences, block tables [S, B].
+  struct StepArrays {
+    std::vector<int64_t> tokenIds, positions, seqStarts, contextLens, blockTables, slotIds;
+  };
+
+  /// Whether the artifact has a step program and its KV cache layout.
+  bool hasStep() const;
+  /// (Re)allocates the paged KV cache: `numBlocks` blocks (block 0 the null
+  /// block) of every layer, f32, zeroed.
+  Status allocateKvCache(int64_t numBlocks);
+  int64_t kvNumBlocks() const { return kvNumBlocks_; }
+  /// Runs the step program: writes the new tokens' K/V into the cache and
+  /// returns the logits of all T rows ([T, vocab] row-major; `vocab` set).
+  StatusOr<std::vector<float>> step(const StepArrays &arrays, int64_t &vocab);
+
 private:
   explicit CpuBackend(const artifact::ArtifactReader &reader) : reader_(reader) {}
+  /// Walks `program`'s launches over an arena run (CpuBackend.cpp's ArenaRun).
+  Status runLaunches(const artifact::ExecProgram &program, const void *arenaRun, int64_t batch,
+                     int64_t seq);
 
   const artifact::ArtifactReader &reader_;
   const artifact::ExecProgram *program_ = nullptr;
@@ -42,6 +61,8 @@ private:
   std::vector<View> constants_; ///< by constant index
   std::vector<std::vector<float>> converted_;
   std::vector<std::vector<uint64_t>> constantData_;
+  std::vector<std::vector<float>> kvLayers_; ///< one cache per layer
+  int64_t kvNumBlocks_ = 0;
 };
 
 } // namespace infer::cpu

@@ -33,6 +33,15 @@ Status runGatedActivation(const LaunchArgs &args);
 Status runElementwise(const LaunchArgs &args);
 Status runCopy(const LaunchArgs &args);
 
+/// One layer's paged KV cache: [numBlocks, 2, blockSize, kvHeads, headDim] f32.
+struct KvLayerView {
+  float *data = nullptr;
+  int64_t numBlocks = 0, blockSize = 0, kvHeads = 0, headDim = 0;
+};
+
+/// exec.kv_attention over `cache` (runtime/cpu/KvAttentionKernel.cpp).
+Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache);
+
 } // namespace infer::cpu
 
 #endif // INFER_RUNTIME_CPU_CPUKERNELS_H

@@ -1,6 +1,7 @@
 //===- EmbeddingKernel.cpp - token rows (+ learned positions) -------------===//
 //
-// out[t] = table[ids[t]] (+ position_table[position_offset + t % seq]).
+// out[t] = table[ids[t]] (+ position_table[position_offset + pos(t)]), pos(t)
+// being position_ids[t] when given (the step program), else t % seq.
 
 #include "runtime/cpu/CpuKernels.h"
 
@@ -39,10 +40,16 @@ Status runEmbedding(const LaunchArgs &args) {
     return args.error("position table is not rows of hidden = " + std::to_string(hidden));
   RETURN_IF_ERROR(args.expectF32(*positions, positions->elements, "position table"));
   int64_t rows = positions->elements / hidden;
+  // The step program gives each token's absolute position.
+  const View *positionIds = args.operand("position_ids");
+  if (positionIds &&
+      (positionIds->type != artifact::ELEMENT_TYPE_I64 || positionIds->elements != args.tokens))
+    return args.error("position ids must be i64 with one position per token");
   for (int64_t t = 0; t < args.tokens; ++t) {
-    int64_t row = offset + t % args.seq;
+    int64_t position = positionIds ? positionIds->i64()[t] : t % args.seq;
+    int64_t row = offset + position;
     if (row < 0 || row >= rows)
-      return invalidArgumentError("position " + std::to_string(t % args.seq) +
+      return invalidArgumentError("position " + std::to_string(position) +
                                   " is beyond the model's " + std::to_string(rows - offset) +
                                   " learned positions");
     float *dst = out.mutableF32() + t * hidden;

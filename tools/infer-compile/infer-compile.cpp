@@ -97,6 +97,35 @@ FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module, const Options &opt
   return lowered;
 }
 
+/// The planned `step` program (docs/kv-cache.md) in a lowered copy of the
+/// module, or null with a note on stderr when the step transform rejects the
+/// model: the artifact then only has the forward program.
+OwningOpRef<ModuleOp> lowerToStep(ModuleOp module, const Options &options,
+                                  infer::exec::ProgramOp &step) {
+  OwningOpRef<ModuleOp> lowered = module.clone();
+  PassManager pm(module.getContext());
+  infer::pipeline::buildStepPipeline(pm, options.maxBatchTokens, options.kvBlockSize,
+                                     options.maxSeqLen, options.dtype);
+  std::string reasons;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &diagnostic) {
+      if (diagnostic.getSeverity() == DiagnosticSeverity::Error)
+        reasons += (reasons.empty() ? "" : "; ") + diagnostic.str();
+      return success();
+    });
+    result = pm.run(*lowered);
+  }
+  if (failed(result)) {
+    llvm::errs() << "note: no step program (paged KV serving) for this model: " << reasons
+                 << "\n";
+    return nullptr;
+  }
+  for (auto candidate : lowered->getOps<infer::exec::ProgramOp>())
+    step = candidate;
+  return lowered;
+}
+
 int writeArtifact(ModuleOp module, const Options &options,
                   const infer::import::ImportStats &stats) {
   // Plan first: a model the exec lowering rejects gets no artifact.
@@ -152,6 +181,7 @@ int writeArtifact(ModuleOp module, const Options &options,
     return 1;
 #endif
   }
+  OwningOpRef<ModuleOp> stepModule = lowerToStep(module, options, artifactOptions.stepProgram);
   auto summary =
       infer::compiler::writeArtifact(module, options.outputPath, artifactOptions, program);
   if (failed(summary))
@@ -284,11 +314,11 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--max-seq-len", options.maxSeqLen,
-                 "longest sequence (recorded for the memory plan)")
+                 "longest sequence (the step program's block-table width and context limit)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--kv-block-size", options.kvBlockSize,
-                 "tokens per KV-cache block (recorded for the memory plan)")
+                 "tokens per KV-cache block of the step program")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")

@@ -3,6 +3,9 @@
 //   infer-run MODEL.infer info      the manifest's summary
 //   infer-run MODEL.infer forward --input input_ids=IN.npy --output logits=OUT.npy
 //             [--device cpu|cuda] [--time N]   one forward over a [batch, seq] batch
+//   infer-run MODEL.infer generate --prompt-ids 1,2,3 [--prompt-ids ...] [--max-new-tokens N]
+//             [--greedy] [--device cpu] [--kv-blocks N] [--max-batch-tokens N]
+//             greedy decoding over the step program (tools/infer-run/Generate.cpp)
 //
 // Links only the runtime libraries (no LLVM, no MLIR: test/artifact/no-llvm.sh).
 // Later issues add generate and bench.
@@ -13,6 +16,7 @@
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/npy/Npy.h"
+#include "tools/infer-run/Generate.h"
 #ifdef INFER_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
 #endif
@@ -71,13 +75,13 @@ std::string lower(std::string text) {
 }
 
 /// The exec program's summary (the reader checked its structure).
-void printExecProgram(const art::ExecProgram &program) {
+void printExecProgram(const art::ExecProgram &program, const char *what = "exec program") {
   const art::Arena &arena = program.arena();
   int64_t bound = arena.bound_tokens();
   long long arenaBytes = static_cast<long long>(arena.size().a() * bound + arena.size().b());
-  std::printf("exec program: %s, arena %lld bytes (%.1f MB) at %lld tokens (peak live %lld), "
+  std::printf("%s: %s, arena %lld bytes (%.1f MB) at %lld tokens (peak live %lld), "
               "%d buffers, %d constants\n",
-              program.entry().c_str(), arenaBytes, arenaBytes / 1e6, static_cast<long long>(bound),
+              what, program.entry().c_str(), arenaBytes, arenaBytes / 1e6, static_cast<long long>(bound),
               static_cast<long long>(arena.peak_live_bytes()), program.buffers_size(),
               program.constants_size());
   std::map<int, int> byKind;
@@ -142,6 +146,19 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     return infer::okStatus();
   }
   printExecProgram(manifest.exec());
+  if (manifest.has_step()) {
+    printExecProgram(manifest.step(), "step program");
+    const art::KvCacheLayout &kv = manifest.kv_cache();
+    std::printf("  kv cache: %lld layers x %lld kv heads x %lld head dim, %s, %s, block size %lld, "
+                "%lld bytes per token, max seq len %lld (%lld blocks per sequence)\n",
+                static_cast<long long>(kv.num_layers()), static_cast<long long>(kv.num_kv_heads()),
+                static_cast<long long>(kv.head_dim()), art::elementTypeName(kv.element_type()),
+                kv.layout().c_str(), static_cast<long long>(kv.block_size()),
+                static_cast<long long>(kv.bytes_per_token()), static_cast<long long>(kv.max_seq_len()),
+                static_cast<long long>(kv.max_blocks_per_sequence()));
+  } else {
+    std::printf("step program: none (no generate)\n");
+  }
   if (manifest.has_cuda()) {
     const art::CudaModule &cuda = manifest.cuda();
     std::map<std::string, int> distinct;
@@ -288,7 +305,8 @@ int main(int argc, char **argv) {
   std::string command;
   app.add_option("artifact", artifact, "MODEL.infer, written by infer-compile -o")->required();
   app.add_option("command", command,
-                 "what to do: info (print the manifest's summary), forward (run one batch)")
+                 "what to do: info (print the manifest's summary), forward (run one batch), "
+                 "generate (greedy decoding over the paged KV cache)")
       ->required();
   std::vector<std::string> inputs, outputs;
   ForwardOptions forwardOptions;
@@ -305,6 +323,28 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--warmup", forwardOptions.warmup, "forward --time: untimed forwards first")
       ->check(CLI::Range(0, 100000));
+  infer::tools::GenerateOptions generateOptions;
+  bool greedy = false, noPrefixCaching = false;
+  app.add_option("--prompt-ids", generateOptions.prompts,
+                 "generate: a request's prompt as comma-separated token ids (repeat for more "
+                 "requests, batched together)");
+  app.add_option("--max-new-tokens", generateOptions.maxNewTokens,
+                 "generate: tokens to generate per request (default 16)")
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_flag("--greedy", greedy, "generate: greedy sampling (argmax; the only mode so far)");
+  app.add_option("--kv-blocks", generateOptions.kvBlocks,
+                 "generate: KV pool size in blocks, counting the null block (default: 4 "
+                 "sequences at the artifact's max-seq-len)")
+      ->check(CLI::Range(int64_t(2), int64_t(1) << 40));
+  app.add_option("--max-batch-tokens", generateOptions.maxBatchTokens,
+                 "generate: tokens per step (default: the artifact's bound); smaller values "
+                 "split prompts into chunks")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+  app.add_option("--max-sequences", generateOptions.maxSequences,
+                 "generate: sequences per step (default: min(max batch tokens, 256))")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+  app.add_flag("--no-prefix-caching", noPrefixCaching,
+               "generate: do not share KV blocks of identical prompt prefixes");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -315,8 +355,12 @@ int main(int argc, char **argv) {
     status = printInfo(artifact, showSource);
   } else if (command == "forward") {
     status = runForward(artifact, inputs, outputs, forwardOptions, processStart);
+  } else if (command == "generate") {
+    generateOptions.device = forwardOptions.device.empty() ? "cpu" : forwardOptions.device;
+    generateOptions.prefixCaching = !noPrefixCaching;
+    status = infer::tools::runGenerate(artifact, generateOptions);
   } else {
-    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward)\n",
+    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward, generate)\n",
                  command.c_str());
     return 2;
   }

@@ -35,6 +35,7 @@ def Exec_Dialect : Dialect {
       before the program runs and reads an entry output after it.
     * One launch op per kernel family (`exec.embedding`, `exec.rms_norm`,
       `exec.layer_norm`, `exec.gemm`, `exec.rotary`, `exec.attention`,
+      `exec.kv_attention` (the `step` entry's paged attention),
       `exec.gated_activation`, `exec.elementwise`). Launches have no
       results: they name their input buffers and the arena buffer they
       write (destination-passing style), so liveness and serialization

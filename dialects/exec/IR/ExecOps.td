@@ -159,21 +159,26 @@ class Exec_LaunchOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def Exec_EmbeddingOp : Exec_LaunchOp<"embedding"> {
+def Exec_EmbeddingOp : Exec_LaunchOp<"embedding", [AttrSizedOperandSegments]> {
   let summary = "Gathers embedding rows by token id, plus learned positions";
   let description = [{
     `out[t] = table[ids[t]] (+ position_table[position_offset + pos(t)])`,
-    rows of `hidden` elements.
+    rows of `hidden` elements. `pos(t)` is `position_ids[t]` (an i64 buffer
+    of one position per token, the `step` entry's `positions`) when given,
+    else the token's index in its sequence.
 
     ```mlir
     exec.embedding %table, %ids -> %out {hidden = 64 : i64}
+    exec.embedding %table, %ids positions(%pos_table) position_ids(%pos) -> %out {hidden = 64 : i64}
     ```
   }];
   let arguments = (ins Exec_Buffer:$table, Exec_Buffer:$ids,
-                       Optional<Exec_Buffer>:$position_table, Exec_Buffer:$out,
+                       Optional<Exec_Buffer>:$position_table,
+                       Optional<Exec_Buffer>:$position_ids, Exec_Buffer:$out,
                        I64Attr:$hidden, DefaultValuedAttr<I64Attr, "0">:$position_offset);
   let assemblyFormat = [{
-    $table `,` $ids (`positions` `(` $position_table^ `)`)? `->` $out attr-dict
+    $table `,` $ids (`positions` `(` $position_table^ `)`)?
+    (`position_ids` `(` $position_ids^ `)`)? `->` $out attr-dict
   }];
 }
 
@@ -259,6 +264,39 @@ def Exec_AttentionOp : Exec_LaunchOp<"attention"> {
                        F32Attr:$scale, BoolAttr:$causal,
                        DefaultValuedAttr<F32Attr, "0.0">:$softcap);
   let assemblyFormat = "$inputs `->` $out attr-dict";
+}
+
+def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
+  let summary = "Paged causal attention of a packed batch over the KV cache of layer `layer`";
+  let description = [{
+    The `step` entry's attention (docs/kv-cache.md, "The step program").
+    `inputs` are as `exec.attention`'s (one packed QKV buffer or q, k, v),
+    one row per new token of a packed batch. The cache of layer `layer` is
+    runtime-owned state, not an operand: `[num_blocks, 2, block_size,
+    num_kv_heads, head_dim]` in the cache's element type. The launch first
+    writes each new token's K and V at its slot
+    (`slot_ids[t] = block * block_size + offset`), then computes, for token
+    `j` of sequence `i` (rows `seq_starts[i] .. seq_starts[i+1]`, `n_i` of
+    them), causal attention over positions `0 .. context_lens[i] - n_i + j`
+    of that sequence, read through `block_tables[i]` (`B` entries per
+    sequence). Metadata buffers are i64.
+
+    ```mlir
+    exec.kv_attention %qkv meta(%seq_starts, %context_lens, %block_tables, %slot_ids) -> %o
+        {layer = 0 : i64, block_size = 16 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64,
+         head_dim = 16 : i64, scale = 2.500000e-01 : f32}
+    ```
+  }];
+  let arguments = (ins Variadic<Exec_Buffer>:$inputs, Exec_Buffer:$seq_starts,
+                       Exec_Buffer:$context_lens, Exec_Buffer:$block_tables,
+                       Exec_Buffer:$slot_ids, Exec_Buffer:$out,
+                       I64Attr:$layer, I64Attr:$block_size,
+                       I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
+                       F32Attr:$scale, DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+  let assemblyFormat = [{
+    $inputs `meta` `(` $seq_starts `,` $context_lens `,` $block_tables `,` $slot_ids `)`
+    `->` $out attr-dict
+  }];
 }
 
 def Exec_GatedActivationOp : Exec_LaunchOp<"gated_activation"> {

@@ -1,6 +1,7 @@
 //===- Passes.td - exec dialect passes ---------------------*- tablegen -*-===//
 //
-// Passes over exec programs (docs/exec.md): memory planning.
+// Passes over exec programs (docs/exec.md): memory planning and the step
+// entry (docs/kv-cache.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,57 @@ def PlanMemoryPass : Pass<"infer-plan-memory", "::infer::exec::ProgramOp"> {
   let options = [
     Option<"maxBatchTokens", "max-batch-tokens", "int64_t", /*default=*/"8192",
            "The bound on T (batch * seq) the arena is planned for">
+  ];
+  let dependentDialects = ["::infer::exec::ExecDialect"];
+}
+
+def StepEntryPass : Pass<"infer-step-entry", "::infer::exec::ProgramOp"> {
+  let summary = "Turns a lowered forward program into the paged-KV `step` entry";
+  let description = [{
+    Runs on an unplanned program (before `--infer-plan-memory`) whose one
+    input is the [batch, seq] token ids. The result serves a packed batch:
+    T new tokens of S <= T sequences, seen as batch 1 x seq T, so every
+    token-major buffer is unchanged (docs/kv-cache.md, "The step program").
+
+    * the ids input is renamed `token_ids`; five i64 inputs follow it:
+      `positions` [T], `seq_starts` [S+1], `context_lens` [S],
+      `block_tables` [S, B] and `slot_ids` [T], sized for S = T
+      (`8 * T`, `8 * T + 8`, `8 * T`, `8 * B * T`, `8 * T` bytes), with
+      B = ceil(`max-seq-len` / `block-size`);
+    * `exec.rotary` takes `positions`, an `exec.embedding` with a learned
+      position table takes them as `position_ids`;
+    * the i-th causal `exec.attention` becomes `exec.kv_attention` with
+      `layer = i` and the metadata buffers: it writes this step's K and V
+      into the runtime-owned cache of that layer and attends over it.
+
+    Fails (naming the op) on a program with other inputs, a non-causal
+    attention, per-token rotary caches, or layers whose KV heads or head
+    sizes differ (one cache layout serves all layers).
+
+    Before:
+    ```mlir
+    exec.input "input_ids" into %ids
+    exec.rotary %qkv, %freq -> %r {...}
+    exec.attention %r -> %o {causal = true, ...}
+    ```
+    After (`block-size=16 max-seq-len=64`):
+    ```mlir
+    exec.input "token_ids" into %ids
+    %pos = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+    exec.input "positions" into %pos
+    ...
+    %bt = exec.buffer %arena size #exec.affine<32 * T + 0> of i64
+    exec.input "block_tables" into %bt
+    ...
+    exec.rotary %qkv, %freq positions(%pos) -> %r {...}
+    exec.kv_attention %r meta(%starts, %lens, %bt, %slots) -> %o {block_size = 16 : i64, layer = 0 : i64, ...}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"16",
+           "Tokens per KV-cache block">,
+    Option<"maxSeqLen", "max-seq-len", "int64_t", /*default=*/"4096",
+           "The longest sequence (sets B, the block-table width)">
   ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }

@@ -1,0 +1,111 @@
+//===- StepEntry.cpp - the paged-KV step entry from a forward program -----===//
+//
+// Rewrites an unplanned forward exec.program into the `step` entry: the
+// [batch, seq] ids become the token ids of a packed batch (batch 1, seq T),
+// the step metadata become i64 inputs, rotary and learned positions read the
+// tokens' absolute positions and each causal attention reads and writes the
+// paged KV cache of its layer (docs/kv-cache.md, "The step program").
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/exec/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace infer::exec {
+#define GEN_PASS_DEF_STEPENTRYPASS
+#include "dialects/exec/Transforms/Passes.h.inc"
+} // namespace infer::exec
+
+using namespace mlir;
+using namespace infer::exec;
+
+namespace {
+
+struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass> {
+  using StepEntryPassBase::StepEntryPassBase;
+
+  void runOnOperation() override {
+    ProgramOp program = getOperation();
+    if (failed(rewrite(program)))
+      signalPassFailure();
+  }
+
+  LogicalResult rewrite(ProgramOp program) {
+    if (blockSize <= 0 || maxSeqLen <= 0)
+      return program.emitError() << "step entry: block-size and max-seq-len must be positive, got "
+                                 << blockSize << " and " << maxSeqLen;
+    SmallVector<InputOp> inputs(program.getBody().front().getOps<InputOp>());
+    if (inputs.size() != 1)
+      return program.emitError() << "step entry: expected one input (the token ids), found "
+                                 << inputs.size();
+    InputOp ids = inputs.front();
+    auto idsBuffer = ids.getBuffer().getDefiningOp<BufferOp>();
+    if (!idsBuffer || !idsBuffer.getElementType().isInteger(64) ||
+        idsBuffer.getSize() != AffineAttr::get(&getContext(), 8, 0))
+      return ids.emitError() << "step entry: input '" << ids.getName()
+                             << "' is not one i64 id per token";
+    if (idsBuffer.getOffset())
+      return program.emitError() << "step entry: the program is already planned";
+
+    MLIRContext *context = &getContext();
+    OpBuilder builder(ids);
+    builder.setInsertionPointAfter(ids);
+    Value arena = program.getArena().getArena();
+    int64_t maxBlocks = (maxSeqLen + blockSize - 1) / blockSize;
+    auto input = [&](StringRef name, int64_t perToken, int64_t constant) {
+      Value buffer = builder.create<BufferOp>(ids.getLoc(), builder.getType<BufferType>(), arena,
+                                              AffineAttr(), AffineAttr::get(context, perToken, constant),
+                                              TypeAttr::get(builder.getI64Type()));
+      builder.create<InputOp>(ids.getLoc(), name, buffer);
+      return buffer;
+    };
+    ids.setName("token_ids");
+    Value positions = input("positions", 8, 0);
+    Value seqStarts = input("seq_starts", 8, 8);
+    Value contextLens = input("context_lens", 8, 0);
+    Value blockTables = input("block_tables", 8 * maxBlocks, 0);
+    Value slotIds = input("slot_ids", 8, 0);
+
+    int64_t layer = 0;
+    std::optional<std::pair<int64_t, int64_t>> kvShape;
+    SmallVector<Operation *> erased;
+    for (Operation &op : program.getBody().front()) {
+      if (auto rotary = dyn_cast<RotaryOp>(op)) {
+        if (rotary.getCosCache() && rotary.getCosCache().getDefiningOp<BufferOp>())
+          return rotary.emitError() << "step entry: per-token rotary caches cannot follow "
+                                       "the packed batch's positions";
+        rotary.getPositionsMutable().assign(positions);
+      } else if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
+        if (embedding.getPositionTable())
+          embedding.getPositionIdsMutable().assign(positions);
+      } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+        if (!attention.getCausal())
+          return attention.emitError() << "step entry: only causal attention can read a KV cache";
+        std::pair<int64_t, int64_t> shape{attention.getNumKvHeads(), attention.getHeadDim()};
+        if (kvShape && *kvShape != shape)
+          return attention.emitError() << "step entry: layer " << layer << " has " << shape.first
+                                       << " KV heads of " << shape.second
+                                       << ", unlike the layers before it";
+        kvShape = shape;
+        OpBuilder at(attention);
+        at.create<KvAttentionOp>(attention.getLoc(), attention.getInputs(), seqStarts,
+                                 contextLens, blockTables, slotIds, attention.getOut(), layer++,
+                                 blockSize, attention.getNumHeads(), attention.getNumKvHeads(),
+                                 attention.getHeadDim(), attention.getScale(),
+                                 attention.getSoftcap());
+        erased.push_back(attention);
+      } else if (isa<InputOp>(op) && &op != ids.getOperation() &&
+                 !llvm::is_contained({positions, seqStarts, contextLens, blockTables, slotIds},
+                                     cast<InputOp>(op).getBuffer())) {
+        return op.emitError() << "step entry: unexpected input";
+      }
+    }
+    for (Operation *op : erased)
+      op->erase();
+    return success();
+  }
+};
+
+} // namespace

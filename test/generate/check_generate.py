@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Generate check: compiles MODEL.onnx (--target cpu, small KV blocks) and runs
+`infer-run generate --device cpu` over the step program and the paged KV cache:
+
+  golden      the golden prompt alone reproduces NAME.greedy.json's greedy tokens (a step
+              whose recorded top-2 margin is below 1e-3 may differ; from the first such
+              step on nothing is compared)
+  batched     several requests of different lengths together give each request's tokens
+              when run alone (the reference: one invocation per request)
+  chunked     the same with a tiny --max-batch-tokens (prompts split over steps)
+  prefix      requests sharing a long prefix, run one after another in one invocation so
+              the later ones hit the prefix cache (asserted), give the same tokens
+  preemption  4x more requests than the KV pool holds at their longest all finish with
+              the same tokens, and preemptions happened
+  errors      bad ids, empty prompts, prompts over the context, --device cuda
+
+  check_generate.py --infer-compile C --infer-run R --model M.onnx --greedy M.greedy.json
+                    --inputs M.in0.npy M.in1.npy
+"""
+import argparse, json, os, subprocess, sys, tempfile
+
+import numpy as np
+
+BLOCK = 4
+MAX_SEQ_LEN = 64
+NEW = 8
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def generate(infer_run, artifact, prompts, *extra):
+    cmd = [infer_run, artifact, "generate", "--device", "cpu", "--greedy",
+           "--max-new-tokens", str(NEW)]
+    for p in prompts:
+        cmd += ["--prompt-ids", ",".join(map(str, p))]
+    cmd += [str(e) for e in extra]
+    proc = run(cmd)
+    if proc.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(cmd)}\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--infer-compile", required=True)
+    ap.add_argument("--infer-run", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--greedy", required=True)
+    ap.add_argument("--inputs", nargs="+", default=[])
+    a = ap.parse_args()
+    golden = json.load(open(a.greedy))
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        artifact = os.path.join(tmp, "model.infer")
+        proc = run([a.infer_compile, a.model, "-o", artifact, "--target", "cpu",
+                    "--kv-block-size", str(BLOCK), "--max-seq-len", str(MAX_SEQ_LEN)])
+        if proc.returncode != 0 or "no step program" in proc.stderr:
+            raise SystemExit(f"FAIL: compile\n{proc.stderr}")
+
+        # golden: all 16 steps, alone.
+        prompt = golden["prompt"]
+        steps = golden["steps"]
+        cmd = [a.infer_run, artifact, "generate", "--prompt-ids", ",".join(map(str, prompt)),
+               "--max-new-tokens", str(len(steps)), "--greedy"]
+        proc = run(cmd)
+        if proc.returncode != 0:
+            raise SystemExit(f"FAIL: {' '.join(cmd)}\n{proc.stderr}")
+        got = json.loads(proc.stdout.strip().splitlines()[-1])["requests"][0]["generated"]
+        for i, step in enumerate(steps):
+            if step["margin"] < 1e-3:
+                print(f"golden: step {i} has margin {step['margin']:.2e} < 1e-3; not compared further")
+                break
+            if got[i] != step["token"]:
+                failures.append(f"golden: step {i}: got {got[i]}, expected {step['token']} "
+                                f"(margin {step['margin']:.3g}); got {got}")
+                break
+        else:
+            print(f"golden: {len(steps)} tokens match")
+
+        prompts = [prompt]
+        for path in a.inputs:
+            prompts += [list(map(int, row)) for row in np.load(path)]
+        # Shared prefixes: three blocks of the golden prompt + the first long row.
+        base = (prompt + prompts[-1])[: 3 * BLOCK]
+        shared = [base + [int(t) for t in p[:5]] for p in prompts[:3]]
+
+        def alone(ps):
+            return [generate(a.infer_run, artifact, [p], "--no-prefix-caching")["requests"][0]["generated"]
+                    for p in ps]
+
+        reference = alone(prompts)
+        shared_reference = alone(shared)
+
+        def compare(name, result, expected):
+            got = [r["generated"] for r in result["requests"]]
+            if got != expected:
+                failures.append(f"{name}: got {got}, expected {expected}")
+            else:
+                print(f"{name}: {len(got)} requests match, {result['steps']} steps, "
+                      f"{result['preemptions']} preemptions")
+
+        compare("batched", generate(a.infer_run, artifact, prompts), reference)
+        compare("chunked", generate(a.infer_run, artifact, prompts, "--max-batch-tokens", 3), reference)
+        prefix = generate(a.infer_run, artifact, shared, "--max-sequences", 1)
+        compare("prefix", prefix, shared_reference)
+        cached = [r["cached_tokens"] for r in prefix["requests"]]
+        if cached[0] != 0 or any(c < 3 * BLOCK for c in cached[1:]):
+            failures.append(f"prefix: cached tokens {cached}, expected 0, then >= {3 * BLOCK}")
+
+        # Preemption: the pool holds 2 of the longest requests; 4x as many requests.
+        many = (prompts * 8)[:8]
+        longest = max(len(p) for p in many) + NEW - 1
+        blocks = 2 * -(-longest // BLOCK) + 1
+        result = generate(a.infer_run, artifact, many, "--kv-blocks", blocks, "--no-prefix-caching")
+        compare("preemption", result, (reference * 8)[:8])
+        if result["preemptions"] == 0:
+            failures.append("preemption: no request was preempted")
+
+        # Errors.
+        for args, text in [(["--prompt-ids", "1,x"], "is not a token id"),
+                           (["--prompt-ids", "1,100000"], "outside the vocabulary"),
+                           (["--prompt-ids", ""], "is empty"),
+                           (["--prompt-ids", ",".join(["1"] * (MAX_SEQ_LEN + 1))],
+                            "more than the artifact's context"),
+                           (["--prompt-ids", "1", "--device", "cuda"], "not implemented yet")]:
+            proc = run([a.infer_run, artifact, "generate"] + args)
+            if proc.returncode == 0 or text not in proc.stderr:
+                failures.append(f"errors: {args[:2]} gave exit {proc.returncode}: {proc.stderr.strip()}")
+            else:
+                print(f"errors: {text!r} ok")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
