@@ -18,16 +18,21 @@ python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([[int(t) for 
 echo "optimized IR: $(grep -oE 'graph\.(rms_norm|linear|rotary|attention|gated_activation|embedding)' "$work/optimized.mlir" | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
 "$build_dir/bin/infer-compile" "$work/optimized.mlir" --reference-run \
   --input input_ids="$work/ids.npy" --output logits="$work/optimized.npy"
-# The one-file artifact, run by infer-run's cpu backend.
-"$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx -o "$work/tiny-llama.infer" --target cpu
-"$build_dir/bin/infer-run" "$work/tiny-llama.infer" forward --device cpu \
+# The one-file artifact (with GPU code when built with CUDA), run by infer-run:
+# on the GPU when there is one, else with the cpu backend.
+"$build_dir/bin/infer-compile" models/tiny-llama/tiny-llama.onnx -o "$work/tiny-llama.infer"
+"$build_dir/bin/infer-run" "$work/tiny-llama.infer" forward \
   --input input_ids="$work/ids.npy" --output logits="$work/runtime.npy"
 python3 - "$work/logits.npy" "$work/optimized.npy" "$work/runtime.npy" "$prompt" <<'PY'
 import sys, numpy as np
 logits, fused, run = (np.load(p)[0] for p in sys.argv[1:4])
 for pos, (tok, row, frow, rrow) in enumerate(zip(sys.argv[4].split(","), logits, fused, run)):
     print(f"position {pos}: input {tok:>4} -> top token {int(row.argmax()):>4} (logit {row.max():.4f}); "
-          f"optimized graph: {int(frow.argmax()):>4}; infer-run (cpu): {int(rrow.argmax()):>4}")
+          f"optimized graph: {int(frow.argmax()):>4}; infer-run: {int(rrow.argmax()):>4}")
 print(f"max |imported - optimized| = {np.abs(logits - fused).max():.2e}, "
       f"max |imported - infer-run| = {np.abs(logits - run).max():.2e}")
 PY
+# Greedy generation through the step program (paged KV cache, continuous
+# batching scheduler); the cpu backend runs it (the cuda step comes next).
+"$build_dir/bin/infer-run" "$work/tiny-llama.infer" generate --device cpu \
+  --prompt-ids "$prompt" --max-new-tokens 16
