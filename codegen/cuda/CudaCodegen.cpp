@@ -22,17 +22,20 @@ constexpr const char *kKernelNamePlaceholder = "INFER_KERNEL_NAME";
 /// The kernel families and generated kernels of one module being built.
 class ModuleBuilder {
 public:
-  explicit ModuleBuilder(const art::Manifest &manifest)
-      : manifest_(manifest), program_(manifest.exec()) {}
+  explicit ModuleBuilder(const art::Manifest &manifest) : manifest_(manifest) {}
 
-  /// Chooses the runner of launch `index` and records its geometry.
-  StatusOr<art::CudaLaunch> plan(int index);
+  /// Chooses the runner of launch `index` of `program` and records its geometry.
+  StatusOr<art::CudaLaunch> plan(const art::ExecProgram &program, int index) {
+    program_ = &program;
+    return plan(index);
+  }
 
   std::string source() const;
   const std::vector<std::string> &nameExpressions() const { return expressions_; }
 
 private:
-  const art::Launch &launch(int index) const { return program_.launches(index); }
+  StatusOr<art::CudaLaunch> plan(int index);
+  const art::Launch &launch(int index) const { return program_->launches(index); }
   Status error(int index, const std::string &message) const {
     std::string kind = art::Launch::Kind_Name(launch(index).kind());
     for (char &c : kind)
@@ -45,12 +48,12 @@ private:
     std::vector<art::ElementType> types;
     for (const art::Operand &operand : launch.operands())
       if (operand.role() == role)
-        types.push_back(art::refElementType(manifest_, operand.ref()));
+        types.push_back(art::refElementType(manifest_, *program_, operand.ref()));
     return types;
   }
   art::ElementType outputType(const art::Launch &launch) const {
     uint32_t id = launch.outputs_size() ? launch.outputs(0) : ~0u;
-    return id < uint32_t(program_.buffers_size()) ? program_.buffers(int(id)).element_type()
+    return id < uint32_t(program_->buffers_size()) ? program_->buffers(int(id)).element_type()
                                                   : art::ELEMENT_TYPE_UNSPECIFIED;
   }
   int64_t intAttr(const art::Launch &launch, const std::string &name, int64_t fallback) const {
@@ -70,7 +73,7 @@ private:
   }
 
   const art::Manifest &manifest_;
-  const art::ExecProgram &program_;
+  const art::ExecProgram *program_ = nullptr;
   std::vector<std::string> expressions_;
   std::map<std::string, size_t> expressionIndex_;
   std::map<std::string, std::string> elementwiseByBody_; ///< body -> kernel name
@@ -87,9 +90,9 @@ art::GridDim gridDim(art::GridDim::Symbol symbol, int64_t multiplier, int64_t di
 
 StatusOr<art::GridDim> ModuleBuilder::rowsOfOutput(int index, int64_t rowElements) const {
   const art::Launch &op = launch(index);
-  if (op.outputs_size() == 0 || op.outputs(0) >= uint32_t(program_.buffers_size()))
+  if (op.outputs_size() == 0 || op.outputs(0) >= uint32_t(program_->buffers_size()))
     return error(index, "cannot find the launch's output buffer");
-  const art::Buffer &buffer = program_.buffers(int(op.outputs(0)));
+  const art::Buffer &buffer = program_->buffers(int(op.outputs(0)));
   int64_t bytes = int64_t(art::elementSize(buffer.element_type())) * rowElements;
   if (rowElements <= 0 || bytes <= 0)
     return error(index, "cannot size rows of " + std::to_string(rowElements) + " elements");
@@ -192,6 +195,24 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         kernels::attentionSharedBytes(headDim, int(art::elementSize(out))));
     break;
   }
+  case art::Launch::KV_ATTENTION: {
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    int64_t headDim = intAttr(op, "head_dim", 0), kvHeads = intAttr(op, "num_kv_heads", 0);
+    if (headDim <= 0 || headDim > 256 || kvHeads <= 0)
+      return error(index, "has no paged attention kernel for head_dim " +
+                              std::to_string(headDim) + " (1 to 256)");
+    art::CudaLaunch write;
+    write.set_runner(art::CudaLaunch::KERNEL);
+    write.set_block_x(kernels::kKvAttentionThreads);
+    useKernel(write, ns + "infer_kv_write<" + t + ">");
+    *write.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    *cuda.mutable_prologue() = std::move(write);
+    useKernel(cuda, ns + "infer_kv_attention<" + t + ">");
+    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    *cuda.add_grid() = gridDim(art::GridDim::ONE, kvHeads);
+    cuda.set_block_x(kernels::kKvAttentionThreads);
+    break;
+  }
   case art::Launch::GATED_ACTIVATION: {
     RETURN_IF_ERROR(sameAsOutput("input"));
     useKernel(cuda, ns + "infer_gated_activation<" + t + ">");
@@ -209,7 +230,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
   case art::Launch::ELEMENTWISE: {
     // Layers repeat the same region: one kernel per distinct body.
     StatusOr<std::string> kernel =
-        generateElementwiseKernel(program_, manifest_, op, kKernelNamePlaceholder);
+        generateElementwiseKernel(*program_, manifest_, op, kKernelNamePlaceholder);
     if (!kernel.ok())
       return error(index, "cannot generate its kernel: " + kernel.status().message());
     auto [it, inserted] = elementwiseByBody_.try_emplace(
@@ -222,9 +243,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     }
     useKernel(cuda, it->second);
     // One thread per output element.
-    if (op.outputs(0) >= uint32_t(program_.buffers_size()))
+    if (op.outputs(0) >= uint32_t(program_->buffers_size()))
       return error(index, "cannot find the launch's output buffer");
-    const art::Buffer &buffer = program_.buffers(int(op.outputs(0)));
+    const art::Buffer &buffer = program_->buffers(int(op.outputs(0)));
     int64_t perToken = buffer.size().a() / int64_t(art::elementSize(out));
     if (perToken <= 0 || buffer.size().b() != 0)
       return error(index, "needs a per-token output for a generated kernel");
@@ -244,6 +265,7 @@ std::string ModuleBuilder::source() const {
        << "#include \"codegen/cuda/kernels/Common.cuh\"\n"
        << "#include \"codegen/cuda/kernels/RowKernels.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Attention.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/KvAttention.cuh\"\n"
        << generated_.str();
   return text.str();
 }
@@ -256,8 +278,14 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
   ModuleBuilder builder(manifest);
   art::CudaModule module;
   for (int i = 0; i < manifest.exec().launches_size(); ++i) {
-    ASSIGN_OR_RETURN(art::CudaLaunch launch, builder.plan(i));
+    ASSIGN_OR_RETURN(art::CudaLaunch launch, builder.plan(manifest.exec(), i));
     *module.add_launches() = std::move(launch);
+  }
+  for (int i = 0; i < manifest.step().launches_size(); ++i) {
+    StatusOr<art::CudaLaunch> launch = builder.plan(manifest.step(), i);
+    if (!launch.ok())
+      return launch.status().withPrefix("step program");
+    *module.add_step_launches() = std::move(launch).value();
   }
   std::string source = builder.source();
   // The cubin and the PTX are independent NVRTC programs: compile them at once.
@@ -270,14 +298,21 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
   RETURN_IF_ERROR(cubinOr.status());
   RETURN_IF_ERROR(ptxOr.status());
   NvrtcOutput &cubin = cubinOr.value(), &ptx = ptxOr.value();
-  for (art::CudaLaunch &launch : *module.mutable_launches()) {
+  auto lower = [&](art::CudaLaunch &launch) -> Status {
     if (launch.runner() != art::CudaLaunch::KERNEL)
-      continue;
+      return okStatus();
     auto lowered = cubin.loweredNames.find(launch.function());
     if (lowered == cubin.loweredNames.end())
       return internalError("NVRTC gave no lowered name for " + launch.function());
     launch.set_function(lowered->second);
-  }
+    return okStatus();
+  };
+  for (auto *launches : {module.mutable_launches(), module.mutable_step_launches()})
+    for (art::CudaLaunch &launch : *launches) {
+      RETURN_IF_ERROR(lower(launch));
+      if (launch.has_prologue())
+        RETURN_IF_ERROR(lower(*launch.mutable_prologue()));
+    }
   module.set_arch(options.arch);
   module.set_cubin(std::move(cubin.binary));
   module.set_ptx_arch(options.ptxArch);

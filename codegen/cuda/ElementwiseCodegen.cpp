@@ -187,7 +187,6 @@ StatusOr<std::string> generateElementwiseKernel(const art::ExecProgram &program,
                                                 const art::Manifest &manifest,
                                                 const art::Launch &launch,
                                                 const std::string &kernelName) {
-  (void)program;
   const art::Region &region = launch.region();
   if (region.yields_size() == 0 || region.yields_size() != launch.outputs_size())
     return invalidArgumentError("its region yields " + std::to_string(region.yields_size()) +
@@ -231,7 +230,7 @@ StatusOr<std::string> generateElementwiseKernel(const art::ExecProgram &program,
       body << "  v" << value << " = __half2float(__float2half_rn(v" << value << "));\n";
   };
   for (int i = 0; i < region.arguments_size(); ++i) {
-    art::ElementType held = art::refElementType(manifest, launch.operands(i).ref());
+    art::ElementType held = art::refElementType(manifest, program, launch.operands(i).ref());
     ASSIGN_OR_RETURN(std::string type, cudaTypeName(held));
     ASSIGN_OR_RETURN(std::string index, indexer.index(shapeOf(types[size_t(i)])));
     body << "  float v" << i << " = loadFloat<" << type << ">(p.inputs[" << i << "], " << index
@@ -314,10 +313,9 @@ StatusOr<std::string> generateElementwiseKernel(const art::ExecProgram &program,
   }
   for (int i = 0; i < region.yields_size(); ++i) {
     uint32_t buffer = launch.outputs(i);
-    if (buffer >= uint32_t(manifest.exec().buffers_size()))
+    if (buffer >= uint32_t(program.buffers_size()))
       return invalidArgumentError("it writes an unknown buffer");
-    ASSIGN_OR_RETURN(std::string type,
-                     cudaTypeName(manifest.exec().buffers(int(buffer)).element_type()));
+    ASSIGN_OR_RETURN(std::string type, cudaTypeName(program.buffers(int(buffer)).element_type()));
     body << "  storeFloat<" << type << ">(p.outputs[" << i << "], e, v" << region.yields(i)
          << ");\n";
   }

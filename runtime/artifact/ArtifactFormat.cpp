@@ -173,7 +173,10 @@ const Attribute *findAttribute(const Launch &launch, const std::string &name) {
 }
 
 ElementType refElementType(const Manifest &manifest, const Ref &ref) {
-  const ExecProgram &program = manifest.exec();
+  return refElementType(manifest, manifest.exec(), ref);
+}
+
+ElementType refElementType(const Manifest &manifest, const ExecProgram &program, const Ref &ref) {
   switch (ref.target_case()) {
   case Ref::kBuffer:
     return ref.buffer() < uint32_t(program.buffers_size())

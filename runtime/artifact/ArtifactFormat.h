@@ -80,6 +80,8 @@ const Attribute *findAttribute(const Launch &launch, const std::string &name);
 /// The element type of what `ref` names (a buffer, weight or constant), or
 /// ELEMENT_TYPE_UNSPECIFIED when the index is out of range.
 ElementType refElementType(const Manifest &manifest, const Ref &ref);
+/// The same for a ref of `program` (Manifest.exec or Manifest.step).
+ElementType refElementType(const Manifest &manifest, const ExecProgram &program, const Ref &ref);
 
 } // namespace infer::artifact
 

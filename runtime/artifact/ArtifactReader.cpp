@@ -248,8 +248,14 @@ Status ArtifactReader::verify(Options options) {
   }
   if (manifest_.has_exec())
     RETURN_IF_ERROR(checkExecProgram(manifest_.exec(), manifest_.weights_size()));
-  if (manifest_.has_cuda())
+  if (manifest_.has_cuda()) {
     RETURN_IF_ERROR(checkCudaModule(manifest_.cuda(), manifest_.exec()));
+    if (manifest_.cuda().step_launches_size() > 0 &&
+        manifest_.cuda().step_launches_size() != manifest_.step().launches_size())
+      return dataLossError("GPU code: " + num(manifest_.cuda().step_launches_size()) +
+                           " step launch records for " + num(manifest_.step().launches_size()) +
+                           " step launches");
+  }
   if (manifest_.has_step())
     RETURN_IF_ERROR(checkExecProgram(manifest_.step(), manifest_.weights_size(), "step program: "));
   return okStatus();

@@ -270,7 +270,8 @@ Status CpuBackend::allocateKvCache(int64_t numBlocks) {
   return okStatus();
 }
 
-StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays, int64_t &vocab) {
+StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays,
+                                              const std::vector<int32_t> &rows, int64_t &vocab) {
   if (kvLayers_.empty() && reader_.manifest().kv_cache().num_layers() > 0)
     return failedPreconditionError("step: the KV cache is not allocated");
   const art::ExecProgram &program = reader_.manifest().step();
@@ -321,7 +322,16 @@ StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays, int64_t 
   if (logits.type != art::ELEMENT_TYPE_F32 || logits.elements % tokens != 0)
     return failedPreconditionError("step program: the logits are not [T, vocab] floats");
   vocab = logits.elements / tokens;
-  return std::vector<float>(logits.f32(), logits.f32() + logits.elements);
+  std::vector<float> selected;
+  selected.reserve(rows.size() * static_cast<size_t>(vocab));
+  for (int32_t row : rows) {
+    if (row < 0 || row >= tokens)
+      return invalidArgumentError("step: logit row " + std::to_string(row) + " is not one of the " +
+                                  std::to_string(tokens) + " tokens");
+    selected.insert(selected.end(), logits.f32() + int64_t(row) * vocab,
+                    logits.f32() + int64_t(row + 1) * vocab);
+  }
+  return selected;
 }
 
 } // namespace infer::cpu

@@ -33,21 +33,12 @@ public:
   /// returns every output ([batch, seq, …] by the model's output spec).
   StatusOr<std::vector<NamedArray>> forward(const std::vector<NamedArray> &inputs) override;
 
-  /// The `step` program's inputs (docs/kv-cache.md, "The step program"),
-  /// unpadded: T tokens of S sequences, block tables [S, B].
-  struct StepArrays {
-    std::vector<int64_t> tokenIds, positions, seqStarts, contextLens, blockTables, slotIds;
-  };
-
-  /// Whether the artifact has a step program and its KV cache layout.
-  bool hasStep() const;
-  /// (Re)allocates the paged KV cache: `numBlocks` blocks (block 0 the null
-  /// block) of every layer, f32, zeroed.
-  Status allocateKvCache(int64_t numBlocks);
+  bool hasStep() const override;
+  /// f32 caches (bf16/f16 activations are held as f32 here).
+  Status allocateKvCache(int64_t numBlocks) override;
   int64_t kvNumBlocks() const { return kvNumBlocks_; }
-  /// Runs the step program: writes the new tokens' K/V into the cache and
-  /// returns the logits of all T rows ([T, vocab] row-major; `vocab` set).
-  StatusOr<std::vector<float>> step(const StepArrays &arrays, int64_t &vocab);
+  StatusOr<std::vector<float>> step(const StepArrays &arrays, const std::vector<int32_t> &rows,
+                                    int64_t &vocab) override;
 
 private:
   explicit CpuBackend(const artifact::ArtifactReader &reader) : reader_(reader) {}

@@ -52,6 +52,12 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(const art::ArtifactRe
   std::unique_ptr<CudaBackend> backend(new CudaBackend(reader));
   backend->program_ = &manifest.exec();
   backend->module_ = &manifest.cuda();
+  backend->forward_.program = &manifest.exec();
+  backend->forward_.launches = &manifest.cuda().launches();
+  if (manifest.has_step() && manifest.cuda().step_launches_size() == manifest.step().launches_size()) {
+    backend->step_.program = &manifest.step();
+    backend->step_.launches = &manifest.cuda().step_launches();
+  }
   ASSIGN_OR_RETURN(backend->api_, loadCudaApi());
   RETURN_IF_ERROR(backend->load());
   return backend;
@@ -121,47 +127,69 @@ Status CudaBackend::load() {
   if (loaded != CUDA_SUCCESS)
     return driverError(api, loaded, "cuModuleLoadData (the artifact's kernels)");
   std::map<std::string, CUfunction> byName;
-  for (int i = 0; i < module_->launches_size(); ++i) {
-    const art::CudaLaunch &launch = module_->launches(i);
-    CUfunction function = nullptr;
-    if (launch.runner() == art::CudaLaunch::KERNEL) {
-      auto found = byName.find(launch.function());
-      if (found != byName.end()) {
-        function = found->second;
-      } else {
-        CUresult result = api.cuModuleGetFunction(&function, cuModule_, launch.function().c_str());
-        if (result != CUDA_SUCCESS)
-          return driverError(api, result, ("cuModuleGetFunction " + launch.function()).c_str());
-        byName[launch.function()] = function;
-      }
-      if (launch.shared_bytes() > 48 * 1024)
-        INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
-                                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                   int(launch.shared_bytes())));
-    } else if (launch.runner() != art::CudaLaunch::CUBLASLT) {
-      return dataLossError(reader_.path() + ": launch " + std::to_string(i) +
-                           " has no GPU runner");
-    }
-    functions_.push_back(function);
-  }
+  RETURN_IF_ERROR(resolveFunctions(forward_, byName));
+  if (step_.program)
+    RETURN_IF_ERROR(resolveFunctions(step_, byName));
 
   // The arena, once, at the artifact's bound (offsets are planned there).
-  int64_t bound = program_->arena().bound_tokens();
-  int64_t arenaBytes = affineAt(program_->arena().size(), bound);
-  for (const art::Buffer &buffer : program_->buffers())
+  RETURN_IF_ERROR(allocateArena(forward_));
+  report_.arenaBytes = uint64_t(affineAt(program_->arena().size(), program_->arena().bound_tokens()));
+  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api));
+  const char *graphs = std::getenv("INFER_CUDA_GRAPHS");
+  useGraphs_ = !(graphs && std::string(graphs) == "0");
+  return okStatus();
+}
+
+Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
+                                     std::map<std::string, CUfunction> &byName) {
+  const CudaApi &api = *api_;
+  auto resolve = [&](const art::CudaLaunch &launch, int index) -> StatusOr<CUfunction> {
+    if (launch.runner() == art::CudaLaunch::CUBLASLT)
+      return CUfunction(nullptr);
+    if (launch.runner() != art::CudaLaunch::KERNEL)
+      return dataLossError(reader_.path() + ": launch " + std::to_string(index) +
+                           " has no GPU runner");
+    CUfunction function = nullptr;
+    auto found = byName.find(launch.function());
+    if (found != byName.end())
+      return found->second;
+    CUresult result = api.cuModuleGetFunction(&function, cuModule_, launch.function().c_str());
+    if (result != CUDA_SUCCESS)
+      return driverError(api, result, ("cuModuleGetFunction " + launch.function()).c_str());
+    byName[launch.function()] = function;
+    if (launch.shared_bytes() > 48 * 1024)
+      INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
+                                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                 int(launch.shared_bytes())));
+    return function;
+  };
+  for (int i = 0; i < loaded.launches->size(); ++i) {
+    const art::CudaLaunch &launch = loaded.launches->Get(i);
+    ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
+    loaded.functions.push_back(function);
+    CUfunction prologue = nullptr;
+    if (launch.has_prologue()) {
+      ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
+    }
+    loaded.prologues.push_back(prologue);
+  }
+  return okStatus();
+}
+
+Status CudaBackend::allocateArena(LoadedProgram &loaded) {
+  const art::ExecProgram &program = *loaded.program;
+  int64_t bound = program.arena().bound_tokens();
+  int64_t arenaBytes = affineAt(program.arena().size(), bound);
+  for (const art::Buffer &buffer : program.buffers())
     arenaBytes = std::max(arenaBytes, affineAt(buffer.offset(), bound) + affineAt(buffer.size(), bound));
   size_t freeBytes = 0, totalBytes = 0;
-  INFER_CU_CHECK(api, api.cuMemGetInfo(&freeBytes, &totalBytes));
+  INFER_CU_CHECK(*api_, api_->cuMemGetInfo(&freeBytes, &totalBytes));
   if (uint64_t(arenaBytes) > freeBytes)
     return resourceExhaustedError("the activations need " + std::to_string(arenaBytes) +
                                   " bytes at the artifact's bound of " + std::to_string(bound) +
                                   " batch tokens; " + std::to_string(freeBytes) +
                                   " are free (recompile with a smaller --max-batch-tokens)");
-  INFER_CU_CHECK(api, api.cuMemAlloc(&arena_, std::max<int64_t>(arenaBytes, 256)));
-  report_.arenaBytes = uint64_t(arenaBytes);
-  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api));
-  const char *graphs = std::getenv("INFER_CUDA_GRAPHS");
-  useGraphs_ = !(graphs && std::string(graphs) == "0");
+  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&loaded.arena, std::max<int64_t>(arenaBytes, 256)));
   return okStatus();
 }
 
@@ -212,8 +240,11 @@ CudaBackend::~CudaBackend() {
       api_->cuMemFree(staging);
   for (CUdeviceptr constant : constants_)
     api_->cuMemFree(constant);
-  if (arena_)
-    api_->cuMemFree(arena_);
+  for (LoadedProgram *loaded : {&forward_, &step_})
+    if (loaded->arena)
+      api_->cuMemFree(loaded->arena);
+  for (CUdeviceptr layer : kvLayers_)
+    api_->cuMemFree(layer);
   if (weights_)
     api_->cuMemFree(weights_);
   if (cuModule_)
@@ -224,19 +255,21 @@ CudaBackend::~CudaBackend() {
     api_->cuDevicePrimaryCtxRelease(device_);
 }
 
-exec::View CudaBackend::bufferView(uint32_t id, int64_t tokens) const {
-  const art::Buffer &buffer = program_->buffers(static_cast<int>(id));
+exec::View CudaBackend::bufferView(const LoadedProgram &loaded, uint32_t id,
+                                   int64_t tokens) const {
+  const art::Buffer &buffer = loaded.program->buffers(static_cast<int>(id));
   exec::View view;
   view.isBuffer = true;
   view.type = buffer.element_type();
-  view.data = pointer(arena_ + affineAt(buffer.offset(), tokens));
+  view.data = pointer(loaded.arena + affineAt(buffer.offset(), tokens));
   uint64_t elementBytes = art::elementSize(view.type);
   view.elements = elementBytes ? affineAt(buffer.size(), tokens) / int64_t(elementBytes) : 0;
   return view;
 }
 
-exec::LaunchArgs CudaBackend::resolve(int index, const exec::BoundInputs &step) const {
-  const art::Launch &launch = program_->launches(index);
+exec::LaunchArgs CudaBackend::resolve(const LoadedProgram &loaded, int index,
+                                      const exec::BoundInputs &step) const {
+  const art::Launch &launch = loaded.program->launches(index);
   exec::LaunchArgs args;
   args.launch = &launch;
   args.index = index;
@@ -247,14 +280,14 @@ exec::LaunchArgs CudaBackend::resolve(int index, const exec::BoundInputs &step) 
     args.roles.push_back(operand.role());
     const art::Ref &ref = operand.ref();
     if (ref.target_case() == art::Ref::kBuffer)
-      args.operands.push_back(bufferView(ref.buffer(), step.tokens));
+      args.operands.push_back(bufferView(loaded, ref.buffer(), step.tokens));
     else if (ref.target_case() == art::Ref::kWeight)
       args.operands.push_back(weightViews_[ref.weight()]);
     else
       args.operands.push_back(constantViews_[ref.constant()]);
   }
   for (uint32_t output : launch.outputs())
-    args.outputs.push_back(bufferView(output, step.tokens));
+    args.outputs.push_back(bufferView(loaded, output, step.tokens));
   return args;
 }
 
@@ -265,7 +298,7 @@ StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &i
   inputBytes_.resize(size_t(program_->inputs_size()), 0);
   for (int i = 0; i < program_->inputs_size(); ++i) {
     uint32_t buffer = program_->inputs(i).buffer();
-    exec::View view = bufferView(buffer, step.tokens);
+    exec::View view = bufferView(forward_, buffer, step.tokens);
     if (view.type != art::ELEMENT_TYPE_I64 || view.elements != step.tokens)
       return failedPreconditionError("input '" + program_->inputs(i).name() +
                                      "' has a buffer the cuda backend cannot fill");
@@ -276,7 +309,7 @@ StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &i
       const art::Launch &launch = program_->launches(index);
       if (launch.kind() != art::Launch::EMBEDDING)
         continue;
-      exec::LaunchArgs args = resolve(index, step);
+      exec::LaunchArgs args = resolve(forward_, index, step);
       const art::Operand *idsOperand = nullptr, *tableOperand = nullptr;
       for (const art::Operand &operand : launch.operands()) {
         if (operand.role() == "ids")
@@ -321,10 +354,8 @@ StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &i
   return step;
 }
 
-Status CudaBackend::launch(int index, const exec::LaunchArgs &args) {
-  const art::CudaLaunch &cuda = module_->launches(index);
-  if (cuda.runner() == art::CudaLaunch::CUBLASLT)
-    return gemm_->run(args, stream_);
+Status CudaBackend::launchKernel(const art::CudaLaunch &cuda, CUfunction function,
+                                 const exec::LaunchArgs &args, const PackedParams &params) {
   unsigned grid[3] = {1, 1, 1};
   for (int d = 0; d < cuda.grid_size() && d < 3; ++d) {
     const art::GridDim &dim = cuda.grid(d);
@@ -341,12 +372,22 @@ Status CudaBackend::launch(int index, const exec::LaunchArgs &args) {
                         std::to_string(d));
     grid[d] = unsigned(value);
   }
-  ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args));
-  void *kernelArgs[] = {params.bytes.data()};
-  INFER_CU_CHECK(*api_, api_->cuLaunchKernel(functions_[index], grid[0], grid[1], grid[2],
-                                             cuda.block_x(), 1, 1, cuda.shared_bytes(), stream_,
-                                             kernelArgs, nullptr));
+  void *kernelArgs[] = {const_cast<unsigned char *>(params.bytes.data())};
+  INFER_CU_CHECK(*api_, api_->cuLaunchKernel(function, grid[0], grid[1], grid[2], cuda.block_x(),
+                                             1, 1, cuda.shared_bytes(), stream_, kernelArgs,
+                                             nullptr));
   return okStatus();
+}
+
+Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
+                           const StepContext *step) {
+  const art::CudaLaunch &cuda = loaded.launches->Get(index);
+  if (cuda.runner() == art::CudaLaunch::CUBLASLT)
+    return gemm_->run(args, stream_);
+  ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
+  if (cuda.has_prologue())
+    RETURN_IF_ERROR(launchKernel(cuda.prologue(), loaded.prologues[size_t(index)], args, params));
+  return launchKernel(cuda, loaded.functions[size_t(index)], args, params);
 }
 
 Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
@@ -357,7 +398,7 @@ Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
   }
   Status status = okStatus();
   for (int i = 0; i < program_->inputs_size() && status.ok(); ++i) {
-    exec::View view = bufferView(program_->inputs(i).buffer(), step.tokens);
+    exec::View view = bufferView(forward_, program_->inputs(i).buffer(), step.tokens);
     CUresult copied = api_->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
                                               inputStaging_[size_t(i)],
                                               sizeof(int64_t) * size_t(step.tokens), stream_);
@@ -365,10 +406,10 @@ Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
       status = driverError(*api_, copied, "cuMemcpyDtoDAsync (inputs)");
   }
   for (int i = 0; i < program_->launches_size() && status.ok(); ++i) {
-    exec::LaunchArgs args = resolve(i, step);
+    exec::LaunchArgs args = resolve(forward_, i, step);
     if (perKind)
       api_->cuEventRecord(before, stream_);
-    status = launch(i, args);
+    status = launch(forward_, i, args);
     if (perKind && status.ok()) {
       api_->cuEventRecord(after, stream_);
       api_->cuEventSynchronize(after);
@@ -391,7 +432,7 @@ StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedAr
   std::vector<NamedArray> outputs;
   std::vector<std::vector<unsigned char>> raw;
   for (const art::Binding &binding : program_->outputs()) {
-    exec::View view = bufferView(binding.buffer(), step.tokens);
+    exec::View view = bufferView(forward_, binding.buffer(), step.tokens);
     raw.emplace_back(static_cast<size_t>(view.elements) * art::elementSize(view.type));
     INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(raw.back().data(),
                                                   reinterpret_cast<CUdeviceptr>(view.data),
@@ -400,7 +441,7 @@ StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedAr
   INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
   for (int i = 0; i < program_->outputs_size(); ++i) {
     const art::Binding &binding = program_->outputs(i);
-    exec::View view = bufferView(binding.buffer(), step.tokens);
+    exec::View view = bufferView(forward_, binding.buffer(), step.tokens);
     HostArray array;
     array.shape = exec::outputShape(reader_.manifest().model(), binding.name(), step.batch,
                                     step.seq, view.elements);

@@ -15,6 +15,7 @@
 
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/cuda/CudaApi.h"
+#include "runtime/cuda/KernelParamsPacking.h"
 #include "runtime/exec/Backend.h"
 #include "runtime/exec/LaunchArgs.h"
 #include "runtime/exec/ProgramIO.h"
@@ -55,6 +56,11 @@ public:
 
   const LoadReport &loadReport() const { return report_; }
 
+  bool hasStep() const override;
+  Status allocateKvCache(int64_t numBlocks) override;
+  StatusOr<std::vector<float>> step(const StepArrays &arrays, const std::vector<int32_t> &rows,
+                                    int64_t &vocab) override;
+
 private:
   explicit CudaBackend(const artifact::ArtifactReader &reader);
   Status load();
@@ -62,27 +68,43 @@ private:
   StatusOr<exec::BoundInputs> upload(const std::vector<NamedArray> &inputs);
   /// Enqueues every launch for a step of `batch` x `seq` tokens.
   Status enqueue(const exec::BoundInputs &step, KindTimes *perKind = nullptr);
-  Status launch(int index, const exec::LaunchArgs &args);
+  /// A program with its GPU code resolved (the forward and the step program).
+  struct LoadedProgram {
+    const artifact::ExecProgram *program = nullptr;
+    const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
+    std::vector<CUfunction> functions, prologues; ///< per launch (null: none / cuBLASLt)
+    CUdeviceptr arena = 0;
+  };
+  Status resolveFunctions(LoadedProgram &loaded, std::map<std::string, CUfunction> &byName);
+  Status allocateArena(LoadedProgram &loaded);
+  Status launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
+                const StepContext *step = nullptr);
+  Status launchKernel(const artifact::CudaLaunch &cuda, CUfunction function,
+                      const exec::LaunchArgs &args, const PackedParams &params);
   /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
   /// tuned by then, and tuning synchronizes), the launches are captured into a
   /// CUDA graph that every later step of that shape replays in one call.
   Status run(const exec::BoundInputs &step);
   StatusOr<double> timeSteps(const exec::BoundInputs &step, int iterations, bool graphs);
-  exec::LaunchArgs resolve(int index, const exec::BoundInputs &step) const;
-  exec::View bufferView(uint32_t id, int64_t tokens) const;
+  exec::LaunchArgs resolve(const LoadedProgram &loaded, int index,
+                           const exec::BoundInputs &step) const;
+  exec::View bufferView(const LoadedProgram &loaded, uint32_t id, int64_t tokens) const;
 
   const artifact::ArtifactReader &reader_;
-  const artifact::ExecProgram *program_ = nullptr;
+  LoadedProgram forward_, step_;
+  StepContext stepContext_;          ///< the KV cache and per-step sizes
+  std::vector<CUdeviceptr> kvLayers_; ///< one allocation per layer
+  int64_t kvNumBlocks_ = 0;
+  const artifact::ExecProgram *program_ = nullptr; ///< = forward_.program
   const artifact::CudaModule *module_ = nullptr;
   const CudaApi *api_ = nullptr;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
   CUmodule cuModule_ = nullptr;
-  CUdeviceptr weights_ = 0, arena_ = 0;
+  CUdeviceptr weights_ = 0;
   std::vector<CUdeviceptr> constants_;
   std::vector<exec::View> weightViews_, constantViews_;
-  std::vector<CUfunction> functions_; ///< per launch (null for cuBLASLt)
   /// The last uploaded ids per program input: the planner reuses an input's
   /// arena slot once it is read, so every enqueue copies them in again.
   std::vector<CUdeviceptr> inputStaging_;

@@ -53,7 +53,7 @@ GemmRunner::~GemmRunner() {
 }
 
 StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
-  auto key = std::make_pair(args.index, args.tokens);
+  auto key = std::make_pair(args.launch, args.tokens);
   auto found = plans_.find(key);
   if (found != plans_.end())
     return &found->second;

@@ -51,7 +51,8 @@ private:
   const CudaApi &api_;
   cublasLtHandle_t handle_ = nullptr;
   CUdeviceptr workspace_ = 0;
-  std::map<std::pair<int, int64_t>, Plan> plans_;
+  /// By (launch, T): the forward and step programs' launches are distinct.
+  std::map<std::pair<const artifact::Launch *, int64_t>, Plan> plans_;
 };
 
 } // namespace infer::cuda

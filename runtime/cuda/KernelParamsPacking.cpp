@@ -40,6 +40,8 @@ StatusOr<PackedParams> embedding(const exec::LaunchArgs &args) {
   p.seq = args.seq;
   p.hidden = hidden;
   p.positionOffset = args.intAttr("position_offset", 0);
+  const exec::View *positionIds = args.operand("position_ids");
+  p.positionIds = positionIds ? static_cast<const long long *>(positionIds->data) : nullptr;
   return pack(p);
 }
 
@@ -192,6 +194,67 @@ StatusOr<PackedParams> attention(const exec::LaunchArgs &args) {
   return pack(p);
 }
 
+StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepContext *step) {
+  if (!step)
+    return args.error("runs only in a step");
+  std::vector<const exec::View *> inputs = args.all("input");
+  ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
+  ASSIGN_OR_RETURN(int64_t numKvHeads, args.intAttr("num_kv_heads"));
+  ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));
+  ASSIGN_OR_RETURN(int64_t blockSize, args.intAttr("block_size"));
+  ASSIGN_OR_RETURN(int64_t layer, args.intAttr("layer"));
+  ASSIGN_OR_RETURN(double scale, args.floatAttr("scale"));
+  if (inputs.size() != 1 && inputs.size() != 3)
+    return args.error("takes a packed qkv operand or q, k and v");
+  if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || numHeads % numKvHeads != 0)
+    return args.error("has inconsistent head counts");
+  if (layer < 0 || layer >= int64_t(step->kvLayers.size()) || blockSize != step->blockSize)
+    return args.error("does not match the allocated KV cache");
+  k::KvAttentionParams p{};
+  int64_t qFeatures = numHeads * headDim, kvFeatures = numKvHeads * headDim;
+  if (inputs.size() == 1) {
+    int64_t packed = qFeatures + 2 * kvFeatures;
+    if (inputs[0]->elements != args.tokens * packed)
+      return args.error("packed qkv is not [tokens, (H + 2 KV) * D]");
+    p.q = inputs[0]->data;
+    p.k = offsetBy(*inputs[0], qFeatures);
+    p.v = offsetBy(*inputs[0], qFeatures + kvFeatures);
+    p.qRowStride = p.kRowStride = p.vRowStride = packed;
+  } else {
+    if (inputs[0]->elements != args.tokens * qFeatures ||
+        inputs[1]->elements != args.tokens * kvFeatures ||
+        inputs[2]->elements != args.tokens * kvFeatures)
+      return args.error("q, k, v are not [tokens, heads * head_dim]");
+    p.q = inputs[0]->data;
+    p.k = inputs[1]->data;
+    p.v = inputs[2]->data;
+    p.qRowStride = qFeatures;
+    p.kRowStride = p.vRowStride = kvFeatures;
+  }
+  auto meta = [&](const char *role) -> StatusOr<const long long *> {
+    ASSIGN_OR_RETURN(const exec::View *view, args.required(role));
+    if (view->type != art::ELEMENT_TYPE_I64)
+      return args.error(std::string(role) + " must be i64");
+    return static_cast<const long long *>(view->data);
+  };
+  ASSIGN_OR_RETURN(p.seqStarts, meta("seq_starts"));
+  ASSIGN_OR_RETURN(p.contextLens, meta("context_lens"));
+  ASSIGN_OR_RETURN(p.blockTables, meta("block_tables"));
+  ASSIGN_OR_RETURN(p.slotIds, meta("slot_ids"));
+  p.output = args.outputs[0].data;
+  p.cache = step->kvLayers[size_t(layer)];
+  p.tokens = args.tokens;
+  p.numSeqs = step->numSeqs;
+  p.maxBlocksPerSeq = step->maxBlocksPerSeq;
+  p.blockSize = blockSize;
+  p.numHeads = numHeads;
+  p.numKvHeads = numKvHeads;
+  p.headDim = headDim;
+  p.scale = float(scale);
+  p.softcap = float(args.floatAttr("softcap", 0.0));
+  return pack(p);
+}
+
 StatusOr<PackedParams> gatedActivation(const exec::LaunchArgs &args) {
   std::vector<const exec::View *> inputs = args.all("input");
   ASSIGN_OR_RETURN(std::string activation, args.stringAttr("activation"));
@@ -264,8 +327,10 @@ StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
 
 } // namespace
 
-StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args) {
+StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const StepContext *step) {
   switch (args.launch->kind()) {
+  case art::Launch::KV_ATTENTION:
+    return kvAttention(args, step);
   case art::Launch::EMBEDDING:
     return embedding(args);
   case art::Launch::RMS_NORM:

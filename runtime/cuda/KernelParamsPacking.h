@@ -18,7 +18,14 @@ struct PackedParams {
   std::vector<unsigned char> bytes; ///< the struct, passed by value as the only argument
 };
 
-StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args);
+/// What a step program's kv_attention needs beyond its operands.
+struct StepContext {
+  int64_t numSeqs = 0, maxBlocksPerSeq = 0, blockSize = 0;
+  std::vector<void *> kvLayers; ///< each layer's cache (device addresses)
+};
+
+StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,
+                                        const StepContext *step = nullptr);
 
 } // namespace infer::cuda
 

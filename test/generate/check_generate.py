@@ -12,12 +12,16 @@
               the later ones hit the prefix cache (asserted), give the same tokens
   preemption  4x more requests than the KV pool holds at their longest all finish with
               the same tokens, and preemptions happened
-  errors      bad ids, empty prompts, prompts over the context, --device cuda
+  errors      bad ids, empty prompts, prompts over the context, --device cuda on a cpu artifact
+
+With --device cuda (ctest label `gpu`; exit 77 without a GPU) the artifact is compiled with
+--target cuda [--dtype D] and generate runs on the GPU; --golden-steps N compares only the
+first N golden steps (bf16: 8).
 
   check_generate.py --infer-compile C --infer-run R --model M.onnx --greedy M.greedy.json
-                    --inputs M.in0.npy M.in1.npy
+                    --inputs M.in0.npy M.in1.npy [--device cuda [--dtype bf16] [--golden-steps 8]]
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, ctypes, json, os, subprocess, sys, tempfile
 
 import numpy as np
 
@@ -30,8 +34,20 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+DEVICE = "cpu"
+
+
+def gpu_present():
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+
+
 def generate(infer_run, artifact, prompts, *extra):
-    cmd = [infer_run, artifact, "generate", "--device", "cpu", "--greedy",
+    cmd = [infer_run, artifact, "generate", "--device", DEVICE, "--greedy",
            "--max-new-tokens", str(NEW)]
     for p in prompts:
         cmd += ["--prompt-ids", ",".join(map(str, p))]
@@ -49,21 +65,35 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--greedy", required=True)
     ap.add_argument("--inputs", nargs="+", default=[])
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--dtype", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--golden-steps", type=int, default=0, help="compare only the first N golden steps")
+    ap.add_argument("--golden-only", action="store_true",
+                    help="only the golden check (bf16: batch-size-dependent GEMM rounding may "
+                         "legitimately flip near-ties between batched and lone runs)")
     a = ap.parse_args()
+    global DEVICE
+    DEVICE = a.device
+    if a.device == "cuda" and not gpu_present():
+        print("SKIP: no NVIDIA GPU")
+        return 77
     golden = json.load(open(a.greedy))
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         artifact = os.path.join(tmp, "model.infer")
-        proc = run([a.infer_compile, a.model, "-o", artifact, "--target", "cpu",
-                    "--kv-block-size", str(BLOCK), "--max-seq-len", str(MAX_SEQ_LEN)])
+        proc = run([a.infer_compile, a.model, "-o", artifact, "--target", a.device,
+                    "--kv-block-size", str(BLOCK), "--max-seq-len", str(MAX_SEQ_LEN)]
+                   + (["--dtype", a.dtype] if a.dtype else []))
         if proc.returncode != 0 or "no step program" in proc.stderr:
             raise SystemExit(f"FAIL: compile\n{proc.stderr}")
 
         # golden: all 16 steps, alone.
         prompt = golden["prompt"]
         steps = golden["steps"]
+        if a.golden_steps:
+            steps = steps[: a.golden_steps]
         cmd = [a.infer_run, artifact, "generate", "--prompt-ids", ",".join(map(str, prompt)),
-               "--max-new-tokens", str(len(steps)), "--greedy"]
+               "--max-new-tokens", str(len(steps)), "--greedy", "--device", a.device]
         proc = run(cmd)
         if proc.returncode != 0:
             raise SystemExit(f"FAIL: {' '.join(cmd)}\n{proc.stderr}")
@@ -79,6 +109,10 @@ def main():
         else:
             print(f"golden: {len(steps)} tokens match")
 
+        if a.golden_only:
+            for f in failures:
+                print("FAIL:", f)
+            return 1 if failures else 0
         prompts = [prompt]
         for path in a.inputs:
             prompts += [list(map(int, row)) for row in np.load(path)]
@@ -119,13 +153,17 @@ def main():
             failures.append("preemption: no request was preempted")
 
         # Errors.
-        for args, text in [(["--prompt-ids", "1,x"], "is not a token id"),
+        cases = [(["--prompt-ids", "1,x"], "is not a token id"),
                            (["--prompt-ids", "1,100000"], "outside the vocabulary"),
                            (["--prompt-ids", ""], "is empty"),
                            (["--prompt-ids", ",".join(["1"] * (MAX_SEQ_LEN + 1))],
                             "more than the artifact's context"),
-                           (["--prompt-ids", "1", "--device", "cuda"], "not implemented yet")]:
-            proc = run([a.infer_run, artifact, "generate"] + args)
+                 ]
+        if a.device == "cpu":
+            cases.append((["--prompt-ids", "1", "--device", "cuda"], "has no GPU code"))
+        for args, text in cases:
+            device = [] if "--device" in args else ["--device", a.device]
+            proc = run([a.infer_run, artifact, "generate"] + device + args)
             if proc.returncode == 0 or text not in proc.stderr:
                 failures.append(f"errors: {args[:2]} gave exit {proc.returncode}: {proc.stderr.strip()}")
             else:

@@ -37,8 +37,22 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
       --artifact "$tmp/$model.$dtype.infer" --sanitizer $tool
   done
 done
+# Greedy generation through the step program on the GPU (fp32: everything;
+# bf16: the first 8 golden steps of tiny-llama and tiny-qwen2).
+generate() { python3 "$here/../generate/check_generate.py" --infer-compile "$bin/infer-compile" \
+  --infer-run "$bin/infer-run" --device cuda "$@"; record $?; }
+for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
+  base=$models/$model
+  [ -f "$base.greedy.json" ] || continue
+  echo "generate $model fp32:"; generate --model "$base.onnx" --greedy "$base.greedy.json" --dtype fp32 \
+    --inputs "$base.in0.npy" "$base.in1.npy"
+  case $model in tiny-llama|tiny-qwen2)
+    echo "generate $model bf16:"; generate --model "$base.onnx" --greedy "$base.greedy.json" --dtype bf16 \
+      --golden-steps 8 --golden-only;;
+  esac
+done
 if [ -n "$kernels" ]; then
-  for test in "$kernels"/row_kernels_test "$kernels"/attention_test; do
+  for test in "$kernels"/row_kernels_test "$kernels"/attention_test "$kernels"/kv_attention_test; do
     [ -x "$test" ] || continue
     "$test"; rc=$?; record $rc
     echo "kernel test $(basename "$test"): exit $rc"

@@ -13,6 +13,9 @@
 
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/cpu/CpuBackend.h"
+#ifdef INFER_HAVE_CUDA
+#include "runtime/cuda/CudaBackend.h"
+#endif
 #include "runtime/scheduler/Scheduler.h"
 #include "runtime/scheduler/StepBatch.h"
 
@@ -70,10 +73,7 @@ std::vector<int64_t> widen(const std::vector<int32_t> &values) {
 } // namespace
 
 Status runGenerate(const std::string &artifactPath, const GenerateOptions &options) {
-  if (options.device == "cuda")
-    return unimplementedError("generate on the cuda backend is not implemented yet; use "
-                              "--device cpu");
-  if (options.device != "cpu")
+  if (options.device != "cpu" && options.device != "cuda" && !options.device.empty())
     return invalidArgumentError("unknown device '" + options.device + "' (cpu or cuda)");
   if (options.prompts.empty())
     return invalidArgumentError("generate needs at least one --prompt-ids list");
@@ -81,7 +81,21 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
     return invalidArgumentError("--max-new-tokens must be at least 1");
   ASSIGN_OR_RETURN(auto reader, art::ArtifactReader::open(artifactPath));
   const art::Manifest &manifest = reader->manifest();
-  ASSIGN_OR_RETURN(auto backend, cpu::CpuBackend::create(*reader));
+  std::unique_ptr<Backend> backend;
+#ifdef INFER_HAVE_CUDA
+  bool gpuStep = manifest.has_step() && manifest.cuda().step_launches_size() > 0;
+  if (options.device == "cuda" ||
+      (options.device.empty() && gpuStep && cuda::loadCudaApi().ok())) {
+    ASSIGN_OR_RETURN(backend, cuda::CudaBackend::create(*reader));
+  }
+#else
+  if (options.device == "cuda")
+    return failedPreconditionError("this infer-run was built without the CUDA toolkit; use "
+                                   "--device cpu");
+#endif
+  if (!backend) {
+    ASSIGN_OR_RETURN(backend, cpu::CpuBackend::create(*reader));
+  }
   if (!backend->hasStep())
     return failedPreconditionError(artifactPath +
                                    ": the artifact has no step program, so it cannot generate "
@@ -141,7 +155,7 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   RETURN_IF_ERROR(collect());
 
   scheduler::StepBatch batch;
-  cpu::CpuBackend::StepArrays arrays;
+  StepArrays arrays;
   int64_t steps = 0, computedTokens = 0;
   while (sched.hasUnfinished()) {
     ASSIGN_OR_RETURN(scheduler::ScheduledStep step, sched.schedule());
@@ -156,11 +170,11 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
     arrays.blockTables = widen(batch.blockTables);
     arrays.slotIds = widen(batch.slotIds);
     int64_t rowWidth = 0;
-    ASSIGN_OR_RETURN(std::vector<float> logits, backend->step(arrays, rowWidth));
+    ASSIGN_OR_RETURN(std::vector<float> logits, backend->step(arrays, batch.logitRows, rowWidth));
     // Greedy: the highest logit, the lowest id on ties.
     std::vector<int32_t> perRow;
-    for (int32_t row : batch.logitRows) {
-      const float *values = logits.data() + static_cast<size_t>(row) * rowWidth;
+    for (size_t r = 0; r < batch.logitRows.size(); ++r) {
+      const float *values = logits.data() + r * static_cast<size_t>(rowWidth);
       int64_t best = 0;
       for (int64_t v = 1; v < rowWidth; ++v)
         if (values[v] > values[best])

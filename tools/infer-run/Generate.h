@@ -14,7 +14,7 @@ struct GenerateOptions {
   /// One "1,2,3" list per request.
   std::vector<std::string> prompts;
   int32_t maxNewTokens = 16;
-  std::string device = "cpu";
+  std::string device; ///< "" picks cuda when the artifact has GPU step code and a GPU is there
   /// KV pool blocks, counting the null block (0: 4 sequences at max-seq-len + 1).
   int64_t kvBlocks = 0;
   /// Tokens per step (0: the artifact's bound).

@@ -356,7 +356,7 @@ int main(int argc, char **argv) {
   } else if (command == "forward") {
     status = runForward(artifact, inputs, outputs, forwardOptions, processStart);
   } else if (command == "generate") {
-    generateOptions.device = forwardOptions.device.empty() ? "cpu" : forwardOptions.device;
+    generateOptions.device = forwardOptions.device;
     generateOptions.prefixCaching = !noPrefixCaching;
     status = infer::tools::runGenerate(artifact, generateOptions);
   } else {

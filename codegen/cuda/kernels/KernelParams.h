@@ -24,14 +24,16 @@ namespace kernels {
 /// (token, head) for per-head norms), grid.x = rows.
 constexpr int kRowThreads = 256;
 
-/// out[t] = table[ids[t]] (+ positionTable[positionOffset + t % seq]).
-/// ids were range-checked by the runtime on the host. grid.x = tokens.
+/// out[t] = table[ids[t]] (+ positionTable[positionOffset + pos(t)]), pos(t)
+/// = positionIds[t] when given (the step program), else t % seq. ids were
+/// range-checked by the runtime on the host. grid.x = tokens.
 struct EmbeddingParams {
   const long long *ids;
   const void *table;         // [vocab, hidden] of W
   const void *positionTable; // [positionRows, hidden] of W, or nullptr
   void *output;              // [tokens, hidden] of T
   long long tokens, seq, hidden, positionOffset;
+  const long long *positionIds; // [tokens], or nullptr
 };
 
 /// y = x / sqrt(mean(x^2) + epsilon) * (weight + weightOffset), fp32 math.
@@ -116,6 +118,40 @@ struct CopyParams {
   void *output;
   long long rows, inFeatures, offset, length, elementBytes;
 };
+
+/// The step program's paged attention (docs/kv-cache.md, "The step program"),
+/// as runtime/cpu/KvAttentionKernel.cpp. One layer's cache, element type T:
+///
+///   cache[block][0 = K | 1 = V][offset][kvHead][d]     slot = block * blockSize + offset
+///
+/// First every new token t writes its K and V (rows of q/k/v as in
+/// AttentionParams, kvSeq = tokens) at slot slotIds[t] (infer_kv_write, grid.x = tokens);
+/// then (infer_kv_attention) token j of sequence i, i.e. packed row
+/// seqStarts[i] + j with n_i = seqStarts[i+1] - seqStarts[i] rows, attends
+/// causally to positions 0 .. contextLens[i] - n_i + j of its sequence,
+/// position p at cache block blockTables[i * maxBlocksPerSeq + p / blockSize],
+/// offset p % blockSize. Softmax and accumulation in fp32; softcap as in
+/// AttentionParams. Metadata is int64. output is [tokens, numHeads * headDim].
+/// infer_kv_attention grid = (tokens, numKvHeads), block = kKvAttentionThreads,
+/// no dynamic shared memory (each block serves the numHeads / numKvHeads
+/// query heads that share one KV head, so each K/V row is read once per token).
+struct KvAttentionParams {
+  const void *q;
+  const void *k;
+  const void *v;
+  void *output;
+  void *cache; // this layer's cache
+  const long long *seqStarts;    // [numSeqs + 1]
+  const long long *contextLens;  // [numSeqs]
+  const long long *blockTables;  // [numSeqs, maxBlocksPerSeq]
+  const long long *slotIds;      // [tokens]
+  long long qRowStride, kRowStride, vRowStride;
+  long long tokens, numSeqs, maxBlocksPerSeq, blockSize;
+  long long numHeads, numKvHeads, headDim;
+  float scale, softcap;
+};
+
+constexpr int kKvAttentionThreads = 128;
 
 /// A generated elementwise kernel (one per exec.elementwise launch): inputs
 /// and outputs in the launch's order. One thread per output element,

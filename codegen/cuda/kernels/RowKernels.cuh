@@ -165,7 +165,8 @@ template <typename T, typename W> __global__ void infer_embedding(EmbeddingParam
   const W *pos = nullptr;
   if (p.positionTable)
     pos = static_cast<const W *>(p.positionTable) +
-          (p.positionOffset + (p.seq > 0 ? t % p.seq : t)) * hidden;
+          (p.positionOffset + (p.positionIds ? p.positionIds[t] : p.seq > 0 ? t % p.seq : t)) *
+              hidden;
   T *dst = static_cast<T *>(p.output) + t * hidden;
   bool vectorized = aligned16(src) && aligned16(dst) && (!pos || aligned16(pos));
   forEachInRow(
