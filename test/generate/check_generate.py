@@ -12,6 +12,10 @@
               the later ones hit the prefix cache (asserted), give the same tokens
   preemption  4x more requests than the KV pool holds at their longest all finish with
               the same tokens, and preemptions happened
+  sampling    --temperature 0.8 --top-k 20 --seed 7: the requests batched give each request's
+              tokens when run alone (each request's RNG is seeded from (seed, its index), so the
+              reference runs each prompt at the index it has in the batch, padding with a
+              one-token request), and --seed 8 changes at least one request
   errors      bad ids, empty prompts, prompts over the context, --device cuda on a cpu artifact
 
 With --device cuda (ctest label `gpu`; exit 77 without a GPU) the artifact is compiled with
@@ -152,12 +156,45 @@ def main():
         if result["preemptions"] == 0:
             failures.append("preemption: no request was preempted")
 
+        # Sampling: seeded per request, so batching does not change a request's tokens.
+        def sampled(ps, seed, *extra):
+            cmd = [a.infer_run, artifact, "generate", "--device", DEVICE, "--max-new-tokens",
+                   str(NEW), "--temperature", "0.8", "--top-k", "20", "--seed", str(seed)]
+            for p in ps:
+                cmd += ["--prompt-ids", ",".join(map(str, p))]
+            proc = run(cmd + list(extra))
+            if proc.returncode != 0:
+                raise SystemExit(f"FAIL: {' '.join(cmd)}\n{proc.stderr}")
+            return [r["generated"] for r in json.loads(proc.stdout.strip().splitlines()[-1])["requests"]]
+
+        # On the GPU, batched and lone runs may round a logit differently (batch-size-dependent
+        # GEMM algorithms), which could move a draw across a CDF boundary: cpu only.
+        if DEVICE == "cpu":
+            together = sampled(prompts, 7)
+            # Request i alone: after i one-token fillers, so it keeps index i (its RNG stream),
+            # and with --max-sequences 1 no other sequence shares its steps.
+            apart = [sampled([[1]] * i + [p], 7, "--max-sequences", "1")[i] for i, p in enumerate(prompts)]
+            other = sampled(prompts, 8)
+            greedy_tokens = [r["generated"] for r in generate(a.infer_run, artifact, prompts)["requests"]]
+            if together != apart:
+                failures.append(f"sampling: batched {together} != alone {apart}")
+            elif other == together:
+                failures.append(f"sampling: --seed 8 gave the same tokens as --seed 7: {together}")
+            elif together == greedy_tokens:
+                failures.append("sampling: seeded sampling gave exactly the greedy tokens")
+            else:
+                print(f"sampling: {len(together)} requests batched = alone; another seed differs")
+
         # Errors.
         cases = [(["--prompt-ids", "1,x"], "is not a token id"),
                            (["--prompt-ids", "1,100000"], "outside the vocabulary"),
                            (["--prompt-ids", ""], "is empty"),
                            (["--prompt-ids", ",".join(["1"] * (MAX_SEQ_LEN + 1))],
                             "more than the artifact's context"),
+                 (["--prompt-ids", "1", "--temperature", "-1"], "--temperature -1 must be"),
+                 (["--prompt-ids", "1", "--top-k", "-2"], "--top-k -2 must be"),
+                 (["--prompt-ids", "1", "--top-p", "1.5"], "--top-p 1.5 must be in (0, 1]"),
+                 (["--prompt-ids", "1", "--greedy", "--temperature", "0.5"], "cannot be combined"),
                  ]
         if a.device == "cpu":
             cases.append((["--prompt-ids", "1", "--device", "cuda"], "has no GPU code"))

@@ -1,25 +1,13 @@
-//===- Generate.cpp - infer-run generate: greedy decoding over the step entry ===//
+//===- Generate.cpp - infer-run generate: decoding over the step entry ----===//
 //
-// The serving loop of issue 5 on the cpu backend: requests go into the
-// Scheduler (continuous batching, chunked prefill, prefix caching, preemption
-// by recompute over the KVCacheManager's blocks); each step's metadata is
-// flattened by buildStepBatch, widened to the step program's i64 inputs and run
-// by CpuBackend::step; the logit rows the step needs are sampled greedily and
-// fed back with update(). Output: one line per request, then a JSON line.
+// Parses the prompts, serves them through a ServingSession (the scheduler over
+// the paged KV cache and Backend::step) with one RequestSampler per request,
+// and prints one line per request, then a JSON line.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/infer-run/Generate.h"
 
-#include "runtime/artifact/ArtifactReader.h"
-#include "runtime/cpu/CpuBackend.h"
-#ifdef INFER_HAVE_CUDA
-#include "runtime/cuda/CudaBackend.h"
-#endif
-#include "runtime/scheduler/Scheduler.h"
-#include "runtime/scheduler/StepBatch.h"
-
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -27,8 +15,6 @@
 
 namespace infer::tools {
 namespace {
-
-namespace art = artifact;
 
 /// "1,2,3" as ids in [0, vocab) (vocab 0: unknown, no upper check).
 StatusOr<std::vector<int32_t>> parseIds(const std::string &text, int64_t vocab, size_t index) {
@@ -58,52 +44,17 @@ StatusOr<std::vector<int32_t>> parseIds(const std::string &text, int64_t vocab, 
   return ids;
 }
 
-/// The model's vocabulary: the last dimension of its logits output, or 0.
-int64_t vocabularyOf(const art::ModelInfo &model) {
-  for (const art::TensorSpec &output : model.outputs())
-    if (output.dims_size() > 0 && output.dims(output.dims_size() - 1).kind_case() == art::Dim::kSize)
-      return output.dims(output.dims_size() - 1).size();
-  return 0;
-}
-
-std::vector<int64_t> widen(const std::vector<int32_t> &values) {
-  return std::vector<int64_t>(values.begin(), values.end());
-}
-
 } // namespace
 
 Status runGenerate(const std::string &artifactPath, const GenerateOptions &options) {
-  if (options.device != "cpu" && options.device != "cuda" && !options.device.empty())
-    return invalidArgumentError("unknown device '" + options.device + "' (cpu or cuda)");
   if (options.prompts.empty())
     return invalidArgumentError("generate needs at least one --prompt-ids list");
   if (options.maxNewTokens < 1)
     return invalidArgumentError("--max-new-tokens must be at least 1");
-  ASSIGN_OR_RETURN(auto reader, art::ArtifactReader::open(artifactPath));
-  const art::Manifest &manifest = reader->manifest();
-  std::unique_ptr<Backend> backend;
-#ifdef INFER_HAVE_CUDA
-  bool gpuStep = manifest.has_step() && manifest.cuda().step_launches_size() > 0;
-  if (options.device == "cuda" ||
-      (options.device.empty() && gpuStep && cuda::loadCudaApi().ok())) {
-    ASSIGN_OR_RETURN(backend, cuda::CudaBackend::create(*reader));
-  }
-#else
-  if (options.device == "cuda")
-    return failedPreconditionError("this infer-run was built without the CUDA toolkit; use "
-                                   "--device cpu");
-#endif
-  if (!backend) {
-    ASSIGN_OR_RETURN(backend, cpu::CpuBackend::create(*reader));
-  }
-  if (!backend->hasStep())
-    return failedPreconditionError(artifactPath +
-                                   ": the artifact has no step program, so it cannot generate "
-                                   "(recompile it; infer-compile prints why a model has none)");
-  const art::KvCacheLayout &layout = manifest.kv_cache();
-  int64_t bound = manifest.step().arena().bound_tokens();
-  int64_t maxSeqLen = layout.max_seq_len();
-  int64_t vocab = vocabularyOf(manifest.model());
+  RETURN_IF_ERROR(sampling::validate(options.sampling));
+  ASSIGN_OR_RETURN(auto session, ServingSession::open(artifactPath, options.session));
+  int64_t maxSeqLen = session->maxSeqLen();
+  int64_t vocab = session->vocab();
 
   std::vector<std::vector<int32_t>> prompts;
   for (size_t i = 0; i < options.prompts.size(); ++i) {
@@ -116,31 +67,13 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
     prompts.push_back(std::move(ids));
   }
 
-  scheduler::SchedulerConfig config;
-  config.blockSize = static_cast<int32_t>(layout.block_size());
-  config.maxSeqLen = static_cast<int32_t>(maxSeqLen);
-  int64_t tokens = options.maxBatchTokens ? options.maxBatchTokens : bound;
-  if (tokens < 1 || tokens > bound)
-    return invalidArgumentError("--max-batch-tokens " + std::to_string(tokens) +
-                                " is outside [1, the artifact's bound of " +
-                                std::to_string(bound) + "]");
-  config.maxBatchTokens = static_cast<int32_t>(tokens);
-  config.maxSequences =
-      static_cast<int32_t>(options.maxSequences ? std::min(options.maxSequences, tokens)
-                                                : std::min<int64_t>(tokens, 256));
-  int64_t blocks = options.kvBlocks ? options.kvBlocks
-                                    : 4 * layout.max_blocks_per_sequence() + 1;
-  if (blocks < 2 || blocks > (int64_t(1) << 31) / std::max<int64_t>(1, layout.block_size()))
-    return invalidArgumentError("--kv-blocks " + std::to_string(blocks) +
-                                " is outside [2, 2^31 / block size]");
-  config.numBlocks = static_cast<int32_t>(blocks);
-  config.enablePrefixCaching = options.prefixCaching;
-  RETURN_IF_ERROR(backend->allocateKvCache(blocks));
-  ASSIGN_OR_RETURN(auto sched, scheduler::Scheduler::create(config));
-
-  for (size_t i = 0; i < prompts.size(); ++i)
-    RETURN_IF_ERROR(sched.addRequest(static_cast<scheduler::RequestId>(i), prompts[i],
-                                     options.maxNewTokens));
+  scheduler::Scheduler &sched = session->scheduler();
+  std::map<scheduler::RequestId, sampling::RequestSampler> samplers;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto id = static_cast<scheduler::RequestId>(i);
+    samplers.emplace(id, sampling::RequestSampler(options.sampling, id));
+    RETURN_IF_ERROR(sched.addRequest(id, prompts[i], options.maxNewTokens));
+  }
   std::map<scheduler::RequestId, scheduler::Request> done;
   auto collect = [&]() -> Status {
     for (scheduler::Request &request : sched.takeFinished()) {
@@ -154,38 +87,13 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   };
   RETURN_IF_ERROR(collect());
 
-  scheduler::StepBatch batch;
-  StepArrays arrays;
-  int64_t steps = 0, computedTokens = 0;
+  auto sample = [&](scheduler::RequestId id, const float *logits, int64_t width) {
+    return samplers.at(id).next(logits, width);
+  };
   while (sched.hasUnfinished()) {
-    ASSIGN_OR_RETURN(scheduler::ScheduledStep step, sched.schedule());
-    if (step.empty())
-      return internalError("the scheduler made no progress with requests left (KV pool of " +
-                           std::to_string(blocks) + " blocks)");
-    RETURN_IF_ERROR(scheduler::buildStepBatch(step, sched.maxBlocksPerSequence(), batch));
-    arrays.tokenIds = widen(batch.tokenIds);
-    arrays.positions = widen(batch.positions);
-    arrays.seqStarts = widen(batch.seqStarts);
-    arrays.contextLens = widen(batch.contextLens);
-    arrays.blockTables = widen(batch.blockTables);
-    arrays.slotIds = widen(batch.slotIds);
-    int64_t rowWidth = 0;
-    ASSIGN_OR_RETURN(std::vector<float> logits, backend->step(arrays, batch.logitRows, rowWidth));
-    // Greedy: the highest logit, the lowest id on ties.
-    std::vector<int32_t> perRow;
-    for (size_t r = 0; r < batch.logitRows.size(); ++r) {
-      const float *values = logits.data() + r * static_cast<size_t>(rowWidth);
-      int64_t best = 0;
-      for (int64_t v = 1; v < rowWidth; ++v)
-        if (values[v] > values[best])
-          best = v;
-      perRow.push_back(static_cast<int32_t>(best));
-    }
-    ASSIGN_OR_RETURN(auto sampled, scheduler::sampledPerSequence(batch, perRow));
-    RETURN_IF_ERROR(sched.update(step, sampled));
+    ASSIGN_OR_RETURN(std::vector<scheduler::RequestId> sampledFor, session->step(sample));
+    (void)sampledFor;
     RETURN_IF_ERROR(collect());
-    ++steps;
-    computedTokens += batch.numTokens();
   }
 
   std::string json = "{\"requests\": [";
@@ -206,10 +114,10 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
             "\", \"preemptions\": " + std::to_string(request.numPreemptions) +
             ", \"cached_tokens\": " + std::to_string(request.numCachedTokens) + "}";
   }
-  json += "], \"steps\": " + std::to_string(steps) +
-          ", \"computed_tokens\": " + std::to_string(computedTokens) +
+  json += "], \"steps\": " + std::to_string(session->steps()) +
+          ", \"computed_tokens\": " + std::to_string(session->computedTokens()) +
           ", \"preemptions\": " + std::to_string(sched.numPreemptions()) +
-          ", \"kv_blocks\": " + std::to_string(blocks) + "}";
+          ", \"kv_blocks\": " + std::to_string(session->kvBlocks()) + "}";
   std::printf("%s\n", json.c_str());
   return okStatus();
 }

@@ -1,8 +1,10 @@
-//===- Generate.h - infer-run generate: greedy decoding over the step entry -===//
+//===- Generate.h - infer-run generate: decoding over the step entry -------===//
 #ifndef INFER_TOOLS_INFER_RUN_GENERATE_H
 #define INFER_TOOLS_INFER_RUN_GENERATE_H
 
 #include "runtime/base/Status.h"
+#include "runtime/sampling/Sampler.h"
+#include "tools/infer-run/ServingSession.h"
 
 #include <cstdint>
 #include <string>
@@ -14,18 +16,20 @@ struct GenerateOptions {
   /// One "1,2,3" list per request.
   std::vector<std::string> prompts;
   int32_t maxNewTokens = 16;
-  std::string device; ///< "" picks cuda when the artifact has GPU step code and a GPU is there
-  /// KV pool blocks, counting the null block (0: 4 sequences at max-seq-len + 1).
-  int64_t kvBlocks = 0;
-  /// Tokens per step (0: the artifact's bound).
-  int64_t maxBatchTokens = 0;
-  /// Sequences per step (0: min(T, 256)).
-  int64_t maxSequences = 0;
-  bool prefixCaching = true;
+  SessionOptions session;
+  /// Greedy unless a sampling option was given (temperature 0: greedy).
+  sampling::SamplingParams sampling = greedySampling();
+
+  static sampling::SamplingParams greedySampling() {
+    sampling::SamplingParams params;
+    params.temperature = 0;
+    return params;
+  }
 };
 
-/// Serves every prompt through the scheduler, greedy (argmax, lowest id on
-/// ties), and prints one line per request and a JSON line.
+/// Serves every prompt through the scheduler, sampling each request's tokens
+/// with its own seeded sampler (greedy: argmax, lowest id on ties), and
+/// prints one line per request and a JSON line.
 Status runGenerate(const std::string &artifactPath, const GenerateOptions &options);
 
 } // namespace infer::tools

@@ -4,11 +4,14 @@
 //   infer-run MODEL.infer forward --input input_ids=IN.npy --output logits=OUT.npy
 //             [--device cpu|cuda] [--time N]   one forward over a [batch, seq] batch
 //   infer-run MODEL.infer generate --prompt-ids 1,2,3 [--prompt-ids ...] [--max-new-tokens N]
-//             [--greedy] [--device cpu] [--kv-blocks N] [--max-batch-tokens N]
-//             greedy decoding over the step program (tools/infer-run/Generate.cpp)
+//             [--greedy | --temperature T --top-k K --top-p P --seed S] [--device cpu|cuda]
+//             [--kv-blocks N] [--max-batch-tokens N] [--max-sequences N]
+//             decoding over the step program (tools/infer-run/Generate.cpp)
+//   infer-run MODEL.infer bench --requests N --input-len I --output-len O [--batch B]
+//             [--prompt-seed S] [--device cpu|cuda] [--kv-blocks N] [--max-batch-tokens N]
+//             serving throughput and latency (tools/infer-run/Bench.cpp)
 //
 // Links only the runtime libraries (no LLVM, no MLIR: test/artifact/no-llvm.sh).
-// Later issues add generate and bench.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/npy/Npy.h"
+#include "tools/infer-run/Bench.h"
 #include "tools/infer-run/Generate.h"
 #ifdef INFER_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
@@ -306,7 +310,8 @@ int main(int argc, char **argv) {
   app.add_option("artifact", artifact, "MODEL.infer, written by infer-compile -o")->required();
   app.add_option("command", command,
                  "what to do: info (print the manifest's summary), forward (run one batch), "
-                 "generate (greedy decoding over the paged KV cache)")
+                 "generate (decoding over the paged KV cache), bench (serving throughput and "
+                 "latency)")
       ->required();
   std::vector<std::string> inputs, outputs;
   ForwardOptions forwardOptions;
@@ -315,8 +320,8 @@ int main(int argc, char **argv) {
   app.add_option("--input", inputs, "forward: NAME=FILE.npy, an int64 [batch, seq] input");
   app.add_option("--output", outputs, "forward: NAME=FILE.npy, where to write an output");
   app.add_option("--device", forwardOptions.device,
-                 "forward: cpu or cuda (default: cuda when the artifact has GPU code and a GPU "
-                 "is present, else cpu)");
+                 "forward, generate, bench: cpu or cuda (default: cuda when the artifact has "
+                 "GPU code and a GPU is present, else cpu)");
   app.add_option("--time", forwardOptions.timeIterations,
                  "forward: also time this many forwards on the GPU and print ms per forward "
                  "with a breakdown by launch kind")
@@ -324,6 +329,7 @@ int main(int argc, char **argv) {
   app.add_option("--warmup", forwardOptions.warmup, "forward --time: untimed forwards first")
       ->check(CLI::Range(0, 100000));
   infer::tools::GenerateOptions generateOptions;
+  infer::tools::SessionOptions &session = generateOptions.session;
   bool greedy = false, noPrefixCaching = false;
   app.add_option("--prompt-ids", generateOptions.prompts,
                  "generate: a request's prompt as comma-separated token ids (repeat for more "
@@ -331,20 +337,45 @@ int main(int argc, char **argv) {
   app.add_option("--max-new-tokens", generateOptions.maxNewTokens,
                  "generate: tokens to generate per request (default 16)")
       ->check(CLI::Range(1, 1 << 30));
-  app.add_flag("--greedy", greedy, "generate: greedy sampling (argmax; the only mode so far)");
-  app.add_option("--kv-blocks", generateOptions.kvBlocks,
-                 "generate: KV pool size in blocks, counting the null block (default: 4 "
+  app.add_flag("--greedy", greedy,
+               "generate: greedy sampling (argmax, lowest id on ties; the default when no "
+               "sampling option is given)");
+  infer::sampling::SamplingParams sampling;
+  CLI::Option *temperatureOption = app.add_option(
+      "--temperature", sampling.temperature,
+      "generate: sample from softmax(logits / T) (default 1.0 when sampling; 0: greedy)");
+  CLI::Option *topKOption = app.add_option(
+      "--top-k", sampling.topK, "generate: sample among the K most likely tokens (0: off)");
+  CLI::Option *topPOption = app.add_option(
+      "--top-p", sampling.topP,
+      "generate: sample from the smallest set with probability >= P (1: off)");
+  CLI::Option *seedOption = app.add_option(
+      "--seed", sampling.seed,
+      "generate: sampling seed (default 0); each request's RNG is seeded from (seed, its index)");
+  app.add_option("--kv-blocks", session.kvBlocks,
+                 "generate, bench: KV pool size in blocks, counting the null block (default: 4 "
                  "sequences at the artifact's max-seq-len)")
       ->check(CLI::Range(int64_t(2), int64_t(1) << 40));
-  app.add_option("--max-batch-tokens", generateOptions.maxBatchTokens,
-                 "generate: tokens per step (default: the artifact's bound); smaller values "
-                 "split prompts into chunks")
+  app.add_option("--max-batch-tokens", session.maxBatchTokens,
+                 "generate, bench: tokens per step (default: the artifact's bound); smaller "
+                 "values split prompts into chunks")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
-  app.add_option("--max-sequences", generateOptions.maxSequences,
-                 "generate: sequences per step (default: min(max batch tokens, 256))")
+  app.add_option("--max-sequences", session.maxSequences,
+                 "generate, bench: sequences per step (default: min(max batch tokens, 256))")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
   app.add_flag("--no-prefix-caching", noPrefixCaching,
-               "generate: do not share KV blocks of identical prompt prefixes");
+               "generate, bench: do not share KV blocks of identical prompt prefixes");
+  infer::tools::BenchOptions benchOptions;
+  app.add_option("--requests", benchOptions.requests, "bench: number of requests");
+  app.add_option("--input-len", benchOptions.inputLen,
+                 "bench: prompt tokens per request (random ids, --prompt-seed)");
+  app.add_option("--output-len", benchOptions.outputLen,
+                 "bench: generated tokens per request (greedy; stop tokens ignored)");
+  app.add_option("--prompt-seed", benchOptions.promptSeed,
+                 "bench: seed of the random prompt ids (default 0)");
+  app.add_option("--batch", benchOptions.batch,
+                 "bench: at most B requests in flight, the next submitted when one finishes "
+                 "(--batch 1: latency, one request at a time); default: all submitted at once");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -356,11 +387,27 @@ int main(int argc, char **argv) {
   } else if (command == "forward") {
     status = runForward(artifact, inputs, outputs, forwardOptions, processStart);
   } else if (command == "generate") {
-    generateOptions.device = forwardOptions.device;
-    generateOptions.prefixCaching = !noPrefixCaching;
+    session.device = forwardOptions.device;
+    session.prefixCaching = !noPrefixCaching;
+    bool samplingGiven = temperatureOption->count() || topKOption->count() ||
+                         topPOption->count() || seedOption->count();
+    if (greedy && (temperatureOption->count() || topKOption->count() || topPOption->count())) {
+      std::fprintf(stderr, "error: --greedy cannot be combined with --temperature, --top-k or "
+                           "--top-p\n");
+      return 1;
+    }
+    if (samplingGiven && !greedy)
+      generateOptions.sampling = sampling;
+    else
+      generateOptions.sampling.seed = sampling.seed;
     status = infer::tools::runGenerate(artifact, generateOptions);
+  } else if (command == "bench") {
+    session.device = forwardOptions.device;
+    session.prefixCaching = !noPrefixCaching;
+    benchOptions.session = session;
+    status = infer::tools::runBench(artifact, benchOptions);
   } else {
-    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward, generate)\n",
+    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward, generate, bench)\n",
                  command.c_str());
     return 2;
   }

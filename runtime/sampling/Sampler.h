@@ -1,0 +1,57 @@
+//===- Sampler.h - host-side token sampling over one logit row --*- C++ -*-===//
+//
+// Greedy (argmax, lowest id on ties) or a seeded draw from
+// softmax(logits / temperature), restricted to the top-k ids and then to the
+// nucleus (top-p). Each request owns its RNG, seeded from (seed, request id),
+// so its tokens do not depend on which requests it was batched with.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_SAMPLING_SAMPLER_H
+#define INFER_RUNTIME_SAMPLING_SAMPLER_H
+
+#include "runtime/base/Status.h"
+
+#include <cstdint>
+#include <random>
+
+namespace infer::sampling {
+
+struct SamplingParams {
+  /// 0: greedy. Otherwise logits are divided by it before the softmax.
+  double temperature = 1.0;
+  int32_t topK = 0;   ///< keep the K most likely ids (0: all)
+  double topP = 1.0;  ///< keep the smallest set with probability >= P (1: all)
+  uint64_t seed = 0;
+
+  bool greedy() const { return temperature == 0.0; }
+};
+
+/// temperature >= 0 (finite), topK >= 0, 0 < topP <= 1; InvalidArgument
+/// naming the command-line flag otherwise.
+Status validate(const SamplingParams &params);
+
+/// The highest logit's id, the lowest id on ties (NaN never wins).
+int32_t argmax(const float *logits, int64_t vocab);
+
+/// The id whose cumulative probability first exceeds `u` in [0, 1) under
+/// `params` (softmax in double of logits / temperature, top-k, then top-p,
+/// renormalized). Greedy params ignore `u`. Ties in probability are ordered
+/// by id. Falls back to argmax when no probability is positive and finite.
+int32_t sampleWithUniform(const float *logits, int64_t vocab, const SamplingParams &params,
+                          double u);
+
+/// One request's sampler: an mt19937_64 seeded from (params.seed, requestId)
+/// that advances once per sampled token (not at all when greedy).
+class RequestSampler {
+public:
+  RequestSampler(const SamplingParams &params, int64_t requestId);
+  int32_t next(const float *logits, int64_t vocab);
+
+private:
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+};
+
+} // namespace infer::sampling
+
+#endif // INFER_RUNTIME_SAMPLING_SAMPLER_H

@@ -1,0 +1,187 @@
+//===- Bench.cpp - infer-run bench: serving throughput and latency --------===//
+//
+// Times the serving loop with steady_clock around each step (Backend::step
+// returns once the logits are on the host, so a step's time is its device
+// time plus the host's scheduling and sampling). Per request: TTFT is
+// submission → the step that produced its first token; TPOT is the mean gap
+// between its later tokens.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/infer-run/Bench.h"
+
+#include "runtime/sampling/Sampler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+namespace infer::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timeline {
+  Clock::time_point submitted, first, last;
+  int64_t tokens = 0;
+};
+
+/// The q-quantile (0..1) of `values` by linear interpolation; 0 when empty.
+double quantile(std::vector<double> values, double q) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  double at = q * static_cast<double>(values.size() - 1);
+  size_t lo = static_cast<size_t>(at);
+  size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (at - static_cast<double>(lo));
+}
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+std::string fixed(double value, int digits = 3) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+Status validateOptions(const BenchOptions &options) {
+  if (options.requests < 1)
+    return invalidArgumentError("bench needs --requests N with N >= 1 (got " +
+                                std::to_string(options.requests) + ")");
+  if (options.inputLen < 1)
+    return invalidArgumentError("bench needs --input-len N with N >= 1 (got " +
+                                std::to_string(options.inputLen) + ")");
+  if (options.outputLen < 1)
+    return invalidArgumentError("bench needs --output-len N with N >= 1 (got " +
+                                std::to_string(options.outputLen) + ")");
+  if (options.batch < 0)
+    return invalidArgumentError("--batch must be >= 1 (0 or absent: offline)");
+  return okStatus();
+}
+
+} // namespace
+
+Status runBench(const std::string &artifactPath, const BenchOptions &options) {
+  RETURN_IF_ERROR(validateOptions(options));
+  SessionOptions sessionOptions = options.session;
+  if (options.batch > 0)
+    sessionOptions.maxSequences = options.batch;
+  ASSIGN_OR_RETURN(auto session, ServingSession::open(artifactPath, sessionOptions));
+  if (options.inputLen + options.outputLen > session->maxSeqLen())
+    return invalidArgumentError(
+        "--input-len " + std::to_string(options.inputLen) + " + --output-len " +
+        std::to_string(options.outputLen) + " is beyond the artifact's context of " +
+        std::to_string(session->maxSeqLen()) + " tokens (--max-seq-len)");
+  int64_t vocab = session->vocab();
+  if (vocab < 1)
+    return failedPreconditionError(artifactPath + ": the model's vocabulary size is unknown "
+                                   "(its logits have no static last dimension)");
+
+  std::mt19937_64 rng(options.promptSeed);
+  std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(options.requests));
+  for (auto &prompt : prompts)
+    for (int64_t t = 0; t < options.inputLen; ++t)
+      prompt.push_back(static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab)));
+
+  scheduler::Scheduler &sched = session->scheduler();
+  std::vector<Timeline> timelines(prompts.size());
+  size_t submitted = 0, finished = 0;
+  auto submit = [&]() -> Status {
+    auto id = static_cast<scheduler::RequestId>(submitted);
+    timelines[submitted].submitted = Clock::now();
+    RETURN_IF_ERROR(sched.addRequest(id, prompts[submitted],
+                                     static_cast<int32_t>(options.outputLen)));
+    ++submitted;
+    return okStatus();
+  };
+  auto collect = [&]() -> Status {
+    for (const scheduler::Request &request : sched.takeFinished()) {
+      if (request.finishReason == scheduler::FinishReason::kRefused)
+        return invalidArgumentError("request " + std::to_string(request.id) +
+                                    " cannot run: " + request.error);
+      if (request.numGeneratedTokens() != options.outputLen)
+        return internalError("request " + std::to_string(request.id) + " generated " +
+                             std::to_string(request.numGeneratedTokens()) + " tokens, not " +
+                             std::to_string(options.outputLen));
+      ++finished;
+    }
+    return okStatus();
+  };
+  size_t inFlight = options.batch > 0 ? static_cast<size_t>(options.batch) : prompts.size();
+  auto refill = [&]() -> Status {
+    while (submitted < prompts.size() && submitted - finished < inFlight)
+      RETURN_IF_ERROR(submit());
+    return collect();
+  };
+
+  auto greedy = [](scheduler::RequestId, const float *logits, int64_t width) {
+    return sampling::argmax(logits, width);
+  };
+  Clock::time_point start = Clock::now();
+  RETURN_IF_ERROR(refill());
+  while (sched.hasUnfinished()) {
+    ASSIGN_OR_RETURN(std::vector<scheduler::RequestId> got, session->step(greedy));
+    Clock::time_point now = Clock::now();
+    for (scheduler::RequestId id : got) {
+      Timeline &timeline = timelines[static_cast<size_t>(id)];
+      if (timeline.tokens++ == 0)
+        timeline.first = now;
+      timeline.last = now;
+    }
+    RETURN_IF_ERROR(collect());
+    RETURN_IF_ERROR(refill());
+  }
+  double wall = std::chrono::duration<double>(Clock::now() - start).count();
+
+  std::vector<double> ttft, tpot;
+  for (const Timeline &timeline : timelines) {
+    ttft.push_back(ms(timeline.first - timeline.submitted));
+    if (timeline.tokens > 1)
+      tpot.push_back(ms(timeline.last - timeline.first) / static_cast<double>(timeline.tokens - 1));
+  }
+  int64_t outputTokens = options.requests * options.outputLen;
+  int64_t inputTokens = options.requests * options.inputLen;
+  double outputRate = wall > 0 ? outputTokens / wall : 0;
+  double inputRate = wall > 0 ? inputTokens / wall : 0;
+  double ttft50 = quantile(ttft, 0.5), ttft99 = quantile(ttft, 0.99);
+  double tpot50 = quantile(tpot, 0.5), tpot99 = quantile(tpot, 0.99);
+  std::string mode = options.batch > 0 ? "batch " + std::to_string(options.batch) +
+                                             " (requests in flight at once)"
+                                       : std::string("offline (all submitted at once)");
+  std::printf("bench: %lld requests x %lld input + %lld output tokens on %s, %s\n",
+              static_cast<long long>(options.requests), static_cast<long long>(options.inputLen),
+              static_cast<long long>(options.outputLen), session->deviceName().c_str(),
+              mode.c_str());
+  std::printf("  wall %.3f s: %.1f output tok/s, %.1f input tok/s (%lld output tokens)\n", wall,
+              outputRate, inputRate, static_cast<long long>(outputTokens));
+  std::printf("  TTFT p50 %.3f ms, p99 %.3f ms; TPOT p50 %.3f ms, p99 %.3f ms\n", ttft50, ttft99,
+              tpot50, tpot99);
+  std::printf("  %lld steps, peak KV blocks %lld of %lld (plus the null block), %lld "
+              "preemptions\n",
+              static_cast<long long>(session->steps()),
+              static_cast<long long>(session->peakUsedBlocks()),
+              static_cast<long long>(session->kvBlocks() - 1),
+              static_cast<long long>(sched.numPreemptions()));
+  std::string json =
+      "{\"device\": \"" + session->deviceName() + "\", \"requests\": " +
+      std::to_string(options.requests) + ", \"input_len\": " + std::to_string(options.inputLen) +
+      ", \"output_len\": " + std::to_string(options.outputLen) +
+      ", \"batch\": " + std::to_string(options.batch) + ", \"wall_s\": " + fixed(wall, 6) +
+      ", \"output_tokens\": " + std::to_string(outputTokens) +
+      ", \"input_tokens\": " + std::to_string(inputTokens) +
+      ", \"output_tok_s\": " + fixed(outputRate) + ", \"input_tok_s\": " + fixed(inputRate) +
+      ", \"ttft_ms_p50\": " + fixed(ttft50) + ", \"ttft_ms_p99\": " + fixed(ttft99) +
+      ", \"tpot_ms_p50\": " + fixed(tpot50) + ", \"tpot_ms_p99\": " + fixed(tpot99) +
+      ", \"steps\": " + std::to_string(session->steps()) +
+      ", \"computed_tokens\": " + std::to_string(session->computedTokens()) +
+      ", \"peak_kv_blocks\": " + std::to_string(session->peakUsedBlocks()) +
+      ", \"kv_blocks\": " + std::to_string(session->kvBlocks()) +
+      ", \"preemptions\": " + std::to_string(sched.numPreemptions()) + "}";
+  std::printf("%s\n", json.c_str());
+  return okStatus();
+}
+
+} // namespace infer::tools

@@ -1,0 +1,32 @@
+//===- Bench.h - infer-run bench: serving throughput and latency -*- C++ -*-===//
+#ifndef INFER_TOOLS_INFER_RUN_BENCH_H
+#define INFER_TOOLS_INFER_RUN_BENCH_H
+
+#include "runtime/base/Status.h"
+#include "tools/infer-run/ServingSession.h"
+
+#include <cstdint>
+#include <string>
+
+namespace infer::tools {
+
+struct BenchOptions {
+  int64_t requests = 0;
+  int64_t inputLen = 0;  ///< prompt tokens per request
+  int64_t outputLen = 0; ///< generated tokens per request (stop tokens ignored)
+  /// Seeds the random prompt ids, uniform over the vocabulary.
+  uint64_t promptSeed = 0;
+  /// 0: offline (all requests submitted at once). B > 0: B requests in flight,
+  /// the next submitted when one finishes (at most B running sequences).
+  int64_t batch = 0;
+  SessionOptions session;
+};
+
+/// Runs the requests greedily through a ServingSession, timing every step,
+/// and prints a summary and one JSON line: wall time, output and input
+/// tokens/s, TTFT and TPOT p50/p99, steps, peak KV blocks, preemptions.
+Status runBench(const std::string &artifactPath, const BenchOptions &options);
+
+} // namespace infer::tools
+
+#endif // INFER_TOOLS_INFER_RUN_BENCH_H

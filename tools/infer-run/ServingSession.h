@@ -1,0 +1,83 @@
+//===- ServingSession.h - artifact + backend + KV cache + scheduler -*- C++ -*-===//
+//
+// What generate and bench share: opens the artifact, makes the backend with a
+// step program, allocates the paged KV cache, creates the Scheduler, and runs
+// one step at a time (schedule → buildStepBatch → Backend::step → a sampling
+// callback per logit row → update).
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
+#define INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
+
+#include "runtime/base/Status.h"
+#include "runtime/scheduler/Scheduler.h"
+#include "runtime/scheduler/StepBatch.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace infer {
+class Backend;
+namespace artifact {
+class ArtifactReader;
+}
+
+namespace tools {
+
+struct SessionOptions {
+  std::string device; ///< "" picks cuda when the artifact has GPU step code and a GPU is there
+  /// KV pool blocks, counting the null block (0: 4 sequences at max-seq-len + 1).
+  int64_t kvBlocks = 0;
+  /// Tokens per step (0: the artifact's bound).
+  int64_t maxBatchTokens = 0;
+  /// Sequences per step (0: min(T, 256)).
+  int64_t maxSequences = 0;
+  bool prefixCaching = true;
+};
+
+/// Picks the next token of `request` from its logit row of `vocab` floats.
+using SampleFn = std::function<int32_t(scheduler::RequestId request, const float *logits,
+                                       int64_t vocab)>;
+
+class ServingSession {
+public:
+  static StatusOr<std::unique_ptr<ServingSession>> open(const std::string &artifactPath,
+                                                        const SessionOptions &options);
+  ~ServingSession();
+
+  /// Last dimension of the model's logits (0: unknown).
+  int64_t vocab() const { return vocab_; }
+  int64_t maxSeqLen() const { return maxSeqLen_; }
+  /// KV pool size, counting the null block.
+  int64_t kvBlocks() const { return kvBlocks_; }
+  const std::string &deviceName() const { return deviceName_; }
+  scheduler::Scheduler &scheduler() { return *sched_; }
+
+  /// Runs one step; returns the requests that got a token, in row order.
+  /// Internal error when the scheduler made no progress with requests left.
+  StatusOr<std::vector<scheduler::RequestId>> step(const SampleFn &sample);
+
+  int64_t steps() const { return steps_; }
+  int64_t computedTokens() const { return computedTokens_; }
+  /// Most KV blocks in use (by running requests) after any step's scheduling.
+  int64_t peakUsedBlocks() const { return peakUsedBlocks_; }
+
+private:
+  ServingSession() = default;
+
+  std::unique_ptr<artifact::ArtifactReader> reader_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  int64_t vocab_ = 0, maxSeqLen_ = 0, kvBlocks_ = 0;
+  std::string deviceName_;
+  scheduler::StepBatch batch_;
+  int64_t steps_ = 0, computedTokens_ = 0, peakUsedBlocks_ = 0;
+};
+
+} // namespace tools
+} // namespace infer
+
+#endif // INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
