@@ -31,10 +31,17 @@ struct StoredType {
   uint64_t width;
 };
 constexpr StoredType kStoredTypes[] = {
-    {"<f4", art::ELEMENT_TYPE_F32, 4},
-    {"<i8", art::ELEMENT_TYPE_I64, 8},
-    {"<i4", art::ELEMENT_TYPE_I32, 4},
+    {"<f4", art::ELEMENT_TYPE_F32, 4},  {"<f8", art::ELEMENT_TYPE_F64, 8},
+    {"<i8", art::ELEMENT_TYPE_I64, 8},  {"<i4", art::ELEMENT_TYPE_I32, 4},
+    {"|b1", art::ELEMENT_TYPE_BOOL, 1},
 };
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
 
 bool looksLikeHeader(const std::string &header) {
   std::string compact;
@@ -94,23 +101,30 @@ StatusOr<HostArray> readNpy(const std::string &path) {
   for (const StoredType &candidate : kStoredTypes)
     if (descr == candidate.descr)
       stored = &candidate;
-  if (!stored)
-    return fail("unsupported dtype '" + descr + "' (expected <f4, <i8 or <i4)");
+  if (!stored) {
+    if (!descr.empty() && descr[0] == '>')
+      return fail("big-endian data ('" + descr + "') is not supported");
+    return fail("unsupported dtype '" + descr + "' (expected <f4, <i8, |b1, <i4 or <f8)");
+  }
   if (fortranOrder && dims.size() > 1)
     return fail("Fortran-order arrays are not supported; save a C-order array");
   HostArray array;
   array.type = stored->type;
   uint64_t count = 1;
   for (std::size_t dim : dims) {
-    if (dim > kMaxDataBytes || (dim != 0 && count > kMaxDataBytes / dim))
+    if (dim > kMaxDataBytes)
+      return fail("shape dim " + std::to_string(dim) + " is too large");
+    if (dim != 0 && count > kMaxDataBytes / dim)
       return fail("array is too large");
     array.shape.push_back(static_cast<int64_t>(dim));
     count *= dim;
   }
   uint64_t dataBytes = count * stored->width;
-  if (bytes.size() - dataStart != dataBytes)
-    return fail("holds " + std::to_string(bytes.size() - dataStart) + " bytes of data but its shape needs " +
-                std::to_string(dataBytes));
+  uint64_t held = bytes.size() - dataStart;
+  if (held != dataBytes)
+    return fail("holds " + std::to_string(held) + " bytes of data but shape " +
+                formatShape(array.shape) + " of '" + descr + "' needs " +
+                std::to_string(dataBytes) + (held < dataBytes ? " (truncated)" : ""));
   array.bytes.assign(bytes.begin() + static_cast<std::ptrdiff_t>(dataStart), bytes.end());
   return array;
 }

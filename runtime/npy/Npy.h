@@ -26,9 +26,12 @@ struct HostArray {
   int64_t numElements() const;
 };
 
-/// Reads `path` (dtypes <f4, <i8, <i4).
+/// Reads a C-order .npy file (format 1.0, 2.0 or 3.0) as stored: '<f4' F32,
+/// '<f8' F64, '<i8' I64, '<i4' I32, '|b1' BOOL. Other dtypes, big-endian and
+/// Fortran order are errors, as are truncated or malformed files; the message
+/// names the file.
 StatusOr<HostArray> readNpy(const std::string &path);
-/// Writes `array` (F32, I64 or I32) to `path`.
+/// Writes `array` (F32, F64, I64, I32 or BOOL) to `path`.
 Status writeNpy(const std::string &path, const HostArray &array);
 
 } // namespace infer
