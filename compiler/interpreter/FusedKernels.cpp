@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/interpreter/Kernels.h"
+#include "runtime/base/ReferenceMath.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -47,15 +48,9 @@ double geluTanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x)));
 }
 
-/// One of attention's Q, K or V as a strided view of its operand:
-/// element (b, s, head, d) is at data[(b * seq + s) * rowStride + offset + head * headDim + d].
-struct HeadView {
-  const float *data;
-  int64_t seq, rowStride, offset, headDim;
-  double at(int64_t b, int64_t s, int64_t head, int64_t d) const {
-    return data[(b * seq + s) * rowStride + offset + head * headDim + d];
-  }
-};
+/// One of attention's Q, K or V as a strided view of its operand (shared
+/// with the cpu backend, so both compute attention identically).
+using infer::reference::HeadView;
 
 } // namespace
 
@@ -233,26 +228,11 @@ llvm::Expected<Tensor> kernels::rotary(const Tensor &input, const Tensor *givenP
                              llvm::Twine(cacheRows) + " rows");
         row = position;
       }
-      for (int64_t h = 0; h < rotatedHeads; ++h) {
-        int64_t base = (b * seq + s) * features + h * headDim;
-        for (int64_t i = 0; i < half; ++i) {
-          double cosine, sine;
-          if (invFreq) {
-            // The ONNX graph forms the angle as an f32 product; so does this.
-            float angle = float(position) * invFreq->f32()[i];
-            cosine = std::cos(double(angle));
-            sine = std::sin(double(angle));
-          } else {
-            cosine = cosCache->f32()[row * half + i];
-            sine = sinCache->f32()[row * half + i];
-          }
-          int64_t a = base + (interleaved ? 2 * i : i);
-          int64_t c = base + (interleaved ? 2 * i + 1 : i + half);
-          double x0 = src[a], x1 = src[c];
-          dst[a] = float(x0 * cosine - x1 * sine);
-          dst[c] = float(x1 * cosine + x0 * sine);
-        }
-      }
+      int64_t base = (b * seq + s) * features;
+      infer::reference::rotateToken(src + base, dst + base, rotatedHeads, headDim, half,
+                                    interleaved, position, invFreq ? invFreq->f32() : nullptr,
+                                    cosCache ? cosCache->f32() + row * half : nullptr,
+                                    sinCache ? sinCache->f32() + row * half : nullptr);
     }
   }
   return out;
@@ -325,39 +305,9 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
                        ", kv_seq = " + llvm::Twine(kvSeq) + (causal ? ", causal)" : ")"));
 
   Tensor out(DType::F32, {batch, seq, qFeatures});
-  float *dst = out.f32();
-  int64_t group = numHeads / numKvHeads;
-  std::vector<double> scores(kvSeq);
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t h = 0; h < numHeads; ++h) {
-      int64_t kvHead = h / group;
-      for (int64_t i = 0; i < seq; ++i) {
-        int64_t visible = causal ? i + kvSeq - seq + 1 : kvSeq; // keys [0, visible)
-        double maximum = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < headDim; ++d)
-            dot += q.at(b, i, h, d) * k.at(b, j, kvHead, d);
-          double score = dot * scale;
-          if (softcap > 0)
-            score = softcap * std::tanh(score / softcap);
-          scores[j] = score;
-          maximum = std::max(maximum, score);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          scores[j] = std::exp(scores[j] - maximum);
-          sum += scores[j];
-        }
-        for (int64_t d = 0; d < headDim; ++d) {
-          double acc = 0;
-          for (int64_t j = 0; j < visible; ++j)
-            acc += scores[j] * v.at(b, j, kvHead, d);
-          dst[(b * seq + i) * qFeatures + h * headDim + d] = float(acc / sum);
-        }
-      }
-    }
-  }
+  infer::reference::attention(q, k, v,
+                  {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale, softcap, causal},
+                  out.f32());
   return out;
 }
 

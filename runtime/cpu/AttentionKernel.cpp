@@ -6,6 +6,7 @@
 // j <= i + kv_seq - seq. Scores, softmax and the weighted sum in double.
 
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/base/ReferenceMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,18 +14,7 @@
 #include <vector>
 
 namespace infer::cpu {
-namespace {
-
-/// Element (b, s, head, d) at data[(b * seq + s) * rowStride + offset + head * headDim + d].
-struct HeadView {
-  const float *data;
-  int64_t seq, rowStride, offset, headDim;
-  double at(int64_t b, int64_t s, int64_t head, int64_t d) const {
-    return data[(b * seq + s) * rowStride + offset + head * headDim + d];
-  }
-};
-
-} // namespace
+using reference::HeadView;
 
 Status runAttention(const LaunchArgs &args) {
   std::vector<const View *> inputs = args.all("input");
@@ -64,39 +54,9 @@ Status runAttention(const LaunchArgs &args) {
     return args.error("query 0 sees no key");
   const View &out = args.outputs[0];
   RETURN_IF_ERROR(args.expectF32(out, args.tokens * qFeatures, "output"));
-  float *dst = out.mutableF32();
-  int64_t group = numHeads / numKvHeads;
-  std::vector<double> scores(static_cast<size_t>(kvSeq));
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t h = 0; h < numHeads; ++h) {
-      int64_t kvHead = h / group;
-      for (int64_t i = 0; i < seq; ++i) {
-        int64_t visible = causal ? i + kvSeq - seq + 1 : kvSeq;
-        double maximum = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < headDim; ++d)
-            dot += q.at(b, i, h, d) * k.at(b, j, kvHead, d);
-          double score = dot * scale;
-          if (softcap > 0)
-            score = softcap * std::tanh(score / softcap);
-          scores[j] = score;
-          maximum = std::max(maximum, score);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          scores[j] = std::exp(scores[j] - maximum);
-          sum += scores[j];
-        }
-        for (int64_t d = 0; d < headDim; ++d) {
-          double acc = 0;
-          for (int64_t j = 0; j < visible; ++j)
-            acc += scores[j] * v.at(b, j, kvHead, d);
-          dst[(b * seq + i) * qFeatures + h * headDim + d] = float(acc / sum);
-        }
-      }
-    }
-  }
+  reference::attention(q, k, v,
+                  {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale, softcap, causal},
+                  out.mutableF32());
   return okStatus();
 }
 

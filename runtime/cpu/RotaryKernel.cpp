@@ -8,6 +8,7 @@
 // every sequence is at position s. The other features are copied.
 
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/base/ReferenceMath.h"
 
 #include <cmath>
 #include <cstring>
@@ -79,25 +80,11 @@ Status runRotary(const LaunchArgs &args) {
                                       std::to_string(cacheRows) + " rows");
         row = position;
       }
-      for (int64_t h = 0; h < rotatedHeads; ++h) {
-        int64_t base = (b * seq + s) * features + h * headDim;
-        for (int64_t i = 0; i < half; ++i) {
-          double cosine, sine;
-          if (invFreq) {
-            float angle = float(position) * invFreq->f32()[i];
-            cosine = std::cos(double(angle));
-            sine = std::sin(double(angle));
-          } else {
-            cosine = cosCache->f32()[row * half + i];
-            sine = sinCache->f32()[row * half + i];
-          }
-          int64_t a = base + (interleaved ? 2 * i : i);
-          int64_t c = base + (interleaved ? 2 * i + 1 : i + half);
-          double x0 = src[a], x1 = src[c];
-          dst[a] = float(x0 * cosine - x1 * sine);
-          dst[c] = float(x1 * cosine + x0 * sine);
-        }
-      }
+      int64_t base = (b * seq + s) * features;
+      reference::rotateToken(src + base, dst + base, rotatedHeads, headDim, half, interleaved,
+                             position, invFreq ? invFreq->f32() : nullptr,
+                             cosCache ? cosCache->f32() + row * half : nullptr,
+                             sinCache ? sinCache->f32() + row * half : nullptr);
     }
   }
   return okStatus();

@@ -1,0 +1,50 @@
+//===- ReferenceMath.h - attention and rotary math of the references -*- C++ -*-===//
+//
+// The loops the reference interpreter (compiler/interpreter) and the cpu
+// backend (runtime/cpu) share, so that both compute attention and rotary the
+// same way (double accumulation, one f32 rounding per result) and the
+// backend can be compared with the interpreter bit for bit. LLVM-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_RUNTIME_BASE_REFERENCEMATH_H
+#define INFER_RUNTIME_BASE_REFERENCEMATH_H
+
+#include <cstdint>
+
+namespace infer::reference {
+
+/// Element (b, s, head, d) at data[(b * seq + s) * rowStride + offset + head * headDim + d]
+/// (q, k and v may be column ranges of one packed qkv buffer).
+struct HeadView {
+  const float *data = nullptr;
+  int64_t seq = 0, rowStride = 0, offset = 0, headDim = 0;
+  double at(int64_t b, int64_t s, int64_t head, int64_t d) const {
+    return data[(b * seq + s) * rowStride + offset + head * headDim + d];
+  }
+};
+
+struct AttentionShape {
+  int64_t batch = 0, seq = 0, kvSeq = 0, numHeads = 0, numKvHeads = 0, headDim = 0;
+  double scale = 1, softcap = 0; ///< as f32 values widened
+  bool causal = false;
+};
+
+/// Softmax attention: query head h reads kv head h / (numHeads / numKvHeads);
+/// causal: query i sees keys j <= i + kvSeq - seq. Scores (dot * scale, then
+/// softcap * tanh(score / softcap) when softcap > 0), softmax and the weighted
+/// sum in double. dst is [batch, seq, numHeads * headDim].
+void attention(const HeadView &q, const HeadView &k, const HeadView &v,
+               const AttentionShape &shape, float *dst);
+
+/// Rotates the first `rotatedHeads` heads (headDim wide) of one token's row:
+/// pairs (i, i + half) or, interleaved, (2i, 2i + 1) of the first 2 * half
+/// features turn by angle float(position) * invFreq[i] (an f32 product, as
+/// the ONNX graph forms it), or by cosRow[i] / sinRow[i] when invFreq is null.
+/// Reads `src`, writes the rotated pairs of `dst` (other features untouched).
+void rotateToken(const float *src, float *dst, int64_t rotatedHeads, int64_t headDim,
+                 int64_t half, bool interleaved, int64_t position, const float *invFreq,
+                 const float *cosRow, const float *sinRow);
+
+} // namespace infer::reference
+
+#endif // INFER_RUNTIME_BASE_REFERENCEMATH_H
