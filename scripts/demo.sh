@@ -33,6 +33,6 @@ print(f"max |imported - optimized| = {np.abs(logits - fused).max():.2e}, "
       f"max |imported - infer-run| = {np.abs(logits - run).max():.2e}")
 PY
 # Greedy generation through the step program (paged KV cache, continuous
-# batching scheduler); the cpu backend runs it (the cuda step comes next).
-"$build_dir/bin/infer-run" "$work/tiny-llama.infer" generate --device cpu \
+# batching scheduler): on the GPU when there is one, else with the cpu backend.
+"$build_dir/bin/infer-run" "$work/tiny-llama.infer" generate \
   --prompt-ids "$prompt" --max-new-tokens 16
