@@ -276,37 +276,15 @@ StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays,
     return failedPreconditionError("step: the KV cache is not allocated");
   const art::ExecProgram &program = reader_.manifest().step();
   const art::KvCacheLayout &layout = reader_.manifest().kv_cache();
+  RETURN_IF_ERROR(exec::checkStepArrays(program, arrays, layout.max_blocks_per_sequence()));
   int64_t tokens = static_cast<int64_t>(arrays.tokenIds.size());
-  int64_t sequences = static_cast<int64_t>(arrays.contextLens.size());
-  int64_t maxBlocks = layout.max_blocks_per_sequence();
-  if (tokens <= 0 || tokens > program.arena().bound_tokens())
-    return invalidArgumentError("step: " + std::to_string(tokens) +
-                                " tokens, outside [1, the artifact's bound of " +
-                                std::to_string(program.arena().bound_tokens()) + "]");
-  if (sequences < 1 || sequences > tokens ||
-      arrays.seqStarts.size() != static_cast<size_t>(sequences + 1) ||
-      arrays.positions.size() != static_cast<size_t>(tokens) ||
-      arrays.slotIds.size() != static_cast<size_t>(tokens) ||
-      arrays.blockTables.size() != static_cast<size_t>(sequences * maxBlocks))
-    return invalidArgumentError("step: the metadata arrays have inconsistent sizes");
   ASSIGN_OR_RETURN(ArenaRun run, allocateArena(program, tokens));
   for (const art::Binding &binding : program.inputs()) {
     View view = run.bufferView(binding.buffer());
-    const std::vector<int64_t> *source = nullptr;
-    int64_t padding = 0;
     const std::string &name = binding.name();
-    if (name == "token_ids")
-      source = &arrays.tokenIds;
-    else if (name == "positions")
-      source = &arrays.positions;
-    else if (name == "seq_starts")
-      source = &arrays.seqStarts, padding = tokens; // empty sequences after the last
-    else if (name == "context_lens")
-      source = &arrays.contextLens;
-    else if (name == "block_tables")
-      source = &arrays.blockTables; // padded with the null block
-    else if (name == "slot_ids")
-      source = &arrays.slotIds;
+    const std::vector<int64_t> *source = exec::stepInput(arrays, name);
+    // Empty sequences after the last; block tables pad with the null block.
+    int64_t padding = name == "seq_starts" ? tokens : 0;
     if (!source || view.type != art::ELEMENT_TYPE_I64 ||
         view.elements < static_cast<int64_t>(source->size()))
       return failedPreconditionError("step program input '" + name +

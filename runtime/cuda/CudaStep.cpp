@@ -68,16 +68,7 @@ StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays,
   int64_t tokens = static_cast<int64_t>(arrays.tokenIds.size());
   int64_t sequences = static_cast<int64_t>(arrays.contextLens.size());
   int64_t maxBlocks = stepContext_.maxBlocksPerSeq;
-  if (tokens <= 0 || tokens > program.arena().bound_tokens())
-    return invalidArgumentError("step: " + std::to_string(tokens) +
-                                " tokens, outside [1, the artifact's bound of " +
-                                std::to_string(program.arena().bound_tokens()) + "]");
-  if (sequences < 1 || sequences > tokens ||
-      arrays.seqStarts.size() != static_cast<size_t>(sequences + 1) ||
-      arrays.positions.size() != static_cast<size_t>(tokens) ||
-      arrays.slotIds.size() != static_cast<size_t>(tokens) ||
-      arrays.blockTables.size() != static_cast<size_t>(sequences * maxBlocks))
-    return invalidArgumentError("step: the metadata arrays have inconsistent sizes");
+  RETURN_IF_ERROR(exec::checkStepArrays(program, arrays, maxBlocks));
   // Everything the device indexes with is checked here, where a bad value is
   // an error message rather than an out-of-bounds access.
   int64_t slots = kvNumBlocks_ * stepContext_.blockSize;
@@ -129,13 +120,7 @@ StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays,
   }
   for (const art::Binding &binding : program.inputs()) {
     const std::string &name = binding.name();
-    const std::vector<int64_t> *source = name == "token_ids"      ? &arrays.tokenIds
-                                         : name == "positions"    ? &arrays.positions
-                                         : name == "seq_starts"   ? &arrays.seqStarts
-                                         : name == "context_lens" ? &arrays.contextLens
-                                         : name == "block_tables" ? &arrays.blockTables
-                                         : name == "slot_ids"     ? &arrays.slotIds
-                                                                  : nullptr;
+    const std::vector<int64_t> *source = exec::stepInput(arrays, name);
     exec::View view = bufferView(step_, binding.buffer(), tokens);
     if (!source || view.type != art::ELEMENT_TYPE_I64 ||
         view.elements < static_cast<int64_t>(source->size()))

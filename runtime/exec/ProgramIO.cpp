@@ -106,4 +106,37 @@ std::vector<int64_t> outputShape(const art::ModelInfo &model, const std::string 
   return shape;
 }
 
+Status checkStepArrays(const art::ExecProgram &program, const StepArrays &arrays,
+                       int64_t maxBlocksPerSequence) {
+  int64_t tokens = static_cast<int64_t>(arrays.tokenIds.size());
+  int64_t sequences = static_cast<int64_t>(arrays.contextLens.size());
+  if (tokens <= 0 || tokens > program.arena().bound_tokens())
+    return invalidArgumentError("step: " + std::to_string(tokens) +
+                                " tokens, outside [1, the artifact's bound of " +
+                                std::to_string(program.arena().bound_tokens()) + "]");
+  if (sequences < 1 || sequences > tokens ||
+      arrays.seqStarts.size() != static_cast<size_t>(sequences + 1) ||
+      arrays.positions.size() != static_cast<size_t>(tokens) ||
+      arrays.slotIds.size() != static_cast<size_t>(tokens) ||
+      arrays.blockTables.size() != static_cast<size_t>(sequences * maxBlocksPerSequence))
+    return invalidArgumentError("step: the metadata arrays have inconsistent sizes");
+  return okStatus();
+}
+
+const std::vector<int64_t> *stepInput(const StepArrays &arrays, const std::string &name) {
+  if (name == "token_ids")
+    return &arrays.tokenIds;
+  if (name == "positions")
+    return &arrays.positions;
+  if (name == "seq_starts")
+    return &arrays.seqStarts;
+  if (name == "context_lens")
+    return &arrays.contextLens;
+  if (name == "block_tables")
+    return &arrays.blockTables;
+  if (name == "slot_ids")
+    return &arrays.slotIds;
+  return nullptr;
+}
+
 } // namespace infer::exec

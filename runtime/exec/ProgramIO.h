@@ -32,6 +32,16 @@ std::vector<int64_t> tokenIds(const HostArray &array);
 std::vector<int64_t> outputShape(const artifact::ModelInfo &model, const std::string &name,
                                  int64_t batch, int64_t seq, int64_t elements);
 
+/// Checks a step's metadata against the step program's token bound and the
+/// block-table width: T in [1, bound], 1 <= S <= T, and every array sized for
+/// T tokens of S sequences.
+Status checkStepArrays(const artifact::ExecProgram &program, const StepArrays &arrays,
+                       int64_t maxBlocksPerSequence);
+
+/// The array of `arrays` that feeds the step program's input `name`
+/// ("token_ids", "positions", ...), or nullptr for a name it has none for.
+const std::vector<int64_t> *stepInput(const StepArrays &arrays, const std::string &name);
+
 /// `value` at T = tokens.
 inline int64_t affineAt(const artifact::Affine &value, int64_t tokens) {
   return value.a() * tokens + value.b();
