@@ -153,6 +153,25 @@ struct KvAttentionParams {
 
 constexpr int kKvAttentionThreads = 128;
 
+/// Device sampling (kernels/Sampling.cuh, infer_sample<T>) with the
+/// semantics of runtime/sampling/Sampler.h, one row per block (grid.x =
+/// rows): temperature[r] == 0 takes the argmax (lowest id on ties, NaN never
+/// wins); otherwise softmax(logits / temperature) restricted to the topK[r]
+/// most likely ids (0: all), then to the nucleus topP[r] (1: all), and the id
+/// whose cumulative probability (in id order over the kept set) first
+/// exceeds uniform[r] * kept mass. The uniforms come from the host's
+/// per-request RNG, so a request's draws do not depend on its batch.
+constexpr int kSampleThreads = 1024;
+struct SampleParams {
+  const void *logits; // [rows, vocab] of T
+  long long rows, vocab;
+  const float *temperature; // [rows]
+  const int *topK;          // [rows]
+  const float *topP;        // [rows]
+  const float *uniform;     // [rows], each in [0, 1)
+  int *tokens;              // [rows], the result
+};
+
 /// A generated elementwise kernel (one per exec.elementwise launch): inputs
 /// and outputs in the launch's order. One thread per output element,
 /// grid.x = ceil(tokens * elementsPerToken / kRowThreads).
