@@ -98,7 +98,8 @@ StatusOr<art::GridDim> ModuleBuilder::rowsOfOutput(int index, int64_t rowElement
     return error(index, "cannot size rows of " + std::to_string(rowElements) + " elements");
   int64_t perToken = buffer.size().a(), fixed = buffer.size().b();
   if (perToken > 0 && fixed == 0 && perToken % bytes == 0)
-    return gridDim(art::GridDim::TOKENS, perToken / bytes);
+    return gridDim(buffer.per_logit_row() ? art::GridDim::LOGIT_ROWS : art::GridDim::TOKENS,
+                   perToken / bytes);
   if (perToken == 0 && fixed > 0 && fixed % bytes == 0)
     return gridDim(art::GridDim::ONE, fixed / bytes);
   return error(index, "needs an output of whole rows of " + std::to_string(rowElements) +
@@ -219,11 +220,14 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     break;
   }
-  case art::Launch::COPY: {
+  case art::Launch::COPY:
+  case art::Launch::GATHER_ROWS: {
     if (firstType("input") != out)
       return error(index, "cannot copy between element types");
     useKernel(cuda, ns + "infer_copy");
-    ASSIGN_OR_RETURN(art::GridDim rows, rowsOfOutput(index, intAttr(op, "length", 0)));
+    bool gather = op.kind() == art::Launch::GATHER_ROWS;
+    ASSIGN_OR_RETURN(art::GridDim rows,
+                     rowsOfOutput(index, intAttr(op, gather ? "features" : "length", 0)));
     *cuda.add_grid() = rows;
     break;
   }
@@ -249,7 +253,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     int64_t perToken = buffer.size().a() / int64_t(art::elementSize(out));
     if (perToken <= 0 || buffer.size().b() != 0)
       return error(index, "needs a per-token output for a generated kernel");
-    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, perToken, kernels::kRowThreads);
+    *cuda.add_grid() =
+        gridDim(buffer.per_logit_row() ? art::GridDim::LOGIT_ROWS : art::GridDim::TOKENS,
+                perToken, kernels::kRowThreads);
     break;
   }
   default:

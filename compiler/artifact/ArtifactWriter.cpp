@@ -583,6 +583,7 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       setAffine(*buffer.getOffset(), *entry.mutable_offset());
       setAffine(buffer.getSize(), *entry.mutable_size());
       entry.set_element_type(*elementType);
+      entry.set_per_logit_row(buffer.getPerLogitRow());
       refs[buffer.getResult()].set_buffer(entry.id());
       continue;
     }
@@ -691,6 +692,11 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       operand("block_tables", a.getBlockTables());
       operand("slot_ids", a.getSlotIds());
       output(a.getOut());
+    } else if (auto g = dyn_cast<exec::GatherRowsOp>(op)) {
+      launch.set_kind(art::Launch::GATHER_ROWS);
+      operand("input", g.getInput());
+      operand("indices", g.getIndices());
+      output(g.getOut());
     } else if (auto g = dyn_cast<exec::GatedActivationOp>(op)) {
       launch.set_kind(art::Launch::GATED_ACTIVATION);
       operands("input", g.getInputs());

@@ -4,6 +4,8 @@
 // length) of each row go to consecutive rows of the output. A reshape is the
 // whole-row case (in_features = length, offset = 0). Bytes are copied as
 // they are, so any element type works as long as input and output agree.
+// runGatherRows copies whole rows picked by an index buffer (the step
+// program's logit rows).
 
 #include "runtime/artifact/ArtifactFormat.h"
 #include "runtime/cpu/CpuKernels.h"
@@ -47,6 +49,31 @@ Status runCopy(const LaunchArgs &args) {
     std::memcpy(dst + static_cast<size_t>(r * length) * size,
                 src + static_cast<size_t>(r * inFeatures + offset) * size,
                 static_cast<size_t>(length) * size);
+  return okStatus();
+}
+
+Status runGatherRows(const LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const View *indices, args.required("indices"));
+  ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
+  if (args.outputs.size() != 1)
+    return args.error("writes one buffer");
+  const View &out = args.outputs[0];
+  uint64_t size = artifact::elementSize(out.type);
+  if (features <= 0 || size == 0 || input->type != out.type ||
+      indices->type != artifact::ELEMENT_TYPE_I64 || out.elements != indices->elements * features ||
+      input->elements % features != 0)
+    return args.error("needs i64 indices and rows of " + std::to_string(features) +
+                      " elements of one type");
+  int64_t inputRows = input->elements / features;
+  for (int64_t r = 0; r < indices->elements; ++r) {
+    int64_t row = indices->i64()[r];
+    if (row < 0 || row >= inputRows)
+      return args.error("gathers row " + std::to_string(row) + " of " + std::to_string(inputRows));
+    std::memcpy(static_cast<char *>(out.data) + static_cast<size_t>(r * features) * size,
+                static_cast<const char *>(input->data) + static_cast<size_t>(row * features) * size,
+                static_cast<size_t>(features) * size);
+  }
   return okStatus();
 }
 

@@ -64,6 +64,8 @@ Kernel kernelFor(art::Launch::Kind kind) {
     return runElementwise;
   case art::Launch::COPY:
     return runCopy;
+  case art::Launch::GATHER_ROWS:
+    return runGatherRows;
   default:
     return nullptr;
   }
@@ -118,6 +120,7 @@ namespace {
 struct ArenaRun {
   const art::ExecProgram *program = nullptr;
   int64_t tokens = 0, scale = 1;
+  int64_t logitRows = 0; ///< R of the step program's per_logit_row buffers
   std::unique_ptr<void, FreeDeleter> memory;
 
   View bufferView(uint32_t id) const {
@@ -126,7 +129,7 @@ struct ArenaRun {
     view.isBuffer = true;
     view.type = buffer.element_type();
     view.data = static_cast<char *>(memory.get()) + scale * affineAt(buffer.offset(), tokens);
-    view.elements = affineAt(buffer.size(), tokens) / static_cast<int64_t>(art::elementSize(view.type));
+    view.elements = exec::bufferElements(buffer, tokens, logitRows);
     if (isHalf(view.type))
       view.type = art::ELEMENT_TYPE_F32;
     return view;
@@ -154,6 +157,7 @@ StatusOr<ArenaRun> allocateArena(const art::ExecProgram &program, int64_t tokens
   ArenaRun run;
   run.program = &program;
   run.tokens = tokens;
+  run.logitRows = tokens;
   for (const art::Buffer &buffer : program.buffers())
     if (isHalf(buffer.element_type()))
       run.scale = 2;
@@ -186,7 +190,7 @@ Status CpuBackend::runLaunches(const art::ExecProgram &program, const void *aren
     args.index = i;
     args.batch = batch;
     args.seq = seq;
-    args.tokens = run.tokens;
+    args.tokens = exec::runsPerLogitRow(program, launch) ? run.logitRows : run.tokens;
     for (const art::Operand &operand : launch.operands()) {
       args.roles.push_back(operand.role());
       const art::Ref &ref = operand.ref();
@@ -270,15 +274,21 @@ Status CpuBackend::allocateKvCache(int64_t numBlocks) {
   return okStatus();
 }
 
-StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays,
-                                              const std::vector<int32_t> &rows, int64_t &vocab) {
+StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays, int64_t &vocab) {
   if (kvLayers_.empty() && reader_.manifest().kv_cache().num_layers() > 0)
     return failedPreconditionError("step: the KV cache is not allocated");
   const art::ExecProgram &program = reader_.manifest().step();
   const art::KvCacheLayout &layout = reader_.manifest().kv_cache();
   RETURN_IF_ERROR(exec::checkStepArrays(program, arrays, layout.max_blocks_per_sequence()));
   int64_t tokens = static_cast<int64_t>(arrays.tokenIds.size());
+  const std::vector<int64_t> &rows = arrays.logitIndices;
+  for (int64_t row : rows)
+    if (row < 0 || row >= tokens)
+      return invalidArgumentError("step: logit row " + std::to_string(row) + " is not one of the " +
+                                  std::to_string(tokens) + " tokens");
+  bool gathered = exec::gathersLogitRows(program);
   ASSIGN_OR_RETURN(ArenaRun run, allocateArena(program, tokens));
+  run.logitRows = gathered ? static_cast<int64_t>(rows.size()) : tokens;
   for (const art::Binding &binding : program.inputs()) {
     View view = run.bufferView(binding.buffer());
     const std::string &name = binding.name();
@@ -297,18 +307,15 @@ StatusOr<std::vector<float>> CpuBackend::step(const StepArrays &arrays,
   if (program.outputs_size() != 1)
     return failedPreconditionError("step program: expected one output (the logits)");
   View logits = run.bufferView(program.outputs(0).buffer());
-  if (logits.type != art::ELEMENT_TYPE_F32 || logits.elements % tokens != 0)
-    return failedPreconditionError("step program: the logits are not [T, vocab] floats");
-  vocab = logits.elements / tokens;
+  if (logits.type != art::ELEMENT_TYPE_F32 || logits.elements % run.logitRows != 0)
+    return failedPreconditionError("step program: the logits are not [rows, vocab] floats");
+  vocab = logits.elements / run.logitRows;
+  if (gathered)
+    return std::vector<float>(logits.f32(), logits.f32() + logits.elements);
   std::vector<float> selected;
   selected.reserve(rows.size() * static_cast<size_t>(vocab));
-  for (int32_t row : rows) {
-    if (row < 0 || row >= tokens)
-      return invalidArgumentError("step: logit row " + std::to_string(row) + " is not one of the " +
-                                  std::to_string(tokens) + " tokens");
-    selected.insert(selected.end(), logits.f32() + int64_t(row) * vocab,
-                    logits.f32() + int64_t(row + 1) * vocab);
-  }
+  for (int64_t row : rows)
+    selected.insert(selected.end(), logits.f32() + row * vocab, logits.f32() + (row + 1) * vocab);
   return selected;
 }
 

@@ -37,8 +37,7 @@ public:
   /// f32 caches (bf16/f16 activations are held as f32 here).
   Status allocateKvCache(int64_t numBlocks) override;
   int64_t kvNumBlocks() const { return kvNumBlocks_; }
-  StatusOr<std::vector<float>> step(const StepArrays &arrays, const std::vector<int32_t> &rows,
-                                    int64_t &vocab) override;
+  StatusOr<std::vector<float>> step(const StepArrays &arrays, int64_t &vocab) override;
 
 private:
   explicit CpuBackend(const artifact::ArtifactReader &reader) : reader_(reader) {}

@@ -32,6 +32,7 @@ Status runAttention(const LaunchArgs &args);
 Status runGatedActivation(const LaunchArgs &args);
 Status runElementwise(const LaunchArgs &args);
 Status runCopy(const LaunchArgs &args);
+Status runGatherRows(const LaunchArgs &args);
 
 /// One layer's paged KV cache: [numBlocks, 2, blockSize, kvHeads, headDim] f32.
 struct KvLayerView {

@@ -21,6 +21,10 @@ namespace {
 /// Copies of more than this go in pieces, so one call never pins gigabytes.
 constexpr uint64_t kUploadChunk = 256ull << 20;
 
+/// A step whose longest new-token run is at least this uses the paged
+/// prefill kernel (when the artifact has one) instead of one block per token.
+constexpr int64_t kPrefillMinNewTokens = 16;
+
 std::string kindName(art::Launch::Kind kind) {
   std::string name = art::Launch::Kind_Name(kind);
   for (char &c : name)
@@ -130,6 +134,12 @@ Status CudaBackend::load() {
   RETURN_IF_ERROR(resolveFunctions(forward_, byName));
   if (step_.program)
     RETURN_IF_ERROR(resolveFunctions(step_, byName));
+  if (step_.program && !module_->sample_function().empty()) {
+    CUresult found =
+        api.cuModuleGetFunction(&sampleFunction_, cuModule_, module_->sample_function().c_str());
+    if (found != CUDA_SUCCESS)
+      return driverError(api, found, ("cuModuleGetFunction " + module_->sample_function()).c_str());
+  }
 
   // The arena, once, at the artifact's bound (offsets are planned there).
   RETURN_IF_ERROR(allocateArena(forward_));
@@ -167,11 +177,15 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     const art::CudaLaunch &launch = loaded.launches->Get(i);
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
-    CUfunction prologue = nullptr;
+    CUfunction prologue = nullptr, prefill = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
+    if (launch.has_prefill()) {
+      ASSIGN_OR_RETURN(prefill, resolve(launch.prefill(), i));
+    }
     loaded.prologues.push_back(prologue);
+    loaded.prefills.push_back(prefill);
   }
   return okStatus();
 }
@@ -228,12 +242,24 @@ CudaBackend::~CudaBackend() {
     return;
   if (stream_)
     api_->cuStreamSynchronize(stream_);
-  for (auto &[shape, captured] : graphs_) {
+  auto destroy = [&](Captured &captured) {
     if (captured.exec)
       api_->cuGraphExecDestroy(captured.exec);
     if (captured.graph)
       api_->cuGraphDestroy(captured.graph);
-  }
+  };
+  for (auto &entry : graphs_)
+    destroy(entry.second);
+  for (auto &entry : stepGraphs_)
+    destroy(entry.second);
+  if (stagingHost_)
+    api_->cuMemFreeHost(stagingHost_);
+  if (sampledTokensHost_)
+    api_->cuMemFreeHost(sampledTokensHost_);
+  if (staging_)
+    api_->cuMemFree(staging_);
+  if (sampledTokens_)
+    api_->cuMemFree(sampledTokens_);
   gemm_.reset();
   for (CUdeviceptr staging : inputStaging_)
     if (staging)
@@ -256,14 +282,15 @@ CudaBackend::~CudaBackend() {
 }
 
 exec::View CudaBackend::bufferView(const LoadedProgram &loaded, uint32_t id,
-                                   int64_t tokens) const {
+                                   const exec::BoundInputs &step) const {
   const art::Buffer &buffer = loaded.program->buffers(static_cast<int>(id));
   exec::View view;
   view.isBuffer = true;
   view.type = buffer.element_type();
-  view.data = pointer(loaded.arena + affineAt(buffer.offset(), tokens));
-  uint64_t elementBytes = art::elementSize(view.type);
-  view.elements = elementBytes ? affineAt(buffer.size(), tokens) / int64_t(elementBytes) : 0;
+  CUdeviceptr redirected = id < loaded.redirected.size() ? loaded.redirected[id] : 0;
+  view.data = pointer(redirected ? redirected
+                                 : loaded.arena + affineAt(buffer.offset(), step.tokens));
+  view.elements = exec::bufferElements(buffer, step.tokens, step.logitRows);
   return view;
 }
 
@@ -275,19 +302,22 @@ exec::LaunchArgs CudaBackend::resolve(const LoadedProgram &loaded, int index,
   args.index = index;
   args.batch = step.batch;
   args.seq = step.seq;
-  args.tokens = step.tokens;
+  args.tokens = exec::runsPerLogitRow(*loaded.program, launch) ? step.logitRows : step.tokens;
+  args.sequences = step.sequences;
+  args.maxNewTokens = step.maxNewTokens;
+  args.logitRows = step.logitRows;
   for (const art::Operand &operand : launch.operands()) {
     args.roles.push_back(operand.role());
     const art::Ref &ref = operand.ref();
     if (ref.target_case() == art::Ref::kBuffer)
-      args.operands.push_back(bufferView(loaded, ref.buffer(), step.tokens));
+      args.operands.push_back(bufferView(loaded, ref.buffer(), step));
     else if (ref.target_case() == art::Ref::kWeight)
       args.operands.push_back(weightViews_[ref.weight()]);
     else
       args.operands.push_back(constantViews_[ref.constant()]);
   }
   for (uint32_t output : launch.outputs())
-    args.outputs.push_back(bufferView(loaded, output, step.tokens));
+    args.outputs.push_back(bufferView(loaded, output, step));
   return args;
 }
 
@@ -298,7 +328,7 @@ StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &i
   inputBytes_.resize(size_t(program_->inputs_size()), 0);
   for (int i = 0; i < program_->inputs_size(); ++i) {
     uint32_t buffer = program_->inputs(i).buffer();
-    exec::View view = bufferView(forward_, buffer, step.tokens);
+    exec::View view = bufferView(forward_, buffer, step);
     if (view.type != art::ELEMENT_TYPE_I64 || view.elements != step.tokens)
       return failedPreconditionError("input '" + program_->inputs(i).name() +
                                      "' has a buffer the cuda backend cannot fill");
@@ -359,10 +389,29 @@ Status CudaBackend::launchKernel(const art::CudaLaunch &cuda, CUfunction functio
   unsigned grid[3] = {1, 1, 1};
   for (int d = 0; d < cuda.grid_size() && d < 3; ++d) {
     const art::GridDim &dim = cuda.grid(d);
-    int64_t symbol = dim.symbol() == art::GridDim::TOKENS  ? args.tokens
-                     : dim.symbol() == art::GridDim::BATCH ? args.batch
-                     : dim.symbol() == art::GridDim::SEQ   ? args.seq
-                                                           : 1;
+    int64_t symbol = 1;
+    switch (dim.symbol()) {
+    case art::GridDim::TOKENS:
+      symbol = args.tokens;
+      break;
+    case art::GridDim::BATCH:
+      symbol = args.batch;
+      break;
+    case art::GridDim::SEQ:
+      symbol = args.seq;
+      break;
+    case art::GridDim::SEQUENCES:
+      symbol = args.sequences;
+      break;
+    case art::GridDim::MAX_NEW_TOKENS:
+      symbol = args.maxNewTokens;
+      break;
+    case art::GridDim::LOGIT_ROWS:
+      symbol = args.logitRows;
+      break;
+    default:
+      break;
+    }
     int64_t divisor = std::max<int64_t>(dim.divisor(), 1);
     int64_t value = (dim.multiplier() * symbol + divisor - 1) / divisor;
     if (value <= 0)
@@ -387,6 +436,11 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
   if (cuda.has_prologue())
     RETURN_IF_ERROR(launchKernel(cuda.prologue(), loaded.prologues[size_t(index)], args, params));
+  // Prefill chunks of a step: the tensor-core tiles; decode tokens: one
+  // block per token (docs/kv-cache.md, "Kernels").
+  if (cuda.has_prefill() && loaded.prefills[size_t(index)] &&
+      args.maxNewTokens >= kPrefillMinNewTokens)
+    return launchKernel(cuda.prefill(), loaded.prefills[size_t(index)], args, params);
   return launchKernel(cuda, loaded.functions[size_t(index)], args, params);
 }
 
@@ -398,7 +452,7 @@ Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
   }
   Status status = okStatus();
   for (int i = 0; i < program_->inputs_size() && status.ok(); ++i) {
-    exec::View view = bufferView(forward_, program_->inputs(i).buffer(), step.tokens);
+    exec::View view = bufferView(forward_, program_->inputs(i).buffer(), step);
     CUresult copied = api_->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
                                               inputStaging_[size_t(i)],
                                               sizeof(int64_t) * size_t(step.tokens), stream_);
@@ -432,7 +486,7 @@ StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedAr
   std::vector<NamedArray> outputs;
   std::vector<std::vector<unsigned char>> raw;
   for (const art::Binding &binding : program_->outputs()) {
-    exec::View view = bufferView(forward_, binding.buffer(), step.tokens);
+    exec::View view = bufferView(forward_, binding.buffer(), step);
     raw.emplace_back(static_cast<size_t>(view.elements) * art::elementSize(view.type));
     INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(raw.back().data(),
                                                   reinterpret_cast<CUdeviceptr>(view.data),
@@ -441,7 +495,7 @@ StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedAr
   INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
   for (int i = 0; i < program_->outputs_size(); ++i) {
     const art::Binding &binding = program_->outputs(i);
-    exec::View view = bufferView(forward_, binding.buffer(), step.tokens);
+    exec::View view = bufferView(forward_, binding.buffer(), step);
     HostArray array;
     array.shape = exec::outputShape(reader_.manifest().model(), binding.name(), step.batch,
                                     step.seq, view.elements);

@@ -58,8 +58,10 @@ public:
 
   bool hasStep() const override;
   Status allocateKvCache(int64_t numBlocks) override;
-  StatusOr<std::vector<float>> step(const StepArrays &arrays, const std::vector<int32_t> &rows,
-                                    int64_t &vocab) override;
+  StatusOr<std::vector<float>> step(const StepArrays &arrays, int64_t &vocab) override;
+  bool samplesOnDevice() const override;
+  StatusOr<std::vector<int32_t>> stepAndSample(const StepArrays &arrays,
+                                               const std::vector<RowSampling> &sampling) override;
 
 private:
   explicit CudaBackend(const artifact::ArtifactReader &reader);
@@ -72,8 +74,12 @@ private:
   struct LoadedProgram {
     const artifact::ExecProgram *program = nullptr;
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
-    std::vector<CUfunction> functions, prologues; ///< per launch (null: none / cuBLASLt)
+    /// Per launch (null: none / cuBLASLt).
+    std::vector<CUfunction> functions, prologues, prefills;
     CUdeviceptr arena = 0;
+    /// Per buffer id: where an input buffer is read from instead of the
+    /// arena (the step's one-copy staging area), or 0.
+    std::vector<CUdeviceptr> redirected;
   };
   Status resolveFunctions(LoadedProgram &loaded, std::map<std::string, CUfunction> &byName);
   Status allocateArena(LoadedProgram &loaded);
@@ -88,7 +94,20 @@ private:
   StatusOr<double> timeSteps(const exec::BoundInputs &step, int iterations, bool graphs);
   exec::LaunchArgs resolve(const LoadedProgram &loaded, int index,
                            const exec::BoundInputs &step) const;
-  exec::View bufferView(const LoadedProgram &loaded, uint32_t id, int64_t tokens) const;
+  exec::View bufferView(const LoadedProgram &loaded, uint32_t id,
+                        const exec::BoundInputs &step) const;
+
+  // The step program (CudaStep.cpp).
+  /// Checks `arrays`, pads a decode step to its CUDA-graph bucket, uploads
+  /// the metadata (and the sampling rows) in one copy, and runs the step
+  /// (and the sampler); `sizes` gets the padded step's sizes.
+  Status runStep(const StepArrays &arrays, const std::vector<RowSampling> *sampling,
+                 exec::BoundInputs &sizes);
+  Status checkStep(const StepArrays &arrays) const;
+  Status enqueueStep(const exec::BoundInputs &sizes, bool sample);
+  Status allocateStepStaging();
+  /// The step's logits output: [R, vocab] (or [T, vocab] without a gather).
+  StatusOr<exec::View> stepLogits(const exec::BoundInputs &sizes, int64_t &vocab) const;
 
   const artifact::ArtifactReader &reader_;
   LoadedProgram forward_, step_;
@@ -115,6 +134,17 @@ private:
     CUgraphExec exec = nullptr;
   };
   std::map<std::pair<int64_t, int64_t>, Captured> graphs_; ///< by (batch, seq)
+  /// Decode steps padded to a bucket of sequences, by (bucket, sampled on the device).
+  std::map<std::pair<int64_t, bool>, Captured> stepGraphs_;
+  /// The step's inputs and sampling rows: pinned host memory and its device
+  /// copy, uploaded in one cuMemcpyHtoDAsync per step.
+  unsigned char *stagingHost_ = nullptr;
+  CUdeviceptr staging_ = 0;
+  size_t stagingBytes_ = 0;
+  CUdeviceptr samplingRows_[4] = {}; ///< temperature, top-k, top-p, uniform (this step)
+  CUdeviceptr sampledTokens_ = 0;     ///< int32 per logit row
+  int32_t *sampledTokensHost_ = nullptr;
+  CUfunction sampleFunction_ = nullptr;
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;

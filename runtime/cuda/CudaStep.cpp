@@ -1,25 +1,79 @@
 //===- CudaStep.cpp - the step program (paged KV cache) on the GPU --------===//
 //
 // The cuda backend's half of docs/kv-cache.md "The step program": one cache
-// allocation per layer ([num_blocks, 2, block_size, kv_heads, head_dim] of the
-// activation type), the step arena allocated on the first step at the
-// program's token bound, the metadata arrays copied into their buffers, the
-// launches enqueued (kv_attention: the KV write, then paged attention), and
-// only the requested logit rows copied back.
+// allocation per layer ([num_blocks, 2, block_size, kv_heads, head_dim] of
+// the activation type), the step arena allocated on the first step at the
+// program's token bound. Per step: the host checks every index the device
+// will use; a decode step (one new token per sequence) is padded to a bucket
+// of sequences so that its launches can be captured once into a CUDA graph
+// and replayed; the metadata arrays (and the sampling rows) are packed into
+// pinned memory and uploaded in one copy, the program's input buffers read
+// from that staging area; then either the device sampler turns the logit
+// rows into token ids (only those come back) or the logit rows come back.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaBackend.h"
 
+#include "codegen/cuda/kernels/KernelParams.h"
 #include "runtime/artifact/ArtifactFormat.h"
 #include "runtime/base/LowPrecision.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace infer::cuda {
 namespace art = artifact;
 
+namespace {
+
+/// Decode steps run padded to the smallest of these sequence counts that
+/// holds them (one CUDA graph each); larger decode steps run uncaptured.
+constexpr int64_t kDecodeBuckets[] = {1,   2,   4,   8,   16,  24,  32,  48,  64, 96,
+                                      128, 160, 192, 224, 256, 320, 384, 448, 512};
+
+constexpr size_t kStagingAlignment = 256;
+
+size_t alignUp(size_t value) {
+  return (value + kStagingAlignment - 1) / kStagingAlignment * kStagingAlignment;
+}
+
+/// The bucket a decode-only step pads to, or 0 (not decode-only, too large).
+int64_t decodeBucket(const StepArrays &arrays, int64_t boundTokens) {
+  int64_t sequences = static_cast<int64_t>(arrays.contextLens.size());
+  if (static_cast<int64_t>(arrays.tokenIds.size()) != sequences ||
+      arrays.logitIndices.size() != size_t(sequences))
+    return 0;
+  for (int64_t bucket : kDecodeBuckets)
+    if (bucket >= sequences)
+      return bucket <= boundTokens ? bucket : 0;
+  return 0;
+}
+
+/// Adds `bucket - S` one-token sequences that touch no real KV block: their
+/// token writes nowhere (slot -1), their context is the null block's first
+/// slot, and their logit row is computed and ignored.
+void padDecodeStep(StepArrays &arrays, int64_t bucket, int64_t maxBlocks) {
+  int64_t sequences = static_cast<int64_t>(arrays.contextLens.size());
+  for (int64_t s = sequences; s < bucket; ++s) {
+    arrays.tokenIds.push_back(0);
+    arrays.positions.push_back(0);
+    arrays.seqStarts.push_back(s + 1);
+    arrays.contextLens.push_back(1);
+    arrays.slotIds.push_back(-1);
+    arrays.logitIndices.push_back(s);
+    arrays.blockTables.insert(arrays.blockTables.end(), size_t(maxBlocks), 0);
+  }
+}
+
+} // namespace
+
 bool CudaBackend::hasStep() const { return step_.program != nullptr; }
+
+bool CudaBackend::samplesOnDevice() const {
+  return sampleFunction_ != nullptr && step_.program && exec::gathersLogitRows(*step_.program);
+}
 
 Status CudaBackend::allocateKvCache(int64_t numBlocks) {
   if (!step_.program)
@@ -34,6 +88,14 @@ Status CudaBackend::allocateKvCache(int64_t numBlocks) {
   for (CUdeviceptr layer : kvLayers_)
     INFER_CU_CHECK(*api_, api_->cuMemFree(layer));
   kvLayers_.clear();
+  // Captured steps point at the old cache.
+  for (auto &entry : stepGraphs_) {
+    if (entry.second.exec)
+      api_->cuGraphExecDestroy(entry.second.exec);
+    if (entry.second.graph)
+      api_->cuGraphDestroy(entry.second.graph);
+  }
+  stepGraphs_.clear();
   uint64_t perLayer = uint64_t(numBlocks) * 2 * uint64_t(layout.block_size()) *
                       uint64_t(layout.num_kv_heads()) * uint64_t(layout.head_dim()) * elementBytes;
   size_t freeBytes = 0, totalBytes = 0;
@@ -58,8 +120,7 @@ Status CudaBackend::allocateKvCache(int64_t numBlocks) {
   return okStatus();
 }
 
-StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays,
-                                               const std::vector<int32_t> &rows, int64_t &vocab) {
+Status CudaBackend::checkStep(const StepArrays &arrays) const {
   if (!step_.program)
     return failedPreconditionError("step: the artifact has no GPU code for a step program");
   if (kvLayers_.empty())
@@ -90,13 +151,11 @@ StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays,
                                   std::to_string(count) + " new tokens in a context of " +
                                   std::to_string(context));
   }
-  INFER_CU_CHECK(*api_, api_->cuCtxSetCurrent(context_));
-  if (!step_.arena)
-    RETURN_IF_ERROR(allocateArena(step_));
-  exec::BoundInputs shape;
-  shape.batch = 1;
-  shape.seq = tokens;
-  shape.tokens = tokens;
+  for (int64_t row : arrays.logitIndices)
+    if (row < 0 || row >= tokens)
+      return invalidArgumentError("step: logit row " + std::to_string(row) + " is not one of the " +
+                                  std::to_string(tokens) + " tokens");
+  exec::BoundInputs shape = exec::stepSizes(arrays);
   for (int index = 0; index < program.launches_size(); ++index) {
     const art::Launch &launch = program.launches(index);
     if (launch.kind() != art::Launch::EMBEDDING)
@@ -118,41 +177,169 @@ StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays,
                                       " learned positions");
     }
   }
-  for (const art::Binding &binding : program.inputs()) {
-    const std::string &name = binding.name();
-    const std::vector<int64_t> *source = exec::stepInput(arrays, name);
-    exec::View view = bufferView(step_, binding.buffer(), tokens);
-    if (!source || view.type != art::ELEMENT_TYPE_I64 ||
-        view.elements < static_cast<int64_t>(source->size()))
-      return failedPreconditionError("step program input '" + name +
-                                     "' has a buffer the cuda backend cannot fill");
-    INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
-                                                  source->data(),
-                                                  sizeof(int64_t) * source->size(), stream_));
-  }
-  stepContext_.numSeqs = sequences;
+  return okStatus();
+}
+
+Status CudaBackend::allocateStepStaging() {
+  const art::ExecProgram &program = *step_.program;
+  int64_t bound = program.arena().bound_tokens();
+  size_t bytes = 0;
+  for (const art::Binding &binding : program.inputs())
+    bytes += alignUp(size_t(exec::affineAt(program.buffers(int(binding.buffer())).size(), bound)));
+  bytes += 4 * alignUp(size_t(bound) * 4); // the sampling rows: R <= T
+  INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_), bytes, 0));
+  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&staging_, bytes));
+  INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&sampledTokensHost_),
+                                             size_t(bound) * 4, 0));
+  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&sampledTokens_, size_t(bound) * 4));
+  stagingBytes_ = bytes;
+  step_.redirected.assign(size_t(program.buffers_size()), 0);
+  return okStatus();
+}
+
+Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample) {
+  const art::ExecProgram &program = *step_.program;
   for (int index = 0; index < program.launches_size(); ++index) {
-    exec::LaunchArgs args = resolve(step_, index, shape);
+    exec::LaunchArgs args = resolve(step_, index, sizes);
     RETURN_IF_ERROR(launch(step_, index, args, &stepContext_));
   }
+  if (!sample)
+    return okStatus();
+  int64_t vocab = 0;
+  ASSIGN_OR_RETURN(exec::View logits, stepLogits(sizes, vocab));
+  kernels::SampleParams params{};
+  params.logits = logits.data;
+  params.rows = sizes.logitRows;
+  params.vocab = vocab;
+  params.temperature = reinterpret_cast<const float *>(samplingRows_[0]);
+  params.topK = reinterpret_cast<const int *>(samplingRows_[1]);
+  params.topP = reinterpret_cast<const float *>(samplingRows_[2]);
+  params.uniform = reinterpret_cast<const float *>(samplingRows_[3]);
+  params.tokens = reinterpret_cast<int *>(sampledTokens_);
+  void *kernelArgs[] = {&params};
+  INFER_CU_CHECK(*api_, api_->cuLaunchKernel(sampleFunction_, unsigned(sizes.logitRows), 1, 1,
+                                             module_->sample_block_x(), 1, 1, 0, stream_,
+                                             kernelArgs, nullptr));
+  return okStatus();
+}
+
+StatusOr<exec::View> CudaBackend::stepLogits(const exec::BoundInputs &sizes,
+                                             int64_t &vocab) const {
+  const art::ExecProgram &program = *step_.program;
   if (program.outputs_size() != 1)
     return failedPreconditionError("step program: expected one output (the logits)");
-  exec::View logits = bufferView(step_, program.outputs(0).buffer(), tokens);
-  uint64_t elementBytes = art::elementSize(logits.type);
-  if (logits.elements % tokens != 0 ||
+  exec::View logits = bufferView(step_, program.outputs(0).buffer(), sizes);
+  int64_t rows = exec::gathersLogitRows(program) ? sizes.logitRows : sizes.tokens;
+  if (rows <= 0 || logits.elements % rows != 0 ||
       (logits.type != art::ELEMENT_TYPE_F32 && logits.type != art::ELEMENT_TYPE_BF16 &&
        logits.type != art::ELEMENT_TYPE_F16))
-    return failedPreconditionError("step program: the logits are not [T, vocab] floats");
-  vocab = logits.elements / tokens;
-  std::vector<unsigned char> raw(rows.size() * size_t(vocab) * elementBytes);
-  for (size_t r = 0; r < rows.size(); ++r) {
-    if (rows[r] < 0 || rows[r] >= tokens)
-      return invalidArgumentError("step: logit row " + std::to_string(rows[r]) +
-                                  " is not one of the " + std::to_string(tokens) + " tokens");
-    CUdeviceptr from = reinterpret_cast<CUdeviceptr>(logits.data) +
-                       uint64_t(rows[r]) * uint64_t(vocab) * elementBytes;
-    INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(raw.data() + r * size_t(vocab) * elementBytes,
-                                                  from, size_t(vocab) * elementBytes, stream_));
+    return failedPreconditionError("step program: the logits are not [rows, vocab] floats");
+  vocab = logits.elements / rows;
+  return logits;
+}
+
+Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampling> *sampling,
+                            exec::BoundInputs &sizes) {
+  RETURN_IF_ERROR(checkStep(given));
+  const art::ExecProgram &program = *step_.program;
+  INFER_CU_CHECK(*api_, api_->cuCtxSetCurrent(context_));
+  if (!step_.arena)
+    RETURN_IF_ERROR(allocateArena(step_));
+  if (!staging_)
+    RETURN_IF_ERROR(allocateStepStaging());
+  int64_t bucket = useGraphs_ ? decodeBucket(given, program.arena().bound_tokens()) : 0;
+  StepArrays padded;
+  const StepArrays *arrays = &given;
+  if (bucket > 0) {
+    padded = given;
+    padDecodeStep(padded, bucket, stepContext_.maxBlocksPerSeq);
+    arrays = &padded;
+  }
+  sizes = exec::stepSizes(*arrays);
+  if (!exec::gathersLogitRows(program))
+    sizes.logitRows = sizes.tokens;
+
+  // One staging area, tightly packed for this step's sizes (so a bucket's
+  // addresses are the same every time its graph replays).
+  size_t offset = 0;
+  auto place = [&](const void *data, size_t bytes) {
+    CUdeviceptr at = staging_ + offset;
+    std::memcpy(stagingHost_ + offset, data, bytes);
+    offset += alignUp(bytes);
+    return at;
+  };
+  for (const art::Binding &binding : program.inputs()) {
+    const std::vector<int64_t> *source = exec::stepInput(*arrays, binding.name());
+    if (!source)
+      return failedPreconditionError("step program input '" + binding.name() +
+                                     "' has no metadata array");
+    step_.redirected[binding.buffer()] = place(source->data(), sizeof(int64_t) * source->size());
+  }
+  bool sample = sampling != nullptr;
+  if (sample) {
+    size_t rows = size_t(sizes.logitRows);
+    std::vector<float> temperature(rows, 0.0f), topP(rows, 1.0f), uniform(rows, 0.0f);
+    std::vector<int32_t> topK(rows, 0);
+    for (size_t r = 0; r < sampling->size(); ++r) {
+      temperature[r] = float((*sampling)[r].temperature);
+      topK[r] = (*sampling)[r].topK;
+      topP[r] = float((*sampling)[r].topP);
+      uniform[r] = float((*sampling)[r].uniform);
+    }
+    samplingRows_[0] = place(temperature.data(), 4 * rows);
+    samplingRows_[1] = place(topK.data(), 4 * rows);
+    samplingRows_[2] = place(topP.data(), 4 * rows);
+    samplingRows_[3] = place(uniform.data(), 4 * rows);
+  }
+  if (offset > stagingBytes_)
+    return internalError("step: the metadata outgrew its staging area");
+  INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, stagingHost_, offset, stream_));
+  stepContext_.numSeqs = sizes.sequences;
+
+  if (bucket == 0)
+    return enqueueStep(sizes, sample);
+  Captured &captured = stepGraphs_[{bucket, sample}];
+  if (captured.exec) {
+    INFER_CU_CHECK(*api_, api_->cuGraphLaunch(captured.exec, stream_));
+    return okStatus();
+  }
+  if (captured.runs++ == 0)
+    return enqueueStep(sizes, sample); // first time: GEMM tuning, which synchronizes
+  INFER_CU_CHECK(*api_, api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  Status enqueued = enqueueStep(sizes, sample);
+  CUgraph graph = nullptr;
+  CUresult ended = api_->cuStreamEndCapture(stream_, &graph);
+  RETURN_IF_ERROR(enqueued);
+  if (ended != CUDA_SUCCESS)
+    return driverError(*api_, ended, "cuStreamEndCapture");
+  CUresult instantiated = api_->cuGraphInstantiate(&captured.exec, graph, 0);
+  if (instantiated != CUDA_SUCCESS) {
+    api_->cuGraphDestroy(graph);
+    captured.exec = nullptr;
+    return driverError(*api_, instantiated, "cuGraphInstantiate");
+  }
+  captured.graph = graph;
+  INFER_CU_CHECK(*api_, api_->cuGraphLaunch(captured.exec, stream_));
+  return okStatus();
+}
+
+StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays, int64_t &vocab) {
+  exec::BoundInputs sizes;
+  RETURN_IF_ERROR(runStep(arrays, nullptr, sizes));
+  ASSIGN_OR_RETURN(exec::View logits, stepLogits(sizes, vocab));
+  uint64_t elementBytes = art::elementSize(logits.type);
+  size_t rowBytes = size_t(vocab) * elementBytes;
+  const std::vector<int64_t> &rows = arrays.logitIndices;
+  std::vector<unsigned char> raw(rows.size() * rowBytes);
+  bool gathered = exec::gathersLogitRows(*step_.program);
+  CUdeviceptr base = reinterpret_cast<CUdeviceptr>(logits.data);
+  if (gathered) {
+    INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(raw.data(), base, raw.size(), stream_));
+  } else {
+    for (size_t r = 0; r < rows.size(); ++r)
+      INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(raw.data() + r * rowBytes,
+                                                    base + uint64_t(rows[r]) * rowBytes, rowBytes,
+                                                    stream_));
   }
   INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
   std::vector<float> values(rows.size() * size_t(vocab));
@@ -167,6 +354,23 @@ StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays,
     }
   }
   return values;
+}
+
+StatusOr<std::vector<int32_t>> CudaBackend::stepAndSample(const StepArrays &arrays,
+                                                          const std::vector<RowSampling> &sampling) {
+  if (!samplesOnDevice())
+    return failedPreconditionError("step: the artifact has no device sampler for its logits");
+  if (sampling.size() != arrays.logitIndices.size())
+    return invalidArgumentError("step: " + std::to_string(sampling.size()) +
+                                " sampling rows for " +
+                                std::to_string(arrays.logitIndices.size()) + " logit rows");
+  exec::BoundInputs sizes;
+  RETURN_IF_ERROR(runStep(arrays, &sampling, sizes));
+  size_t rows = sampling.size();
+  INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_, sampledTokens_, 4 * rows,
+                                                stream_));
+  INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
+  return std::vector<int32_t>(sampledTokensHost_, sampledTokensHost_ + rows);
 }
 
 } // namespace infer::cuda

@@ -30,12 +30,21 @@ StatusOr<cudaDataType_t> dataType(art::ElementType type) {
 
 CUdeviceptr address(const exec::View &view) { return reinterpret_cast<CUdeviceptr>(view.data); }
 
+int64_t powerOfTwoAtLeast(int64_t value) {
+  int64_t bucket = 1;
+  while (bucket < value)
+    bucket *= 2;
+  return bucket;
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api) {
   std::unique_ptr<GemmRunner> runner(new GemmRunner(api));
   INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&runner->handle_));
   INFER_CU_CHECK(api, api.cuMemAlloc(&runner->workspace_, kWorkspaceBytes));
+  const char *tune = std::getenv("INFER_GEMM_TUNE");
+  runner->tuning_ = !(tune && std::string(tune) == "0");
   return runner;
 }
 
@@ -53,16 +62,17 @@ GemmRunner::~GemmRunner() {
 }
 
 StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
-  auto key = std::make_pair(args.launch, args.tokens);
-  auto found = plans_.find(key);
-  if (found != plans_.end())
-    return &found->second;
   ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
   ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   bool transposed = args.boolAttr("transpose_weight", false);
   const exec::View &out = args.outputs[0];
+  ShapeKey key{int(out.type), k, n, args.tokens, transposed, args.operand("bias") != nullptr,
+               args.operand("residual") != nullptr};
+  auto found = plans_.find(key);
+  if (found != plans_.end())
+    return &found->second;
   if (input->type != out.type || weight->type != out.type)
     return args.error("needs input, weight and output of one type");
   if (input->elements != args.tokens * k || out.elements != args.tokens * n ||
@@ -85,10 +95,6 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
     INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescSetAttribute(
                                  plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                  sizeof(epilogue)));
-    const void *bias = args.operand("bias")->data;
-    INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescSetAttribute(
-                                 plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                 sizeof(bias)));
   }
   // Column-major view: D (n x T, ld n) = op(A) (n x k) * B (k x T, ld k).
   uint64_t rows = static_cast<uint64_t>(args.tokens);
@@ -104,8 +110,7 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
   size_t workspace = kWorkspaceBytes;
   cublasStatus_t status = api_.cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-  const char *tuneVariable = std::getenv("INFER_GEMM_TUNE");
-  bool tuning = !(tuneVariable && std::string(tuneVariable) == "0");
+  bool tuning = tuning_;
   cublasLtMatmulHeuristicResult_t heuristics[kTuneCandidates] = {};
   int found_count = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
@@ -124,17 +129,35 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
                       std::to_string(k) + " x " + std::to_string(n));
   }
   plan.algo = heuristics[0].algo;
-  for (int i = 0; i < found_count; ++i)
-    if (heuristics[i].state == CUBLAS_STATUS_SUCCESS)
-      plan.candidates.push_back(heuristics[i].algo);
-  if (plan.candidates.size() < 2)
-    plan.candidates.clear();
+  ShapeKey bucket = key;
+  std::get<3>(bucket) = powerOfTwoAtLeast(args.tokens);
+  auto tuned = tuned_.find(bucket);
+  if (tuned != tuned_.end()) {
+    // Tuned at another T of this bucket: keep it where it is valid here.
+    cublasLtMatmulHeuristicResult_t check{};
+    if (api_.cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c,
+                                     &tuned->second, &check) == CUBLAS_STATUS_SUCCESS &&
+        check.workspaceSize <= kWorkspaceBytes)
+      plan.algo = tuned->second;
+  } else {
+    for (int i = 0; i < found_count; ++i)
+      if (heuristics[i].state == CUBLAS_STATUS_SUCCESS)
+        plan.candidates.push_back(heuristics[i].algo);
+    if (plan.candidates.size() < 2)
+      plan.candidates.clear();
+  }
   return &plans_.emplace(key, plan).first->second;
 }
 
 Status GemmRunner::matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo,
                           const exec::LaunchArgs &args, CUstream stream) {
   float alpha = 1.f, beta = plan.residual ? 1.f : 0.f;
+  if (plan.bias) { // the plan is shared by every launch of its shape
+    const void *bias = args.operand("bias")->data;
+    INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescSetAttribute(
+                                 plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                 sizeof(bias)));
+  }
   const exec::View *residual = args.operand("residual");
   CUdeviceptr d = address(args.outputs[0]);
   CUdeviceptr c = residual ? address(*residual) : d;
@@ -178,6 +201,10 @@ Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream strea
   api_.cuEventDestroy(start);
   api_.cuEventDestroy(stop);
   plan.candidates.clear();
+  ShapeKey bucket{int(args.outputs[0].type), args.intAttr("k", 0), args.intAttr("n", 0),
+                  powerOfTwoAtLeast(args.tokens), args.boolAttr("transpose_weight", false),
+                  plan.bias, plan.residual};
+  tuned_[bucket] = plan.algo;
   return status;
 }
 

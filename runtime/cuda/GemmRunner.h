@@ -6,10 +6,13 @@
 // input (n = T), C the residual (beta 1) and D the output; the bias is the
 // BIAS epilogue. bf16/f16 operands accumulate in fp32; f32 uses the plain
 // fp32 compute type (no TF32) so fp32 artifacts stay within 1e-3 of PyTorch.
-// The descriptors and the algorithm are cached per (launch, T). The algorithm
-// is tuned on first use: the heuristic's top candidates (up to 8) are each
-// timed on the launch's own operands and the fastest is kept
-// (INFER_GEMM_TUNE=0: take the heuristic's first).
+// The descriptors are cached per shape (type, k, n, T, transpose, epilogues),
+// shared by every launch of that shape (the bias pointer is set per call).
+// The algorithm is tuned once per shape and power-of-two bucket of T: the
+// heuristic's top candidates (up to 8) are each timed on the first launch's
+// own operands and the fastest is kept for every T of the bucket it is valid
+// for (cublasLtMatmulAlgoCheck), so a server's many step sizes tune a few
+// times, not once per size (INFER_GEMM_TUNE=0: the heuristic's first).
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CUDA_GEMMRUNNER_H
@@ -19,6 +22,7 @@
 #include "runtime/exec/LaunchArgs.h"
 
 #include <map>
+#include <tuple>
 #include <vector>
 #include <utility>
 
@@ -48,11 +52,16 @@ private:
   /// Times every candidate on the launch's own operands and keeps the fastest.
   Status tune(Plan &plan, const exec::LaunchArgs &args, CUstream stream);
 
+  /// (element type, k, n, T, transposed, bias, residual).
+  using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, bool, bool, bool>;
+
   const CudaApi &api_;
   cublasLtHandle_t handle_ = nullptr;
   CUdeviceptr workspace_ = 0;
-  /// By (launch, T): the forward and step programs' launches are distinct.
-  std::map<std::pair<const artifact::Launch *, int64_t>, Plan> plans_;
+  bool tuning_ = true;
+  std::map<ShapeKey, Plan> plans_;
+  /// The tuned algorithm by shape with T rounded up to a power of two.
+  std::map<ShapeKey, cublasLtMatmulAlgo_t> tuned_;
 };
 
 } // namespace infer::cuda

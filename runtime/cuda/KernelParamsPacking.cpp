@@ -310,6 +310,25 @@ StatusOr<PackedParams> copy(const exec::LaunchArgs &args) {
   return pack(p);
 }
 
+StatusOr<PackedParams> gatherRows(const exec::LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *indices, args.required("indices"));
+  ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
+  const exec::View &out = args.outputs[0];
+  if (features <= 0 || indices->type != art::ELEMENT_TYPE_I64 || input->type != out.type ||
+      out.elements != indices->elements * features || input->elements % features != 0)
+    return args.error("needs i64 indices and rows of " + std::to_string(features) +
+                      " elements of one type");
+  k::CopyParams p{};
+  p.input = input->data;
+  p.output = out.data;
+  p.rows = indices->elements;
+  p.inFeatures = p.length = features;
+  p.elementBytes = static_cast<long long>(art::elementSize(out.type));
+  p.rowIndices = static_cast<const long long *>(indices->data);
+  return pack(p);
+}
+
 StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
   if (args.operands.size() > size_t(k::kMaxElementwiseOperands) ||
       args.outputs.size() > size_t(k::kMaxElementwiseOperands))
@@ -345,6 +364,8 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const Step
     return gatedActivation(args);
   case art::Launch::COPY:
     return copy(args);
+  case art::Launch::GATHER_ROWS:
+    return gatherRows(args);
   case art::Launch::ELEMENTWISE:
     return elementwise(args);
   default:

@@ -19,9 +19,18 @@ namespace infer {
 using NamedArray = std::pair<std::string, HostArray>;
 
 /// The `step` program's inputs (docs/kv-cache.md, "The step program"),
-/// unpadded: T tokens of S sequences, block tables [S, B].
+/// unpadded: T tokens of S sequences, block tables [S, B], and the R packed
+/// rows whose logits are wanted (logitIndices).
 struct StepArrays {
   std::vector<int64_t> tokenIds, positions, seqStarts, contextLens, blockTables, slotIds;
+  std::vector<int64_t> logitIndices;
+};
+
+/// How each logit row's token is drawn (runtime/sampling's semantics):
+/// temperature 0 is greedy; `uniform` is the row's draw in [0, 1).
+struct RowSampling {
+  double temperature = 0.0, topP = 1.0, uniform = 0.0;
+  int32_t topK = 0;
 };
 
 class Backend {
@@ -39,11 +48,19 @@ public:
     return unimplementedError("this backend has no step program");
   }
   /// Runs the step program (writes the new tokens' K/V into the cache) and
-  /// returns the logits of the packed rows `rows` ([rows.size(), vocab]
-  /// row-major float; `vocab` set).
-  virtual StatusOr<std::vector<float>> step(const StepArrays &arrays,
-                                            const std::vector<int32_t> &rows, int64_t &vocab) {
+  /// returns the logits of the packed rows arrays.logitIndices
+  /// ([R, vocab] row-major float; `vocab` set).
+  virtual StatusOr<std::vector<float>> step(const StepArrays &arrays, int64_t &vocab) {
     return unimplementedError("this backend has no step program");
+  }
+  /// Whether stepAndSample() draws the tokens where the logits are (no logit
+  /// copy to the host).
+  virtual bool samplesOnDevice() const { return false; }
+  /// Runs the step and draws one token per logit row (`sampling` parallel
+  /// to arrays.logitIndices). Only when samplesOnDevice().
+  virtual StatusOr<std::vector<int32_t>> stepAndSample(const StepArrays &arrays,
+                                                       const std::vector<RowSampling> &sampling) {
+    return unimplementedError("this backend does not sample on the device");
   }
 };
 

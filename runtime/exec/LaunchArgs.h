@@ -39,6 +39,8 @@ struct LaunchArgs {
   std::vector<View> operands; ///< parallel to roles
   std::vector<View> outputs;
   int64_t batch = 0, seq = 0, tokens = 0;
+  /// Step programs: sequences, the most new tokens of one, the logit rows.
+  int64_t sequences = 0, maxNewTokens = 0, logitRows = 0;
 
   /// The first operand with `role`, or nullptr.
   const View *operand(const std::string &role) const;

@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/ArtifactFormat.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace infer::exec {
@@ -56,6 +57,9 @@ StatusOr<BoundInputs> bindInputs(const art::ExecProgram &program,
   bound.batch = batch;
   bound.seq = seq;
   bound.tokens = tokens;
+  bound.sequences = batch;
+  bound.maxNewTokens = seq;
+  bound.logitRows = tokens;
   return bound;
 }
 
@@ -120,7 +124,48 @@ Status checkStepArrays(const art::ExecProgram &program, const StepArrays &arrays
       arrays.slotIds.size() != static_cast<size_t>(tokens) ||
       arrays.blockTables.size() != static_cast<size_t>(sequences * maxBlocksPerSequence))
     return invalidArgumentError("step: the metadata arrays have inconsistent sizes");
+  if (gathersLogitRows(program)) {
+    if (arrays.logitIndices.empty() || arrays.logitIndices.size() > size_t(tokens))
+      return invalidArgumentError("step: " + std::to_string(arrays.logitIndices.size()) +
+                                  " logit rows, outside [1, " + std::to_string(tokens) + "]");
+    for (int64_t row : arrays.logitIndices)
+      if (row < 0 || row >= tokens)
+        return invalidArgumentError("step: logit row " + std::to_string(row) +
+                                    " is not one of the " + std::to_string(tokens) + " tokens");
+  }
   return okStatus();
+}
+
+BoundInputs stepSizes(const StepArrays &arrays) {
+  BoundInputs sizes;
+  sizes.tokens = static_cast<int64_t>(arrays.tokenIds.size());
+  sizes.batch = 1;
+  sizes.seq = sizes.tokens;
+  sizes.sequences = static_cast<int64_t>(arrays.contextLens.size());
+  for (size_t s = 0; s + 1 < arrays.seqStarts.size(); ++s)
+    sizes.maxNewTokens = std::max(sizes.maxNewTokens, arrays.seqStarts[s + 1] - arrays.seqStarts[s]);
+  sizes.logitRows =
+      arrays.logitIndices.empty() ? sizes.tokens : static_cast<int64_t>(arrays.logitIndices.size());
+  return sizes;
+}
+
+int64_t bufferElements(const art::Buffer &buffer, int64_t tokens, int64_t logitRows) {
+  uint64_t elementBytes = art::elementSize(buffer.element_type());
+  if (elementBytes == 0)
+    return 0;
+  return affineAt(buffer.size(), buffer.per_logit_row() ? logitRows : tokens) /
+         static_cast<int64_t>(elementBytes);
+}
+
+bool runsPerLogitRow(const art::ExecProgram &program, const art::Launch &launch) {
+  return launch.outputs_size() > 0 && launch.outputs(0) < uint32_t(program.buffers_size()) &&
+         program.buffers(int(launch.outputs(0))).per_logit_row();
+}
+
+bool gathersLogitRows(const art::ExecProgram &program) {
+  return program.outputs_size() == 1 &&
+         program.outputs(0).buffer() < uint32_t(program.buffers_size()) &&
+         program.buffers(int(program.outputs(0).buffer())).per_logit_row();
 }
 
 const std::vector<int64_t> *stepInput(const StepArrays &arrays, const std::string &name) {
@@ -136,6 +181,8 @@ const std::vector<int64_t> *stepInput(const StepArrays &arrays, const std::strin
     return &arrays.blockTables;
   if (name == "slot_ids")
     return &arrays.slotIds;
+  if (name == "logit_indices")
+    return &arrays.logitIndices;
   return nullptr;
 }
 

@@ -17,6 +17,9 @@ namespace infer::exec {
 
 struct BoundInputs {
   int64_t batch = 0, seq = 0, tokens = 0;
+  /// Step programs: sequences, the most new tokens of one of them, and the
+  /// logit rows R (per_logit_row buffers are sized by R).
+  int64_t sequences = 0, maxNewTokens = 0, logitRows = 0;
   /// By ExecProgram input index.
   std::vector<const HostArray *> arrays;
 };
@@ -41,6 +44,21 @@ Status checkStepArrays(const artifact::ExecProgram &program, const StepArrays &a
 /// The array of `arrays` that feeds the step program's input `name`
 /// ("token_ids", "positions", ...), or nullptr for a name it has none for.
 const std::vector<int64_t> *stepInput(const StepArrays &arrays, const std::string &name);
+
+/// The sizes of a step over `arrays` (batch 1, seq T; logitRows from
+/// logitIndices, or T when the program has no logit_indices input).
+BoundInputs stepSizes(const StepArrays &arrays);
+
+/// Elements of `buffer` at T = tokens and R = logitRows.
+int64_t bufferElements(const artifact::Buffer &buffer, int64_t tokens, int64_t logitRows);
+
+/// Whether a launch runs over the step's logit rows (its output is a
+/// per_logit_row buffer): then its `tokens` is R.
+bool runsPerLogitRow(const artifact::ExecProgram &program, const artifact::Launch &launch);
+
+/// Whether the step program computes only the rows named by logit_indices
+/// (its logits output is a per_logit_row buffer).
+bool gathersLogitRows(const artifact::ExecProgram &program);
 
 /// `value` at T = tokens.
 inline int64_t affineAt(const artifact::Affine &value, int64_t tokens) {

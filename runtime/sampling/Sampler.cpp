@@ -109,10 +109,15 @@ RequestSampler::RequestSampler(const SamplingParams &params, int64_t requestId)
 int32_t RequestSampler::next(const float *logits, int64_t vocab) {
   if (params_.greedy())
     return argmax(logits, vocab);
+  return sampleWithUniform(logits, vocab, params_, nextUniform());
+}
+
+double RequestSampler::nextUniform() {
+  if (params_.greedy())
+    return 0.0;
   // 53 random bits as a double in [0, 1): the same on every standard library
   // (std::uniform_real_distribution's algorithm is unspecified).
-  double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-  return sampleWithUniform(logits, vocab, params_, u);
+  return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
 }
 
 } // namespace infer::sampling

@@ -46,6 +46,10 @@ class RequestSampler {
 public:
   RequestSampler(const SamplingParams &params, int64_t requestId);
   int32_t next(const float *logits, int64_t vocab);
+  /// The uniform of the next draw (the RNG advances as next() would; 0 when
+  /// greedy), for a sampler that runs elsewhere (on the device).
+  double nextUniform();
+  const SamplingParams &params() const { return params_; }
 
 private:
   SamplingParams params_;

@@ -109,3 +109,55 @@ exec.program @mixed {
   exec.output "logits" from %o1
   exec.return
 }
+
+// -----
+
+// Tests that the LM head runs on the logit rows only: a per-logit-row
+// "logit_indices" input, the hidden rows gathered before the head GEMM, and
+// the logits sized per logit row (R) instead of per token.
+// CHECK-LABEL: exec.program @head
+// CHECK: exec.input "slot_ids"
+// CHECK-NEXT: %[[IDX:.+]] = exec.buffer %{{.+}} size <8 * T + 0> of i64 {per_logit_row}
+// CHECK-NEXT: exec.input "logit_indices" into %[[IDX]]
+// CHECK-NEXT: %[[ROWS:.+]] = exec.buffer %{{.+}} size <64 * T + 0> of f32 {per_logit_row}
+// CHECK: %[[X:.+]] = exec.buffer %{{.+}} size <64 * T + 0> of f32
+// CHECK-NOT: per_logit_row
+// CHECK: %[[LOGITS:.+]] = exec.buffer %{{.+}} size <32 * T + 0> of f32 {per_logit_row}
+// CHECK-NEXT: exec.gather_rows %[[X]], %[[IDX]] -> %[[ROWS]] {features = 16 : i64}
+// CHECK-NEXT: exec.gemm %[[ROWS]], %{{.+}} -> %[[LOGITS]] {k = 16 : i64, n = 8 : i64}
+exec.program @head {
+  %arena = exec.arena
+  %ids = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+  exec.input "input_ids" into %ids
+  %table = exec.weight "embed" : tensor<4x16xf32>
+  %x = exec.buffer %arena size #exec.affine<64 * T + 0> of f32
+  exec.embedding %table, %ids -> %x {hidden = 16 : i64}
+  %w = exec.weight "head" : tensor<16x8xf32>
+  %logits = exec.buffer %arena size #exec.affine<32 * T + 0> of f32
+  exec.gemm %x, %w -> %logits {k = 16 : i64, n = 8 : i64}
+  exec.output "logits" from %logits
+  exec.return
+}
+
+// -----
+
+// Tests that logits made any other way (here a GEMM with a residual, which
+// reads a per-token buffer) keep all T rows: no gather, no logit_indices.
+// CHECK-LABEL: exec.program @residual_head
+// CHECK-NOT: logit_indices
+// CHECK-NOT: gather_rows
+// CHECK-NOT: per_logit_row
+// CHECK: exec.return
+exec.program @residual_head {
+  %arena = exec.arena
+  %ids = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+  exec.input "input_ids" into %ids
+  %table = exec.weight "embed" : tensor<4x8xf32>
+  %x = exec.buffer %arena size #exec.affine<32 * T + 0> of f32
+  exec.embedding %table, %ids -> %x {hidden = 8 : i64}
+  %w = exec.weight "head" : tensor<8x8xf32>
+  %logits = exec.buffer %arena size #exec.affine<32 * T + 0> of f32
+  exec.gemm %x, %w residual(%x) -> %logits {k = 8 : i64, n = 8 : i64}
+  exec.output "logits" from %logits
+  exec.return
+}

@@ -117,9 +117,7 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
     return collect();
   };
 
-  auto greedy = [](scheduler::RequestId, const float *logits, int64_t width) {
-    return sampling::argmax(logits, width);
-  };
+  auto greedy = [](scheduler::RequestId) { return RowSampling(); };
   Clock::time_point start = Clock::now();
   RETURN_IF_ERROR(refill());
   while (sched.hasUnfinished()) {
@@ -165,6 +163,10 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
               static_cast<long long>(session->peakUsedBlocks()),
               static_cast<long long>(session->kvBlocks() - 1),
               static_cast<long long>(sched.numPreemptions()));
+  double host = session->hostSeconds(), backend = session->backendSeconds();
+  std::printf("  host loop %.3f s (%.1f%% of wall: scheduling, metadata, update), backend step "
+              "calls %.3f s\n",
+              host, wall > 0 ? 100.0 * host / wall : 0.0, backend);
   std::string json =
       "{\"device\": \"" + session->deviceName() + "\", \"requests\": " +
       std::to_string(options.requests) + ", \"input_len\": " + std::to_string(options.inputLen) +
@@ -179,7 +181,8 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
       ", \"computed_tokens\": " + std::to_string(session->computedTokens()) +
       ", \"peak_kv_blocks\": " + std::to_string(session->peakUsedBlocks()) +
       ", \"kv_blocks\": " + std::to_string(session->kvBlocks()) +
-      ", \"preemptions\": " + std::to_string(sched.numPreemptions()) + "}";
+      ", \"preemptions\": " + std::to_string(sched.numPreemptions()) +
+      ", \"host_s\": " + fixed(host, 6) + ", \"backend_s\": " + fixed(backend, 6) + "}";
   std::printf("%s\n", json.c_str());
   return okStatus();
 }

@@ -87,8 +87,14 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   };
   RETURN_IF_ERROR(collect());
 
-  auto sample = [&](scheduler::RequestId id, const float *logits, int64_t width) {
-    return samplers.at(id).next(logits, width);
+  auto sample = [&](scheduler::RequestId id) {
+    sampling::RequestSampler &sampler = samplers.at(id);
+    RowSampling row;
+    row.temperature = sampler.params().temperature;
+    row.topK = sampler.params().topK;
+    row.topP = sampler.params().topP;
+    row.uniform = sampler.nextUniform();
+    return row;
   };
   while (sched.hasUnfinished()) {
     ASSIGN_OR_RETURN(std::vector<scheduler::RequestId> sampledFor, session->step(sample));

@@ -17,7 +17,10 @@
 #include "runtime/cuda/CudaBackend.h"
 #endif
 
+#include "runtime/sampling/Sampler.h"
+
 #include <algorithm>
+#include <chrono>
 
 namespace infer::tools {
 namespace {
@@ -98,7 +101,9 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   return session;
 }
 
-StatusOr<std::vector<scheduler::RequestId>> ServingSession::step(const SampleFn &sample) {
+StatusOr<std::vector<scheduler::RequestId>> ServingSession::step(const SamplingFn &sampling) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
   ASSIGN_OR_RETURN(scheduler::ScheduledStep step, sched_->schedule());
   if (step.empty())
     return internalError("the scheduler made no progress with requests left (KV pool of " +
@@ -114,19 +119,46 @@ StatusOr<std::vector<scheduler::RequestId>> ServingSession::step(const SampleFn 
   arrays.contextLens = widen(batch_.contextLens);
   arrays.blockTables = widen(batch_.blockTables);
   arrays.slotIds = widen(batch_.slotIds);
-  int64_t rowWidth = 0;
-  ASSIGN_OR_RETURN(std::vector<float> logits, backend_->step(arrays, batch_.logitRows, rowWidth));
-  std::vector<int32_t> perRow;
+  arrays.logitIndices = widen(batch_.logitRows);
+  std::vector<RowSampling> rows;
   std::vector<scheduler::RequestId> sampledFor;
   for (size_t r = 0; r < batch_.logitRows.size(); ++r) {
     scheduler::RequestId id = step.sequences[batch_.logitSequences[r]].requestId;
-    perRow.push_back(sample(id, logits.data() + r * static_cast<size_t>(rowWidth), rowWidth));
+    rows.push_back(sampling(id));
     sampledFor.push_back(id);
   }
+  // A step of only middle prefill chunks needs no logits; the step program
+  // still computes one row (R >= 1), which is dropped.
+  bool placeholderRow = rows.empty();
+  if (placeholderRow) {
+    arrays.logitIndices.push_back(0);
+    rows.emplace_back();
+  }
+  std::vector<int32_t> perRow;
+  Clock::time_point backendStart = Clock::now();
+  if (backend_->samplesOnDevice()) {
+    ASSIGN_OR_RETURN(perRow, backend_->stepAndSample(arrays, rows));
+    backendSeconds_ += std::chrono::duration<double>(Clock::now() - backendStart).count();
+  } else {
+    int64_t rowWidth = 0;
+    ASSIGN_OR_RETURN(std::vector<float> logits, backend_->step(arrays, rowWidth));
+    backendSeconds_ += std::chrono::duration<double>(Clock::now() - backendStart).count();
+    for (size_t r = 0; r < rows.size(); ++r) {
+      sampling::SamplingParams params;
+      params.temperature = rows[r].temperature;
+      params.topK = rows[r].topK;
+      params.topP = rows[r].topP;
+      perRow.push_back(sampling::sampleWithUniform(
+          logits.data() + r * static_cast<size_t>(rowWidth), rowWidth, params, rows[r].uniform));
+    }
+  }
+  if (placeholderRow)
+    perRow.clear();
   ASSIGN_OR_RETURN(auto sampled, scheduler::sampledPerSequence(batch_, perRow));
   RETURN_IF_ERROR(sched_->update(step, sampled));
   ++steps_;
   computedTokens_ += batch_.numTokens();
+  stepSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   return sampledFor;
 }
 

@@ -2,14 +2,15 @@
 //
 // What generate and bench share: opens the artifact, makes the backend with a
 // step program, allocates the paged KV cache, creates the Scheduler, and runs
-// one step at a time (schedule → buildStepBatch → Backend::step → a sampling
-// callback per logit row → update).
+// one step at a time (schedule → buildStepBatch → Backend::stepAndSample on
+// the device, or Backend::step and the host sampler → update).
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
 #define INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
 
 #include "runtime/base/Status.h"
+#include "runtime/exec/Backend.h"
 #include "runtime/scheduler/Scheduler.h"
 #include "runtime/scheduler/StepBatch.h"
 
@@ -20,7 +21,6 @@
 #include <vector>
 
 namespace infer {
-class Backend;
 namespace artifact {
 class ArtifactReader;
 }
@@ -38,9 +38,8 @@ struct SessionOptions {
   bool prefixCaching = true;
 };
 
-/// Picks the next token of `request` from its logit row of `vocab` floats.
-using SampleFn = std::function<int32_t(scheduler::RequestId request, const float *logits,
-                                       int64_t vocab)>;
+/// How the next token of `request` is drawn (called once per token it gets).
+using SamplingFn = std::function<RowSampling(scheduler::RequestId request)>;
 
 class ServingSession {
 public:
@@ -58,7 +57,13 @@ public:
 
   /// Runs one step; returns the requests that got a token, in row order.
   /// Internal error when the scheduler made no progress with requests left.
-  StatusOr<std::vector<scheduler::RequestId>> step(const SampleFn &sample);
+  StatusOr<std::vector<scheduler::RequestId>> step(const SamplingFn &sampling);
+
+  /// Wall seconds spent on the host side of steps (scheduling, metadata,
+  /// host sampling, update) apart from the backend's step call.
+  double hostSeconds() const { return stepSeconds_ - backendSeconds_; }
+  /// Wall seconds in the backend's step call (its launches, waiting for the GPU).
+  double backendSeconds() const { return backendSeconds_; }
 
   int64_t steps() const { return steps_; }
   int64_t computedTokens() const { return computedTokens_; }
@@ -75,6 +80,7 @@ private:
   std::string deviceName_;
   scheduler::StepBatch batch_;
   int64_t steps_ = 0, computedTokens_ = 0, peakUsedBlocks_ = 0;
+  double stepSeconds_ = 0, backendSeconds_ = 0;
 };
 
 } // namespace tools

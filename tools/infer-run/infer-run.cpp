@@ -66,10 +66,12 @@ std::string describeSpec(const art::TensorSpec &spec) {
 
 std::string bound(int64_t value) { return value ? std::to_string(value) : "not given"; }
 
-std::string affine(const art::Affine &value) {
+/// `symbol` is T, or R for a step program's per-logit-row sizes.
+std::string affine(const art::Affine &value, const char *symbol = "T") {
   if (value.a() == 0)
     return std::to_string(value.b());
-  return std::to_string(value.a()) + "*T" + (value.b() ? "+" + std::to_string(value.b()) : "");
+  return std::to_string(value.a()) + "*" + symbol +
+         (value.b() ? "+" + std::to_string(value.b()) : "");
 }
 
 std::string lower(std::string text) {
@@ -101,7 +103,8 @@ void printExecProgram(const art::ExecProgram &program, const char *what = "exec 
     const art::Buffer &buffer = program.buffers(static_cast<int>(b.buffer()));
     std::printf("  %s %s: buffer %u, %s at offset %s, %s bytes\n", what, b.name().c_str(),
                 b.buffer(), art::elementTypeName(buffer.element_type()),
-                affine(buffer.offset()).c_str(), affine(buffer.size()).c_str());
+                affine(buffer.offset()).c_str(),
+                affine(buffer.size(), buffer.per_logit_row() ? "R" : "T").c_str());
   };
   for (const art::Binding &input : program.inputs())
     binding("input ", input);

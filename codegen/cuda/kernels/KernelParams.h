@@ -117,6 +117,9 @@ struct CopyParams {
   const void *input;
   void *output;
   long long rows, inFeatures, offset, length, elementBytes;
+  /// GATHER_ROWS: output row r copies input row rowIndices[r] (checked on
+  /// the host); nullptr: row r.
+  const long long *rowIndices;
 };
 
 /// The step program's paged attention (docs/kv-cache.md, "The step program"),

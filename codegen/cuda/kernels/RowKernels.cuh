@@ -438,7 +438,8 @@ template <typename T> __global__ void infer_gated_activation(GatedActivationPara
   }
 }
 
-/// Elements [offset, offset + length) of row blockIdx.x, bytes unchanged, in
+/// Elements [offset, offset + length) of row blockIdx.x (of row
+/// rowIndices[blockIdx.x] of the input, when given), bytes unchanged, in
 /// the widest words (16 down to 1 bytes) that source and destination can
 /// share.
 __global__ void infer_copy(CopyParams p) {
@@ -447,8 +448,9 @@ __global__ void infer_copy(CopyParams p) {
   if (row >= p.rows)
     return;
   long long elementBytes = p.elementBytes;
+  long long from = p.rowIndices ? p.rowIndices[row] : row;
   const char *src =
-      static_cast<const char *>(p.input) + (row * p.inFeatures + p.offset) * elementBytes;
+      static_cast<const char *>(p.input) + (from * p.inFeatures + p.offset) * elementBytes;
   char *dst = static_cast<char *>(p.output) + row * p.length * elementBytes;
   long long n = p.length * elementBytes;
   unsigned long long skew =

@@ -82,7 +82,9 @@ def Exec_BufferOp : Exec_Op<"buffer", [Pure]> {
   let summary = "A byte range of the arena holding elements of one type";
   let description = [{
     `size` bytes at `offset` (both affine in T). The offset is absent until
-    memory planning assigns it.
+    memory planning assigns it. `per_logit_row` (step programs): the size
+    counts per logit row R (the rows whose logits the step computes, R <= T)
+    instead of per token; planning sizes it at T, which bounds it.
 
     ```mlir
     %b = exec.buffer %arena size #exec.affine<256 * T + 0> of f32
@@ -90,7 +92,8 @@ def Exec_BufferOp : Exec_Op<"buffer", [Pure]> {
     ```
   }];
   let arguments = (ins Exec_Arena:$arena, OptionalAttr<Exec_AffineAttr>:$offset,
-                       Exec_AffineAttr:$size, TypeAttr:$element_type);
+                       Exec_AffineAttr:$size, TypeAttr:$element_type,
+                       UnitAttr:$per_logit_row);
   let results = (outs Exec_Buffer:$buffer);
   let assemblyFormat = [{
     $arena (`[` $offset^ `]`)? `size` $size `of` $element_type attr-dict
@@ -329,6 +332,23 @@ def Exec_CopyOp : Exec_LaunchOp<"copy"> {
   let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$out,
                        I64Attr:$in_features, I64Attr:$offset, I64Attr:$length);
   let assemblyFormat = "$input `->` $out attr-dict";
+}
+
+def Exec_GatherRowsOp : Exec_LaunchOp<"gather_rows"> {
+  let summary = "out[r] = input[indices[r]]: the rows whose logits a step computes";
+  let description = [{
+    Copies row `indices[r]` (of `features` elements) of `input` into row `r`
+    of `out`; `indices` (i64) and `out` are `per_logit_row` buffers of the
+    step program, so the LM head after it runs on R rows instead of T
+    (docs/kv-cache.md, "The step program").
+
+    ```mlir
+    exec.gather_rows %h, %logit_indices -> %rows {features = 64 : i64}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$indices, Exec_Buffer:$out,
+                       I64Attr:$features);
+  let assemblyFormat = "$input `,` $indices `->` $out attr-dict";
 }
 
 def Exec_ElementwiseOp : Exec_Op<"elementwise", [HasParent<"ProgramOp">,

@@ -4,7 +4,10 @@
 // [batch, seq] ids become the token ids of a packed batch (batch 1, seq T),
 // the step metadata become i64 inputs, rotary and learned positions read the
 // tokens' absolute positions and each causal attention reads and writes the
-// paged KV cache of its layer (docs/kv-cache.md, "The step program").
+// paged KV cache of its layer (docs/kv-cache.md, "The step program"). When
+// the logits come from a GEMM (the LM head, perhaps followed by row-wise
+// elementwise ops or copies), the rows whose logits are wanted are gathered
+// first (input `logit_indices`), so the head runs on R rows instead of T.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,7 +107,91 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
     }
     for (Operation *op : erased)
       op->erase();
+    gatherLogitRows(program, builder);
     return success();
+  }
+
+  /// The op that writes `buffer` when there is exactly one and nothing but it
+  /// and `reader` use the buffer.
+  static Operation *soleWriter(Value buffer, Operation *reader) {
+    Operation *writer = nullptr;
+    for (OpOperand &use : buffer.getUses()) {
+      Operation *user = use.getOwner();
+      bool writes = false;
+      if (auto gemm = dyn_cast<GemmOp>(user))
+        writes = &use == &gemm.getOutMutable();
+      else if (auto copy = dyn_cast<CopyOp>(user))
+        writes = &use == &copy.getOutMutable();
+      else if (auto elementwise = dyn_cast<ElementwiseOp>(user))
+        writes = llvm::is_contained(elementwise.getOuts(), buffer);
+      if (writes) {
+        if (writer)
+          return nullptr;
+        writer = user;
+      } else if (user != reader) {
+        return nullptr;
+      }
+    }
+    return writer;
+  }
+
+  /// Finds the LM head (the GEMM the logits come from, through row-wise
+  /// single-buffer-input elementwise ops and copies) and feeds it only the
+  /// rows named by a new `logit_indices` input. Leaves the program alone
+  /// (logits for all T rows) when the logits are made any other way.
+  void gatherLogitRows(ProgramOp program, OpBuilder &builder) {
+    SmallVector<OutputOp> outputs(program.getBody().front().getOps<OutputOp>());
+    if (outputs.size() != 1)
+      return;
+    SmallVector<Value> rowBuffers;
+    Value current = outputs.front().getBuffer();
+    Operation *reader = outputs.front();
+    GemmOp head;
+    while (!head) {
+      Operation *writer = soleWriter(current, reader);
+      if (!writer || !current.getDefiningOp<BufferOp>())
+        return;
+      rowBuffers.push_back(current);
+      if (auto gemm = dyn_cast<GemmOp>(writer)) {
+        if (gemm.getResidual())
+          return;
+        head = gemm;
+      } else if (auto copy = dyn_cast<CopyOp>(writer)) {
+        current = copy.getInput();
+      } else {
+        auto elementwise = cast<ElementwiseOp>(writer);
+        if (elementwise.getOuts().size() != 1)
+          return;
+        SmallVector<Value> buffers;
+        for (Value input : elementwise.getInputs())
+          if (input.getDefiningOp<BufferOp>())
+            buffers.push_back(input);
+        if (buffers.size() != 1)
+          return;
+        current = buffers.front();
+      }
+      reader = writer;
+    }
+    auto hidden = head.getInput().getDefiningOp<BufferOp>();
+    if (!hidden)
+      return;
+    MLIRContext *context = &getContext();
+    Value arena = program.getArena().getArena();
+    Location loc = head.getLoc();
+    auto indices = builder.create<BufferOp>(loc, builder.getType<BufferType>(), arena, AffineAttr(),
+                                            AffineAttr::get(context, 8, 0),
+                                            TypeAttr::get(builder.getI64Type()));
+    indices.setPerLogitRow(true);
+    builder.create<InputOp>(loc, "logit_indices", indices);
+    auto gathered = builder.create<BufferOp>(loc, builder.getType<BufferType>(), arena,
+                                             AffineAttr(), hidden.getSize(),
+                                             TypeAttr::get(hidden.getElementType()));
+    gathered.setPerLogitRow(true);
+    OpBuilder at(head);
+    at.create<GatherRowsOp>(loc, hidden, indices, gathered, head.getK());
+    head.getInputMutable().assign(gathered);
+    for (Value buffer : rowBuffers)
+      buffer.getDefiningOp<BufferOp>().setPerLogitRow(true);
   }
 };
 
