@@ -5,6 +5,7 @@
 #include "codegen/cuda/Nvrtc.h"
 #include "codegen/cuda/kernels/AttentionGeometry.h"
 #include "codegen/cuda/kernels/KernelParams.h"
+#include "codegen/cuda/kernels/KvPrefillGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
 #include <cctype>
@@ -32,6 +33,20 @@ public:
 
   std::string source() const;
   const std::vector<std::string> &nameExpressions() const { return expressions_; }
+
+  /// The device sampler for the step program's logits, when it computes only
+  /// the logit rows (the sampler reads [R, vocab]); "" otherwise.
+  StatusOr<std::string> planSampler(const art::ExecProgram &step) {
+    if (step.outputs_size() != 1 || step.outputs(0).buffer() >= uint32_t(step.buffers_size()))
+      return std::string();
+    const art::Buffer &logits = step.buffers(int(step.outputs(0).buffer()));
+    if (!logits.per_logit_row())
+      return std::string();
+    ASSIGN_OR_RETURN(std::string type, cudaTypeName(logits.element_type()));
+    art::CudaLaunch record;
+    useKernel(record, "infer::kernels::infer_sample<" + type + ">");
+    return record.function();
+  }
 
 private:
   StatusOr<art::CudaLaunch> plan(int index);
@@ -212,6 +227,19 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     *cuda.add_grid() = gridDim(art::GridDim::ONE, kvHeads);
     cuda.set_block_x(kernels::kKvAttentionThreads);
+    // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores.
+    int elementBytes = int(art::elementSize(out));
+    if (kernels::kvPrefillSupported(headDim, elementBytes)) {
+      art::CudaLaunch prefill;
+      prefill.set_runner(art::CudaLaunch::KERNEL);
+      useKernel(prefill, ns + "infer_kv_prefill_attention<" + t + ">");
+      *prefill.add_grid() = gridDim(art::GridDim::MAX_NEW_TOKENS, 1, kernels::kKvPrefillBlockQ);
+      *prefill.add_grid() = gridDim(art::GridDim::ONE, intAttr(op, "num_heads", 0));
+      *prefill.add_grid() = gridDim(art::GridDim::SEQUENCES, 1);
+      prefill.set_block_x(kernels::kKvPrefillThreads);
+      prefill.set_shared_bytes(kernels::kvPrefillSharedBytes(headDim, elementBytes));
+      *cuda.mutable_prefill() = std::move(prefill);
+    }
     break;
   }
   case art::Launch::GATED_ACTIVATION: {
@@ -272,6 +300,8 @@ std::string ModuleBuilder::source() const {
        << "#include \"codegen/cuda/kernels/RowKernels.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Attention.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvAttention.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/KvPrefillAttention.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
        << generated_.str();
   return text.str();
 }
@@ -292,6 +322,13 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
     if (!launch.ok())
       return launch.status().withPrefix("step program");
     *module.add_step_launches() = std::move(launch).value();
+  }
+  std::string sampler;
+  if (manifest.has_step()) {
+    StatusOr<std::string> planned = builder.planSampler(manifest.step());
+    if (!planned.ok())
+      return planned.status().withPrefix("step program sampler");
+    sampler = std::move(planned).value();
   }
   std::string source = builder.source();
   // The cubin and the PTX are independent NVRTC programs: compile them at once.
@@ -318,7 +355,16 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
       RETURN_IF_ERROR(lower(launch));
       if (launch.has_prologue())
         RETURN_IF_ERROR(lower(*launch.mutable_prologue()));
+      if (launch.has_prefill())
+        RETURN_IF_ERROR(lower(*launch.mutable_prefill()));
     }
+  if (!sampler.empty()) {
+    auto lowered = cubin.loweredNames.find(sampler);
+    if (lowered == cubin.loweredNames.end())
+      return internalError("NVRTC gave no lowered name for " + sampler);
+    module.set_sample_function(lowered->second);
+    module.set_sample_block_x(kernels::kSampleThreads);
+  }
   module.set_arch(options.arch);
   module.set_cubin(std::move(cubin.binary));
   module.set_ptx_arch(options.ptxArch);

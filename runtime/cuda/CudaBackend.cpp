@@ -444,33 +444,25 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   return launchKernel(cuda, loaded.functions[size_t(index)], args, params);
 }
 
-Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
+Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
+                              const StepContext *context, KindTimes *perKind) {
   CUevent before = nullptr, after = nullptr;
   if (perKind) {
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&before, CU_EVENT_DEFAULT));
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&after, CU_EVENT_DEFAULT));
   }
   Status status = okStatus();
-  for (int i = 0; i < program_->inputs_size() && status.ok(); ++i) {
-    exec::View view = bufferView(forward_, program_->inputs(i).buffer(), step);
-    CUresult copied = api_->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
-                                              inputStaging_[size_t(i)],
-                                              sizeof(int64_t) * size_t(step.tokens), stream_);
-    if (copied != CUDA_SUCCESS)
-      status = driverError(*api_, copied, "cuMemcpyDtoDAsync (inputs)");
-  }
-  for (int i = 0; i < program_->launches_size() && status.ok(); ++i) {
-    exec::LaunchArgs args = resolve(forward_, i, step);
+  for (int i = 0; i < loaded.program->launches_size() && status.ok(); ++i) {
+    exec::LaunchArgs args = resolve(loaded, i, step);
     if (perKind)
       api_->cuEventRecord(before, stream_);
-    status = launch(forward_, i, args);
+    status = launch(loaded, i, args, context);
     if (perKind && status.ok()) {
       api_->cuEventRecord(after, stream_);
       api_->cuEventSynchronize(after);
       float ms = 0;
       api_->cuEventElapsedTime(&ms, before, after);
-      std::string kind = kindName(program_->launches(i).kind());
-      (*perKind)[kind] += ms;
+      (*perKind)[kindName(loaded.program->launches(i).kind())] += ms;
     }
   }
   if (perKind) {
@@ -478,6 +470,16 @@ Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
     api_->cuEventDestroy(after);
   }
   return status;
+}
+
+Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {
+  for (int i = 0; i < program_->inputs_size(); ++i) {
+    exec::View view = bufferView(forward_, program_->inputs(i).buffer(), step);
+    INFER_CU_CHECK(*api_, api_->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(view.data),
+                                                  inputStaging_[size_t(i)],
+                                                  sizeof(int64_t) * size_t(step.tokens), stream_));
+  }
+  return launchAll(forward_, step, nullptr, perKind);
 }
 
 StatusOr<std::vector<NamedArray>> CudaBackend::forward(const std::vector<NamedArray> &inputs) {

@@ -57,6 +57,7 @@ public:
   const LoadReport &loadReport() const { return report_; }
 
   bool hasStep() const override;
+  uint64_t kvCacheBudgetBytes() override;
   Status allocateKvCache(int64_t numBlocks) override;
   StatusOr<std::vector<float>> step(const StepArrays &arrays, int64_t &vocab) override;
   bool samplesOnDevice() const override;
@@ -85,6 +86,10 @@ private:
   Status allocateArena(LoadedProgram &loaded);
   Status launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                 const StepContext *step = nullptr);
+  /// Enqueues every launch of `loaded` (with events around each, summed by
+  /// kind into `perKind`, when given).
+  Status launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
+                   const StepContext *context, KindTimes *perKind);
   Status launchKernel(const artifact::CudaLaunch &cuda, CUfunction function,
                       const exec::LaunchArgs &args, const PackedParams &params);
   /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
@@ -104,7 +109,7 @@ private:
   Status runStep(const StepArrays &arrays, const std::vector<RowSampling> *sampling,
                  exec::BoundInputs &sizes);
   Status checkStep(const StepArrays &arrays) const;
-  Status enqueueStep(const exec::BoundInputs &sizes, bool sample);
+  Status enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind = nullptr);
   Status allocateStepStaging();
   /// The step's logits output: [R, vocab] (or [T, vocab] without a gather).
   StatusOr<exec::View> stepLogits(const exec::BoundInputs &sizes, int64_t &vocab) const;
@@ -145,6 +150,10 @@ private:
   CUdeviceptr sampledTokens_ = 0;     ///< int32 per logit row
   int32_t *sampledTokensHost_ = nullptr;
   CUfunction sampleFunction_ = nullptr;
+  int64_t stepCalls_ = 0;
+  /// INFER_PROFILE_STEPS=3,40: those step calls (1-based) run without a
+  /// graph, with events around each launch; the time by kind goes to stderr.
+  std::vector<int64_t> profiledSteps_;
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;

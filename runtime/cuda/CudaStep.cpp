@@ -20,8 +20,10 @@
 #include "runtime/base/LowPrecision.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 namespace infer::cuda {
 namespace art = artifact;
@@ -73,6 +75,20 @@ bool CudaBackend::hasStep() const { return step_.program != nullptr; }
 
 bool CudaBackend::samplesOnDevice() const {
   return sampleFunction_ != nullptr && step_.program && exec::gathersLogitRows(*step_.program);
+}
+
+uint64_t CudaBackend::kvCacheBudgetBytes() {
+  if (!step_.program || api_->cuCtxSetCurrent(context_) != CUDA_SUCCESS)
+    return 0;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (api_->cuMemGetInfo(&freeBytes, &totalBytes) != CUDA_SUCCESS)
+    return 0;
+  const art::ExecProgram &program = *step_.program;
+  uint64_t arena =
+      step_.arena ? 0 : uint64_t(exec::affineAt(program.arena().size(), program.arena().bound_tokens()));
+  // Headroom for cuBLASLt, graphs, the staging area and the driver.
+  uint64_t reserve = arena + (2ull << 30);
+  return freeBytes > reserve ? uint64_t(double(freeBytes - reserve) * 0.9) : 0;
 }
 
 Status CudaBackend::allocateKvCache(int64_t numBlocks) {
@@ -197,12 +213,8 @@ Status CudaBackend::allocateStepStaging() {
   return okStatus();
 }
 
-Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample) {
-  const art::ExecProgram &program = *step_.program;
-  for (int index = 0; index < program.launches_size(); ++index) {
-    exec::LaunchArgs args = resolve(step_, index, sizes);
-    RETURN_IF_ERROR(launch(step_, index, args, &stepContext_));
-  }
+Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind) {
+  RETURN_IF_ERROR(launchAll(step_, sizes, &stepContext_, perKind));
   if (!sample)
     return okStatus();
   int64_t vocab = 0;
@@ -245,8 +257,14 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   INFER_CU_CHECK(*api_, api_->cuCtxSetCurrent(context_));
   if (!step_.arena)
     RETURN_IF_ERROR(allocateArena(step_));
-  if (!staging_)
+  if (!staging_) {
     RETURN_IF_ERROR(allocateStepStaging());
+    if (const char *profile = std::getenv("INFER_PROFILE_STEPS")) {
+      std::stringstream list(profile);
+      for (std::string item; std::getline(list, item, ',');)
+        profiledSteps_.push_back(std::atoll(item.c_str()));
+    }
+  }
   int64_t bucket = useGraphs_ ? decodeBucket(given, program.arena().bound_tokens()) : 0;
   StepArrays padded;
   const StepArrays *arrays = &given;
@@ -295,6 +313,24 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     return internalError("step: the metadata outgrew its staging area");
   INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, stagingHost_, offset, stream_));
   stepContext_.numSeqs = sizes.sequences;
+
+  ++stepCalls_;
+  if (std::find(profiledSteps_.begin(), profiledSteps_.end(), stepCalls_) != profiledSteps_.end()) {
+    INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
+    KindTimes times;
+    RETURN_IF_ERROR(enqueueStep(sizes, sample, &times));
+    double total = 0;
+    for (const auto &[kind, ms] : times)
+      total += ms;
+    std::fprintf(stderr, "step %lld profile: %lld tokens, %lld sequences, %lld logit rows, "
+                 "%.3f ms in launches:", static_cast<long long>(stepCalls_),
+                 static_cast<long long>(sizes.tokens), static_cast<long long>(sizes.sequences),
+                 static_cast<long long>(sizes.logitRows), total);
+    for (const auto &[kind, ms] : times)
+      std::fprintf(stderr, " %s %.3f", kind.c_str(), ms);
+    std::fprintf(stderr, "\n");
+    return okStatus();
+  }
 
   if (bucket == 0)
     return enqueueStep(sizes, sample);

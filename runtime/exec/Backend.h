@@ -40,6 +40,11 @@ public:
   /// returns every output ([batch, seq, …] by the model's output spec).
   virtual StatusOr<std::vector<NamedArray>> forward(const std::vector<NamedArray> &inputs) = 0;
 
+  /// Bytes the KV cache may take on this backend's device beyond what the
+  /// step program itself needs (its arena at the token bound), or 0 when the
+  /// backend has no such limit to report (cpu).
+  virtual uint64_t kvCacheBudgetBytes() { return 0; }
+
   /// Whether this backend can run the artifact's step program.
   virtual bool hasStep() const { return false; }
   /// (Re)allocates the paged KV cache: `numBlocks` blocks (block 0 the null

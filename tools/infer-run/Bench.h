@@ -19,6 +19,9 @@ struct BenchOptions {
   /// 0: offline (all requests submitted at once). B > 0: B requests in flight,
   /// the next submitted when one finishes (at most B running sequences).
   int64_t batch = 0;
+  /// Requests of the same shapes (other prompts) run first, untimed: GEMM
+  /// tuning and CUDA-graph capture happen there.
+  int64_t warmupRequests = 0;
   SessionOptions session;
 };
 

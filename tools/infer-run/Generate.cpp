@@ -97,8 +97,12 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
     return row;
   };
   while (sched.hasUnfinished()) {
-    ASSIGN_OR_RETURN(std::vector<scheduler::RequestId> sampledFor, session->step(sample));
-    (void)sampledFor;
+    ASSIGN_OR_RETURN(std::vector<SampledToken> drawn, session->step(sample));
+    // Streamed as they come (the summary and the JSON line follow at the end).
+    for (const SampledToken &token : drawn)
+      std::printf("token: request %lld id %d\n", static_cast<long long>(token.request),
+                  token.token);
+    std::fflush(stdout);
     RETURN_IF_ERROR(collect());
   }
 

@@ -87,8 +87,19 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   config.maxSequences =
       static_cast<int32_t>(options.maxSequences ? std::min(options.maxSequences, tokens)
                                                 : std::min<int64_t>(tokens, 256));
-  int64_t blocks = options.kvBlocks ? options.kvBlocks
-                                    : 4 * layout.max_blocks_per_sequence() + 1;
+  // Default pool: every sequence of a full step at the full context (plus
+  // the null block), within the device's free memory; cpu: 4 sequences.
+  int64_t blocks = options.kvBlocks;
+  if (blocks == 0) {
+    uint64_t budget = session->backend_->kvCacheBudgetBytes();
+    uint64_t blockBytes = uint64_t(layout.bytes_per_token()) * uint64_t(layout.block_size());
+    if (budget > 0 && blockBytes > 0)
+      blocks = std::max<int64_t>(
+          2, std::min<int64_t>(int64_t(config.maxSequences) * layout.max_blocks_per_sequence() + 1,
+                               int64_t(budget / blockBytes)));
+    else
+      blocks = 4 * layout.max_blocks_per_sequence() + 1;
+  }
   if (blocks < 2 || blocks > (int64_t(1) << 31) / std::max<int64_t>(1, layout.block_size()))
     return invalidArgumentError("--kv-blocks " + std::to_string(blocks) +
                                 " is outside [2, 2^31 / block size]");
@@ -101,7 +112,7 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   return session;
 }
 
-StatusOr<std::vector<scheduler::RequestId>> ServingSession::step(const SamplingFn &sampling) {
+StatusOr<std::vector<SampledToken>> ServingSession::step(const SamplingFn &sampling) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
   ASSIGN_OR_RETURN(scheduler::ScheduledStep step, sched_->schedule());
@@ -154,12 +165,15 @@ StatusOr<std::vector<scheduler::RequestId>> ServingSession::step(const SamplingF
   }
   if (placeholderRow)
     perRow.clear();
+  std::vector<SampledToken> drawn;
+  for (size_t r = 0; r < perRow.size(); ++r)
+    drawn.push_back({sampledFor[r], perRow[r]});
   ASSIGN_OR_RETURN(auto sampled, scheduler::sampledPerSequence(batch_, perRow));
   RETURN_IF_ERROR(sched_->update(step, sampled));
   ++steps_;
   computedTokens_ += batch_.numTokens();
   stepSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
-  return sampledFor;
+  return drawn;
 }
 
 } // namespace infer::tools

@@ -38,6 +38,11 @@ struct SessionOptions {
   bool prefixCaching = true;
 };
 
+struct SampledToken {
+  scheduler::RequestId request;
+  int32_t token;
+};
+
 /// How the next token of `request` is drawn (called once per token it gets).
 using SamplingFn = std::function<RowSampling(scheduler::RequestId request)>;
 
@@ -55,9 +60,10 @@ public:
   const std::string &deviceName() const { return deviceName_; }
   scheduler::Scheduler &scheduler() { return *sched_; }
 
-  /// Runs one step; returns the requests that got a token, in row order.
-  /// Internal error when the scheduler made no progress with requests left.
-  StatusOr<std::vector<scheduler::RequestId>> step(const SamplingFn &sampling);
+  /// Runs one step; returns the tokens it drew (request, token), in row
+  /// order. Internal error when the scheduler made no progress with requests
+  /// left.
+  StatusOr<std::vector<SampledToken>> step(const SamplingFn &sampling);
 
   /// Wall seconds spent on the host side of steps (scheduling, metadata,
   /// host sampling, update) apart from the backend's step call.
@@ -69,6 +75,7 @@ public:
   int64_t computedTokens() const { return computedTokens_; }
   /// Most KV blocks in use (by running requests) after any step's scheduling.
   int64_t peakUsedBlocks() const { return peakUsedBlocks_; }
+  void resetPeakUsedBlocks() { peakUsedBlocks_ = 0; }
 
 private:
   ServingSession() = default;

@@ -356,8 +356,9 @@ int main(int argc, char **argv) {
       "--seed", sampling.seed,
       "generate: sampling seed (default 0); each request's RNG is seeded from (seed, its index)");
   app.add_option("--kv-blocks", session.kvBlocks,
-                 "generate, bench: KV pool size in blocks, counting the null block (default: 4 "
-                 "sequences at the artifact's max-seq-len)")
+                 "generate, bench: KV pool size in blocks, counting the null block (default on "
+                 "cuda: --max-sequences sequences at the artifact's max-seq-len, within 90% of "
+                 "the free device memory; on cpu: 4 such sequences)")
       ->check(CLI::Range(int64_t(2), int64_t(1) << 40));
   app.add_option("--max-batch-tokens", session.maxBatchTokens,
                  "generate, bench: tokens per step (default: the artifact's bound); smaller "
@@ -374,6 +375,9 @@ int main(int argc, char **argv) {
                  "bench: prompt tokens per request (random ids, --prompt-seed)");
   app.add_option("--output-len", benchOptions.outputLen,
                  "bench: generated tokens per request (greedy; stop tokens ignored)");
+  app.add_option("--warmup-requests", benchOptions.warmupRequests,
+                 "bench: run this many requests of the same shapes first, untimed (GEMM "
+                 "tuning, CUDA-graph capture)");
   app.add_option("--prompt-seed", benchOptions.promptSeed,
                  "bench: seed of the random prompt ids (default 0)");
   app.add_option("--batch", benchOptions.batch,
