@@ -32,6 +32,12 @@
 // this one is computed; one barrier per tile both publishes the tile and
 // frees the stage the next copy overwrites.
 //
+// The tensor-core path sees one block's work as HeadOperands: the head's
+// query and output rows, and a row source that says where key row r of K
+// and V is (a fixed stride here; the block table of the paged cache in
+// infer_kv_prefill_attention, KvPrefillAttention.cuh, which runs these same
+// blocks).
+//
 //===----------------------------------------------------------------------===//
 #ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
 #define INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
@@ -66,9 +72,9 @@ struct ScoreMap {
   float scaleLog2, scaleOverCap, capLog2, factor;
   int capped, prescale;
 
-  __device__ __forceinline__ explicit ScoreMap(const AttentionParams &p)
-      : scaleLog2(p.scale * kLog2e), scaleOverCap(p.softcap > 0.f ? p.scale / p.softcap : 0.f),
-        capLog2(p.softcap * kLog2e), factor(1.f), capped(p.softcap > 0.f), prescale(1) {
+  __device__ __forceinline__ ScoreMap(float scale, float softcap)
+      : scaleLog2(scale * kLog2e), scaleOverCap(softcap > 0.f ? scale / softcap : 0.f),
+        capLog2(softcap * kLog2e), factor(1.f), capped(softcap > 0.f), prescale(1) {
     prescale = capped || !(scaleLog2 > 0.f);
     factor = prescale ? 1.f : scaleLog2;
   }
@@ -185,15 +191,24 @@ struct TileWalk {
         rowStep(kAttentionThreads / pieces), pieceStep(kAttentionThreads - rowStep * pieces) {}
 };
 
+/// Rows of one head with a fixed stride: element (r, c) at base[r * stride + c]
+/// (queries and outputs of both kernels, keys and values of infer_attention).
+/// Row sources of loadTile map a row index to the row's first element.
+template <typename T> struct StridedRows {
+  const T *base;
+  long long stride;
+  __device__ __forceinline__ const T *operator()(int row) const { return base + row * stride; }
+};
+
 /// Copies rows [row0, row0 + kRows) x columns [col0, col0 + cols) of one head
-/// (element (r, c) at src[r * rowStride + c], 16-bit T) into the shared tile
+/// (row r's first element at rows(r), 16-bit elements) into the shared tile
 /// at address `tile` with rows of rowBytes. Rows at or past rowEnd become
-/// zero: their weight is zero, and zero times uninitialized memory could be
-/// NaN. `async` requires 16-byte aligned rows.
-template <int kRows, typename T>
-__device__ __forceinline__ void loadTile(unsigned tile, int rowBytes, const T *src,
-                                         long long rowStride, int row0, int rowEnd, int col0,
-                                         const TileWalk &walk, bool async) {
+/// zero (and rows() is not asked for them): their weight is zero, and zero
+/// times uninitialized memory could be NaN. `async` requires 16-byte aligned
+/// rows.
+template <int kRows, typename Rows>
+__device__ __forceinline__ void loadTile(unsigned tile, int rowBytes, const Rows &rows, int row0,
+                                         int rowEnd, int col0, const TileWalk &walk, bool async) {
   int r = walk.row, piece = walk.piece;
   while (r < kRows) {
     unsigned dst = tile + unsigned(r * rowBytes + piece * 16);
@@ -201,7 +216,7 @@ __device__ __forceinline__ void loadTile(unsigned tile, int rowBytes, const T *s
     if (row >= rowEnd) {
       storeShared16(dst, 0u, 0u, 0u, 0u);
     } else {
-      const T *from = src + row * rowStride + col0 + piece * 8;
+      const auto *from = rows(row) + col0 + piece * 8;
       if (async) {
         copyAsync16(dst, from);
       } else {
@@ -296,7 +311,7 @@ template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale> struct Warp
   // their sums (its columns only; the quad adds them up at the end).
   float maxA, maxB, sumA, sumB;
 
-  __device__ __forceinline__ explicit WarpRows(const AttentionParams &p) : scoreOf(p) {
+  __device__ __forceinline__ WarpRows(float scale, float softcap) : scoreOf(scale, softcap) {
     factor = scoreOf.factor;
   }
 
@@ -461,38 +476,40 @@ template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale> struct Warp
   }
 };
 
+/// What the tensor-core path of one block reads and writes: the queries
+/// [0, seq) of one head (rows q, outputs out + row * outStride) against keys
+/// [0, kvSeq) of its kv head, K and V row r at k(r) and v(r). KeyRows is a
+/// row source of loadTile: StridedRows for infer_attention, the paged cache
+/// for infer_kv_prefill_attention (KvPrefillAttention.cuh). Causal: query i
+/// sees keys j <= i + kvSeq - seq. `aligned`: every row of q, k, v and out
+/// starts 16-byte aligned (asynchronous copies, paired stores).
+template <typename T, typename KeyRows> struct HeadOperands {
+  StridedRows<T> q;
+  KeyRows k, v;
+  T *out;
+  long long outStride;
+  int headDim, seq, kvSeq, causal;
+  bool aligned;
+  float scale, softcap;
+};
+
 /// Tensor-core path (mma.sync m16n8k16, fp32 accumulators). Warp w owns query
 /// rows q0 + 16w .. q0 + 16w + 15 (WarpRows).
-template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale>
-__device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, unsigned char *smem,
-                                                    const BlockTask &task) {
+template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale, typename KeyRows>
+__device__ __forceinline__ void tensorCoreAttention(const HeadOperands<T, KeyRows> &op,
+                                                    unsigned char *smem, int q0) {
   typedef WarpRows<T, kOutTiles, kFixedD, kMayPrescale> Rows;
   constexpr int kStepKeys = Rows::kStepKeys;
   // Keys per tile (attentionTileKeys).
   constexpr int kTileKeys = kOutTiles == 8 ? kAttentionSmallHeadBlockK : kAttentionBlockK;
 
-  const int D = kFixedD ? kFixedD : int(p.headDim);
-  const int seq = int(p.seq), kvSeq = int(p.kvSeq), causal = p.causal;
+  const int D = kFixedD ? kFixedD : op.headDim;
+  const int seq = op.seq, kvSeq = op.kvSeq, causal = op.causal;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
-  const int q0 = task.q0;
-  const long long head = task.head, batch = task.batch;
-  const long long kvHead = head / (p.numHeads / p.numKvHeads);
-  const T *qHead = static_cast<const T *>(p.q) + batch * p.seq * p.qRowStride + head * D;
-  const T *kHead = static_cast<const T *>(p.k) + batch * p.kvSeq * p.kRowStride + kvHead * D;
-  const T *vHead = static_cast<const T *>(p.v) + batch * p.kvSeq * p.vRowStride + kvHead * D;
-  const long long outStride = p.numHeads * p.headDim;
-  T *outHead = static_cast<T *>(p.output) + batch * p.seq * outStride + head * D;
-  // Rows of every operand start 16-byte aligned (D % 16 == 0 covers the head
-  // and column offsets): then copies are asynchronous and stores paired.
-  const bool aligned =
-      ((reinterpret_cast<unsigned long long>(p.q) | reinterpret_cast<unsigned long long>(p.k) |
-        reinterpret_cast<unsigned long long>(p.v) |
-        reinterpret_cast<unsigned long long>(p.output)) &
-       15) == 0 &&
-      ((p.qRowStride | p.kRowStride | p.vRowStride) & 7) == 0;
+  const bool aligned = op.aligned;
 
-  Rows rows(p);
+  Rows rows(op.scale, op.softcap);
   // Shared memory by 32-bit address, rows in bytes.
   const int kRowBytes = attentionKStride(D) * 2, vRowBytes = attentionVStride(D) * 2;
   rows.kRowBytes = kRowBytes;
@@ -528,7 +545,7 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
   rows.featureSteps = D >> 4;
 
   const TileWalk kWalk(D);
-  loadTile<kAttentionBlockQ>(qBase, kRowBytes, qHead, p.qRowStride, q0, seq, 0, kWalk, aligned);
+  loadTile<kAttentionBlockQ>(qBase, kRowBytes, op.q, q0, seq, 0, kWalk, aligned);
   commitAsync();
 
   for (int col0 = 0; col0 < D; col0 += kAttentionMaxPassColumns) {
@@ -541,10 +558,8 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
       if (tile < tiles) {
         unsigned kTile = kvBase + unsigned(stage) * stageBytes;
         int key0 = tile * kTileKeys;
-        loadTile<kTileKeys>(kTile, kRowBytes, kHead, p.kRowStride, key0, kvSeq, 0, kWalk,
-                            aligned);
-        loadTile<kTileKeys>(kTile + vOffset, vRowBytes, vHead, p.vRowStride, key0, kvSeq, col0,
-                            vWalk, aligned);
+        loadTile<kTileKeys>(kTile, kRowBytes, op.k, key0, kvSeq, 0, kWalk, aligned);
+        loadTile<kTileKeys>(kTile + vOffset, vRowBytes, op.v, key0, kvSeq, col0, vWalk, aligned);
       }
       commitAsync();
     };
@@ -600,8 +615,8 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
       }
       const float inverseA = sumA > 0.f ? 1.f / sumA : 0.f;
       const float inverseB = sumB > 0.f ? 1.f / sumB : 0.f;
-      T *dstA = outHead + rowA * outStride + col0 + 2 * t;
-      T *dstB = outHead + rowB * outStride + col0 + 2 * t;
+      T *dstA = op.out + rowA * op.outStride + col0 + 2 * t;
+      T *dstB = op.out + rowB * op.outStride + col0 + 2 * t;
 #pragma unroll
       for (int j = 0; j < kOutTiles; ++j) {
         if (j < rows.outTiles) {
@@ -618,45 +633,70 @@ __device__ __forceinline__ void tensorCoreAttention(const AttentionParams &p, un
   waitAsync<0>(); // Q's copy when no key tile was loaded
 }
 
-/// Tensor cores exist for the 16-bit types only; run() says whether it ran.
-template <typename T> struct TensorCorePath {
-  static __device__ __forceinline__ bool run(const AttentionParams &, unsigned char *,
-                                             const BlockTask &) {
-    return false;
-  }
+/// Tensor cores exist for the 16-bit types only.
+template <typename T> struct HasTensorCores {
+  static constexpr bool value = false;
+};
+template <> struct HasTensorCores<__nv_bfloat16> {
+  static constexpr bool value = true;
+};
+template <> struct HasTensorCores<__half> {
+  static constexpr bool value = true;
 };
 
-template <typename T>
-__device__ __forceinline__ bool runTensorCorePath(const AttentionParams &p, unsigned char *smem,
-                                                  const BlockTask &task) {
-  if (!attentionUsesTensorCores(p.headDim, 2))
+/// Runs the block on tensor cores when T and the head size allow it
+/// (attentionUsesTensorCores); says whether it ran.
+template <typename T, typename KeyRows>
+__device__ __forceinline__ bool runTensorCorePath(const HeadOperands<T, KeyRows> &op,
+                                                  unsigned char *smem, int q0) {
+  if constexpr (!HasTensorCores<T>::value) {
     return false;
-  // The common head sizes without softcap get loops specialized on both.
-  const bool prescale = ScoreMap(p).prescale;
-  if (p.headDim == 64 && !prescale)
-    tensorCoreAttention<T, 8, 64, false>(p, smem, task);
-  else if (p.headDim <= 64)
-    tensorCoreAttention<T, 8, 0, true>(p, smem, task);
-  else if (p.headDim == 128 && !prescale)
-    tensorCoreAttention<T, 16, 128, false>(p, smem, task);
-  else
-    tensorCoreAttention<T, 16, 0, true>(p, smem, task);
-  return true;
+  } else {
+    if (!attentionUsesTensorCores(op.headDim, 2))
+      return false;
+    // The common head sizes without softcap get loops specialized on both.
+    const bool prescale = ScoreMap(op.scale, op.softcap).prescale;
+    if (op.headDim == 64 && !prescale)
+      tensorCoreAttention<T, 8, 64, false>(op, smem, q0);
+    else if (op.headDim <= 64)
+      tensorCoreAttention<T, 8, 0, true>(op, smem, q0);
+    else if (op.headDim == 128 && !prescale)
+      tensorCoreAttention<T, 16, 128, false>(op, smem, q0);
+    else
+      tensorCoreAttention<T, 16, 0, true>(op, smem, q0);
+    return true;
+  }
 }
 
-template <> struct TensorCorePath<__nv_bfloat16> {
-  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem,
-                                             const BlockTask &task) {
-    return runTensorCorePath<__nv_bfloat16>(p, smem, task);
-  }
-};
-
-template <> struct TensorCorePath<__half> {
-  static __device__ __forceinline__ bool run(const AttentionParams &p, unsigned char *smem,
-                                             const BlockTask &task) {
-    return runTensorCorePath<__half>(p, smem, task);
-  }
-};
+/// infer_attention's operands for one block: (batch, head) of AttentionParams.
+template <typename T>
+__device__ __forceinline__ HeadOperands<T, StridedRows<T>> denseOperands(const AttentionParams &p,
+                                                                         const BlockTask &task) {
+  const long long D = p.headDim, kvHead = task.head / (p.numHeads / p.numKvHeads);
+  HeadOperands<T, StridedRows<T>> op;
+  op.q.base = static_cast<const T *>(p.q) + task.batch * p.seq * p.qRowStride + task.head * D;
+  op.q.stride = p.qRowStride;
+  op.k.base = static_cast<const T *>(p.k) + task.batch * p.kvSeq * p.kRowStride + kvHead * D;
+  op.k.stride = p.kRowStride;
+  op.v.base = static_cast<const T *>(p.v) + task.batch * p.kvSeq * p.vRowStride + kvHead * D;
+  op.v.stride = p.vRowStride;
+  op.outStride = p.numHeads * D;
+  op.out = static_cast<T *>(p.output) + task.batch * p.seq * op.outStride + task.head * D;
+  op.headDim = int(D);
+  op.seq = int(p.seq);
+  op.kvSeq = int(p.kvSeq);
+  op.causal = p.causal;
+  // D % 16 == 0 on the tensor-core path covers the head and column offsets.
+  op.aligned =
+      ((reinterpret_cast<unsigned long long>(p.q) | reinterpret_cast<unsigned long long>(p.k) |
+        reinterpret_cast<unsigned long long>(p.v) |
+        reinterpret_cast<unsigned long long>(p.output)) &
+       15) == 0 &&
+      ((p.qRowStride | p.kRowStride | p.vRowStride) & 7) == 0;
+  op.scale = p.scale;
+  op.softcap = p.softcap;
+  return op;
+}
 
 /// Barrier of one group of kAttentionSimtThreads threads (the whole block
 /// when it is one group).
@@ -686,7 +726,7 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
   const long long vBase = batch * p.kvSeq * p.vRowStride + kvHead * D;
   const long long outStride = p.numHeads * p.headDim;
   const long long outBase = batch * p.seq * outStride + head * D;
-  const ScoreMap scoreOf(p);
+  const ScoreMap scoreOf(p.scale, p.softcap);
 
   const int ld = attentionSimtStride(D);
   float *qTile = reinterpret_cast<float *>(smem); // 64 x ld
@@ -836,7 +876,8 @@ __global__ void __launch_bounds__(kAttentionThreads, 512 / kAttentionThreads)
   if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)
     return;
   const attention_detail::BlockTask task = attention_detail::blockTask();
-  if (!attention_detail::TensorCorePath<T>::run(p, attentionShared, task))
+  if (!attention_detail::runTensorCorePath(attention_detail::denseOperands<T>(p, task),
+                                           attentionShared, task.q0))
     attention_detail::simtBlock<T>(p, attentionShared, task);
 }
 

@@ -1,4 +1,4 @@
-//===- kv_attention_test.cu - infer_kv_write/infer_kv_attention vs double -===//
+//===- kv_attention_test.cu - paged attention kernels vs double -----------===//
 //
 // Runs infer_kv_write<T> then infer_kv_attention<T> for f32, bf16 and f16 on
 // a paged cache with random, non-contiguous block tables over a pool: one step
@@ -10,12 +10,19 @@
 // 16-byte alignment, cache included); softcap 0 and 30. The written cache
 // must match exactly; outputs are compared with a reference in double that
 // follows runtime/cpu/KvAttentionKernel.cpp over the same rounded inputs.
-// Then times a bf16 decode step (not asserted).
+// Where kvPrefillSupported (16-bit types, head sizes 16, 64, 80, 128, 256),
+// infer_kv_write then infer_kv_prefill_attention<T> runs the same case
+// against the same reference; bf16 and f16 also run long prefill chunks (300
+// new tokens over 200 cached, a 1000-token prompt; block sizes 16 and 6)
+// through both kernels. Then times a bf16 decode step, and a 2048-token bf16
+// prefill through the prefill kernel, infer_attention and infer_kv_attention
+// (not asserted; the prefill must agree with infer_attention).
 //
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/kernels/KvAttention.cuh"
+#include "codegen/cuda/kernels/KvPrefillAttention.cuh"
 
 #include <cuda_runtime.h>
 
@@ -30,7 +37,12 @@
 
 namespace {
 
+using infer::kernels::AttentionParams;
+using infer::kernels::kAttentionBlockQ;
+using infer::kernels::kAttentionThreads;
 using infer::kernels::kKvAttentionThreads;
+using infer::kernels::kKvPrefillBlockQ;
+using infer::kernels::kKvPrefillThreads;
 using infer::kernels::KvAttentionParams;
 
 #define CUDA_CHECK(expr)                                                                           \
@@ -137,9 +149,182 @@ struct Step {
   }
 };
 
-/// Runs one case; prints a line and returns whether it passed.
+/// Device copies of one step's metadata.
+struct DeviceStep {
+  DeviceBuffer<long long> starts, lens, tables, slots;
+  long long maxNewTokens = 0;
+
+  explicit DeviceStep(const Step &step)
+      : starts(step.seqStarts.size()), lens(step.contextLens.size()),
+        tables(step.blockTables.size()), slots(step.slotIds.size()) {
+    upload(starts.ptr, step.seqStarts);
+    upload(lens.ptr, step.contextLens);
+    upload(tables.ptr, step.blockTables);
+    upload(slots.ptr, step.slotIds);
+    for (size_t i = 0; i + 1 < step.seqStarts.size(); ++i)
+      maxNewTokens = std::max(maxNewTokens, step.seqStarts[i + 1] - step.seqStarts[i]);
+  }
+
+  /// Sets the metadata fields of p.
+  void fill(KvAttentionParams &p, const Step &step, long long blockSize) const {
+    p.seqStarts = starts.ptr;
+    p.contextLens = lens.ptr;
+    p.blockTables = tables.ptr;
+    p.slotIds = slots.ptr;
+    p.tokens = step.tokens;
+    p.numSeqs = step.numSeqs;
+    p.maxBlocksPerSeq = step.maxBlocks;
+    p.blockSize = blockSize;
+  }
+};
+
+template <typename T> void launchWrite(const KvAttentionParams &p) {
+  infer::kernels::infer_kv_write<T><<<unsigned(p.tokens), kKvAttentionThreads>>>(p);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename T> void launchDecode(const KvAttentionParams &p) {
+  infer::kernels::infer_kv_attention<T>
+      <<<dim3(unsigned(p.tokens), unsigned(p.numKvHeads)), kKvAttentionThreads>>>(p);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+/// The tensor-core prefill; kvPrefillSupported must hold.
+template <typename T> void launchPrefill(const KvAttentionParams &p, long long maxNewTokens) {
+  const int shared = infer::kernels::kvPrefillSharedBytes(p.headDim, int(sizeof(T)));
+  static int allowed = 48 * 1024; // per T: the default limit until raised
+  if (shared > allowed) {
+    CUDA_CHECK(cudaFuncSetAttribute(infer::kernels::infer_kv_prefill_attention<T>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    allowed = shared;
+  }
+  if (maxNewTokens <= 0)
+    return;
+  const dim3 grid(unsigned((maxNewTokens + kKvPrefillBlockQ - 1) / kKvPrefillBlockQ),
+                  unsigned(p.numHeads), unsigned(p.numSeqs));
+  infer::kernels::infer_kv_prefill_attention<T><<<grid, kKvPrefillThreads, shared>>>(p);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+/// Milliseconds per call of `launch` (after warm-up calls).
+template <typename Launch> double timeMs(Launch launch, int reps) {
+  for (int i = 0; i < 2; ++i)
+    launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start));
+  for (int i = 0; i < reps; ++i)
+    launch();
+  CUDA_CHECK(cudaEventRecord(stop));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  CUDA_CHECK(cudaGetLastError());
+  float elapsed = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return double(elapsed) / reps;
+}
+
+/// Outputs in double of every real token (packed rows of [H * D]), as
+/// runtime/cpu/KvAttentionKernel.cpp, over the cache after the step's writes.
 template <typename T>
-bool runCase(const Case &c, const std::vector<Seq> &seqs, std::mt19937 &rng) {
+std::vector<double> reference(const Case &c, const Step &step, const T *cache, const T *qBase,
+                              long long qStride, double scale) {
+  const long long H = c.heads, KV = c.kvHeads, D = c.headDim, bs = c.blockSize;
+  const long long rowElems = KV * D, group = H / KV;
+  const double softcap = double(c.softcap);
+  std::vector<double> want(size_t(step.realTokens * H * D), 0.0);
+  std::vector<double> keys, values, scores, query(static_cast<size_t>(D));
+  for (long long s = 0; s < step.numSeqs; ++s) {
+    const long long begin = step.seqStarts[size_t(s)], end = step.seqStarts[size_t(s + 1)];
+    const long long context = step.contextLens[size_t(s)], n = end - begin;
+    const long long *table = step.blockTables.data() + s * step.maxBlocks;
+    // The sequence's K and V rows in position order, as doubles.
+    keys.resize(size_t(context * rowElems));
+    values.resize(size_t(context * rowElems));
+    for (long long pos = 0; pos < context; ++pos) {
+      const T *row = cache + (table[pos / bs] * 2 * bs + pos % bs) * rowElems;
+      for (long long e = 0; e < rowElems; ++e) {
+        keys[size_t(pos * rowElems + e)] = double(TypeInfo<T>::value(row[e]));
+        values[size_t(pos * rowElems + e)] = double(TypeInfo<T>::value(row[bs * rowElems + e]));
+      }
+    }
+    scores.resize(size_t(context));
+    for (long long j = 0; j < n; ++j) {
+      const long long row = begin + j, visible = context - n + j + 1;
+      for (long long h = 0; h < H; ++h) {
+        const T *qRow = qBase + row * qStride + h * D;
+        for (long long d = 0; d < D; ++d)
+          query[size_t(d)] = double(TypeInfo<T>::value(qRow[d]));
+        const long long kvOffset = (h / group) * D;
+        double maximum = -INFINITY;
+        for (long long pos = 0; pos < visible; ++pos) {
+          const double *k = &keys[size_t(pos * rowElems + kvOffset)];
+          double dot = 0;
+          for (long long d = 0; d < D; ++d)
+            dot += query[size_t(d)] * k[d];
+          double score = dot * scale;
+          if (softcap > 0)
+            score = softcap * std::tanh(score / softcap);
+          scores[size_t(pos)] = score;
+          maximum = std::max(maximum, score);
+        }
+        double sum = 0;
+        for (long long pos = 0; pos < visible; ++pos) {
+          scores[size_t(pos)] = std::exp(scores[size_t(pos)] - maximum);
+          sum += scores[size_t(pos)];
+        }
+        double *out = &want[size_t((row * H + h) * D)];
+        for (long long pos = 0; pos < visible; ++pos) {
+          const double weight = scores[size_t(pos)] / sum;
+          const double *v = &values[size_t(pos * rowElems + kvOffset)];
+          for (long long d = 0; d < D; ++d)
+            out[d] += weight * v[d];
+        }
+      }
+    }
+  }
+  return want;
+}
+
+/// Compares the device output (pad elements, the rows, a guard) with the
+/// reference; prints a line and returns whether it passed.
+template <typename T>
+bool check(const char *kernel, const Case &c, long long tokens, const T *outDevice,
+           long long outTotal, long long pad, const std::vector<double> &want, bool cacheOk) {
+  std::vector<T> out(static_cast<size_t>(outTotal));
+  CUDA_CHECK(cudaMemcpy(out.data(), outDevice, out.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  // Rows outside every sequence (padding) and the guards stay untouched.
+  bool untouched = true;
+  double maxError = 0;
+  for (long long i = 0; i < outTotal; ++i) {
+    if (i >= pad && i < pad + (long long)want.size()) {
+      double error = std::fabs(double(TypeInfo<T>::value(out[size_t(i)])) - want[size_t(i - pad)]);
+      maxError = std::isnan(error) ? INFINITY : std::max(maxError, error);
+      continue;
+    }
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, &out[size_t(i)], sizeof(T));
+    for (unsigned char byte : bytes)
+      untouched = untouched && byte == 0xff;
+  }
+  bool ok = cacheOk && untouched && maxError <= TypeInfo<T>::tolerance;
+  std::printf("%-12s %-4s heads=%2d/%d D=%-3d block=%-2d %s%s softcap=%-2g tokens=%lld: max error "
+              "%.3g (tolerance %.0e)%s%s %s\n",
+              kernel, TypeInfo<T>::name, c.heads, c.kvHeads, c.headDim, c.blockSize,
+              c.packed ? "packed  " : "separate", c.misaligned ? " misaligned" : "",
+              double(c.softcap), tokens, maxError, TypeInfo<T>::tolerance,
+              cacheOk ? "" : " CACHE MISMATCH", untouched ? "" : " WROTE OUTSIDE THE ROWS",
+              ok ? "ok" : "FAIL");
+  return ok;
+}
+
+/// Runs one case through infer_kv_write + infer_kv_attention and, where
+/// kvPrefillSupported, infer_kv_write + infer_kv_prefill_attention; returns
+/// the number of failures.
+template <typename T> int runCase(const Case &c, const std::vector<Seq> &seqs, std::mt19937 &rng) {
   const long long H = c.heads, KV = c.kvHeads, D = c.headDim, bs = c.blockSize;
   Step step(seqs, bs, /*padding=*/1, rng);
   const long long tokens = step.tokens;
@@ -208,118 +393,51 @@ bool runCase(const Case &c, const std::vector<Seq> &seqs, std::mt19937 &rng) {
   }
   upload(cacheDev.ptr, cacheHost);
   p.cache = cacheDev.ptr + pad;
-  DeviceBuffer<long long> starts(step.seqStarts.size()), lens(step.contextLens.size()),
-      tables(step.blockTables.size()), slots(step.slotIds.size());
-  upload(starts.ptr, step.seqStarts);
-  upload(lens.ptr, step.contextLens);
-  upload(tables.ptr, step.blockTables);
-  upload(slots.ptr, step.slotIds);
-  p.seqStarts = starts.ptr;
-  p.contextLens = lens.ptr;
-  p.blockTables = tables.ptr;
-  p.slotIds = slots.ptr;
+  const DeviceStep deviceStep(step);
+  deviceStep.fill(p, step, bs);
 
   const long long outElements = tokens * H * D, guard = 64;
   const long long outTotal = pad + outElements + guard;
   DeviceBuffer<T> outDev{size_t(outTotal)};
-  CUDA_CHECK(cudaMemset(outDev.ptr, 0xff, size_t(outTotal) * sizeof(T))); // NaN in every type
   p.output = outDev.ptr + pad;
   p.qRowStride = qStride;
   p.kRowStride = p.vRowStride = kvStride;
-  p.tokens = tokens;
-  p.numSeqs = step.numSeqs;
-  p.maxBlocksPerSeq = step.maxBlocks;
-  p.blockSize = bs;
   p.numHeads = H;
   p.numKvHeads = KV;
   p.headDim = D;
   p.scale = float(1.0 / std::sqrt(double(D)));
   p.softcap = c.softcap;
 
-  infer::kernels::infer_kv_write<T><<<unsigned(tokens), kKvAttentionThreads>>>(p);
-  CUDA_CHECK(cudaGetLastError());
-  infer::kernels::infer_kv_attention<T>
-      <<<dim3(unsigned(tokens), unsigned(KV)), kKvAttentionThreads>>>(p);
-  CUDA_CHECK(cudaGetLastError());
+  const std::vector<double> want = reference(c, step, expected, qBase, qStride, double(p.scale));
+  auto cacheMatches = [&] {
+    std::vector<T> cacheResult(cacheHost.size());
+    CUDA_CHECK(cudaMemcpy(cacheResult.data(), cacheDev.ptr, cacheResult.size() * sizeof(T),
+                          cudaMemcpyDeviceToHost));
+    return std::memcmp(cacheResult.data(), expectedCache.data(),
+                       cacheResult.size() * sizeof(T)) == 0;
+  };
+
+  int failures = 0;
+  CUDA_CHECK(cudaMemset(outDev.ptr, 0xff, size_t(outTotal) * sizeof(T))); // NaN in every type
+  launchWrite<T>(p);
+  launchDecode<T>(p);
   CUDA_CHECK(cudaDeviceSynchronize());
+  failures += check("kv_attention", c, tokens, outDev.ptr, outTotal, pad, want, cacheMatches())
+                  ? 0
+                  : 1;
 
-  std::vector<T> cacheResult(cacheHost.size()), out(static_cast<size_t>(outTotal));
-  CUDA_CHECK(cudaMemcpy(cacheResult.data(), cacheDev.ptr, cacheResult.size() * sizeof(T),
-                        cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(out.data(), outDev.ptr, out.size() * sizeof(T), cudaMemcpyDeviceToHost));
-  const bool cacheOk =
-      std::memcmp(cacheResult.data(), expectedCache.data(), cacheResult.size() * sizeof(T)) == 0;
-
-  // Rows outside every sequence (padding) and the guards stay untouched.
-  bool untouched = true;
-  for (long long i = 0; i < outTotal; ++i) {
-    bool inside = i >= pad && i < pad + step.realTokens * H * D;
-    if (inside)
-      continue;
-    unsigned char bytes[sizeof(T)];
-    std::memcpy(bytes, &out[size_t(i)], sizeof(T));
-    for (unsigned char byte : bytes)
-      untouched = untouched && byte == 0xff;
+  if (infer::kernels::kvPrefillSupported(D, int(sizeof(T)))) {
+    // From the cache as it was before the step, so that the write runs again.
+    upload(cacheDev.ptr, cacheHost);
+    CUDA_CHECK(cudaMemset(outDev.ptr, 0xff, size_t(outTotal) * sizeof(T)));
+    launchWrite<T>(p);
+    launchPrefill<T>(p, deviceStep.maxNewTokens);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    failures += check("kv_prefill", c, tokens, outDev.ptr, outTotal, pad, want, cacheMatches())
+                    ? 0
+                    : 1;
   }
-
-  // Reference, as runtime/cpu/KvAttentionKernel.cpp.
-  const double scale = double(p.scale), softcap = double(c.softcap);
-  const long long group = H / KV;
-  double maxError = 0;
-  std::vector<double> scores;
-  for (long long s = 0; s < step.numSeqs; ++s) {
-    long long begin = step.seqStarts[size_t(s)], end = step.seqStarts[size_t(s + 1)];
-    long long contextLen = step.contextLens[size_t(s)], n = end - begin;
-    const long long *table = step.blockTables.data() + s * step.maxBlocks;
-    auto key = [&](long long position, long long which) {
-      long long block = table[position / bs];
-      return expected + ((block * 2 + which) * bs + position % bs) * rowElems;
-    };
-    scores.resize(size_t(contextLen));
-    for (long long j = 0; j < n; ++j) {
-      long long row = begin + j, visible = contextLen - n + j + 1;
-      for (long long h = 0; h < H; ++h) {
-        const T *query = qBase + row * qStride + h * D;
-        long long kvOffset = (h / group) * D;
-        double maximum = -INFINITY;
-        for (long long pos = 0; pos < visible; ++pos) {
-          const T *k = key(pos, 0) + kvOffset;
-          double dot = 0;
-          for (long long d = 0; d < D; ++d)
-            dot += double(TypeInfo<T>::value(query[d])) * double(TypeInfo<T>::value(k[d]));
-          double score = dot * scale;
-          if (softcap > 0)
-            score = softcap * std::tanh(score / softcap);
-          scores[size_t(pos)] = score;
-          maximum = std::max(maximum, score);
-        }
-        double sum = 0;
-        for (long long pos = 0; pos < visible; ++pos) {
-          scores[size_t(pos)] = std::exp(scores[size_t(pos)] - maximum);
-          sum += scores[size_t(pos)];
-        }
-        for (long long d = 0; d < D; ++d) {
-          double acc = 0;
-          for (long long pos = 0; pos < visible; ++pos)
-            acc += scores[size_t(pos)] * double(TypeInfo<T>::value(key(pos, 1)[kvOffset + d]));
-          double want = acc / sum;
-          double got = double(TypeInfo<T>::value(out[size_t(pad + row * H * D + h * D + d)]));
-          double error = std::fabs(got - want);
-          maxError = std::isnan(error) ? INFINITY : std::max(maxError, error);
-        }
-      }
-    }
-  }
-
-  bool ok = cacheOk && untouched && maxError <= TypeInfo<T>::tolerance;
-  std::printf("%-4s heads=%2d/%d D=%-3d block=%-2d %s%s softcap=%-2g tokens=%lld: max error %.3g "
-              "(tolerance %.0e)%s%s %s\n",
-              TypeInfo<T>::name, c.heads, c.kvHeads, c.headDim, c.blockSize,
-              c.packed ? "packed  " : "separate", c.misaligned ? " misaligned" : "",
-              double(c.softcap), tokens, maxError, TypeInfo<T>::tolerance,
-              cacheOk ? "" : " CACHE MISMATCH", untouched ? "" : " WROTE OUTSIDE THE ROWS",
-              ok ? "ok" : "FAIL");
-  return ok;
+  return failures;
 }
 
 std::vector<Case> cases() {
@@ -335,86 +453,135 @@ std::vector<Case> cases() {
   };
 }
 
+/// Long prefill chunks (16-bit types): several query tiles per sequence, key
+/// tiles straddling cache blocks of 16 and 6 positions.
+std::vector<Case> longCases() {
+  return {{8, 2, 128, 16, true, false, 0.f}, {16, 4, 64, 6, false, false, 30.f}};
+}
+
 template <typename T> int runAll() {
   std::mt19937 rng(1234);
   // context, new tokens: prefill from empty, decodes, chunks continuing a context.
   const std::vector<Seq> seqs = {{1, 1},   {5, 5},     {16, 1},   {17, 3},  {8, 0},
                                  {100, 1}, {1000, 7},  {1000, 1}, {17, 17}, {5, 2}};
+  // 300 new tokens over a 200-token prefix, a 1000-token fresh prompt, 130
+  // over 201 (a 2-row last tile), a decode.
+  const std::vector<Seq> longSeqs = {{500, 300}, {1000, 1000}, {331, 130}, {40, 1}};
   int failures = 0;
   for (const Case &c : cases())
-    failures += runCase<T>(c, seqs, rng) ? 0 : 1;
+    failures += runCase<T>(c, seqs, rng);
+  if (infer::kernels::kvPrefillSupported(64, int(sizeof(T))))
+    for (const Case &c : longCases())
+      failures += runCase<T>(c, longSeqs, rng);
   return failures;
 }
+
+/// One step over fresh random q/k/v (packed) and cache, for the timings.
+struct TimingStep {
+  using T = __nv_bfloat16;
+  Step step;
+  DeviceBuffer<T> qkv, cache, out;
+  DeviceStep meta;
+  KvAttentionParams p;
+
+  TimingStep(const std::vector<Seq> &seqs, long long H, long long KV, long long D, long long bs,
+             std::mt19937 &rng)
+      : step(seqs, bs, 0, rng), qkv(size_t(step.tokens * (H + 2 * KV) * D)),
+        cache(size_t(step.numBlocks * 2 * bs * KV * D)), out(size_t(step.tokens * H * D)),
+        meta(step) {
+    std::vector<T> host(size_t(step.tokens * (H + 2 * KV) * D));
+    randomFill(host, rng);
+    upload(qkv.ptr, host);
+    host.resize(size_t(step.numBlocks * 2 * bs * KV * D));
+    randomFill(host, rng);
+    upload(cache.ptr, host);
+    std::memset(&p, 0, sizeof(p));
+    p.q = qkv.ptr;
+    p.k = qkv.ptr + H * D;
+    p.v = qkv.ptr + (H + KV) * D;
+    p.output = out.ptr;
+    p.cache = cache.ptr;
+    meta.fill(p, step, bs);
+    p.qRowStride = p.kRowStride = p.vRowStride = (H + 2 * KV) * D;
+    p.numHeads = H;
+    p.numKvHeads = KV;
+    p.headDim = D;
+    p.scale = float(1.0 / std::sqrt(double(D)));
+    p.softcap = 0.f;
+    launchWrite<T>(p);
+  }
+};
 
 /// bf16 decode: 64 sequences x 1 new token, context 1024, 32/4 heads x 64,
 /// block size 16. Times infer_kv_attention alone (not asserted).
 void timeDecode() {
-  using T = __nv_bfloat16;
   const long long seqsCount = 64, context = 1024, H = 32, KV = 4, D = 64, bs = 16;
   std::mt19937 rng(7);
-  std::vector<Seq> seqs(size_t(seqsCount), Seq{context, 1});
-  Step step(seqs, bs, 0, rng);
-  const long long tokens = step.tokens, stride = (H + 2 * KV) * D;
-  std::vector<T> qkv(size_t(tokens * stride)), cache(size_t(step.numBlocks * 2 * bs * KV * D));
-  randomFill(qkv, rng);
-  randomFill(cache, rng);
-  DeviceBuffer<T> qkvDev(qkv.size()), cacheDev(cache.size()), outDev(size_t(tokens * H * D));
-  upload(qkvDev.ptr, qkv);
-  upload(cacheDev.ptr, cache);
-  DeviceBuffer<long long> starts(step.seqStarts.size()), lens(step.contextLens.size()),
-      tables(step.blockTables.size()), slots(step.slotIds.size());
-  upload(starts.ptr, step.seqStarts);
-  upload(lens.ptr, step.contextLens);
-  upload(tables.ptr, step.blockTables);
-  upload(slots.ptr, step.slotIds);
-  KvAttentionParams p;
-  std::memset(&p, 0, sizeof(p));
-  p.q = qkvDev.ptr;
-  p.k = qkvDev.ptr + H * D;
-  p.v = qkvDev.ptr + (H + KV) * D;
-  p.output = outDev.ptr;
-  p.cache = cacheDev.ptr;
-  p.seqStarts = starts.ptr;
-  p.contextLens = lens.ptr;
-  p.blockTables = tables.ptr;
-  p.slotIds = slots.ptr;
-  p.qRowStride = p.kRowStride = p.vRowStride = stride;
-  p.tokens = tokens;
-  p.numSeqs = step.numSeqs;
-  p.maxBlocksPerSeq = step.maxBlocks;
-  p.blockSize = bs;
-  p.numHeads = H;
-  p.numKvHeads = KV;
-  p.headDim = D;
-  p.scale = 0.125f;
-  p.softcap = 0.f;
-  infer::kernels::infer_kv_write<T><<<unsigned(tokens), kKvAttentionThreads>>>(p);
-  CUDA_CHECK(cudaGetLastError());
-  const dim3 grid{unsigned(tokens), unsigned(KV)};
-  for (int i = 0; i < 3; ++i)
-    infer::kernels::infer_kv_attention<T><<<grid, kKvAttentionThreads>>>(p);
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  const int reps = 50;
-  CUDA_CHECK(cudaEventRecord(start));
-  for (int i = 0; i < reps; ++i)
-    infer::kernels::infer_kv_attention<T><<<grid, kKvAttentionThreads>>>(p);
-  CUDA_CHECK(cudaEventRecord(stop));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  CUDA_CHECK(cudaGetLastError());
-  float elapsed = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  double us = double(elapsed) * 1e3 / reps;
-  double bytes = double(seqsCount) * context * 2 * KV * D * sizeof(T);
+  TimingStep ts(std::vector<Seq>(size_t(seqsCount), Seq{context, 1}), H, KV, D, bs, rng);
+  double us = timeMs([&] { launchDecode<__nv_bfloat16>(ts.p); }, 50) * 1e3;
+  double bytes = double(seqsCount) * context * 2 * KV * D * sizeof(__nv_bfloat16);
   double gbs = bytes / (us * 1e-6) / 1e9;
   std::printf("timing bf16 decode %lld seqs x 1 token, context %lld, heads %lld/%lld x %lld, "
               "block %lld: %.2f us, %.1f GB/s of K/V (%.1f%% of 4.3 TB/s)\n",
               seqsCount, context, H, KV, D, bs, us, gbs, gbs / 4300.0 * 100.0);
+}
+
+/// bf16 fresh prefill of one sequence (block size 16): infer_kv_prefill_attention,
+/// infer_attention on the same q/k/v rows and infer_kv_attention (timed, not
+/// asserted); the prefill must agree with infer_attention within tolerance.
+bool timePrefill(long long seq, long long H, long long KV, long long D) {
+  using T = __nv_bfloat16;
+  std::mt19937 rng(11);
+  TimingStep ts({Seq{seq, seq}}, H, KV, D, /*bs=*/16, rng);
+  const double flops = 4.0 * double(seq) * double(seq) / 2 * double(H * D);
+  auto report = [&](const char *kernel, double ms) {
+    std::printf("timing bf16 prefill seq=%lld heads=%lld/%lld D=%lld %-12s %.4f ms, %.1f TFLOP/s\n",
+                seq, H, KV, D, kernel, ms, flops / (ms * 1e-3) / 1e12);
+  };
+  const size_t outElements = size_t(seq * H * D);
+  std::vector<T> paged(outElements), dense(outElements);
+
+  report("kv_prefill", timeMs([&] { launchPrefill<T>(ts.p, seq); }, 20));
+  CUDA_CHECK(cudaMemcpy(paged.data(), ts.out.ptr, outElements * sizeof(T), cudaMemcpyDeviceToHost));
+
+  AttentionParams a;
+  std::memset(&a, 0, sizeof(a));
+  a.q = ts.p.q;
+  a.k = ts.p.k;
+  a.v = ts.p.v;
+  a.output = ts.out.ptr;
+  a.qRowStride = a.kRowStride = a.vRowStride = ts.p.qRowStride;
+  a.batch = 1;
+  a.seq = a.kvSeq = seq;
+  a.numHeads = H;
+  a.numKvHeads = KV;
+  a.headDim = D;
+  a.scale = ts.p.scale;
+  a.causal = 1;
+  const unsigned shared = infer::kernels::attentionSharedBytes(D, int(sizeof(T)));
+  CUDA_CHECK(cudaFuncSetAttribute(infer::kernels::infer_attention<T>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  const dim3 grid(unsigned((seq + kAttentionBlockQ - 1) / kAttentionBlockQ), unsigned(H), 1u);
+  report("attention", timeMs(
+                          [&] {
+                            infer::kernels::infer_attention<T>
+                                <<<grid, kAttentionThreads, shared>>>(a);
+                          },
+                          20));
+  CUDA_CHECK(cudaMemcpy(dense.data(), ts.out.ptr, outElements * sizeof(T), cudaMemcpyDeviceToHost));
+
+  report("kv_attention", timeMs([&] { launchDecode<T>(ts.p); }, 3));
+
+  double maxDiff = 0;
+  for (size_t i = 0; i < outElements; ++i) {
+    double diff = std::fabs(double(TypeInfo<T>::value(paged[i])) - TypeInfo<T>::value(dense[i]));
+    maxDiff = std::isnan(diff) ? INFINITY : std::max(maxDiff, diff);
+  }
+  const bool ok = maxDiff <= TypeInfo<T>::tolerance;
+  std::printf("kv_prefill vs infer_attention seq=%lld heads=%lld/%lld D=%lld: max difference %.3g "
+              "%s\n",
+              seq, H, KV, D, maxDiff, ok ? "ok" : "FAIL");
+  return ok;
 }
 
 } // namespace
@@ -431,6 +598,8 @@ int main() {
 
   int failures = runAll<float>() + runAll<__nv_bfloat16>() + runAll<__half>();
   timeDecode();
+  failures += timePrefill(2048, 32, 8, 128) ? 0 : 1;
+  failures += timePrefill(2048, 32, 4, 64) ? 0 : 1;
   if (failures) {
     std::printf("FAILED: %d case(s)\n", failures);
     return 1;

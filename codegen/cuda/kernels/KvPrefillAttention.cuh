@@ -1,0 +1,133 @@
+//===- KvPrefillAttention.cuh - tensor-core prefill over the paged cache --===//
+//
+// infer_kv_prefill_attention<T>: the step program's paged attention
+// (KvAttentionParams, same results as infer_kv_attention) for prefill chunks,
+// run after infer_kv_write so that every position of every sequence, the new
+// tokens included, is in the cache. Block (tile, head, sequence) takes new
+// tokens [128 tile, 128 tile + 128) of the sequence for one query head and
+// runs infer_attention's tensor-core path (Attention.cuh: mma.sync, ldmatrix,
+// cp.async, online softmax in fp32) with seq = n new tokens and kvSeq = the
+// context length, so the causal offset kvSeq - seq puts new token i at
+// position context - n + i. Only the key addressing differs: each K/V row
+// of a tile comes from the cache block its position falls in, so a tile may
+// span several cache blocks of any size:
+//
+//   key tile (64 or 128 positions)     cache blocks (blockSize positions each)
+//   position r  ──>  blockTables[seq][r / blockSize]  ──>  [block][K | V][r % blockSize][kvHead][:]
+//
+// Rows are headDim contiguous elements (16-byte copies when the cache, q and
+// the output are 16-byte aligned). Blocks whose tile starts past their
+// sequence's new tokens return at once; geometry in KvPrefillGeometry.h.
+//
+// Compiled by NVRTC: CUDA headers only, no standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_KVPREFILLATTENTION_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_KVPREFILLATTENTION_CUH
+
+#include "codegen/cuda/kernels/Attention.cuh"
+#include "codegen/cuda/kernels/KvPrefillGeometry.h"
+
+namespace infer {
+namespace kernels {
+namespace kv_prefill_detail {
+
+static_assert(kKvPrefillBlockQ == kAttentionBlockQ && kKvPrefillThreads == kAttentionThreads,
+              "the prefill kernel runs infer_attention's blocks");
+
+/// Row source (attention_detail::loadTile) of one kv head's K or V rows of
+/// one sequence: position r at
+///   base + table[r / blockSize] * blockStride + (r % blockSize) * rowElems,
+/// base = cache + kvHead * headDim (+ blockSize * rowElems for V).
+template <typename T> struct PagedRows {
+  const T *base;
+  const long long *table;
+  // Elements per cache block and per position (a block stays far below 2^32
+  // elements; block ids are 64-bit).
+  unsigned blockStride, rowElems, blockSize;
+  int blockShift; // log2(blockSize), or -1 when it is not a power of two
+
+  __device__ __forceinline__ const T *operator()(int row) const {
+    unsigned block, offset;
+    if (blockShift >= 0) {
+      block = unsigned(row) >> blockShift;
+      offset = unsigned(row) - (block << blockShift);
+    } else {
+      block = unsigned(row) / blockSize;
+      offset = unsigned(row) - block * blockSize;
+    }
+    return base + __ldg(table + block) * (long long)blockStride + offset * rowElems;
+  }
+};
+
+/// The operands of query head `head` of sequence `seq` (new tokens
+/// [begin, begin + n) of the packed rows).
+template <typename T>
+__device__ __forceinline__ attention_detail::HeadOperands<T, PagedRows<T>>
+pagedOperands(const KvAttentionParams &p, long long seq, long long head, long long begin,
+              long long n) {
+  const long long D = p.headDim, kvHead = head / (p.numHeads / p.numKvHeads);
+  const long long rowElems = p.numKvHeads * D;
+  attention_detail::HeadOperands<T, PagedRows<T>> op;
+  op.q.base = static_cast<const T *>(p.q) + begin * p.qRowStride + head * D;
+  op.q.stride = p.qRowStride;
+  op.k.base = static_cast<const T *>(p.cache) + kvHead * D;
+  op.k.table = p.blockTables + seq * p.maxBlocksPerSeq;
+  op.k.blockStride = unsigned(2 * p.blockSize * rowElems);
+  op.k.rowElems = unsigned(rowElems);
+  op.k.blockSize = unsigned(p.blockSize);
+  op.k.blockShift = (p.blockSize & (p.blockSize - 1)) == 0 ? __ffsll(p.blockSize) - 1 : -1;
+  op.v = op.k;
+  op.v.base = op.k.base + p.blockSize * rowElems;
+  op.outStride = p.numHeads * D;
+  op.out = static_cast<T *>(p.output) + begin * op.outStride + head * D;
+  op.headDim = int(D);
+  op.seq = int(n);
+  // Positions past the block table (invalid metadata, which the cpu backend
+  // rejects) are never read.
+  const long long capacity = p.maxBlocksPerSeq * p.blockSize, context = p.contextLens[seq];
+  op.kvSeq = int(context < capacity ? context : capacity);
+  op.causal = 1;
+  // headDim % 16 == 0 (kvPrefillSupported) keeps every cache row, head and
+  // column offset 16-byte aligned.
+  op.aligned =
+      ((reinterpret_cast<unsigned long long>(p.q) | reinterpret_cast<unsigned long long>(p.cache) |
+        reinterpret_cast<unsigned long long>(p.output)) &
+       15) == 0 &&
+      (p.qRowStride & 7) == 0;
+  op.scale = p.scale;
+  op.softcap = p.softcap;
+  return op;
+}
+
+} // namespace kv_prefill_detail
+
+/// Paged causal attention of the step's new tokens (see the top and
+/// KvAttentionParams). grid = (ceil(max new tokens / kKvPrefillBlockQ),
+/// numHeads, numSeqs), block = kKvPrefillThreads, dynamic shared memory
+/// kvPrefillSharedBytes(headDim, sizeof(T)). Requires sm_80+ and
+/// kvPrefillSupported(headDim, sizeof(T)) (else it writes nothing). At most
+/// 128 registers per thread, as infer_attention.
+template <typename T>
+__global__ void __launch_bounds__(kKvPrefillThreads, 512 / kKvPrefillThreads)
+    infer_kv_prefill_attention(KvAttentionParams p) {
+  extern __shared__ __align__(128) unsigned char kvPrefillShared[];
+  if (!kvPrefillSupported(p.headDim, int(sizeof(T))) || p.numKvHeads <= 0 ||
+      p.numHeads % p.numKvHeads != 0 || p.blockSize <= 0)
+    return;
+  // Longest tiles first, as infer_attention; `batch` is the sequence.
+  const attention_detail::BlockTask task = attention_detail::blockTask();
+  if (task.batch >= p.numSeqs)
+    return;
+  const long long begin = p.seqStarts[task.batch], n = p.seqStarts[task.batch + 1] - begin;
+  if (task.q0 >= n)
+    return;
+  attention_detail::runTensorCorePath(
+      kv_prefill_detail::pagedOperands<T>(p, task.batch, task.head, begin, n), kvPrefillShared,
+      task.q0);
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_KVPREFILLATTENTION_CUH

@@ -1,0 +1,57 @@
+//===- KvPrefillGeometry.h - launch geometry of infer_kv_prefill_attention -===//
+//
+// When the step program's paged attention can run as a tensor-core prefill
+// (infer_kv_prefill_attention<T>, KvPrefillAttention.cuh) and with how much
+// dynamic shared memory, for the kernel (NVRTC, nvcc) and the runtime (plain
+// g++). The kernel is infer_attention's tensor-core path reading K and V
+// through the block table, so its tiles are those of AttentionGeometry.h:
+//
+//   grid  = (ceil(max new tokens of a sequence / kKvPrefillBlockQ), numHeads, numSeqs)
+//   block = kKvPrefillThreads
+//   dynamic shared memory = kvPrefillSharedBytes(headDim, sizeof(T)): 92,160
+//   bytes at headDim 64, 104,448 at 128, 118,784 at 256, so the runtime
+//   raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (over 48 KiB).
+//
+// Other shapes and element types keep infer_kv_attention. No headers beyond
+// AttentionGeometry.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_KVPREFILLGEOMETRY_H
+#define INFER_CODEGEN_CUDA_KERNELS_KVPREFILLGEOMETRY_H
+
+#include "codegen/cuda/kernels/AttentionGeometry.h"
+
+#if defined(__CUDACC__)
+#define INFER_KV_PREFILL_GEOMETRY_FN __host__ __device__ inline
+#else
+#define INFER_KV_PREFILL_GEOMETRY_FN inline
+#endif
+
+namespace infer {
+namespace kernels {
+
+/// New tokens (queries) of one sequence per block, and threads per block.
+constexpr int kKvPrefillBlockQ = kAttentionBlockQ;
+constexpr int kKvPrefillThreads = kAttentionThreads;
+
+/// True when infer_kv_prefill_attention handles this head size and element
+/// size (2: bf16/half, headDim % 16 == 0, headDim <= 256); otherwise it does
+/// nothing and infer_kv_attention must run instead.
+INFER_KV_PREFILL_GEOMETRY_FN bool kvPrefillSupported(long long headDim, int elementBytes) {
+  return attentionUsesTensorCores(headDim, elementBytes);
+}
+
+/// Dynamic shared memory of infer_kv_prefill_attention<T> with sizeof(T) ==
+/// elementBytes (0 when not kvPrefillSupported).
+INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillSharedBytes(long long headDim, int elementBytes) {
+  return kvPrefillSupported(headDim, elementBytes)
+             ? int(attentionSharedBytes(headDim, elementBytes))
+             : 0;
+}
+
+} // namespace kernels
+} // namespace infer
+
+#undef INFER_KV_PREFILL_GEOMETRY_FN
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_KVPREFILLGEOMETRY_H
