@@ -147,6 +147,8 @@ Status CudaBackend::load() {
   ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api));
   const char *graphs = std::getenv("INFER_CUDA_GRAPHS");
   useGraphs_ = !(graphs && std::string(graphs) == "0");
+  const char *prefill = std::getenv("INFER_KV_PREFILL");
+  usePrefillKernel_ = !(prefill && std::string(prefill) == "0");
   return okStatus();
 }
 
@@ -438,7 +440,7 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
     RETURN_IF_ERROR(launchKernel(cuda.prologue(), loaded.prologues[size_t(index)], args, params));
   // Prefill chunks of a step: the tensor-core tiles; decode tokens: one
   // block per token (docs/kv-cache.md, "Kernels").
-  if (cuda.has_prefill() && loaded.prefills[size_t(index)] &&
+  if (usePrefillKernel_ && cuda.has_prefill() && loaded.prefills[size_t(index)] &&
       args.maxNewTokens >= kPrefillMinNewTokens)
     return launchKernel(cuda.prefill(), loaded.prefills[size_t(index)], args, params);
   return launchKernel(cuda, loaded.functions[size_t(index)], args, params);

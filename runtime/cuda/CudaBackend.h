@@ -155,6 +155,7 @@ private:
   /// graph, with events around each launch; the time by kind goes to stderr.
   std::vector<int64_t> profiledSteps_;
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
+  bool usePrefillKernel_ = true; ///< INFER_KV_PREFILL=0: the per-token kernel for every step
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };

@@ -17,6 +17,9 @@
               reference runs each prompt at the index it has in the batch, padding with a
               one-token request), and --seed 8 changes at least one request
   errors      bad ids, empty prompts, prompts over the context, --device cuda on a cpu artifact
+  prefill     (--compare-prefill, cuda 16-bit) prompts of 23 to 50 tokens batched give the
+              same tokens with the tensor-core paged prefill kernel as with
+              INFER_KV_PREFILL=0 (the one-block-per-token kernel for every step)
 
 With --device cuda (ctest label `gpu`; exit 77 without a GPU) the artifact is compiled with
 --target cuda [--dtype D] and generate runs on the GPU; --golden-steps N compares only the
@@ -72,6 +75,8 @@ def main():
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--dtype", choices=["fp32", "bf16", "fp16"])
     ap.add_argument("--golden-steps", type=int, default=0, help="compare only the first N golden steps")
+    ap.add_argument("--compare-prefill", action="store_true",
+                    help="also run the prefill check (cuda, 16-bit artifacts)")
     ap.add_argument("--golden-only", action="store_true",
                     help="only the golden check (bf16: batch-size-dependent GEMM rounding may "
                          "legitimately flip near-ties between batched and lone runs)")
@@ -112,6 +117,19 @@ def main():
                 break
         else:
             print(f"golden: {len(steps)} tokens match")
+
+        if a.compare_prefill:
+            long_prompts = [(prompt * 10)[:n] for n in (40, 23, 50)]
+            with_kernel = generate(a.infer_run, artifact, long_prompts)
+            os.environ["INFER_KV_PREFILL"] = "0"
+            without = generate(a.infer_run, artifact, long_prompts)
+            del os.environ["INFER_KV_PREFILL"]
+            got = [r["generated"] for r in with_kernel["requests"]]
+            expected = [r["generated"] for r in without["requests"]]
+            if got != expected:
+                failures.append(f"prefill: {got} with the prefill kernel, {expected} without")
+            else:
+                print(f"prefill: {len(got)} requests of 23-50 prompt tokens match")
 
         if a.golden_only:
             for f in failures:

@@ -48,7 +48,7 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
     --inputs "$base.in0.npy" "$base.in1.npy"
   case $model in tiny-llama|tiny-qwen2)
     echo "generate $model bf16:"; generate --model "$base.onnx" --greedy "$base.greedy.json" --dtype bf16 \
-      --golden-steps 8 --golden-only;;
+      --golden-steps 8 --golden-only --compare-prefill;;
   esac
 done
 if [ -n "$kernels" ]; then
