@@ -156,6 +156,26 @@ struct KvAttentionParams {
 
 constexpr int kKvAttentionThreads = 128;
 
+/// Small-T GEMM for decode (kernels/Gemv.cuh, infer_gemv<T>): out[t, n] =
+/// sum_k input[t, k] * W(k, n) (+ bias[n]) (+ residual[t, n]) for t < rows
+/// <= kGemvMaxRows, W stored [k, n] row-major (transposed = 0) or [n, k]
+/// (transposed = 1), fp32 accumulation, one rounding to T at the end. The
+/// weights are read once for all rows. `workspace` (fp32) and `counters` are
+/// runtime-owned, zeroed once at allocation and left zeroed by every launch
+/// (sizes: kernels/GemvGeometry.h); launches on one stream share them.
+constexpr int kGemvMaxRows = 8;
+struct GemvParams {
+  const void *input;    // [rows, k] of T
+  const void *weight;   // [k, n] or [n, k] of T
+  const void *bias;     // [n] of T, or nullptr
+  const void *residual; // [rows, n] of T, or nullptr (may not alias output)
+  void *output;         // [rows, n] of T
+  float *workspace;
+  unsigned int *counters;
+  long long rows, k, n;
+  int transposed;
+};
+
 /// Device sampling (kernels/Sampling.cuh, infer_sample<T>) with the
 /// semantics of runtime/sampling/Sampler.h, one row per block (grid.x =
 /// rows): temperature[r] == 0 takes the argmax (lowest id on ties, NaN never
