@@ -5,6 +5,8 @@
 #include "codegen/cuda/Nvrtc.h"
 #include "codegen/cuda/kernels/AttentionGeometry.h"
 #include "codegen/cuda/kernels/KernelParams.h"
+#include "codegen/cuda/kernels/GemvGeometry.h"
+#include "codegen/cuda/kernels/KvDecodeGeometry.h"
 #include "codegen/cuda/kernels/KvPrefillGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
@@ -70,6 +72,11 @@ private:
     uint32_t id = launch.outputs_size() ? launch.outputs(0) : ~0u;
     return id < uint32_t(program_->buffers_size()) ? program_->buffers(int(id)).element_type()
                                                   : art::ELEMENT_TYPE_UNSPECIFIED;
+  }
+  bool boolAttr(const art::Launch &launch, const std::string &name) const {
+    const art::Attribute *attribute = art::findAttribute(launch, name);
+    return attribute && attribute->value_case() == art::Attribute::kBoolValue &&
+           attribute->bool_value();
   }
   int64_t intAttr(const art::Launch &launch, const std::string &name, int64_t fallback) const {
     const art::Attribute *attribute = art::findAttribute(launch, name);
@@ -182,6 +189,20 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                               " weights (compile with --dtype to store them alike)");
     cuda.set_runner(art::CudaLaunch::CUBLASLT);
     cuda.clear_block_x();
+    // Decode (T <= kGemvMaxRows): a kernel that streams the weights once.
+    int64_t k = intAttr(op, "k", 0), n = intAttr(op, "n", 0);
+    bool transposed = boolAttr(op, "transpose_weight");
+    if (k > 0 && n > 0) {
+      art::CudaLaunch gemv;
+      gemv.set_runner(art::CudaLaunch::KERNEL);
+      useKernel(gemv, ns + "infer_gemv<" + t + ">");
+      kernels::GemvGrid grid = kernels::gemvGrid(k, n, transposed);
+      *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.x);
+      *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.y);
+      *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.z);
+      gemv.set_block_x(kernels::kGemvThreads);
+      *cuda.mutable_gemv() = std::move(gemv);
+    }
     break;
   }
   case art::Launch::ROTARY: {
@@ -225,7 +246,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     *cuda.mutable_prologue() = std::move(write);
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");
     *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
-    *cuda.add_grid() = gridDim(art::GridDim::ONE, kvHeads);
+    *cuda.add_grid() =
+        gridDim(art::GridDim::ONE, kernels::kvDecodeGridY(intAttr(op, "num_heads", 0), kvHeads));
+    *cuda.add_grid() = gridDim(art::GridDim::KV_DECODE_SPLITS, 1);
     cuda.set_block_x(kernels::kKvAttentionThreads);
     // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores.
     int elementBytes = int(art::elementSize(out));
@@ -302,6 +325,7 @@ std::string ModuleBuilder::source() const {
        << "#include \"codegen/cuda/kernels/KvAttention.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvPrefillAttention.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/Gemv.cuh\"\n"
        << generated_.str();
   return text.str();
 }
@@ -357,6 +381,8 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
         RETURN_IF_ERROR(lower(*launch.mutable_prologue()));
       if (launch.has_prefill())
         RETURN_IF_ERROR(lower(*launch.mutable_prefill()));
+      if (launch.has_gemv())
+        RETURN_IF_ERROR(lower(*launch.mutable_gemv()));
     }
   if (!sampler.empty()) {
     auto lowered = cubin.loweredNames.find(sampler);

@@ -6,6 +6,8 @@
 #include "runtime/base/LowPrecision.h"
 #include "runtime/cuda/GemmRunner.h"
 #include "runtime/cuda/KernelParamsPacking.h"
+#include "codegen/cuda/kernels/GemvGeometry.h"
+#include "codegen/cuda/kernels/KvDecodeGeometry.h"
 
 #include <algorithm>
 #include <cctype>
@@ -149,6 +151,9 @@ Status CudaBackend::load() {
   useGraphs_ = !(graphs && std::string(graphs) == "0");
   const char *prefill = std::getenv("INFER_KV_PREFILL");
   usePrefillKernel_ = !(prefill && std::string(prefill) == "0");
+  const char *gemv = std::getenv("INFER_GEMV");
+  useGemv_ = !(gemv && std::string(gemv) == "0");
+  RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }
 
@@ -179,15 +184,19 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     const art::CudaLaunch &launch = loaded.launches->Get(i);
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
-    CUfunction prologue = nullptr, prefill = nullptr;
+    CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
     if (launch.has_prefill()) {
       ASSIGN_OR_RETURN(prefill, resolve(launch.prefill(), i));
     }
+    if (launch.has_gemv()) {
+      ASSIGN_OR_RETURN(gemv, resolve(launch.gemv(), i));
+    }
     loaded.prologues.push_back(prologue);
     loaded.prefills.push_back(prefill);
+    loaded.gemvs.push_back(gemv);
   }
   return okStatus();
 }
@@ -254,6 +263,10 @@ CudaBackend::~CudaBackend() {
     destroy(entry.second);
   for (auto &entry : stepGraphs_)
     destroy(entry.second);
+  if (gemvWorkspace_)
+    api_->cuMemFree(gemvWorkspace_);
+  if (gemvCounters_)
+    api_->cuMemFree(gemvCounters_);
   if (stagingHost_)
     api_->cuMemFreeHost(stagingHost_);
   if (sampledTokensHost_)
@@ -273,6 +286,10 @@ CudaBackend::~CudaBackend() {
       api_->cuMemFree(loaded->arena);
   for (CUdeviceptr layer : kvLayers_)
     api_->cuMemFree(layer);
+  if (kvDecodeWorkspace_)
+    api_->cuMemFree(kvDecodeWorkspace_);
+  if (kvDecodeCounters_)
+    api_->cuMemFree(kvDecodeCounters_);
   if (weights_)
     api_->cuMemFree(weights_);
   if (cuModule_)
@@ -411,6 +428,10 @@ Status CudaBackend::launchKernel(const art::CudaLaunch &cuda, CUfunction functio
     case art::GridDim::LOGIT_ROWS:
       symbol = args.logitRows;
       break;
+    case art::GridDim::KV_DECODE_SPLITS:
+      symbol = kernels::kvDecodeSplits(args.tokens, args.intAttr("num_heads", 1),
+                                       args.intAttr("num_kv_heads", 1));
+      break;
     default:
       break;
     }
@@ -430,11 +451,41 @@ Status CudaBackend::launchKernel(const art::CudaLaunch &cuda, CUfunction functio
   return okStatus();
 }
 
+Status CudaBackend::allocateGemvWorkspace() {
+  int64_t widest = 0;
+  for (const LoadedProgram *loaded : {&forward_, &step_}) {
+    if (!loaded->program)
+      continue;
+    for (int i = 0; i < loaded->launches->size(); ++i)
+      if (loaded->launches->Get(i).has_gemv())
+        if (const art::Attribute *n = art::findAttribute(loaded->program->launches(i), "n"))
+          widest = std::max<int64_t>(widest, n->int_value());
+  }
+  if (widest == 0)
+    return okStatus();
+  size_t floats = size_t(kernels::gemvWorkspaceFloats(widest));
+  size_t counters = size_t(kernels::gemvCounters(widest));
+  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&gemvWorkspace_, std::max<size_t>(4 * floats, 16)));
+  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&gemvCounters_, std::max<size_t>(4 * counters, 16)));
+  INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(gemvWorkspace_, 0, std::max<size_t>(4 * floats, 16), stream_));
+  INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(gemvCounters_, 0, std::max<size_t>(4 * counters, 16), stream_));
+  INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
+  return okStatus();
+}
+
 Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                            const StepContext *step) {
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
-  if (cuda.runner() == art::CudaLaunch::CUBLASLT)
+  if (cuda.runner() == art::CudaLaunch::CUBLASLT) {
+    if (useGemv_ && cuda.has_gemv() && loaded.gemvs[size_t(index)] &&
+        args.tokens <= kernels::kGemvMaxRows) {
+      ASSIGN_OR_RETURN(PackedParams params,
+                       packGemvParams(args, reinterpret_cast<float *>(gemvWorkspace_),
+                                      reinterpret_cast<unsigned int *>(gemvCounters_)));
+      return launchKernel(cuda.gemv(), loaded.gemvs[size_t(index)], args, params);
+    }
     return gemm_->run(args, stream_);
+  }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
   if (cuda.has_prologue())
     RETURN_IF_ERROR(launchKernel(cuda.prologue(), loaded.prologues[size_t(index)], args, params));

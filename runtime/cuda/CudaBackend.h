@@ -76,7 +76,7 @@ private:
     const artifact::ExecProgram *program = nullptr;
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
-    std::vector<CUfunction> functions, prologues, prefills;
+    std::vector<CUfunction> functions, prologues, prefills, gemvs;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -156,6 +156,13 @@ private:
   std::vector<int64_t> profiledSteps_;
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   bool usePrefillKernel_ = true; ///< INFER_KV_PREFILL=0: the per-token kernel for every step
+  bool useGemv_ = true;          ///< INFER_GEMV=0: cuBLASLt for every GEMM
+  /// The GEMV kernels' shared split-k workspace and tile counters (zeroed once;
+  /// every launch leaves them zeroed).
+  CUdeviceptr gemvWorkspace_ = 0, gemvCounters_ = 0;
+  /// The split-KV decode attention's partials and counters (same contract).
+  CUdeviceptr kvDecodeWorkspace_ = 0, kvDecodeCounters_ = 0;
+  Status allocateGemvWorkspace();
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };

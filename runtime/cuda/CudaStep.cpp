@@ -16,6 +16,7 @@
 #include "runtime/cuda/CudaBackend.h"
 
 #include "codegen/cuda/kernels/KernelParams.h"
+#include "codegen/cuda/kernels/KvDecodeGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
 #include "runtime/base/LowPrecision.h"
 
@@ -131,6 +132,30 @@ Status CudaBackend::allocateKvCache(int64_t numBlocks) {
   }
   stepContext_.blockSize = layout.block_size();
   kvNumBlocks_ = numBlocks;
+  if (!kvDecodeWorkspace_) {
+    // Split-KV decode partials for the largest step (any layer: one shape).
+    const art::ExecProgram &program = *step_.program;
+    for (const art::Launch &launch : program.launches()) {
+      if (launch.kind() != art::Launch::KV_ATTENTION)
+        continue;
+      exec::LaunchArgs args;
+      args.launch = &launch;
+      int64_t heads = args.intAttr("num_heads", 1), kvHeads = args.intAttr("num_kv_heads", 1);
+      int64_t bound = program.arena().bound_tokens();
+      size_t floats = size_t(kernels::kvDecodeWorkspaceFloats(bound, heads, kvHeads,
+                                                              args.intAttr("head_dim", 1)));
+      size_t counters = size_t(kernels::kvDecodeCounterCount(bound, heads, kvHeads));
+      INFER_CU_CHECK(*api_, api_->cuMemAlloc(&kvDecodeWorkspace_, std::max<size_t>(4 * floats, 16)));
+      INFER_CU_CHECK(*api_, api_->cuMemAlloc(&kvDecodeCounters_, std::max<size_t>(4 * counters, 16)));
+      INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(kvDecodeWorkspace_, 0,
+                                                  std::max<size_t>(4 * floats, 16), stream_));
+      INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(kvDecodeCounters_, 0,
+                                                  std::max<size_t>(4 * counters, 16), stream_));
+      break;
+    }
+  }
+  stepContext_.kvWorkspace = reinterpret_cast<float *>(kvDecodeWorkspace_);
+  stepContext_.kvCounters = reinterpret_cast<unsigned int *>(kvDecodeCounters_);
   stepContext_.maxBlocksPerSeq = layout.max_blocks_per_sequence();
   INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
   return okStatus();

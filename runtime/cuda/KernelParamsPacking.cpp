@@ -243,6 +243,8 @@ StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepConte
   ASSIGN_OR_RETURN(p.slotIds, meta("slot_ids"));
   p.output = args.outputs[0].data;
   p.cache = step->kvLayers[size_t(layer)];
+  p.workspace = step->kvWorkspace;
+  p.counters = step->kvCounters;
   p.tokens = args.tokens;
   p.numSeqs = step->numSeqs;
   p.maxBlocksPerSeq = step->maxBlocksPerSeq;
@@ -345,6 +347,35 @@ StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
 }
 
 } // namespace
+
+StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
+                                      unsigned int *counters) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
+  ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
+  ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
+  const exec::View &out = args.outputs[0];
+  const exec::View *bias = args.operand("bias");
+  const exec::View *residual = args.operand("residual");
+  if (input->type != out.type || weight->type != out.type || input->elements != args.tokens * k ||
+      out.elements != args.tokens * n || weight->elements != k * n ||
+      (bias && bias->elements != n) || (residual && residual->elements != args.tokens * n))
+    return args.error("operand sizes do not match k = " + std::to_string(k) + ", n = " +
+                      std::to_string(n));
+  k::GemvParams p{};
+  p.input = input->data;
+  p.weight = weight->data;
+  p.bias = bias ? bias->data : nullptr;
+  p.residual = residual ? residual->data : nullptr;
+  p.output = out.data;
+  p.workspace = workspace;
+  p.counters = counters;
+  p.rows = args.tokens;
+  p.k = k;
+  p.n = n;
+  p.transposed = args.boolAttr("transpose_weight", false) ? 1 : 0;
+  return pack(p);
+}
 
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const StepContext *step) {
   switch (args.launch->kind()) {

@@ -22,10 +22,18 @@ struct PackedParams {
 struct StepContext {
   int64_t numSeqs = 0, maxBlocksPerSeq = 0, blockSize = 0;
   std::vector<void *> kvLayers; ///< each layer's cache (device addresses)
+  /// infer_kv_attention's split-KV workspace and counters (zeroed, shared).
+  float *kvWorkspace = nullptr;
+  unsigned int *kvCounters = nullptr;
 };
 
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,
                                         const StepContext *step = nullptr);
+
+/// A GEMM launch's GemvParams (the small-T kernel), with the backend's
+/// shared workspace and counters.
+StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
+                                      unsigned int *counters);
 
 } // namespace infer::cuda
 

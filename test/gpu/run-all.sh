@@ -53,7 +53,7 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
 done
 if [ -n "$kernels" ]; then
   for test in "$kernels"/row_kernels_test "$kernels"/attention_test "$kernels"/kv_attention_test \
-      "$kernels"/sampling_test; do
+      "$kernels"/sampling_test "$kernels"/gemv_test; do
     [ -x "$test" ] || continue
     "$test"; rc=$?; record $rc
     echo "kernel test $(basename "$test"): exit $rc"

@@ -152,6 +152,12 @@ struct KvAttentionParams {
   long long tokens, numSeqs, maxBlocksPerSeq, blockSize;
   long long numHeads, numKvHeads, headDim;
   float scale, softcap;
+  /// infer_kv_attention's split-KV partials and per-unit counters
+  /// (kernels/KvDecodeGeometry.h gives the grid and their sizes):
+  /// runtime-owned, zeroed once at allocation and left zeroed by every
+  /// launch. Null: the kernel runs one split per unit whatever grid.z.
+  float *workspace;
+  unsigned int *counters;
 };
 
 constexpr int kKvAttentionThreads = 128;

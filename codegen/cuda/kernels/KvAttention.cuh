@@ -6,30 +6,49 @@
 //
 //   infer_kv_write<T>      grid.x = tokens: token t copies its K and V rows
 //                          into the cache at slot slotIds[t] (negative: skip).
-//   infer_kv_attention<T>  grid = (tokens, numKvHeads): block (t, g) computes
-//                          the G = numHeads / numKvHeads query heads of kv
-//                          head g for token t over cache positions 0 .. pos.
+//   infer_kv_attention<T>  grid = (tokens, kv heads x head groups, splits),
+//                          KvDecodeGeometry.h: block (t, y, z) computes up to
+//                          8 query heads of one kv head for token t over
+//                          slice z of the cache positions 0 .. pos.
 //
-// Flash decoding inside one block. The head dimension is cut into chunks of
-// 8 elements; a key is served by L lanes (L = the power of two >= chunks, so
-// 8 lanes for D = 64, 16 for 128, 32 for 256), each holding one chunk of the
-// key and of the value (the pass's query heads sit in shared memory). The
-// block's 128 / L lane groups take keys round robin, Unroll keys per group per
-// step (their K and V loads go out together, one step ahead of the compute,
-// and the block-table entries two steps ahead), and each keeps a running max,
-// sum and output chunk per query head (online softmax, log2 domain, fp32).
-// Scores are summed over a group's lanes by xor shuffles. Each K/V row is loaded
-// once per block and used for all the query heads of the pass (up to
-// kHeadsPerPass; more heads take several passes). At the end every lane
-// group publishes its partial state in shared memory, one warp per head
-// merges the maxima and sums into a weight per group, and the block sums the
-// weighted partial outputs.
+// Fast path (16-bit T, headDim % 8 == 0 and <= 128, 16-byte aligned cache):
+// tensor cores on each warp's keys, split-KV across blocks. The block's
+// slice of positions is cut into steps of 16 NT keys (NT = 2 for headDim
+// <= 64, else 1), which its 4 warps take round robin. A step is NT tiles of
+// 16 keys; per tile (mma.sync m16n8k16, fp32 accumulators; r = lane / 4,
+// c = lane % 4, DT = 64 or 128 the padded head size, 8 query heads):
+//
+//   S^T [16 keys x 8 heads]  = K [16 keys x DT] . Q^T
+//   O^T [DT x 8 heads]      += V^T [DT x 16 keys] . P^T   (P = exp2 weights)
+//
+// The reduction axes may be permuted freely, so K and V come straight from
+// 16-byte global loads into registers: for S^T, lane (r, c) holds dims
+// c*DT/4 .. +DT/4 of K rows r and 8 + r (and of Q row r, kept in shared
+// memory); for O^T, dims r*DT/8 .. +DT/8 of V rows 2c, 2c+1, 2c+8, 2c+9,
+// interleaved into pairs of keys by byte permutes. A lane's S^T accumulators
+// are keys r, 8 + r x heads 2c, 2c + 1, the same heads as its O^T
+// accumulators (dims r*DT/8 ..), so the online softmax (exp2 domain, one
+// max per head over the 8 lanes of one c) rescales them in place; P^T's
+// operand is the two 8 x 8 (key, head) blocks of S^T rounded to T and
+// transposed by movmatrix. The block-table rows of a step are looked up one
+// step ahead (lane j: key j) and shuffled to the lanes that load them. At
+// the end the warps merge through shared memory; with one split the block
+// writes the output, otherwise it writes a (max, sum, output) record to the
+// workspace and the last block of the unit (atomic counter) combines them.
+//
+// General path (everything else: f32, other head sizes, an unaligned cache,
+// more than 8 heads per block): one block per (token, y), flash decoding
+// inside the block. The head dimension is cut into chunks of 8 elements; a
+// key is served by L lanes (L = the power of two >= chunks, so 8 lanes for
+// D = 64, 16 for 128, 32 for 256), each holding one chunk of the key and of
+// the value (the pass's query heads sit in shared memory). The block's 128 /
+// L lane groups take keys round robin, two keys per group and step (loads
+// one step ahead of the compute), and each keeps a running max, sum and
+// output chunk per query head (up to 4 heads per pass). Scores are summed
+// over a group's lanes by xor shuffles; lane groups merge in shared memory.
 //
 //   lane group s of the block:  keys s, s + 128/L, s + 2*128/L, ...
 //   lane c of a group:          elements 8c .. 8c + 7 of q, K, V, output
-//
-// K/V chunks move as 16-byte accesses when the head size is a multiple of 8
-// and the cache is 16-byte aligned; otherwise element by element.
 //
 // Compiled by NVRTC: CUDA headers only, no standard library.
 //
@@ -38,21 +57,36 @@
 #define INFER_CODEGEN_CUDA_KERNELS_KVATTENTION_CUH
 
 #include "codegen/cuda/kernels/Common.cuh"
+#include "codegen/cuda/kernels/KvDecodeGeometry.h"
 
 namespace infer {
 namespace kernels {
 namespace kvimpl {
 
 constexpr int kThreads = kKvAttentionThreads;
-constexpr int kChunk = 8;          // elements of the head dimension per lane
-constexpr int kHeadsPerPass = 8;   // query heads held in registers at once
+constexpr int kWarps = kThreads / 32;
+constexpr int kChunk = 8;            // elements of the head dimension per lane
+constexpr int kHeadsPerPass = 4;     // general path: query heads in registers at once
 constexpr int kMaxGroups = kThreads; // lane groups (L = 1)
+constexpr int kUnroll = 2;           // general path: keys per lane group and step
+constexpr int kMinBlocks = 4;        // resident blocks per SM: <= 128 registers
+constexpr int kFastHeads = kKvDecodeHeadsPerBlock;
+constexpr int kFastMaxDim = 128;
+constexpr int kMinStepsPerSplit = 2 * kWarps; // fast path: fewer splits for short contexts
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps");
+static_assert(kThreads == 128, "the fast path's merge assumes 4 warps");
+static_assert(kFastHeads == 8, "the fast path holds 8 heads in one mma n-tile");
 
 __device__ __forceinline__ float negativeInfinity() { return -__int_as_float(0x7f800000); }
+
+/// 2^x; 0 for -inf.
+__device__ __forceinline__ float exp2Approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
 __device__ __forceinline__ bool aligned16(const void *p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
@@ -71,24 +105,13 @@ template <typename X> struct Chunk {
   __device__ __forceinline__ float at(int i) const {
     return toFloat(pack[i / Pack<X>::kSize].e[i % Pack<X>::kSize]);
   }
-  __device__ __forceinline__ void zero() {
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j)
-#pragma unroll
-      for (int k = 0; k < Pack<X>::kSize; ++k)
-        pack[j].e[k] = fromFloat<X>(0.f);
-  }
-  /// The first `count` elements of p, zero past them. Vec: p is 16-byte
+  /// The first `count` elements of p, zero past them. vec: p is 16-byte
   /// aligned and count is kChunk or 0.
-  template <bool Vec> __device__ __forceinline__ void load(const X *p, int count) {
-    if (Vec) {
-      if (count > 0) {
+  __device__ __forceinline__ void load(const X *p, int count, bool vec) {
+    if (vec && count > 0) {
 #pragma unroll
-        for (int j = 0; j < kPacks; ++j)
-          pack[j] = reinterpret_cast<const Pack<X> *>(p)[j];
-      } else {
-        zero();
-      }
+      for (int j = 0; j < kPacks; ++j)
+        pack[j] = reinterpret_cast<const Pack<X> *>(p)[j];
     } else {
 #pragma unroll
       for (int i = 0; i < kChunk; ++i)
@@ -97,36 +120,492 @@ template <typename X> struct Chunk {
   }
 };
 
-/// Keys per lane group and step: as many bytes in flight for f32 as for
-/// 16-bit types, with fewer registers.
-template <typename T> struct Unroll {
-  static constexpr int value = sizeof(T) == 4 ? 2 : 4;
-};
-
-/// Where block (t, g) stands: its sequence's block table and last position.
+/// Where token t stands: its sequence's block table and last visible position.
 struct Token {
   const long long *table;
-  long long pos;
+  int pos;
 };
 
-/// Shared memory of the merge, sized for the largest pass.
+/// Finds token t's sequence; false for a row in no sequence or with nothing
+/// visible.
+__device__ __forceinline__ bool findToken(const KvAttentionParams &p, long long t, Token &tok) {
+  long long seq = -1, begin = t, n = 1, context = 0;
+  if (t < p.numSeqs) {
+    // Decode batches: sequence t holds token t alone (one round trip: its
+    // context length loads with the check).
+    const long long a = p.seqStarts[t], b = p.seqStarts[t + 1];
+    context = p.contextLens[t];
+    if (a == t && b == t + 1)
+      seq = t;
+  }
+  if (seq < 0) {
+    // The last i with seqStarts[i] <= t.
+    if (t < p.seqStarts[0] || t >= p.seqStarts[p.numSeqs])
+      return false; // a padding row, in no sequence
+    long long lo = 0, hi = p.numSeqs - 1;
+    while (lo < hi) {
+      const long long mid = (lo + hi + 1) >> 1;
+      if (p.seqStarts[mid] <= t)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    seq = lo;
+    begin = p.seqStarts[lo];
+    n = p.seqStarts[lo + 1] - begin;
+    context = p.contextLens[lo];
+  }
+  long long pos = context - n + (t - begin);
+  const long long last = p.maxBlocksPerSeq * p.blockSize - 1;
+  if (pos > last)
+    pos = last; // invalid metadata (the cpu backend rejects it): stay in the table
+  if (pos < 0)
+    return false;
+  tok.table = p.blockTables + seq * p.maxBlocksPerSeq;
+  tok.pos = int(pos);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Fast path
+//===----------------------------------------------------------------------===//
+
+/// Shared memory of the fast path: the Q fragments and the merges.
+struct alignas(16) FastShared {
+  uint4 q[32][kFastMaxDim / 32]; // [lane][16-byte words]
+  float out[kWarps][kFastHeads][kFastMaxDim + 4]; // warp partial outputs [warp][head][d]
+  float max[kWarps][kFastHeads], sum[kWarps][kFastHeads];
+  float weight[kWarps][kFastHeads]; // exp2(warp max - block max)
+  float top[kFastHeads], total[kFastHeads];
+  float recordWeight[kFastHeads][kKvDecodeMaxSplits]; // record max, then its weight
+  float recordSum[kFastHeads][kKvDecodeMaxSplits];
+  int last;
+};
+
+/// D = A B + D, mma.sync m16n8k16 with fp32 accumulators (PTX ISA "Matrix
+/// Fragments for mma.m16n8k16"; g = lane / 4, t = lane % 4): a0 = [g][2t..],
+/// a1 = [g+8][2t..], a2 = [g][2t+8..], a3 = [g+8][2t+8..]; b0 = k 2t.. x
+/// column g, b1 = k 2t+8.. x column g; d[0..1] = [g][2t, 2t+1], d[2..3] =
+/// [g+8][2t, 2t+1].
+template <typename T>
+__device__ __forceinline__ void mma(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
+                                    unsigned a3, unsigned b0, unsigned b1);
+template <>
+__device__ __forceinline__ void mma<__nv_bfloat16>(float (&d)[4], unsigned a0, unsigned a1,
+                                                   unsigned a2, unsigned a3, unsigned b0,
+                                                   unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma<__half>(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
+                                            unsigned a3, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/// (lo, hi) rounded to T and packed, lo in the low half.
+template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi);
+template <> __device__ __forceinline__ unsigned packPair<__nv_bfloat16>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+template <> __device__ __forceinline__ unsigned packPair<__half>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+/// The 8 x 8 b16 matrix whose row lane / 4, columns 2 (lane % 4) + {0, 1} this
+/// lane holds, transposed into the same layout.
+__device__ __forceinline__ unsigned transpose8x8(unsigned x) {
+  unsigned y;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
+  return y;
+}
+
+/// 16 bytes of shared memory at a shared-space address; volatile, so that it
+/// is read where it is used rather than held in registers.
+__device__ __forceinline__ uint4 loadShared16(unsigned address) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(address));
+  return v;
+}
+
+/// 32-bit word w (a constant after unrolling) of N 16-byte words.
+template <int N> __device__ __forceinline__ unsigned word(const uint4 (&v)[N], int w) {
+  const uint4 &x = v[w >> 2];
+  return (w & 3) == 0 ? x.x : (w & 3) == 1 ? x.y : (w & 3) == 2 ? x.z : x.w;
+}
+
+/// Eight elements at p (16-byte aligned when vec) as 16 bytes.
+template <typename T> __device__ __forceinline__ uint4 load8(const T *p, bool vec) {
+  if (vec)
+    return *reinterpret_cast<const uint4 *>(p);
+  uint4 v;
+  unsigned w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const unsigned short lo = __ldg(reinterpret_cast<const unsigned short *>(p) + 2 * i);
+    const unsigned short hi = __ldg(reinterpret_cast<const unsigned short *>(p) + 2 * i + 1);
+    w[i] = unsigned(lo) | (unsigned(hi) << 16);
+  }
+  v.x = w[0];
+  v.y = w[1];
+  v.z = w[2];
+  v.w = w[3];
+  return v;
+}
+
+/// Block (t, y, z) on tensor cores: query heads headBase .. headBase + heads
+/// - 1 (heads <= 8) of kv head g, positions of split z; DT = 64 or 128 >=
+/// headDim (dims past headDim load as zero).
+template <typename T, int DT>
+__device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long t, long long g,
+                                           int headBase, int heads, FastShared &sm) {
+  constexpr int NT = 128 / DT; // 16-key tiles per warp step
+  constexpr int KW = 16 * NT;  // keys per warp step
+  constexpr int KC = DT / 4;   // K (and Q) elements per lane and row
+  constexpr int VC = DT / 8;   // V elements per lane and row
+  constexpr int KS = DT / 16;  // k-steps of S, m-tiles of O^T
+  constexpr int KL = KC / 8;   // 16-byte loads per K row and lane
+  constexpr int VL = VC / 8;   // 16-byte loads per V row and lane
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int r = lane >> 2, c = lane & 3;
+  const int D = int(p.headDim);
+  const long long firstHead = g * (p.numHeads / p.numKvHeads) + headBase;
+
+  // Q row r (zero past the heads), dims c*KC .. as the B operand of S^T:
+  // k-step s uses words 2s, 2s + 1. Kept in shared memory (the same for every
+  // warp) and read back per step, which saves registers.
+  // Warp 0 loads it while the sequence lookup's loads are in flight.
+  uint4 qLoaded[KL];
+  if (warp == 0) {
+    const T *qRow = static_cast<const T *>(p.q) + t * p.qRowStride + (firstHead + r) * D + c * KC;
+    const bool vec = aligned16(p.q) && p.qRowStride % 8 == 0;
+#pragma unroll
+    for (int i = 0; i < KL; ++i)
+      qLoaded[i] =
+          r < heads && c * KC + 8 * i < D ? load8(qRow + 8 * i, vec) : make_uint4(0, 0, 0, 0);
+  }
+
+  Token tok;
+  if (!findToken(p, t, tok))
+    return;
+  // Split z takes steps [z * per, (z + 1) * per): at least 2 per warp, so
+  // short contexts are not cut into slices whose merge costs more than they
+  // save.
+  const int pos = tok.pos;
+  const int steps = pos / KW + 1;
+  const bool split = p.workspace != nullptr && p.counters != nullptr && gridDim.z > 1;
+  const int splits = split ? (gridDim.z < kKvDecodeMaxSplits ? int(gridDim.z) : kKvDecodeMaxSplits)
+                           : 1;
+  int per = (steps + splits - 1) / splits;
+  per = per > kMinStepsPerSplit ? per : kMinStepsPerSplit;
+  const int used = (steps + per - 1) / per;
+  const int z = int(blockIdx.z);
+  if (z >= used)
+    return;
+  const int stepEnd = (z + 1) * per < steps ? (z + 1) * per : steps;
+
+  if (warp == 0)
+#pragma unroll
+    for (int i = 0; i < KL; ++i)
+      sm.q[lane][i] = qLoaded[i];
+  __syncthreads();
+  const unsigned qShared = unsigned(__cvta_generic_to_shared(&sm.q[lane][0]));
+
+  const bool capped = p.softcap > 0.f;
+  const float scaleLog2 = p.scale * kLog2e;
+  const float scaleOverCap = capped ? p.scale / p.softcap : 0.f;
+  const float capLog2 = p.softcap * kLog2e;
+
+  const long long rowElems = p.numKvHeads * D;
+  const T *kBase = static_cast<const T *>(p.cache) + g * D + c * KC; // this lane's K dims
+  const T *vBase = static_cast<const T *>(p.cache) + p.blockSize * rowElems + g * D + r * VC;
+  const unsigned blockSize = unsigned(p.blockSize);
+  const bool pow2 = (blockSize & (blockSize - 1)) == 0;
+  const int blockShift = __ffs(int(blockSize)) - 1;
+  // Cache row (block * 2 * blockSize + offset) of the K row of key step * KW
+  // + lane % KW, clamped to pos. 32 bits: a cache of 2^32 rows of at least
+  // 16 bytes (headDim % 8 == 0 here) would exceed any GPU's memory.
+  auto rowOf = [&](int step) -> unsigned {
+    int key = step * KW + (lane & (KW - 1));
+    key = key <= pos ? key : pos;
+    unsigned block, offset;
+    if (pow2) {
+      block = unsigned(key) >> blockShift;
+      offset = unsigned(key) & (blockSize - 1);
+    } else {
+      block = unsigned(key) / blockSize;
+      offset = unsigned(key) - block * blockSize;
+    }
+    return unsigned(__ldg(tok.table + block)) * (2 * blockSize) + offset;
+  };
+
+  float mA = negativeInfinity(), mB = negativeInfinity(), lA = 0.f, lB = 0.f; // heads 2c, 2c + 1
+  float o[KS][4];                        // O^T: [mt][dims r*VC + 2mt (+1)][heads 2c, 2c+1]
+#pragma unroll
+  for (int mt = 0; mt < KS; ++mt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      o[mt][e] = 0.f;
+
+  int step = z * per + warp;
+  unsigned row = step < stepEnd ? rowOf(step) : 0;
+  for (; step < stepEnd; step += kWarps) {
+    uint4 kr[NT][2][KL], vr[NT][4][VL]; // K keys 16u + {r, 8 + r}; V keys 16u + {2c, 2c+1, 2c+8, 2c+9}
+#pragma unroll
+    for (int u = 0; u < NT; ++u) {
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const T *src =
+            kBase + (unsigned long long)__shfl_sync(kFullMask, row, 16 * u + 8 * n + r) * rowElems;
+#pragma unroll
+        for (int i = 0; i < KL; ++i)
+          kr[u][n][i] = c * KC + 8 * i < D ? __ldg(reinterpret_cast<const uint4 *>(src + 8 * i))
+                                           : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int key = 16 * u + 2 * c + (j & 1) + 8 * (j >> 1);
+        const T *src = vBase + (unsigned long long)__shfl_sync(kFullMask, row, key) * rowElems;
+#pragma unroll
+        for (int i = 0; i < VL; ++i)
+          vr[u][j][i] = r * VC + 8 * i < D ? __ldg(reinterpret_cast<const uint4 *>(src + 8 * i))
+                                           : make_uint4(0, 0, 0, 0);
+      }
+    }
+    if (step + kWarps < stepEnd)
+      row = rowOf(step + kWarps); // the next step's table entries, during this one
+
+    // S^T = K Q^T per tile u: lane holds keys 16u + r, 16u + 8 + r x heads 2c, 2c + 1.
+    float s[NT][4];
+#pragma unroll
+    for (int u = 0; u < NT; ++u) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[u][e] = 0.f;
+#pragma unroll
+      for (int i = 0; i < KL; ++i) {
+        const uint4 q = loadShared16(qShared + 16 * i); // k-steps 2i, 2i + 1
+        mma<T>(s[u], kr[u][0][i].x, kr[u][1][i].x, kr[u][0][i].y, kr[u][1][i].y, q.x, q.y);
+        mma<T>(s[u], kr[u][0][i].z, kr[u][1][i].z, kr[u][0][i].w, kr[u][1][i].w, q.z, q.w);
+      }
+    }
+
+    // Online softmax of heads 2c (A) and 2c + 1 (B); the 8 lanes of one c
+    // hold all the step's keys.
+    const int keyBase = step * KW + r;
+    float topA = negativeInfinity(), topB = negativeInfinity();
+#pragma unroll
+    for (int u = 0; u < NT; ++u)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float x = s[u][e];
+        const float score = capped ? capLog2 * tanhf(x * scaleOverCap) : x * scaleLog2;
+        s[u][e] = keyBase + 16 * u + 8 * (e >> 1) <= pos ? score : negativeInfinity();
+        if (e & 1)
+          topB = fmaxf(topB, s[u][e]);
+        else
+          topA = fmaxf(topA, s[u][e]);
+      }
+#pragma unroll
+    for (int offset = 4; offset < 32; offset <<= 1) {
+      topA = fmaxf(topA, __shfl_xor_sync(kFullMask, topA, offset));
+      topB = fmaxf(topB, __shfl_xor_sync(kFullMask, topB, offset));
+    }
+    const float newA = fmaxf(mA, topA), newB = fmaxf(mB, topB);
+    const float refA = newA == negativeInfinity() ? 0.f : newA;
+    const float refB = newB == negativeInfinity() ? 0.f : newB;
+    const float alphaA = exp2Approx(mA - refA), alphaB = exp2Approx(mB - refB);
+    mA = newA;
+    mB = newB;
+    // P^T as the B operand of V^T P^T: the 8 x 8 (key, head) blocks of
+    // keys 0..7 and 8..15, transposed to (head r, keys 2c, 2c + 1).
+    unsigned pk[NT][2];
+    float sumA = 0.f, sumB = 0.f;
+#pragma unroll
+    for (int u = 0; u < NT; ++u)
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const float pa = exp2Approx(s[u][2 * n] - refA), pb = exp2Approx(s[u][2 * n + 1] - refB);
+        sumA += pa;
+        sumB += pb;
+        pk[u][n] = transpose8x8(packPair<T>(pa, pb));
+      }
+    lA = lA * alphaA + sumA;
+    lB = lB * alphaB + sumB;
+
+    // O^T += V^T P^T: lane's accumulators are heads 2c and 2c + 1.
+#pragma unroll
+    for (int mt = 0; mt < KS; ++mt) {
+      o[mt][0] *= alphaA;
+      o[mt][1] *= alphaB;
+      o[mt][2] *= alphaA;
+      o[mt][3] *= alphaB;
+    }
+#pragma unroll
+    for (int u = 0; u < NT; ++u)
+#pragma unroll
+      for (int mt = 0; mt < KS; ++mt) {
+        // Keys 2c, 2c + 1 (and + 8) of dims r*VC + 2mt (row r) and + 1 (row r + 8).
+        const unsigned v0 = word(vr[u][0], mt), v1 = word(vr[u][1], mt);
+        const unsigned v2 = word(vr[u][2], mt), v3 = word(vr[u][3], mt);
+        mma<T>(o[mt], __byte_perm(v0, v1, 0x5410), __byte_perm(v0, v1, 0x7632),
+               __byte_perm(v2, v3, 0x5410), __byte_perm(v2, v3, 0x7632), pk[u][0], pk[u][1]);
+      }
+  }
+
+  // Merge the warps: the 8 lanes of one c share mA, mB; sum their partial l.
+#pragma unroll
+  for (int offset = 4; offset < 32; offset <<= 1) {
+    lA += __shfl_xor_sync(kFullMask, lA, offset);
+    lB += __shfl_xor_sync(kFullMask, lB, offset);
+  }
+  if (r == 0) {
+    sm.max[warp][2 * c] = mA;
+    sm.max[warp][2 * c + 1] = mB;
+    sm.sum[warp][2 * c] = lA;
+    sm.sum[warp][2 * c + 1] = lB;
+  }
+#pragma unroll
+  for (int mt = 0; mt < KS; ++mt) {
+    const int d = r * VC + 2 * mt;
+    sm.out[warp][2 * c][d] = o[mt][0];
+    sm.out[warp][2 * c][d + 1] = o[mt][2];
+    sm.out[warp][2 * c + 1][d] = o[mt][1];
+    sm.out[warp][2 * c + 1][d + 1] = o[mt][3];
+  }
+  __syncthreads();
+  if (tid < kFastHeads) {
+    float top = negativeInfinity();
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      top = fmaxf(top, sm.max[w][tid]);
+    const float ref = top == negativeInfinity() ? 0.f : top;
+    float total = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float e = exp2Approx(sm.max[w][tid] - ref);
+      sm.weight[w][tid] = e;
+      total += sm.sum[w][tid] * e;
+    }
+    sm.top[tid] = top;
+    sm.total[tid] = total;
+  }
+  __syncthreads();
+
+  const int items = heads * D;
+  T *out = static_cast<T *>(p.output) + (t * p.numHeads + firstHead) * D;
+  if (used == 1) {
+    for (int i = tid; i < items; i += kThreads) {
+      const int h = i / D, d = i - h * D;
+      float v = 0.f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w)
+        v = fmaf(sm.weight[w][h], sm.out[w][h][d], v);
+      const float total = sm.total[h];
+      out[i] = fromFloat<T>(total > 0.f ? v / total : 0.f);
+    }
+    return;
+  }
+
+  // Record of this split; the unit's last block combines them all.
+  const long long recordFloats = kvDecodeRecordFloats(p.headDim);
+  const long long unit = t * gridDim.y + blockIdx.y;
+  float *records = p.workspace + unit * gridDim.z * recordFloats;
+  float *record = records + z * recordFloats;
+  if (tid < heads) {
+    record[tid] = sm.top[tid];
+    record[kFastHeads + tid] = sm.total[tid];
+  }
+  for (int i = tid; i < items; i += kThreads) {
+    const int h = i / D, d = i - h * D;
+    float v = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      v = fmaf(sm.weight[w][h], sm.out[w][h][d], v);
+    record[2 * kFastHeads + i] = v;
+  }
+  // The block's records happen before the count (bar.sync, then a gpu-scope
+  // release by the counting thread); the last block acquires them all.
+  __syncthreads();
+  if (tid == 0) {
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+    const unsigned done = atomicAdd(p.counters + unit, 1u);
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+    sm.last = done == unsigned(used - 1);
+    if (sm.last)
+      p.counters[unit] = 0; // ready for the next launch
+  }
+  __syncthreads();
+  if (!sm.last)
+    return;
+
+  for (int i = tid; i < heads * used; i += kThreads) {
+    const int j = i / heads, h = i - j * heads;
+    sm.recordWeight[h][j] = __ldcg(records + j * recordFloats + h);
+    sm.recordSum[h][j] = __ldcg(records + j * recordFloats + kFastHeads + h);
+  }
+  __syncthreads();
+  for (int h = warp; h < heads; h += kWarps) {
+    float top = negativeInfinity();
+    for (int j = lane; j < used; j += 32)
+      top = fmaxf(top, sm.recordWeight[h][j]);
+    top = warpMax(top);
+    const float ref = top == negativeInfinity() ? 0.f : top;
+    float total = 0.f;
+    for (int j = lane; j < used; j += 32) {
+      const float e = exp2Approx(sm.recordWeight[h][j] - ref);
+      sm.recordWeight[h][j] = e;
+      total += sm.recordSum[h][j] * e;
+    }
+    total = warpSum(total);
+    const float inverse = total > 0.f ? 1.f / total : 0.f;
+    for (int j = lane; j < used; j += 32)
+      sm.recordWeight[h][j] *= inverse;
+  }
+  __syncthreads();
+  for (int i = tid; i < items; i += kThreads) {
+    const int h = i / D;
+    const float *src = records + 2 * kFastHeads + i;
+    float v = 0.f;
+    for (int j = 0; j < used; ++j)
+      v = fmaf(sm.recordWeight[h][j], __ldcg(src + j * recordFloats), v);
+    out[i] = fromFloat<T>(v);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// General path
+//===----------------------------------------------------------------------===//
+
+/// Shared memory of the general path's merge, sized for the largest pass.
 struct alignas(16) Shared {
   float acc[kHeadsPerPass][kThreads * kChunk]; // [head][group * L * 8 + d]
   float max[kHeadsPerPass][kMaxGroups];        // then the group's weight
   float sum[kHeadsPerPass][kMaxGroups];
 };
 
-/// One pass: query heads headBase .. headBase + heads - 1 (heads <= HP) of
+/// One pass: query heads firstHead .. firstHead + heads - 1 (heads <= HP) of
 /// token t, kv head g.
-template <typename T, int HP, bool Vec>
+template <typename T, int HP>
 __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Token &tok,
-                                           long long t, long long g, int headBase, int heads,
-                                           int lanesLog2, Shared &sm) {
-  constexpr int U = Unroll<T>::value;
+                                           long long t, long long g, long long firstHead,
+                                           int heads, int lanesLog2, bool vec, Shared &sm) {
+  constexpr int U = kUnroll;
   const int L = 1 << lanesLog2;
   const int tid = threadIdx.x;
-  const int c = tid & (L - 1);            // chunk of the head dimension
-  const int group = tid >> lanesLog2;     // lane group
+  const int c = tid & (L - 1);        // chunk of the head dimension
+  const int group = tid >> lanesLog2; // lane group
   const int groups = kThreads >> lanesLog2;
   const long long D = p.headDim;
   const int d0 = c * kChunk;
@@ -136,7 +615,6 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   // keys are done), zero past the head size or the pass: row h holds the
   // L * 8 elements the lanes of a group read.
   const int width = L * kChunk;
-  const long long firstHead = g * (p.numHeads / p.numKvHeads) + headBase;
   {
     const T *qRow = static_cast<const T *>(p.q) + t * p.qRowStride + firstHead * D;
     for (int i = tid; i < HP * width; i += kThreads) {
@@ -167,7 +645,7 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   const unsigned blockSize = unsigned(p.blockSize);
   const bool pow2 = (blockSize & (blockSize - 1)) == 0;
   const int blockShift = __ffs(int(blockSize)) - 1;
-  const int pos = int(tok.pos);
+  const int pos = tok.pos;
 
   // Keys past pos load row pos again (cached) and are masked afterwards, so
   // the step's loads go out together without branches; the block numbers of
@@ -195,8 +673,8 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const T *kp = cache + (blocks[u] * 2 * p.blockSize + offsets[u]) * rowElems;
-      kc[u].template load<Vec>(kp, count);
-      vc[u].template load<Vec>(kp + halfElems, count);
+      kc[u].load(kp, count, vec);
+      vc[u].load(kp + halfElems, count, vec);
     }
   };
   Chunk<T> kc[U], vc[U];
@@ -330,22 +808,29 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   __syncthreads(); // the next pass reuses the shared memory
 }
 
-template <typename T, bool Vec>
+/// Query heads firstHead .. firstHead + heads - 1 of kv head g, in passes of
+/// up to kHeadsPerPass.
+template <typename T>
 __device__ __forceinline__ void attend(const KvAttentionParams &p, const Token &tok, long long t,
-                                       long long g, int lanesLog2, Shared &sm) {
-  const int group = int(p.numHeads / p.numKvHeads);
-  for (int headBase = 0; headBase < group; headBase += kHeadsPerPass) {
-    const int heads = group - headBase < kHeadsPerPass ? group - headBase : kHeadsPerPass;
-    if (heads > 4)
-      attendPass<T, 8, Vec>(p, tok, t, g, headBase, heads, lanesLog2, sm);
-    else if (heads > 2)
-      attendPass<T, 4, Vec>(p, tok, t, g, headBase, heads, lanesLog2, sm);
-    else if (heads > 1)
-      attendPass<T, 2, Vec>(p, tok, t, g, headBase, heads, lanesLog2, sm);
+                                       long long g, long long firstHead, int heads, Shared &sm) {
+  const long long chunks = (p.headDim + kChunk - 1) / kChunk;
+  int lanesLog2 = 0;
+  while ((1ll << lanesLog2) < chunks && lanesLog2 < 5)
+    ++lanesLog2;
+  const bool vec = p.headDim % kChunk == 0 && aligned16(p.cache);
+  for (int done = 0; done < heads; done += kHeadsPerPass) {
+    const int pass = heads - done < kHeadsPerPass ? heads - done : kHeadsPerPass;
+    if (pass > 1)
+      attendPass<T, kHeadsPerPass>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
     else
-      attendPass<T, 1, Vec>(p, tok, t, g, headBase, heads, lanesLog2, sm);
+      attendPass<T, 1>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
   }
 }
+
+union SharedAll {
+  Shared general;
+  FastShared fast;
+};
 
 /// Copies n elements of T; 16-byte words when both ends are aligned.
 template <typename T> __device__ __forceinline__ void copyRow(const T *src, T *dst, long long n) {
@@ -382,43 +867,52 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
   kvimpl::copyRow(static_cast<const T *>(p.v) + t * p.vRowStride, vDst, rowElems);
 }
 
-/// Block (t, g): the query heads of kv head g for token t (see the top).
-template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
-    infer_kv_attention(KvAttentionParams p) {
-  __shared__ kvimpl::Shared sm;
-  const long long t = blockIdx.x, g = blockIdx.y;
-  if (t >= p.tokens || g >= p.numKvHeads || p.numSeqs <= 0)
+namespace kvimpl {
+
+/// infer_kv_attention's body (also wrapped by the tests with other launch
+/// bounds).
+template <typename T> __device__ __forceinline__ void kvAttention(const KvAttentionParams &p) {
+  __shared__ SharedAll sm;
+  const long long t = blockIdx.x;
+  if (t >= p.tokens || p.numSeqs <= 0 || p.numKvHeads <= 0)
     return;
-  // The sequence of token t: the last i with seqStarts[i] <= t.
-  if (t < p.seqStarts[0] || t >= p.seqStarts[p.numSeqs])
-    return; // a padding row, in no sequence
-  long long lo = 0, hi = p.numSeqs - 1;
-  while (lo < hi) {
-    const long long mid = (lo + hi + 1) >> 1;
-    if (p.seqStarts[mid] <= t)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  const long long begin = p.seqStarts[lo], n = p.seqStarts[lo + 1] - begin;
-  kvimpl::Token tok;
-  tok.table = p.blockTables + lo * p.maxBlocksPerSeq;
-  tok.pos = p.contextLens[lo] - n + (t - begin);
-  const long long last = p.maxBlocksPerSeq * p.blockSize - 1;
-  if (tok.pos > last)
-    tok.pos = last; // invalid metadata (the cpu backend rejects it): stay in the table
-  if (tok.pos < 0)
+  // grid.y = numKvHeads x head groups (numKvHeads alone: one group).
+  const long long groupsPerKv = gridDim.y >= p.numKvHeads ? gridDim.y / p.numKvHeads : 1;
+  const long long g = blockIdx.y / groupsPerKv, part = blockIdx.y - g * groupsPerKv;
+  if (g >= p.numKvHeads)
+    return;
+  const long long group = p.numHeads / p.numKvHeads;
+  const long long perBlock = (group + groupsPerKv - 1) / groupsPerKv;
+  const long long headBase = part * perBlock;
+  const int heads = int(group - headBase < perBlock ? group - headBase : perBlock);
+  if (heads <= 0)
     return;
 
-  const long long chunks = (p.headDim + kvimpl::kChunk - 1) / kvimpl::kChunk;
-  int lanesLog2 = 0;
-  while ((1ll << lanesLog2) < chunks && lanesLog2 < 5)
-    ++lanesLog2;
-  const bool vec = p.headDim % kvimpl::kChunk == 0 && kvimpl::aligned16(p.cache);
-  if (vec)
-    kvimpl::attend<T, true>(p, tok, t, g, lanesLog2, sm);
-  else
-    kvimpl::attend<T, false>(p, tok, t, g, lanesLog2, sm);
+  if constexpr (sizeof(T) == 2) {
+    const long long D = p.headDim;
+    if (D % 8 == 0 && D > 0 && D <= kFastMaxDim && heads <= kFastHeads && aligned16(p.cache)) {
+      if (D <= 64)
+        fastAttend<T, 64>(p, t, g, int(headBase), heads, sm.fast);
+      else
+        fastAttend<T, 128>(p, t, g, int(headBase), heads, sm.fast);
+      return;
+    }
+  }
+  if (blockIdx.z != 0)
+    return; // the general path does not split
+  Token tok;
+  if (!findToken(p, t, tok))
+    return;
+  attend<T>(p, tok, t, g, g * group + headBase, heads, sm.general);
+}
+
+} // namespace kvimpl
+
+/// Block (t, y, z): a head group of one kv head for token t, split z (see
+/// the top and KvDecodeGeometry.h).
+template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvimpl::kMinBlocks)
+    infer_kv_attention(KvAttentionParams p) {
+  kvimpl::kvAttention<T>(p);
 }
 
 } // namespace kernels

@@ -2,8 +2,11 @@
 //
 // infer_sample<T> (KernelParams.h, SampleParams): one block of kSampleThreads
 // per logit row, with the semantics of runtime/sampling/Sampler.cpp except
-// that the draw walks the kept ids in id order. Nothing is sorted; the kept
-// set is described by a threshold key and found by radix selects:
+// that the draw walks the kept ids in id order (Sampler.cpp walks them most
+// likely first when top-k or top-p cut: the same distribution, another id for
+// a given uniform) and that ids of probability below 2^-41 are never drawn.
+// Nothing is sorted; the kept set is described by a threshold key and found
+// by radix selects:
 //
 //   key(x)      the float's bits mapped to an unsigned order (NaN lowest,
 //               -0 == +0), so "more likely" is "larger key".
@@ -17,8 +20,9 @@
 //               way.
 //
 //   1. One pass: the largest key, lowest id on ties (the argmax; NaN never
-//      wins). Greedy rows (temperature 0), topK 1 and rows whose maximum is
-//      not finite (the host finds no positive finite mass) stop here.
+//      wins). Greedy rows (temperature 0, also any temperature not > 0 or so
+//      small that 1 / temperature overflows), topK 1 and rows whose maximum
+//      is not finite (the host finds no positive finite mass) stop here.
 //   2. top-k: a radix select (3 levels of 11/11/10 key bits, MSB first, one
 //      histogram pass over the row each) for the k-th largest key, counting
 //      only ids of nonzero weight (the rest can never be drawn, so top-k

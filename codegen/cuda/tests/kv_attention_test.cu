@@ -14,7 +14,15 @@
 // infer_kv_write then infer_kv_prefill_attention<T> runs the same case
 // against the same reference; bf16 and f16 also run long prefill chunks (300
 // new tokens over 200 cached, a 1000-token prompt; block sizes 16 and 6)
-// through both kernels. Then times a bf16 decode step, and a 2048-token bf16
+// through both kernels. infer_kv_attention runs with the split-KV grid of
+// KvDecodeGeometry.h (workspace and counters; the counters must be left
+// zero) and again with the plain (tokens, kv heads) grid and no workspace.
+// Decode cases (16-bit types, also f32 on the general path) cover the fast
+// path: batch 1 at 2,000+ positions (many splits), 64 sequences x 1024, GQA
+// 8 and 4 at head size 128, head groups split over blocks (16 and 12 query
+// heads per kv head), head size 96, block sizes 16, 6 and 4, softcap. Then
+// times bf16 decode steps (1 x 200, 1 x 2000, 64 x 1024, 512 x 192 at 32/4/64
+// and 32/8/128: microseconds and GB/s of K/V read), and a 2048-token bf16
 // prefill through the prefill kernel, infer_attention and infer_kv_attention
 // (not asserted; the prefill must agree with infer_attention).
 //
@@ -31,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -183,7 +192,67 @@ template <typename T> void launchWrite(const KvAttentionParams &p) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-template <typename T> void launchDecode(const KvAttentionParams &p) {
+/// infer_kv_attention's workspace and counters, as the runtime keeps them:
+/// zeroed once, grown (zeroed again) when a launch needs more.
+struct DecodeWorkspace {
+  float *workspace = nullptr;
+  unsigned *counters = nullptr;
+  long long floats = 0, counterCount = 0;
+
+  void reserve(long long tokens, long long H, long long KV, long long D) {
+    const long long needFloats = infer::kernels::kvDecodeWorkspaceFloats(tokens, H, KV, D);
+    const long long needCounters = infer::kernels::kvDecodeCounterCount(tokens, H, KV);
+    if (needFloats > floats) {
+      if (workspace)
+        CUDA_CHECK(cudaFree(workspace));
+      CUDA_CHECK(cudaMalloc(&workspace, size_t(needFloats) * sizeof(float)));
+      CUDA_CHECK(cudaMemset(workspace, 0, size_t(needFloats) * sizeof(float)));
+      floats = needFloats;
+    }
+    if (needCounters > counterCount) {
+      if (counters)
+        CUDA_CHECK(cudaFree(counters));
+      CUDA_CHECK(cudaMalloc(&counters, size_t(needCounters) * sizeof(unsigned)));
+      CUDA_CHECK(cudaMemset(counters, 0, size_t(needCounters) * sizeof(unsigned)));
+      counterCount = needCounters;
+    }
+  }
+
+  /// True when every counter is back to zero.
+  bool countersZero() const {
+    std::vector<unsigned> host(static_cast<size_t>(counterCount));
+    if (!host.empty())
+      CUDA_CHECK(cudaMemcpy(host.data(), counters, host.size() * sizeof(unsigned),
+                            cudaMemcpyDeviceToHost));
+    return std::all_of(host.begin(), host.end(), [](unsigned x) { return x == 0; });
+  }
+};
+
+DecodeWorkspace &decodeWorkspace() {
+  static DecodeWorkspace workspace; // lives until exit, as the runtime's
+  return workspace;
+}
+
+/// The split-KV launch of KvDecodeGeometry.h (splits: grid.z, 0 for
+/// kvDecodeSplits).
+template <typename T> void launchDecode(KvAttentionParams p, int splits = 0) {
+  DecodeWorkspace &w = decodeWorkspace();
+  w.reserve(p.tokens, p.numHeads, p.numKvHeads, p.headDim);
+  p.workspace = w.workspace;
+  p.counters = w.counters;
+  const unsigned y = unsigned(infer::kernels::kvDecodeGridY(p.numHeads, p.numKvHeads));
+  const unsigned z =
+      unsigned(splits > 0 ? splits : infer::kernels::kvDecodeSplits(p.tokens, p.numHeads,
+                                                                    p.numKvHeads));
+  infer::kernels::infer_kv_attention<T><<<dim3(unsigned(p.tokens), y, z), kKvAttentionThreads>>>(p);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+/// The plain grid (tokens, numKvHeads) without workspace: one block per kv
+/// head does all of its query heads and positions.
+template <typename T> void launchDecodePlain(KvAttentionParams p) {
+  p.workspace = nullptr;
+  p.counters = nullptr;
   infer::kernels::infer_kv_attention<T>
       <<<dim3(unsigned(p.tokens), unsigned(p.numKvHeads)), kKvAttentionThreads>>>(p);
   CUDA_CHECK(cudaGetLastError());
@@ -206,18 +275,18 @@ template <typename T> void launchPrefill(const KvAttentionParams &p, long long m
   CUDA_CHECK(cudaGetLastError());
 }
 
-/// Milliseconds per call of `launch` (after warm-up calls).
-template <typename Launch> double timeMs(Launch launch, int reps) {
+/// Milliseconds per call of `launch` on `stream` (after warm-up calls).
+template <typename Launch> double timeMs(Launch launch, int reps, cudaStream_t stream = 0) {
   for (int i = 0; i < 2; ++i)
     launch();
   CUDA_CHECK(cudaDeviceSynchronize());
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start));
+  CUDA_CHECK(cudaEventRecord(start, stream));
   for (int i = 0; i < reps; ++i)
     launch();
-  CUDA_CHECK(cudaEventRecord(stop));
+  CUDA_CHECK(cudaEventRecord(stop, stream));
   CUDA_CHECK(cudaEventSynchronize(stop));
   CUDA_CHECK(cudaGetLastError());
   float elapsed = 0;
@@ -422,7 +491,18 @@ template <typename T> int runCase(const Case &c, const std::vector<Seq> &seqs, s
   launchWrite<T>(p);
   launchDecode<T>(p);
   CUDA_CHECK(cudaDeviceSynchronize());
-  failures += check("kv_attention", c, tokens, outDev.ptr, outTotal, pad, want, cacheMatches())
+  const bool countersZero = decodeWorkspace().countersZero();
+  if (!countersZero)
+    std::printf("kv_attention left a split counter nonzero\n");
+  failures += check("kv_attention", c, tokens, outDev.ptr, outTotal, pad, want, cacheMatches()) &&
+                      countersZero
+                  ? 0
+                  : 1;
+  // The plain grid, over the cache as the step left it.
+  CUDA_CHECK(cudaMemset(outDev.ptr, 0xff, size_t(outTotal) * sizeof(T)));
+  launchDecodePlain<T>(p);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  failures += check("kv_attn/1", c, tokens, outDev.ptr, outTotal, pad, want, cacheMatches())
                   ? 0
                   : 1;
 
@@ -459,6 +539,33 @@ std::vector<Case> longCases() {
   return {{8, 2, 128, 16, true, false, 0.f}, {16, 4, 64, 6, false, false, 30.f}};
 }
 
+/// Decode-heavy steps for the fast path: long contexts, many splits, head
+/// groups split over blocks, head size 96, block sizes 16, 6 and 4.
+struct DecodeCase {
+  Case c;
+  std::vector<Seq> seqs;
+};
+
+std::vector<DecodeCase> decodeCases() {
+  // heads, kvHeads, headDim, blockSize, packed, misaligned, softcap
+  return {
+      {{32, 4, 64, 16, true, false, 0.f}, {{2500, 1}}},            // batch 1, many splits
+      {{32, 8, 128, 16, true, false, 0.f}, {{2000, 1}}},           // batch 1, GQA 4 at 128
+      {{32, 4, 64, 16, true, false, 0.f}, std::vector<Seq>(64, Seq{1024, 1})},
+      {{32, 8, 128, 16, false, false, 0.f}, std::vector<Seq>(64, Seq{1024, 1})},
+      {{8, 2, 128, 6, false, false, 30.f}, {{3000, 1}, {37, 1}, {700, 3}, {2, 1}}},
+      {{16, 1, 64, 4, true, false, 0.f}, {{2049, 1}, {1, 1}, {100, 1}}}, // 2 head groups
+      {{24, 2, 96, 16, false, false, 0.f}, {{1500, 1}, {64, 1}, {65, 1}}}, // 12 per kv head
+  };
+}
+
+template <typename T> int runDecodeCases(std::mt19937 &rng) {
+  int failures = 0;
+  for (const DecodeCase &d : decodeCases())
+    failures += runCase<T>(d.c, d.seqs, rng);
+  return failures;
+}
+
 template <typename T> int runAll() {
   std::mt19937 rng(1234);
   // context, new tokens: prefill from empty, decodes, chunks continuing a context.
@@ -473,10 +580,12 @@ template <typename T> int runAll() {
   if (infer::kernels::kvPrefillSupported(64, int(sizeof(T))))
     for (const Case &c : longCases())
       failures += runCase<T>(c, longSeqs, rng);
+  failures += runDecodeCases<T>(rng);
   return failures;
 }
 
-/// One step over fresh random q/k/v (packed) and cache, for the timings.
+/// One step over fresh random q/k/v (packed) and a cache of one repeated
+/// value (the timings do not depend on it), for the timings.
 struct TimingStep {
   using T = __nv_bfloat16;
   Step step;
@@ -492,9 +601,7 @@ struct TimingStep {
     std::vector<T> host(size_t(step.tokens * (H + 2 * KV) * D));
     randomFill(host, rng);
     upload(qkv.ptr, host);
-    host.resize(size_t(step.numBlocks * 2 * bs * KV * D));
-    randomFill(host, rng);
-    upload(cache.ptr, host);
+    CUDA_CHECK(cudaMemset(cache.ptr, 0x3c, size_t(step.numBlocks * 2 * bs * KV * D) * sizeof(T)));
     std::memset(&p, 0, sizeof(p));
     p.q = qkv.ptr;
     p.k = qkv.ptr + H * D;
@@ -512,18 +619,63 @@ struct TimingStep {
   }
 };
 
-/// bf16 decode: 64 sequences x 1 new token, context 1024, 32/4 heads x 64,
-/// block size 16. Times infer_kv_attention alone (not asserted).
-void timeDecode() {
-  const long long seqsCount = 64, context = 1024, H = 32, KV = 4, D = 64, bs = 16;
+/// Microseconds per launch of `launch(i)` (i = 0 .. perGraph - 1) replayed
+/// as a CUDA graph of perGraph launches, as decode steps run.
+template <typename Launch> double graphMicros(Launch launch, int perGraph, int reps) {
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < perGraph; ++i)
+    launch(i, stream);
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  double ms = timeMs([&] { CUDA_CHECK(cudaGraphLaunch(exec, stream)); }, reps, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return ms * 1e3 / perGraph;
+}
+
+/// bf16 decode: seqsCount sequences x 1 new token at `context` positions,
+/// block size 16. Times infer_kv_attention alone in CUDA graphs (not
+/// asserted), over enough copies of the cache that they do not fit in L2,
+/// with the split-KV grid and with the plain (tokens, kv heads) grid.
+void timeDecode(long long seqsCount, long long context, long long H, long long KV, long long D) {
+  using T = __nv_bfloat16;
+  const long long bs = 16;
+  const double bytes = double(seqsCount) * context * 2 * KV * D * sizeof(T);
+  const int copies = int(std::min(8.0, std::max(1.0, std::ceil(256e6 / bytes))));
   std::mt19937 rng(7);
-  TimingStep ts(std::vector<Seq>(size_t(seqsCount), Seq{context, 1}), H, KV, D, bs, rng);
-  double us = timeMs([&] { launchDecode<__nv_bfloat16>(ts.p); }, 50) * 1e3;
-  double bytes = double(seqsCount) * context * 2 * KV * D * sizeof(__nv_bfloat16);
-  double gbs = bytes / (us * 1e-6) / 1e9;
-  std::printf("timing bf16 decode %lld seqs x 1 token, context %lld, heads %lld/%lld x %lld, "
-              "block %lld: %.2f us, %.1f GB/s of K/V (%.1f%% of 4.3 TB/s)\n",
-              seqsCount, context, H, KV, D, bs, us, gbs, gbs / 4300.0 * 100.0);
+  std::vector<std::unique_ptr<TimingStep>> steps;
+  for (int i = 0; i < copies; ++i)
+    steps.push_back(std::make_unique<TimingStep>(
+        std::vector<Seq>(size_t(seqsCount), Seq{context, 1}), H, KV, D, bs, rng));
+  decodeWorkspace().reserve(seqsCount, H, KV, D);
+  DecodeWorkspace &w = decodeWorkspace();
+  const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
+  const unsigned z = unsigned(infer::kernels::kvDecodeSplits(seqsCount, H, KV));
+  auto split = [&](int i, cudaStream_t stream) {
+    KvAttentionParams p = steps[size_t(i % copies)]->p;
+    p.workspace = w.workspace;
+    p.counters = w.counters;
+    infer::kernels::infer_kv_attention<T>
+        <<<dim3(unsigned(seqsCount), y, z), kKvAttentionThreads, 0, stream>>>(p);
+  };
+  auto plain = [&](int i, cudaStream_t stream) {
+    infer::kernels::infer_kv_attention<T>
+        <<<dim3(unsigned(seqsCount), unsigned(KV)), kKvAttentionThreads, 0, stream>>>(
+            steps[size_t(i % copies)]->p);
+  };
+  const double us = graphMicros(split, 16, 20), usPlain = graphMicros(plain, 16, 10);
+  CUDA_CHECK(cudaGetLastError());
+  const double gbs = bytes / (us * 1e-6) / 1e9, gbsPlain = bytes / (usPlain * 1e-6) / 1e9;
+  std::printf("timing bf16 decode %3lld seqs x context %4lld, heads %lld/%lld x %3lld: %8.2f us, "
+              "%6.1f GB/s of K/V (%4.1f%% of 4.3 TB/s), grid z %u; plain grid %8.2f us, %6.1f "
+              "GB/s\n",
+              seqsCount, context, H, KV, D, us, gbs, gbs / 4300.0 * 100.0, z, usPlain, gbsPlain);
 }
 
 /// bf16 fresh prefill of one sequence (block size 16): infer_kv_prefill_attention,
@@ -586,7 +738,9 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  // --no-timings: the checks alone (e.g. under compute-sanitizer).
+  const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIP: no CUDA device\n");
@@ -597,9 +751,15 @@ int main() {
   std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
 
   int failures = runAll<float>() + runAll<__nv_bfloat16>() + runAll<__half>();
-  timeDecode();
-  failures += timePrefill(2048, 32, 8, 128) ? 0 : 1;
-  failures += timePrefill(2048, 32, 4, 64) ? 0 : 1;
+  if (timings) {
+    const long long heads[2][3] = {{32, 4, 64}, {32, 8, 128}};
+    const long long batches[4][2] = {{1, 200}, {1, 2000}, {64, 1024}, {512, 192}};
+    for (const auto &h : heads)
+      for (const auto &b : batches)
+        timeDecode(b[0], b[1], h[0], h[1], h[2]);
+    failures += timePrefill(2048, 32, 8, 128) ? 0 : 1;
+    failures += timePrefill(2048, 32, 4, 64) ? 0 : 1;
+  }
   if (failures) {
     std::printf("FAILED: %d case(s)\n", failures);
     return 1;

@@ -1,0 +1,571 @@
+//===- Gemv.cuh - bandwidth-bound small-T GEMM for decode -----------------===//
+//
+// infer_gemv<T> (KernelParams.h, GemvParams): out[t, j] = sum_k input[t, k] *
+// W(k, j) (+ bias[j]) (+ residual[t, j]) for t < rows <= kGemvMaxRows, fp32
+// accumulation, one rounding to T. Every weight is read once for all rows,
+// so the kernel streams the weights at close to memory bandwidth; the
+// geometry (tiles, k splits, the split-k workspace) is GemvGeometry.h's.
+//
+// 16-bit T runs on tensor cores: mma.m16n8k16 with the output columns as M
+// (16 per instruction), k as K and the (up to 8) rows as N, so one
+// instruction covers all rows. A lane's registers come straight from its
+// 16-byte weight loads; the K order inside each 16-wide step is permuted
+// (identically for A and B) so that no shuffle or shared memory is needed.
+// With g = lane / 4, q = lane % 4 (PTX "groupID", "threadID_in_group"):
+//
+//   [k, n] weight, one warp = 64 columns x 32 rows per step:
+//     lane loads W[kb + 8q + j][n0 .. n0 + 7], j < 8, n0 = 8g (8 x 16 B)
+//     and x[g][kb + 8q .. + 7]; mma (s, i) for s < 2, i < 4 takes
+//       M row g <-> column n0 + 2i, M row g + 8 <-> n0 + 2i + 1,
+//       K {2q, 2q+1, 2q+8, 2q+9} <-> k = kb + 8q + 4s + {0, 1, 2, 3},
+//     so A's registers are byte permutes of two loaded rows (low halves
+//     for M row g, high halves for g + 8) and B is x's words 2s, 2s + 1.
+//
+//   [n, k] weight, one warp = 32 columns x 64 k per step:
+//     lane loads W[nb + 8r + g][kb + 32u + 8q .. + 7], r < 4, u < 2, and
+//     x[g][kb + 32u + 8q .. + 7]; mma (u, m, s) takes M rows g, g + 8 <->
+//     columns nb + 16m + g, nb + 16m + 8 + g and the same K order, so A's
+//     registers are loaded words as they are.
+//
+// fp32 T runs on CUDA cores (exact fp32 products): [k, n] lanes own 4
+// columns and 8 of 16 rows per step; [n, k] lanes own 8 columns and 4 of 32
+// k per step, summed across the 8 lanes of a row group at the end.
+//
+// Every weight access of a full step is a 16-byte load that skips L1; a
+// step that runs past the split or past n, or whose pointers or row pitch
+// are not 16-byte aligned, checks each 16 bytes: one load when whole and
+// aligned, else element by element (zeros outside). Input and residual must
+// not alias the output.
+//
+// Compiled by NVRTC: CUDA headers only, no standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_GEMV_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_GEMV_CUH
+
+#include "codegen/cuda/kernels/Common.cuh"
+#include "codegen/cuda/kernels/GemvGeometry.h"
+
+namespace infer {
+namespace kernels {
+namespace gemvimpl {
+
+using U32 = unsigned int;
+
+/// Floats of the block's partial sums: kGemvWarps x 64 columns x 8 rows.
+constexpr int kSharedFloats = kGemvWarps * 64 * kGemvMaxRows;
+
+__device__ __forceinline__ bool aligned16(const void *p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+
+/// 16 bytes read once: not kept in L1.
+__device__ __forceinline__ uint4 loadStream(const void *p) {
+  uint4 r;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  return r;
+}
+
+/// The first `valid` (clamped to [0, 16 / sizeof(T)]) elements at p as raw
+/// bits, zeros after them; one 16-byte load when all are valid and p is
+/// aligned.
+template <typename T> __device__ __forceinline__ uint4 loadChecked(const T *p, long long valid) {
+  constexpr int kN = int(16 / sizeof(T));
+  if (valid >= kN && aligned16(p))
+    return __ldg(reinterpret_cast<const uint4 *>(p));
+  U32 w[4] = {0u, 0u, 0u, 0u};
+  if constexpr (sizeof(T) == 4) {
+    const U32 *s = reinterpret_cast<const U32 *>(p);
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < valid)
+        w[e] = s[e];
+  } else {
+    const unsigned short *s = reinterpret_cast<const unsigned short *>(p);
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      if (e < valid)
+        w[e >> 1] |= U32(s[e]) << (16 * (e & 1));
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ __forceinline__ U32 word(const uint4 &v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+__device__ __forceinline__ float4 asFloat4(const uint4 &v) {
+  return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
+                     __uint_as_float(v.w));
+}
+
+__device__ __forceinline__ float component(const float4 &v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+/// d += A * B for one m16n8k16 (fp32 accumulators).
+template <typename T>
+__device__ __forceinline__ void mma(float (&d)[4], U32 a0, U32 a1, U32 a2, U32 a3, U32 b0, U32 b1);
+template <>
+__device__ __forceinline__ void mma<__nv_bfloat16>(float (&d)[4], U32 a0, U32 a1, U32 a2, U32 a3,
+                                                   U32 b0, U32 b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma<__half>(float (&d)[4], U32 a0, U32 a1, U32 a2, U32 a3, U32 b0,
+                                            U32 b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/// What one warp works on: its first output column, where its partial sums
+/// go (this k group's [kGemvMaxRows][kTile] slice of shared memory), and the
+/// steps it takes of the split [kBegin, kEnd).
+struct WarpTask {
+  long long column;  // first global output column of the warp
+  int localColumn;   // the same within the tile
+  float *partial;    // [kGemvMaxRows][tile] floats
+  long long kFirst;  // first step's k
+  long long kStride; // k between the warp's steps
+  long long kEnd;
+};
+
+/// The four mmas of half a [k, n] step: rows l0 .. l3 (8 columns each) are
+/// K {2q, 2q+1, 2q+8, 2q+9}; x0, x1 the same k of x.
+template <typename T>
+__device__ __forceinline__ void mmaRowsKN(float (&acc)[4][4], const uint4 &l0, const uint4 &l1,
+                                          const uint4 &l2, const uint4 &l3, U32 x0, U32 x1) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const U32 w0 = word(l0, i), w1 = word(l1, i), w2 = word(l2, i), w3 = word(l3, i);
+    mma<T>(acc[i], __byte_perm(w0, w1, 0x5410), __byte_perm(w0, w1, 0x7632),
+           __byte_perm(w2, w3, 0x5410), __byte_perm(w2, w3, 0x7632), x0, x1);
+  }
+}
+
+/// 16-bit T, W [k, n]: 64 columns, steps of 32 rows.
+template <typename T, int kTile>
+__device__ __forceinline__ void warpMmaKN(const GemvParams &p, const WarpTask &w) {
+  const T *weight = static_cast<const T *>(p.weight);
+  const T *input = static_cast<const T *>(p.input);
+  const long long k = p.k, n = p.n;
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  const long long n0 = w.column + 8 * g;
+  const bool hasRow = g < p.rows;
+  const T *xRow = input + (long long)g * k;
+  const bool vector = aligned16(weight) && n % 8 == 0 && w.column + 64 <= n;
+  float acc[4][4] = {};
+#pragma unroll 1
+  for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
+    const long long r0 = kb + 8 * q;
+    const uint4 x = hasRow ? loadChecked(xRow + r0, w.kEnd - r0) : make_uint4(0u, 0u, 0u, 0u);
+    if (vector && kb + 32 <= w.kEnd) {
+      const T *src = weight + r0 * n + n0;
+      uint4 l[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        l[j] = loadStream(src + j * n);
+      mmaRowsKN<T>(acc, l[0], l[1], l[2], l[3], x.x, x.y);
+      mmaRowsKN<T>(acc, l[4], l[5], l[6], l[7], x.z, x.w);
+    } else {
+#pragma unroll 1
+      for (int s = 0; s < 2; ++s) {
+        const long long r = r0 + 4 * s;
+        const T *src = weight + r * n + n0;
+        const long long columns = n - n0;
+        const uint4 l0 = loadChecked(src, r < w.kEnd ? columns : 0);
+        const uint4 l1 = loadChecked(src + n, r + 1 < w.kEnd ? columns : 0);
+        const uint4 l2 = loadChecked(src + 2 * n, r + 2 < w.kEnd ? columns : 0);
+        const uint4 l3 = loadChecked(src + 3 * n, r + 3 < w.kEnd ? columns : 0);
+        mmaRowsKN<T>(acc, l0, l1, l2, l3, s ? x.z : x.x, s ? x.w : x.y);
+      }
+    }
+  }
+  // d0: (column n0 + 2i, row 2q), d1: row 2q + 1, d2/d3: column n0 + 2i + 1.
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int c = w.localColumn + 8 * g + 2 * i;
+    *reinterpret_cast<float2 *>(w.partial + (2 * q) * kTile + c) =
+        make_float2(acc[i][0], acc[i][2]);
+    *reinterpret_cast<float2 *>(w.partial + (2 * q + 1) * kTile + c) =
+        make_float2(acc[i][1], acc[i][3]);
+  }
+}
+
+/// The four mmas of 32 k of an [n, k] step: l0 .. l3 = columns g, 8 + g,
+/// 16 + g, 24 + g at k 8q .. 8q + 7, x the same k of x.
+template <typename T>
+__device__ __forceinline__ void mmaColumnsNK(float (&acc)[2][4], const uint4 &l0, const uint4 &l1,
+                                             const uint4 &l2, const uint4 &l3, const uint4 &x) {
+  mma<T>(acc[0], l0.x, l1.x, l0.y, l1.y, x.x, x.y);
+  mma<T>(acc[0], l0.z, l1.z, l0.w, l1.w, x.z, x.w);
+  mma<T>(acc[1], l2.x, l3.x, l2.y, l3.y, x.x, x.y);
+  mma<T>(acc[1], l2.z, l3.z, l2.w, l3.w, x.z, x.w);
+}
+
+/// 16-bit T, W [n, k]: 32 columns, steps of 64 k.
+template <typename T, int kTile>
+__device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w) {
+  const T *weight = static_cast<const T *>(p.weight);
+  const T *input = static_cast<const T *>(p.input);
+  const long long k = p.k, n = p.n;
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  const bool hasRow = g < p.rows;
+  const T *xRow = input + (long long)g * k;
+  const bool vector = aligned16(weight) && k % 8 == 0 && w.column + 32 <= n;
+  const long long column = w.column + g; // and + 8, + 16, + 24
+  const T *rows = weight + column * k + 8 * q;
+  float acc[2][4] = {};
+#pragma unroll 1
+  for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
+    if (vector && kb + 64 <= w.kEnd) {
+      uint4 l[2][4], x[2] = {};
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          l[u][r] = loadStream(rows + 8 * r * k + kb + 32 * u);
+      if (hasRow) {
+        x[0] = loadChecked(xRow + kb + 8 * q, 8);
+        x[1] = loadChecked(xRow + kb + 32 + 8 * q, 8);
+      }
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        mmaColumnsNK<T>(acc, l[u][0], l[u][1], l[u][2], l[u][3], x[u]);
+    } else {
+#pragma unroll 1
+      for (int u = 0; u < 2; ++u) {
+        const long long kk = kb + 32 * u + 8 * q, left = w.kEnd - kk;
+        const T *src = rows + kb + 32 * u;
+        const uint4 l0 = loadChecked(src, column < n ? left : 0);
+        const uint4 l1 = loadChecked(src + 8 * k, column + 8 < n ? left : 0);
+        const uint4 l2 = loadChecked(src + 16 * k, column + 16 < n ? left : 0);
+        const uint4 l3 = loadChecked(src + 24 * k, column + 24 < n ? left : 0);
+        const uint4 x = hasRow ? loadChecked(xRow + kk, left) : make_uint4(0u, 0u, 0u, 0u);
+        mmaColumnsNK<T>(acc, l0, l1, l2, l3, x);
+      }
+    }
+  }
+  // d0: (column w.column + 16m + g, row 2q), d1: row 2q + 1, d2/d3: column + 8.
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const int c = w.localColumn + 16 * m + g;
+    w.partial[(2 * q) * kTile + c] = acc[m][0];
+    w.partial[(2 * q + 1) * kTile + c] = acc[m][1];
+    w.partial[(2 * q) * kTile + c + 8] = acc[m][2];
+    w.partial[(2 * q + 1) * kTile + c + 8] = acc[m][3];
+  }
+}
+
+/// acc[t][c] += x[t][kk + j] * l_j[c] for rows j < 4 of a [k, n] step.
+__device__ __forceinline__ void fmaRowsKN(float (&acc)[kGemvMaxRows][4], const float4 &l0,
+                                          const float4 &l1, const float4 &l2, const float4 &l3,
+                                          const float *input, long long k, int rows, long long kk,
+                                          long long left) {
+#pragma unroll
+  for (int t = 0; t < kGemvMaxRows; ++t) {
+    if (t < rows) {
+      const float4 x = asFloat4(loadChecked(input + t * k + kk, left));
+      const float4 l[4] = {l0, l1, l2, l3};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float xs = component(x, j);
+        acc[t][0] += xs * l[j].x;
+        acc[t][1] += xs * l[j].y;
+        acc[t][2] += xs * l[j].z;
+        acc[t][3] += xs * l[j].w;
+      }
+    }
+  }
+}
+
+/// fp32, W [k, n]: 64 columns, steps of 16 rows; lane = 4 columns x 8 rows.
+template <int kTile>
+__device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w) {
+  const float *weight = static_cast<const float *>(p.weight);
+  const float *input = static_cast<const float *>(p.input);
+  const long long k = p.k, n = p.n;
+  const int rows = int(p.rows);
+  const int lane = threadIdx.x & 31, cq = lane & 15, rp = lane >> 4;
+  const long long n0 = w.column + 4 * cq;
+  const bool vector = aligned16(weight) && n % 4 == 0 && w.column + 64 <= n;
+  float acc[kGemvMaxRows][4] = {};
+#pragma unroll 1
+  for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
+    const long long r0 = kb + 8 * rp;
+    if (vector && kb + 16 <= w.kEnd) {
+      const float *src = weight + r0 * n + n0;
+      float4 l[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        l[j] = asFloat4(loadStream(src + j * n));
+      fmaRowsKN(acc, l[0], l[1], l[2], l[3], input, k, rows, r0, w.kEnd - r0);
+      fmaRowsKN(acc, l[4], l[5], l[6], l[7], input, k, rows, r0 + 4, w.kEnd - r0 - 4);
+    } else {
+#pragma unroll 1
+      for (int h = 0; h < 2; ++h) {
+        const long long r = r0 + 4 * h, columns = n - n0;
+        const float *src = weight + r * n + n0;
+        const float4 l0 = asFloat4(loadChecked(src, r < w.kEnd ? columns : 0));
+        const float4 l1 = asFloat4(loadChecked(src + n, r + 1 < w.kEnd ? columns : 0));
+        const float4 l2 = asFloat4(loadChecked(src + 2 * n, r + 2 < w.kEnd ? columns : 0));
+        const float4 l3 = asFloat4(loadChecked(src + 3 * n, r + 3 < w.kEnd ? columns : 0));
+        fmaRowsKN(acc, l0, l1, l2, l3, input, k, rows, r, w.kEnd - r);
+      }
+    }
+  }
+  // Lanes rp = 0 and 1 hold the two halves of each step: add them, then lane
+  // rp writes rows 4rp .. 4rp + 3.
+#pragma unroll
+  for (int t = 0; t < kGemvMaxRows; ++t)
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      acc[t][c] += __shfl_xor_sync(0xffffffffu, acc[t][c], 16);
+#pragma unroll
+  for (int tt = 0; tt < 4; ++tt) {
+    const int t = 4 * rp + tt;
+    const float4 v =
+        rp ? make_float4(acc[4 + tt][0], acc[4 + tt][1], acc[4 + tt][2], acc[4 + tt][3])
+           : make_float4(acc[tt][0], acc[tt][1], acc[tt][2], acc[tt][3]);
+    *reinterpret_cast<float4 *>(w.partial + t * kTile + w.localColumn + 4 * cq) = v;
+  }
+}
+
+/// fp32, W [n, k]: 32 columns, steps of 32 k; lane = 8 columns (r4 + 4m) x 4 k.
+template <int kTile>
+__device__ __forceinline__ void warpFmaNK(const GemvParams &p, const WarpTask &w) {
+  const float *weight = static_cast<const float *>(p.weight);
+  const float *input = static_cast<const float *>(p.input);
+  const long long k = p.k, n = p.n;
+  const int rows = int(p.rows);
+  const int lane = threadIdx.x & 31, kq = lane & 7, r4 = lane >> 3;
+  const bool vector = aligned16(weight) && k % 4 == 0 && w.column + 32 <= n;
+  float acc[8][kGemvMaxRows] = {};
+#pragma unroll 1
+  for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
+    const long long kk = kb + 4 * kq;
+    float4 l[8];
+    if (vector && kb + 32 <= w.kEnd) {
+#pragma unroll
+      for (int m = 0; m < 8; ++m)
+        l[m] = asFloat4(loadStream(weight + (w.column + r4 + 4 * m) * k + kk));
+    } else {
+#pragma unroll
+      for (int m = 0; m < 8; ++m) {
+        const long long column = w.column + r4 + 4 * m;
+        l[m] = asFloat4(loadChecked(weight + column * k + kk, column < n ? w.kEnd - kk : 0));
+      }
+    }
+#pragma unroll
+    for (int t = 0; t < kGemvMaxRows; ++t) {
+      if (t < rows) {
+        const float4 x = asFloat4(loadChecked(input + t * k + kk, w.kEnd - kk));
+#pragma unroll
+        for (int m = 0; m < 8; ++m)
+          acc[m][t] += x.x * l[m].x + x.y * l[m].y + x.z * l[m].z + x.w * l[m].w;
+      }
+    }
+  }
+  // Sum over the 8 lanes of a row group; lane kq then writes row kq.
+#pragma unroll
+  for (int m = 0; m < 8; ++m)
+#pragma unroll
+    for (int t = 0; t < kGemvMaxRows; ++t) {
+      float v = acc[m][t];
+      v += __shfl_xor_sync(0xffffffffu, v, 1);
+      v += __shfl_xor_sync(0xffffffffu, v, 2);
+      v += __shfl_xor_sync(0xffffffffu, v, 4);
+      acc[m][t] = v;
+    }
+#pragma unroll
+  for (int m = 0; m < 8; ++m) {
+    float v = acc[m][0];
+#pragma unroll
+    for (int t = 1; t < kGemvMaxRows; ++t)
+      v = kq == t ? acc[m][t] : v;
+    w.partial[kq * kTile + w.localColumn + r4 + 4 * m] = v;
+  }
+}
+
+/// out[t, column .. column + 3] = v (+ bias) (+ residual), rounded once.
+template <typename T>
+__device__ __forceinline__ void writeOutput(const GemvParams &p, int t, long long column,
+                                            float4 v) {
+  const T *bias = static_cast<const T *>(p.bias);
+  const T *residual = static_cast<const T *>(p.residual);
+  T *out = static_cast<T *>(p.output);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const long long j = column + e;
+    if (j < p.n) {
+      float r = component(v, e);
+      if (bias)
+        r += toFloat(bias[j]);
+      if (residual)
+        r += toFloat(residual[t * p.n + j]);
+      out[t * p.n + j] = fromFloat<T>(r);
+    }
+  }
+}
+
+/// Sums the k groups' partials of the tile and writes the output, directly
+/// (one split) or through the workspace (module comment of GemvGeometry.h).
+template <typename T, int kWarpsK, int kTile>
+__device__ __forceinline__ void finishTile(const GemvParams &p, const float *shared,
+                                           long long tileColumn, bool emptySplit, int *last) {
+  constexpr int kVectors = kTile / 4;
+  const int rows = p.rows < kGemvMaxRows ? int(p.rows) : kGemvMaxRows;
+  const int total = rows * kVectors;
+  if (gridDim.y == 1) {
+    for (int i = threadIdx.x; i < total; i += kGemvThreads) {
+      const int t = i / kVectors, c = (i % kVectors) * 4;
+      if (tileColumn + c >= p.n)
+        continue;
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int g = 0; g < kWarpsK; ++g) {
+        const float4 s =
+            *reinterpret_cast<const float4 *>(shared + (g * kGemvMaxRows + t) * kTile + c);
+        v.x += s.x, v.y += s.y, v.z += s.z, v.w += s.w;
+      }
+      writeOutput<T>(p, t, tileColumn + c, v);
+    }
+    return;
+  }
+  float *sums = p.workspace + tileColumn * kGemvMaxRows; // [kGemvMaxRows][kTile]
+  if (!emptySplit) {
+    for (int i = threadIdx.x; i < total; i += kGemvThreads) {
+      const int t = i / kVectors, c = (i % kVectors) * 4;
+      if (tileColumn + c >= p.n)
+        continue;
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int g = 0; g < kWarpsK; ++g) {
+        const float4 s =
+            *reinterpret_cast<const float4 *>(shared + (g * kGemvMaxRows + t) * kTile + c);
+        v.x += s.x, v.y += s.y, v.z += s.z, v.w += s.w;
+      }
+      asm volatile(
+          "red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(sums + t * kTile + c),
+          "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+          : "memory");
+    }
+  }
+  // Our adds are visible before the count says so; the last block's reads
+  // come after it saw everyone's count.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *last = atomicAdd(p.counters + blockIdx.x, 1u) == gridDim.y - 1;
+  __syncthreads();
+  if (!*last)
+    return;
+  __threadfence();
+  for (int i = threadIdx.x; i < total; i += kGemvThreads) {
+    const int t = i / kVectors, c = (i % kVectors) * 4;
+    if (tileColumn + c >= p.n)
+      continue;
+    float4 *slot = reinterpret_cast<float4 *>(sums + t * kTile + c);
+    const float4 v = __ldcg(slot);
+    __stcg(slot, make_float4(0.f, 0.f, 0.f, 0.f));
+    writeOutput<T>(p, t, tileColumn + c, v);
+  }
+  if (threadIdx.x == 0)
+    p.counters[blockIdx.x] = 0u;
+}
+
+/// One block: tile blockIdx.x, split blockIdx.y.
+template <typename T, int kTransposed, int kWarpsN>
+__device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, int *last) {
+  constexpr int kWarpColumns = kTransposed ? 32 : 64;
+  constexpr int kTile = kWarpColumns * kWarpsN;
+  constexpr int kWarpsK = kGemvWarps / kWarpsN;
+  constexpr int kStep = sizeof(T) == 2 ? (kTransposed ? 64 : 32) : (kTransposed ? 32 : 16);
+  const long long chunk = gemvSplitChunk(p.k, gridDim.y);
+  const long long kBegin = (long long)blockIdx.y * chunk;
+  const long long kEnd = kBegin + chunk < p.k ? kBegin + chunk : p.k;
+  const long long tileColumn = (long long)blockIdx.x * kTile;
+  const int warp = threadIdx.x >> 5, wn = warp % kWarpsN, wk = warp / kWarpsN;
+  WarpTask task;
+  task.localColumn = wn * kWarpColumns;
+  task.column = tileColumn + task.localColumn;
+  task.partial = shared + wk * kGemvMaxRows * kTile;
+  task.kFirst = kBegin + (long long)wk * kStep;
+  task.kStride = (long long)kWarpsK * kStep;
+  task.kEnd = kEnd;
+  if constexpr (sizeof(T) == 2) {
+    if constexpr (kTransposed)
+      warpMmaNK<T, kTile>(p, task);
+    else
+      warpMmaKN<T, kTile>(p, task);
+  } else {
+    if constexpr (kTransposed)
+      warpFmaNK<kTile>(p, task);
+    else
+      warpFmaKN<kTile>(p, task);
+  }
+  __syncthreads();
+  finishTile<T, kWarpsK, kTile>(p, shared, tileColumn, kBegin >= kEnd, last);
+}
+
+/// The kernel body with warpsN warps side by side along n (1, 2, 4 or 8;
+/// from the grid in infer_gemv). One shared array for all variants.
+template <typename T> __device__ __forceinline__ void gemv(const GemvParams &p, int warpsN) {
+  __shared__ __align__(16) float shared[kSharedFloats];
+  __shared__ int last;
+  if (p.rows <= 0)
+    return;
+  if (p.transposed) {
+    switch (warpsN) {
+    case 1:
+      gemvBlock<T, 1, 1>(p, shared, &last);
+      break;
+    case 2:
+      gemvBlock<T, 1, 2>(p, shared, &last);
+      break;
+    case 4:
+      gemvBlock<T, 1, 4>(p, shared, &last);
+      break;
+    default:
+      gemvBlock<T, 1, 8>(p, shared, &last);
+      break;
+    }
+  } else {
+    switch (warpsN) {
+    case 1:
+      gemvBlock<T, 0, 1>(p, shared, &last);
+      break;
+    case 2:
+      gemvBlock<T, 0, 2>(p, shared, &last);
+      break;
+    case 4:
+      gemvBlock<T, 0, 4>(p, shared, &last);
+      break;
+    default:
+      gemvBlock<T, 0, 8>(p, shared, &last);
+      break;
+    }
+  }
+}
+
+} // namespace gemvimpl
+
+/// grid = gemvGrid(k, n, transposed) (the kernel reads its tiling from it),
+/// block = kGemvThreads, no dynamic shared memory; workspace/counters sized
+/// by gemvWorkspaceFloats/gemvCounters and zeroed once (each launch leaves
+/// them zeroed).
+template <typename T> __global__ void __launch_bounds__(kGemvThreads) infer_gemv(GemvParams p) {
+  gemvimpl::gemv<T>(p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_GEMV_CUH

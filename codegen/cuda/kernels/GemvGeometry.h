@@ -1,0 +1,173 @@
+//===- GemvGeometry.h - launch geometry and workspace of infer_gemv -------===//
+//
+// The grid of infer_gemv<T> and the sizes of its split-k workspace, in one
+// place for the kernel (NVRTC, nvcc) and the runtime (plain g++). No headers
+// beyond KernelParams.h.
+//
+// Output columns are cut into tiles: one block per (tile, k split), grid =
+// (tiles, splits, 1), kGemvThreads threads, chosen by gemvShape(). A block's
+// 8 warps stand warpsN side by side along n (each warp owns 64 columns of a
+// [k, n] weight or 32 rows of an [n, k] one) and 8 / warpsN deep along k,
+// taking turns over the block's k range; their partial sums meet in static
+// shared memory (16 KiB). The kernel recovers warpsN from grid.x
+// (gemvWarpsNOfGrid) and its k range from grid.y (gemvSplitChunk).
+//
+//            n ->   tile 0            tile 1
+//   k   split 0  | w0 w1 w2 w3 |  | w0 w1 w2 w3 |     warpsN = 4: warps 0-3
+//   |            | w4 w5 w6 w7 |  | w4 w5 w6 w7 |     and 4-7 alternate over
+//   v   split 1  | ...         |  | ...         |     32-row steps of the split
+//
+// With one split a block writes its tile of the output directly. With more,
+// each block adds its partial sums into the tile's slice of the workspace
+// (8 x tileColumns floats at column offset * 8, fp32 atomics), then counts
+// itself done in counters[tile]; the block that counts last reads the sums,
+// adds bias and residual, writes the output, and zeroes the slice and the
+// counter again. The grid never depends on rows. The split order of the
+// atomic adds is not fixed, so with more than one split the result may differ
+// between launches in the last bit before the rounding to T.
+//
+// No alignment is required of any pointer or of k and n: 16-byte accesses are
+// used where pointers and row pitches allow, element accesses elsewhere. The
+// workspace must be 16-byte aligned (cudaMalloc's is).
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_GEMVGEOMETRY_H
+#define INFER_CODEGEN_CUDA_KERNELS_GEMVGEOMETRY_H
+
+#include "codegen/cuda/kernels/KernelParams.h"
+
+#if defined(__CUDACC__)
+#define INFER_GEMV_GEOMETRY_FN __host__ __device__ inline
+#else
+#define INFER_GEMV_GEOMETRY_FN inline
+#endif
+
+namespace infer {
+namespace kernels {
+
+/// Threads per block of infer_gemv (8 warps).
+constexpr int kGemvThreads = 256;
+constexpr int kGemvWarps = kGemvThreads / 32;
+
+/// A split's k range is a multiple of this many rows (the last one ends at k).
+constexpr int kGemvSplitRows = 64;
+
+/// Blocks that run at once on the target: 132 multiprocessors of an H200,
+/// 3 blocks of the 16-bit kernels on each (78 registers x 256 threads; the
+/// f32 kernel fits 2). The split policy fills one such wave.
+constexpr int kGemvMultiprocessors = 132;
+constexpr int kGemvBlocksPerMultiprocessor = 3;
+constexpr int kGemvResidentBlocks = kGemvMultiprocessors * kGemvBlocksPerMultiprocessor;
+
+/// The widest tile (columns) any geometry uses; sizes the workspace.
+constexpr int kGemvMaxTileColumns = 512;
+/// The narrowest tile; sizes the counters.
+constexpr int kGemvMinTileColumns = 32;
+
+struct GemvGrid {
+  unsigned x, y, z;
+};
+
+/// Output columns one warp owns: 64 of a [k, n] weight, 32 of an [n, k] one.
+INFER_GEMV_GEOMETRY_FN int gemvWarpColumns(int transposed) { return transposed ? 32 : 64; }
+
+/// Tiles of n with warpsN warps side by side (at least one).
+INFER_GEMV_GEOMETRY_FN long long gemvTiles(long long n, int transposed, int warpsN) {
+  const long long tile = (long long)gemvWarpColumns(transposed) * warpsN;
+  return n > tile ? (n + tile - 1) / tile : 1;
+}
+
+/// Rows of k per split when the grid has `splits` of them: a multiple of
+/// kGemvSplitRows (so a split's steps start 16-byte aligned).
+INFER_GEMV_GEOMETRY_FN long long gemvSplitChunk(long long k, long long splits) {
+  long long chunk = splits > 0 ? (k + splits - 1) / splits : k;
+  return (chunk + kGemvSplitRows - 1) / kGemvSplitRows * kGemvSplitRows;
+}
+
+/// The warps side by side along n that a grid of gridX tiles was made for:
+/// the fewest whose tiles fit in gridX (what gemvGrid() chose). The kernel
+/// reads its geometry from the grid this way, so the policy below is the
+/// host's alone.
+INFER_GEMV_GEOMETRY_FN int gemvWarpsNOfGrid(long long n, int transposed, unsigned gridX) {
+  int warps = 1;
+  while (warps < kGemvWarps && gemvTiles(n, transposed, warps) > (long long)gridX)
+    warps *= 2;
+  return warps;
+}
+
+/// Tile width (warps along n: 1, 2, 4 or 8) and k splits of a launch.
+struct GemvShape {
+  int warpsN;
+  long long splits;
+};
+
+/// The policy, measured on an H200 over the Llama decode shapes (gemv_test's
+/// sweep): the best launches are one wave of kGemvResidentBlocks or a little
+/// less; more, smaller blocks lose to their reductions and a second partial
+/// wave loses most. So among the tilings and split counts (1, 2, 3, 4, 6, 8,
+/// 12, ...; none leaving a split empty) that fit one wave, take those within
+/// 85% of the fullest and of them the fewest splits, then the narrowest
+/// tile. When even the widest tiles alone take more than a wave (huge n),
+/// k is not split and the tiles are the widest of which there are at least
+/// four waves (more waves, smaller tail), else 64 (32) columns.
+INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transposed) {
+  const long long most = k > kGemvSplitRows ? (k + kGemvSplitRows - 1) / kGemvSplitRows : 1;
+  long long fullest = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (long long p = 1; p <= most; p *= 2) {
+      for (int third = 0; third < 2; ++third) {
+        const long long splits = third ? p + p / 2 : p;
+        if ((third && p < 2) || splits > most)
+          continue;
+        if (splits > 1 && gemvSplitChunk(k, splits) * (splits - 1) >= k)
+          continue; // the last split would be empty
+        for (int warps = 1; warps <= kGemvWarps; warps *= 2) {
+          const long long blocks = gemvTiles(n, transposed, warps) * splits;
+          if (blocks > kGemvResidentBlocks)
+            continue;
+          if (pass == 0 && blocks > fullest)
+            fullest = blocks;
+          if (pass == 1 && blocks * 20 >= fullest * 17) {
+            GemvShape shape = {warps, splits};
+            return shape;
+          }
+        }
+      }
+    }
+    if (fullest == 0)
+      break;
+  }
+  int warps = kGemvWarps;
+  while (warps > 1 && gemvTiles(n, transposed, warps) < 4LL * kGemvResidentBlocks)
+    warps /= 2;
+  GemvShape shape = {warps, 1};
+  return shape;
+}
+
+/// The grid of infer_gemv<T> for any T and rows: (tiles, splits, 1); block =
+/// kGemvThreads, no dynamic shared memory.
+INFER_GEMV_GEOMETRY_FN GemvGrid gemvGrid(long long k, long long n, int transposed) {
+  const GemvShape shape = gemvShape(k, n, transposed);
+  GemvGrid grid = {unsigned(gemvTiles(n, transposed, shape.warpsN)), unsigned(shape.splits), 1u};
+  return grid;
+}
+
+/// fp32 workspace for every launch with n <= maxN (zeroed once by the
+/// runtime): kGemvMaxRows rows of every tile's columns.
+INFER_GEMV_GEOMETRY_FN long long gemvWorkspaceFloats(long long maxN) {
+  return (long long)kGemvMaxRows *
+         ((maxN + kGemvMaxTileColumns - 1) / kGemvMaxTileColumns * kGemvMaxTileColumns);
+}
+
+/// Counters (unsigned int, zeroed once by the runtime) for every launch with
+/// n <= maxN: one per tile.
+INFER_GEMV_GEOMETRY_FN long long gemvCounters(long long maxN) {
+  return (maxN + kGemvMinTileColumns - 1) / kGemvMinTileColumns;
+}
+
+} // namespace kernels
+} // namespace infer
+
+#undef INFER_GEMV_GEOMETRY_FN
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_GEMVGEOMETRY_H

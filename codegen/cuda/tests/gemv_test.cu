@@ -1,0 +1,558 @@
+//===- gemv_test.cu - infer_gemv against a double reference, and its speed ===//
+//
+// Runs infer_gemv<T> for f32, bf16 and f16, W [k, n] and [n, k], rows 1..8,
+// with and without bias and residual, over odd and round shapes (k = 3,
+// n = 5 up to k = 2048, n = 2560), with every operand 16-byte aligned and
+// with every operand one element off. Each case runs twice in a row (the
+// second launch must find the split-k workspace and counters zeroed again),
+// and after each shape the whole workspace and all counters must read zero.
+// Every tile width and a range of k splits (including empty splits) run
+// through the same kernel body as well. The reference sums in double over
+// the same rounded inputs; the error is relative to the largest output.
+// Outputs start as NaN, rows past `rows` must stay so, and a guard after the
+// output must stay intact.
+//
+// Then times bf16 at rows 1 and 8 on the decode GEMMs of TinyLlama-1.1B and
+// Llama-3-8B and their tied LM heads (not asserted): gemvGrid()'s geometry
+// per launch over 200 eager launches and inside a graph of 50, as GB/s of
+// weight bytes, beside a device-to-device copy. Weights rotate over at least
+// two copies totalling >= 768 MB (at most 64 copies) so that L2 (60 MB) does
+// not serve them. Options for manual runs: --small (no large shapes, e.g.
+// under compute-sanitizer), --no-timing, --sweep (the tile width x split
+// sweep gemvShape()'s policy was chosen from).
+//
+//   nvcc -std=c++17 -O2 -arch=sm_90a -I<repo> -o gemv_test
+//       codegen/cuda/tests/gemv_test.cu
+//
+// Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/cuda/kernels/Gemv.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace infer {
+namespace kernels {
+template __global__ void infer_gemv<float>(GemvParams);
+template __global__ void infer_gemv<__nv_bfloat16>(GemvParams);
+template __global__ void infer_gemv<__half>(GemvParams);
+} // namespace kernels
+} // namespace infer
+
+namespace {
+
+using namespace infer::kernels;
+using bf16 = __nv_bfloat16;
+using i64 = long long;
+
+#define CUDA_CHECK(expr)                                                                           \
+  do {                                                                                             \
+    cudaError_t status_ = (expr);                                                                  \
+    if (status_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,                    \
+                   cudaGetErrorString(status_));                                                   \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+/// The kernel body with the tile width forced (infer_gemv takes it from the
+/// grid); the grid's y is the number of splits.
+template <typename T>
+__global__ void __launch_bounds__(kGemvThreads) gemvForced(GemvParams p, int warpsN) {
+  gemvimpl::gemv<T>(p, warpsN);
+}
+
+template <typename T> struct TypeInfo;
+template <> struct TypeInfo<float> {
+  static constexpr const char *name = "f32";
+  static constexpr double tolerance = 1e-5;
+  static float from(double x) { return float(x); }
+  static double value(float x) { return x; }
+};
+template <> struct TypeInfo<bf16> {
+  static constexpr const char *name = "bf16";
+  static constexpr double tolerance = 1e-2;
+  static bf16 from(double x) { return __float2bfloat16_rn(float(x)); }
+  static double value(bf16 x) { return __bfloat162float(x); }
+};
+template <> struct TypeInfo<__half> {
+  static constexpr const char *name = "f16";
+  static constexpr double tolerance = 2e-3;
+  static __half from(double x) { return __float2half_rn(float(x)); }
+  static double value(__half x) { return __half2float(x); }
+};
+
+/// The workspace and counters every launch shares, sized for the largest n.
+constexpr i64 kMaxN = 128256;
+float *gWorkspace = nullptr;
+unsigned *gCounters = nullptr;
+int gFailures = 0;
+
+/// warpsN 0: infer_gemv with gemvGrid(); else gemvForced with that tile
+/// width and `splits` splits.
+template <typename T>
+void launch(const GemvParams &p, int warpsN = 0, unsigned splits = 1, cudaStream_t stream = 0) {
+  if (warpsN == 0) {
+    const GemvGrid g = gemvGrid(p.k, p.n, p.transposed);
+    infer_gemv<T><<<dim3(g.x, g.y, g.z), kGemvThreads, 0, stream>>>(p);
+  } else {
+    const i64 tile = i64(gemvWarpColumns(p.transposed)) * warpsN;
+    const dim3 grid(unsigned((p.n + tile - 1) / tile), splits, 1);
+    gemvForced<T><<<grid, kGemvThreads, 0, stream>>>(p, warpsN);
+  }
+  CUDA_CHECK(cudaGetLastError());
+}
+
+/// True when the whole workspace and every counter read zero.
+bool workspaceClean() {
+  std::vector<float> ws(size_t(gemvWorkspaceFloats(kMaxN)));
+  std::vector<unsigned> counters(size_t(gemvCounters(kMaxN)));
+  CUDA_CHECK(cudaMemcpy(ws.data(), gWorkspace, ws.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(counters.data(), gCounters, counters.size() * sizeof(unsigned),
+                        cudaMemcpyDeviceToHost));
+  return std::all_of(ws.begin(), ws.end(), [](float v) { return v == 0.f; }) &&
+         std::all_of(counters.begin(), counters.end(), [](unsigned v) { return v == 0u; });
+}
+
+/// Device copy of host values, `offset` elements into its allocation.
+template <typename T> struct DeviceArray {
+  void *base = nullptr;
+  T *data = nullptr;
+  DeviceArray(const std::vector<T> &host, int offset) {
+    CUDA_CHECK(cudaMalloc(&base, (host.size() + 1) * sizeof(T)));
+    data = static_cast<T *>(base) + offset;
+    CUDA_CHECK(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~DeviceArray() { (void)cudaFree(base); } // nothing to do about a failed free in a test
+};
+
+std::mt19937_64 rng(20261130);
+
+/// n values uniform in [-1, 1), rounded to T; `values` gets them as double.
+template <typename T> std::vector<T> randomValues(size_t n, std::vector<double> &values) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> host(n);
+  values.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = TypeInfo<T>::from(dist(rng));
+    values[i] = TypeInfo<T>::value(host[i]);
+  }
+  return host;
+}
+
+/// One shape, type, layout and alignment: operands on the device, the
+/// reference products, and the output buffer (kMaxRows x n, then a guard).
+template <typename T> class ShapeCases {
+public:
+  ShapeCases(i64 k, i64 n, int transposed, bool misaligned)
+      : k_(k), n_(n), transposed_(transposed), offset_(misaligned ? 1 : 0) {
+    std::vector<double> x, w;
+    hostX_ = randomValues<T>(size_t(kGemvMaxRows * k), x);
+    hostW_ = randomValues<T>(size_t(k * n), w);
+    hostBias_ = randomValues<T>(size_t(n), bias_);
+    hostResidual_ = randomValues<T>(size_t(kGemvMaxRows * n), residual_);
+    dot_.assign(size_t(kGemvMaxRows * n), 0.0);
+    for (i64 t = 0; t < kGemvMaxRows; ++t)
+      for (i64 kk = 0; kk < k; ++kk) {
+        const double xv = x[size_t(t * k + kk)];
+        double *row = &dot_[size_t(t * n)];
+        for (i64 j = 0; j < n; ++j)
+          row[j] += xv * w[size_t(transposed ? j * k + kk : kk * n + j)];
+      }
+    input_ = new DeviceArray<T>(hostX_, offset_);
+    weight_ = new DeviceArray<T>(hostW_, offset_);
+    biasDevice_ = new DeviceArray<T>(hostBias_, offset_);
+    residualDevice_ = new DeviceArray<T>(hostResidual_, offset_);
+    outputBytes_ = size_t(kGemvMaxRows * n) * sizeof(T);
+    CUDA_CHECK(cudaMalloc(&outputBase_, outputBytes_ + sizeof(T) + kGuard));
+    output_ = static_cast<T *>(outputBase_) + offset_;
+  }
+  ~ShapeCases() {
+    delete input_;
+    delete weight_;
+    delete biasDevice_;
+    delete residualDevice_;
+    (void)cudaFree(outputBase_);
+  }
+
+  /// Runs one case twice; returns false (and reports) on a mismatch.
+  bool run(int rows, bool useBias, bool useResidual, int warpsN = 0, unsigned splits = 1) {
+    GemvParams p{};
+    p.input = input_->data;
+    p.weight = weight_->data;
+    p.bias = useBias ? biasDevice_->data : nullptr;
+    p.residual = useResidual ? residualDevice_->data : nullptr;
+    p.output = output_;
+    p.workspace = gWorkspace;
+    p.counters = gCounters;
+    p.rows = rows;
+    p.k = k_;
+    p.n = n_;
+    p.transposed = transposed_;
+    ++cases_;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      CUDA_CHECK(cudaMemset(outputBase_, 0xff, outputBytes_ + sizeof(T) + kGuard));
+      launch<T>(p, warpsN, splits);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<unsigned char> raw(outputBytes_ + kGuard);
+      CUDA_CHECK(cudaMemcpy(raw.data(), output_, raw.size(), cudaMemcpyDeviceToHost));
+      const size_t written = size_t(rows * n_) * sizeof(T);
+      const bool untouched = std::all_of(raw.begin() + long(written), raw.end(),
+                                         [](unsigned char c) { return c == 0xff; });
+      double maxRef = 0, maxErr = 0;
+      for (i64 t = 0; t < rows; ++t)
+        for (i64 j = 0; j < n_; ++j) {
+          double ref = dot_[size_t(t * n_ + j)];
+          if (useBias)
+            ref += bias_[size_t(j)];
+          if (useResidual)
+            ref += residual_[size_t(t * n_ + j)];
+          ref = TypeInfo<T>::value(TypeInfo<T>::from(ref));
+          T got;
+          std::memcpy(&got, raw.data() + size_t(t * n_ + j) * sizeof(T), sizeof(T));
+          const double d = std::fabs(TypeInfo<T>::value(got) - ref);
+          maxRef = std::max(maxRef, std::fabs(ref));
+          maxErr = std::max(maxErr, std::isnan(d) ? INFINITY : d);
+        }
+      const double error = maxErr / std::max(maxRef, 1e-30);
+      worst_ = std::max(worst_, error);
+      if (!untouched || !(error <= TypeInfo<T>::tolerance)) {
+        std::printf("FAIL %s: rows %d bias %d residual %d warpsN %d splits %u run %d: "
+                    "max_err %.3e (tol %.0e)%s\n",
+                    label().c_str(), rows, int(useBias), int(useResidual), warpsN, splits,
+                    attempt + 1, error, TypeInfo<T>::tolerance,
+                    untouched ? "" : " [wrote past rows * n]");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::string label() const {
+    char text[128];
+    std::snprintf(text, sizeof(text), "%s %s k=%lld n=%lld%s", TypeInfo<T>::name,
+                  transposed_ ? "[n,k]" : "[k,n]", k_, n_, offset_ ? " misaligned" : "");
+    return text;
+  }
+  int cases() const { return cases_; }
+  double worst() const { return worst_; }
+
+private:
+  static constexpr size_t kGuard = 64;
+  i64 k_, n_;
+  int transposed_, offset_;
+  std::vector<T> hostX_, hostW_, hostBias_, hostResidual_;
+  std::vector<double> bias_, residual_, dot_;
+  DeviceArray<T> *input_ = nullptr, *weight_ = nullptr, *biasDevice_ = nullptr,
+                 *residualDevice_ = nullptr;
+  void *outputBase_ = nullptr;
+  T *output_ = nullptr;
+  size_t outputBytes_ = 0;
+  int cases_ = 0;
+  double worst_ = 0;
+};
+
+template <typename T> void testShape(i64 k, i64 n, int transposed, bool misaligned) {
+  ShapeCases<T> cases(k, n, transposed, misaligned);
+  int failed = 0;
+  const bool large = k * n > 1000000;
+  // The geometry of gemvGrid(): every row count, bias and residual.
+  for (int rows = 1; rows <= kGemvMaxRows; ++rows)
+    for (int combo = 0; combo < 4; ++combo) {
+      if (large && combo != rows % 4)
+        continue;
+      failed += cases.run(rows, combo & 1, combo & 2) ? 0 : 1;
+    }
+  // Every tile width with one split, a few, and more than k has chunks for
+  // (the last ones empty).
+  const i64 chunks = std::max<i64>(1, (k + kGemvSplitRows - 1) / kGemvSplitRows);
+  std::vector<unsigned> splits = {1u, 2u, 5u, unsigned(chunks + 1)};
+  std::sort(splits.begin(), splits.end());
+  splits.erase(std::unique(splits.begin(), splits.end()), splits.end());
+  for (int warpsN : {1, 2, 4, 8})
+    for (unsigned s : splits)
+      for (int rows : {3, 8}) {
+        if (large && rows == 3)
+          continue;
+        failed += cases.run(rows, true, true, warpsN, s) ? 0 : 1;
+      }
+  const bool clean = workspaceClean();
+  if (!clean) {
+    std::printf("FAIL %s: workspace or counters not zero afterwards\n", cases.label().c_str());
+    ++failed;
+  }
+  std::printf("%s %-40s %3d cases x2, max_err %.3e (tol %.0e)\n", failed ? "FAIL" : "PASS",
+              cases.label().c_str(), cases.cases(), cases.worst(), TypeInfo<T>::tolerance);
+  gFailures += failed;
+}
+
+/// small: only shapes up to about 1M weights (for runs under compute-sanitizer).
+template <typename T> void testType(bool small) {
+  const i64 shapes[][2] = {{3, 5}, {100, 37}, {64, 64}, {333, 512}, {1234, 777}, {2048, 2560}};
+  for (int transposed : {0, 1})
+    for (const auto &s : shapes)
+      for (bool misaligned : {false, true})
+        if (!small || s[0] * s[1] <= 1000000)
+          testShape<T>(s[0], s[1], transposed, misaligned);
+}
+
+//===----------------------------------------------------------------------===//
+// Timing
+//===----------------------------------------------------------------------===//
+
+__global__ void fillRandom(bf16 *p, i64 count, unsigned seed) {
+  for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < count;
+       i += i64(gridDim.x) * blockDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ seed;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    p[i] = __float2bfloat16_rn(float(int(h & 0xffff) - 32768) / 32768.f);
+  }
+}
+
+/// The weights of one timed shape, in copies that rotate.
+struct TimedWeights {
+  std::vector<bf16 *> copies;
+  bf16 *input = nullptr, *output = nullptr;
+  i64 k, n;
+  TimedWeights(i64 k_, i64 n_) : k(k_), n(n_) {
+    const double bytes = double(k) * double(n) * sizeof(bf16);
+    const int count = int(std::min(64.0, std::max(2.0, std::ceil(768e6 / bytes))));
+    for (int i = 0; i < count; ++i) {
+      bf16 *p = nullptr;
+      CUDA_CHECK(cudaMalloc(&p, size_t(k * n) * sizeof(bf16)));
+      fillRandom<<<1024, 256>>>(p, k * n, unsigned(i) * 7919u + 1u);
+      CUDA_CHECK(cudaGetLastError());
+      copies.push_back(p);
+    }
+    CUDA_CHECK(cudaMalloc(&input, size_t(kGemvMaxRows * k) * sizeof(bf16)));
+    fillRandom<<<64, 256>>>(input, kGemvMaxRows * k, 12345u);
+    CUDA_CHECK(cudaMalloc(&output, size_t(kGemvMaxRows * n) * sizeof(bf16)));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  ~TimedWeights() {
+    for (bf16 *p : copies)
+      (void)cudaFree(p);
+    (void)cudaFree(input);
+    (void)cudaFree(output);
+  }
+  GemvParams params(int i, int rows, int transposed) const {
+    GemvParams p{};
+    p.input = input;
+    p.weight = copies[size_t(i) % copies.size()];
+    p.output = output;
+    p.workspace = gWorkspace;
+    p.counters = gCounters;
+    p.rows = rows;
+    p.k = k;
+    p.n = n;
+    p.transposed = transposed;
+    return p;
+  }
+};
+
+/// Milliseconds per launch inside a graph of `perGraph` launches replayed
+/// `replays` times.
+double graphMs(const TimedWeights &w, int rows, int transposed, int warpsN, unsigned splits,
+               int perGraph, int replays) {
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < perGraph; ++i)
+    launch<bf16>(w.params(i, rows, transposed), warpsN, splits, stream);
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int r = 0; r < replays; ++r)
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  return double(ms) / (perGraph * replays);
+}
+
+/// Milliseconds per launch over `reps` eager launches on the legacy stream.
+double eagerMs(const TimedWeights &w, int rows, int transposed, int warpsN, unsigned splits,
+               int reps) {
+  for (int i = 0; i < 3; ++i)
+    launch<bf16>(w.params(i, rows, transposed), warpsN, splits);
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start));
+  for (int i = 0; i < reps; ++i)
+    launch<bf16>(w.params(i, rows, transposed), warpsN, splits);
+  CUDA_CHECK(cudaEventRecord(stop));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return double(ms) / reps;
+}
+
+/// Prints the sweep of tile widths and split counts (inside graphs, what
+/// decode replays) that gemvShape()'s policy was chosen from.
+void sweepShape(const TimedWeights &w, int rows, int transposed, const char *model) {
+  const i64 k = w.k, n = w.n;
+  const double bytes = double(k) * double(n) * sizeof(bf16);
+  const i64 chunks = std::max<i64>(1, (k + kGemvSplitRows - 1) / kGemvSplitRows);
+  std::string sweep;
+  for (int warpsN : {1, 2, 4, 8})
+    for (unsigned s : {1u, 2u, 3u, 4u, 6u, 8u, 12u, 16u, 24u, 32u, 48u, 64u, 96u, 128u}) {
+      // Splits that leave a chunk empty are the same as fewer.
+      if (s > unsigned(chunks) || (s > 1 && gemvSplitChunk(k, s) * (s - 1) >= k))
+        continue;
+      const double ms = graphMs(w, rows, transposed, warpsN, s, 30, 2);
+      char item[64];
+      std::snprintf(item, sizeof(item), " %d/%u:%.0f", warpsN, s, bytes / ms / 1e6);
+      sweep += item;
+    }
+  std::printf("sweep %s %s k=%lld n=%lld rows=%d (warpsN/splits:GB/s):%s\n", model,
+              transposed ? "[n,k]" : "[k,n]", k, n, rows, sweep.c_str());
+}
+
+void timeShape(i64 k, i64 n, int transposed, const char *model, bool sweep) {
+  TimedWeights w(k, n);
+  const double bytes = double(k) * double(n) * sizeof(bf16);
+  const GemvGrid grid = gemvGrid(k, n, transposed);
+  const int warpsN = gemvShape(k, n, transposed).warpsN;
+  for (int rows : {1, 8}) {
+    if (sweep)
+      sweepShape(w, rows, transposed, model);
+    const double eager = eagerMs(w, rows, transposed, 0, 1, 200);
+    const double graph = graphMs(w, rows, transposed, 0, 1, 50, 4);
+    std::printf("time  %-10s %s k=%5lld n=%6lld rows=%d grid %4ux%-3u (warpsN %d): eager %7.2f us "
+                "%5.0f GB/s, graph %7.2f us %5.0f GB/s\n",
+                model, transposed ? "[n,k]" : "[k,n]", k, n, rows, grid.x, grid.y, warpsN,
+                eager * 1e3, bytes / eager / 1e6, graph * 1e3, bytes / graph / 1e6);
+    std::fflush(stdout);
+  }
+}
+
+/// Device-to-device copy rate (bytes read + written), the practical ceiling.
+void timeCopy() {
+  const size_t bytes = size_t(1) << 30;
+  void *a = nullptr, *b = nullptr;
+  CUDA_CHECK(cudaMalloc(&a, bytes));
+  CUDA_CHECK(cudaMalloc(&b, bytes));
+  CUDA_CHECK(cudaMemset(a, 1, bytes));
+  CUDA_CHECK(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start));
+  for (int i = 0; i < 10; ++i)
+    CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
+  CUDA_CHECK(cudaEventRecord(stop));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  std::printf("device-to-device copy: %.0f GB/s (read + write)\n", 2.0 * bytes * 10 / ms / 1e6);
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  (void)cudaFree(a);
+  (void)cudaFree(b);
+}
+
+} // namespace
+
+/// Options (none in CTest): --probe stops after finding the device, --small
+/// skips the large shapes, --no-timing skips the timing, --sweep adds the
+/// tuning sweep to it.
+int main(int argc, char **argv) {
+  bool probe = false, small = false, timing = true, sweep = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--probe"))
+      probe = true;
+    else if (!std::strcmp(argv[i], "--small"))
+      small = true;
+    else if (!std::strcmp(argv[i], "--no-timing"))
+      timing = false;
+    else if (!std::strcmp(argv[i], "--sweep"))
+      sweep = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--probe] [--small] [--no-timing] [--sweep]\n", argv[0]);
+      return 2;
+    }
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  if (probe)
+    return 0;
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount);
+  for (auto kernel : {infer_gemv<float>, infer_gemv<bf16>, infer_gemv<__half>}) {
+    cudaFuncAttributes attributes;
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    int blocks = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kGemvThreads, 0));
+    std::printf("infer_gemv: %d registers, %zu bytes static shared, %d blocks per SM\n",
+                attributes.numRegs, attributes.sharedSizeBytes, blocks);
+  }
+  CUDA_CHECK(cudaMalloc(&gWorkspace, size_t(gemvWorkspaceFloats(kMaxN)) * sizeof(float)));
+  CUDA_CHECK(cudaMemset(gWorkspace, 0, size_t(gemvWorkspaceFloats(kMaxN)) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&gCounters, size_t(gemvCounters(kMaxN)) * sizeof(unsigned)));
+  CUDA_CHECK(cudaMemset(gCounters, 0, size_t(gemvCounters(kMaxN)) * sizeof(unsigned)));
+
+  testType<float>(small);
+  testType<bf16>(small);
+  testType<__half>(small);
+  std::printf("%s: %d failed\n", gFailures ? "FAILED" : "correctness OK", gFailures);
+  std::fflush(stdout);
+  if (!timing) {
+    (void)cudaFree(gWorkspace);
+    (void)cudaFree(gCounters);
+    return gFailures ? 1 : 0;
+  }
+
+  timeCopy();
+  struct Shape {
+    i64 k, n;
+    int transposed;
+    const char *model;
+  };
+  const Shape shapes[] = {{2048, 2560, 0, "tinyllama"},  {2048, 2048, 0, "tinyllama"},
+                          {2048, 11264, 0, "tinyllama"}, {5632, 2048, 0, "tinyllama"},
+                          {2048, 32000, 0, "tinyllama"}, {4096, 6144, 0, "llama3-8b"},
+                          {4096, 4096, 0, "llama3-8b"},  {4096, 28672, 0, "llama3-8b"},
+                          {14336, 4096, 0, "llama3-8b"}, {4096, 128256, 0, "llama3-8b"},
+                          {2048, 32000, 1, "tied-head"}, {4096, 128256, 1, "tied-head"}};
+  for (const Shape &s : shapes)
+    timeShape(s.k, s.n, s.transposed, s.model, sweep);
+  if (!workspaceClean()) {
+    std::printf("FAIL: workspace or counters not zero after the timing runs\n");
+    ++gFailures;
+  }
+  (void)cudaFree(gWorkspace);
+  (void)cudaFree(gCounters);
+  std::printf("%s: %d failed\n", gFailures ? "FAILED" : "OK", gFailures);
+  return gFailures ? 1 : 0;
+}
