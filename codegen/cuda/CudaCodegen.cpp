@@ -84,6 +84,63 @@ private:
                ? attribute->int_value()
                : fallback;
   }
+  /// Whether launch index - 1 (an rms_norm over rows of k, or a gated
+  /// activation of k features, in type `type`) writes GEMM `index`'s input and
+  /// nothing else reads that buffer: then the GEMV computes it on the fly.
+  bool foldsIntoGemv(int index, int64_t k, art::ElementType type) const {
+    if (index == 0)
+      return false;
+    const art::Launch &gemm = launch(index), &previous = launch(index - 1);
+    bool norm = previous.kind() == art::Launch::RMS_NORM;
+    if (!norm && previous.kind() != art::Launch::GATED_ACTIVATION)
+      return false;
+    if (previous.outputs_size() != 1 || intAttr(previous, "features", 0) != k ||
+        outputType(previous) != type)
+      return false;
+    if (norm && (typesOf(previous, "weight").size() != 1 || typesOf(previous, "weight")[0] != type))
+      return false;
+    uint32_t folded = previous.outputs(0);
+    const art::Operand *input = nullptr;
+    for (const art::Operand &operand : gemm.operands())
+      if (operand.role() == "input")
+        input = &operand;
+    if (!input || input->ref().target_case() != art::Ref::kBuffer || input->ref().buffer() != folded)
+      return false;
+    for (int i = 0; i < program_->launches_size(); ++i)
+      for (const art::Operand &operand : program_->launches(i).operands())
+        if (i != index && operand.ref().target_case() == art::Ref::kBuffer &&
+            operand.ref().buffer() == folded)
+          return false;
+    for (const auto *bindings : {&program_->inputs(), &program_->outputs()})
+      for (const art::Binding &binding : *bindings)
+        if (binding.buffer() == folded)
+          return false;
+    // The GEMV then reads the folded launch's inputs while it writes its
+    // output: the planner may have put them in the same memory (their
+    // lifetimes did not overlap), so they must be apart for every T the GEMV
+    // runs at.
+    if (gemm.outputs_size() != 1)
+      return false;
+    for (const art::Operand &operand : previous.operands())
+      if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
+                                        !apartForEveryT(operand.ref().buffer(), gemm.outputs(0))))
+        return false;
+    return true;
+  }
+  /// Whether buffers a and b occupy disjoint bytes for every T in [1,
+  /// kGemvMaxRows] (offsets and sizes are affine in T: the same order at both
+  /// ends).
+  bool apartForEveryT(uint32_t a, uint32_t b) const {
+    if (a >= uint32_t(program_->buffers_size()) || b >= uint32_t(program_->buffers_size()))
+      return false;
+    const art::Buffer &x = program_->buffers(int(a)), &y = program_->buffers(int(b));
+    auto at = [](const art::Affine &value, int64_t tokens) { return value.a() * tokens + value.b(); };
+    auto before = [&](const art::Buffer &first, const art::Buffer &second, int64_t tokens) {
+      return at(first.offset(), tokens) + at(first.size(), tokens) <= at(second.offset(), tokens);
+    };
+    int64_t last = kernels::kGemvMaxRows;
+    return (before(x, y, 1) && before(x, y, last)) || (before(y, x, 1) && before(y, x, last));
+  }
   /// grid.x for one block per row of `rowElements` of the launch's output.
   StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;
   /// Registers `expression` (a template instantiation) and returns its slot.
@@ -201,6 +258,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.y);
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.z);
       gemv.set_block_x(kernels::kGemvThreads);
+      gemv.set_fuses_previous(foldsIntoGemv(index, k, out));
       *cuda.mutable_gemv() = std::move(gemv);
     }
     break;

@@ -36,6 +36,18 @@ std::string kindName(art::Launch::Kind kind) {
 
 void *pointer(CUdeviceptr address) { return reinterpret_cast<void *>(address); }
 
+/// The step sizes a launch was resolved with.
+exec::BoundInputs sizesOf(const exec::LaunchArgs &args) {
+  exec::BoundInputs sizes;
+  sizes.batch = args.batch;
+  sizes.seq = args.seq;
+  sizes.tokens = args.tokens;
+  sizes.sequences = args.sequences;
+  sizes.maxNewTokens = args.maxNewTokens;
+  sizes.logitRows = args.logitRows;
+  return sizes;
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(const art::ArtifactReader &reader) {
@@ -473,15 +485,24 @@ Status CudaBackend::allocateGemvWorkspace() {
   return okStatus();
 }
 
+bool CudaBackend::runsAsGemv(const LoadedProgram &loaded, int index, int64_t tokens) const {
+  return useGemv_ && loaded.launches->Get(index).has_gemv() && loaded.gemvs[size_t(index)] &&
+         tokens <= kernels::kGemvMaxRows;
+}
+
 Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                            const StepContext *step) {
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
   if (cuda.runner() == art::CudaLaunch::CUBLASLT) {
-    if (useGemv_ && cuda.has_gemv() && loaded.gemvs[size_t(index)] &&
-        args.tokens <= kernels::kGemvMaxRows) {
+    if (runsAsGemv(loaded, index, args.tokens)) {
+      exec::LaunchArgs folded;
+      bool fuses = cuda.gemv().fuses_previous();
+      if (fuses)
+        folded = resolve(loaded, index - 1, sizesOf(args));
       ASSIGN_OR_RETURN(PackedParams params,
                        packGemvParams(args, reinterpret_cast<float *>(gemvWorkspace_),
-                                      reinterpret_cast<unsigned int *>(gemvCounters_)));
+                                      reinterpret_cast<unsigned int *>(gemvCounters_),
+                                      fuses ? &folded : nullptr));
       return launchKernel(cuda.gemv(), loaded.gemvs[size_t(index)], args, params);
     }
     return gemm_->run(args, stream_);
@@ -505,7 +526,13 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&after, CU_EVENT_DEFAULT));
   }
   Status status = okStatus();
-  for (int i = 0; i < loaded.program->launches_size() && status.ok(); ++i) {
+  int count = loaded.program->launches_size();
+  for (int i = 0; i < count && status.ok(); ++i) {
+    // Folded into the next launch's GEMV (CudaLaunch.fuses_previous).
+    if (i + 1 < count && loaded.launches->Get(i + 1).gemv().fuses_previous() &&
+        !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1)) &&
+        runsAsGemv(loaded, i + 1, step.tokens))
+      continue;
     exec::LaunchArgs args = resolve(loaded, i, step);
     if (perKind)
       api_->cuEventRecord(before, stream_);

@@ -163,6 +163,8 @@ private:
   /// The split-KV decode attention's partials and counters (same contract).
   CUdeviceptr kvDecodeWorkspace_ = 0, kvDecodeCounters_ = 0;
   Status allocateGemvWorkspace();
+  /// Whether GEMM launch `index` runs as the GEMV kernel at this T.
+  bool runsAsGemv(const LoadedProgram &loaded, int index, int64_t tokens) const;
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };

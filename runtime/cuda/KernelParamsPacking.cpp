@@ -349,7 +349,7 @@ StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
 } // namespace
 
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
-                                      unsigned int *counters) {
+                                      unsigned int *counters, const exec::LaunchArgs *folded) {
   ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
   ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
@@ -374,6 +374,36 @@ StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *works
   p.k = k;
   p.n = n;
   p.transposed = args.boolAttr("transpose_weight", false) ? 1 : 0;
+  p.inputRowStride = k;
+  if (folded) {
+    // The GEMM's input is the folded launch's output; read its inputs instead.
+    if (folded->launch->kind() == art::Launch::RMS_NORM) {
+      ASSIGN_OR_RETURN(PackedParams bytes, rmsNorm(*folded));
+      k::RmsNormParams norm;
+      std::memcpy(&norm, bytes.bytes.data(), sizeof norm);
+      if (norm.features != k || norm.rows != args.tokens)
+        return folded->error("is not an rms_norm over the GEMM's input rows");
+      p.prologue = 1;
+      p.input = norm.input;
+      p.normWeight = norm.weight;
+      p.normEpsilon = norm.epsilon;
+      p.normWeightOffset = norm.weightOffset;
+    } else if (folded->launch->kind() == art::Launch::GATED_ACTIVATION) {
+      ASSIGN_OR_RETURN(PackedParams bytes, gatedActivation(*folded));
+      k::GatedActivationParams gated;
+      std::memcpy(&gated, bytes.bytes.data(), sizeof gated);
+      if (gated.features != k || gated.tokens != args.tokens)
+        return folded->error("is not a gated activation of the GEMM's input rows");
+      p.prologue = 2;
+      p.activation = gated.activation;
+      p.input = gated.gate;
+      p.up = gated.up;
+      p.inputRowStride = gated.gateRowStride;
+      p.upRowStride = gated.upRowStride;
+    } else {
+      return folded->error("cannot be folded into a GEMV");
+    }
+  }
   return pack(p);
 }
 

@@ -31,9 +31,11 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,
                                         const StepContext *step = nullptr);
 
 /// A GEMM launch's GemvParams (the small-T kernel), with the backend's
-/// shared workspace and counters.
+/// shared workspace and counters; `folded`: the rms_norm or gated activation
+/// launch before it, computed inside the GEMV (CudaLaunch.fuses_previous).
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
-                                      unsigned int *counters);
+                                      unsigned int *counters,
+                                      const exec::LaunchArgs *folded = nullptr);
 
 } // namespace infer::cuda
 

@@ -64,6 +64,17 @@ __device__ __forceinline__ float blockSum(float x, float *scratch) {
   return warpSum(x);
 }
 
+/// Activation 0 silu, 1 gelu (erf), 2 gelu_tanh, with accurate libm calls
+/// (the gated activation and the GEMV's fused prologue).
+template <int Activation> __device__ __forceinline__ float activate(float x);
+template <> __device__ __forceinline__ float activate<0>(float x) { return x / (1.f + expf(-x)); }
+template <> __device__ __forceinline__ float activate<1>(float x) {
+  return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+}
+template <> __device__ __forceinline__ float activate<2>(float x) {
+  return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
 } // namespace kernels
 } // namespace infer
 

@@ -96,6 +96,63 @@ __device__ __forceinline__ U32 word(const uint4 &v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+/// Element e of 16 bytes of T as float.
+template <typename T> __device__ __forceinline__ float elementOf(const uint4 &v, int e) {
+  const U32 w = word(v, sizeof(T) == 4 ? e : e >> 1);
+  if constexpr (sizeof(T) == 4) {
+    return __uint_as_float(w);
+  } else {
+    const unsigned short bits = (unsigned short)(w >> (16 * (e & 1)));
+    return toFloat(*reinterpret_cast<const T *>(&bits));
+  }
+}
+
+/// 16 bytes of T from kN floats, each rounded to T.
+template <typename T> __device__ __forceinline__ uint4 packElements(const float *values) {
+  U32 w[4] = {0u, 0u, 0u, 0u};
+  if constexpr (sizeof(T) == 4) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      w[e] = __float_as_uint(values[e]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const T rounded = fromFloat<T>(values[e]);
+      w[e >> 1] |= U32(*reinterpret_cast<const unsigned short *>(&rounded)) << (16 * (e & 1));
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// 16 bytes of input row t from k index kk (the first `valid` elements, zeros
+/// after), through the fused prologue (GemvParams::prologue); rowScale[t] is
+/// row t's 1 / rms for the rms_norm prologue.
+template <typename T>
+__device__ __forceinline__ uint4 loadInput(const GemvParams &p, const float *rowScale, int t,
+                                           long long kk, long long valid) {
+  const T *input = static_cast<const T *>(p.input);
+  if (p.prologue == 0)
+    return loadChecked(input + t * p.k + kk, valid);
+  constexpr int kN = int(16 / sizeof(T));
+  const uint4 x = loadChecked(input + t * p.inputRowStride + kk, valid);
+  const uint4 other =
+      p.prologue == 1 ? loadChecked(static_cast<const T *>(p.normWeight) + kk, valid)
+                      : loadChecked(static_cast<const T *>(p.up) + t * p.upRowStride + kk, valid);
+  float values[kN];
+#pragma unroll
+  for (int e = 0; e < kN; ++e) {
+    const float a = elementOf<T>(x, e), b = elementOf<T>(other, e);
+    if (p.prologue == 1)
+      values[e] = a * rowScale[t] * (b + p.normWeightOffset);
+    else
+      values[e] = (p.activation == 0   ? activate<0>(a)
+                   : p.activation == 1 ? activate<1>(a)
+                                       : activate<2>(a)) *
+                  b;
+  }
+  return packElements<T>(values);
+}
+
 __device__ __forceinline__ float4 asFloat4(const uint4 &v) {
   return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
                      __uint_as_float(v.w));
@@ -135,6 +192,7 @@ struct WarpTask {
   long long kFirst;  // first step's k
   long long kStride; // k between the warp's steps
   long long kEnd;
+  const float *rowScale; // [kGemvMaxRows]: the rms_norm prologue's 1 / rms
 };
 
 /// The four mmas of half a [k, n] step: rows l0 .. l3 (8 columns each) are
@@ -159,13 +217,13 @@ __device__ __forceinline__ void warpMmaKN(const GemvParams &p, const WarpTask &w
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const long long n0 = w.column + 8 * g;
   const bool hasRow = g < p.rows;
-  const T *xRow = input + (long long)g * k;
   const bool vector = aligned16(weight) && n % 8 == 0 && w.column + 64 <= n;
   float acc[4][4] = {};
 #pragma unroll 1
   for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
     const long long r0 = kb + 8 * q;
-    const uint4 x = hasRow ? loadChecked(xRow + r0, w.kEnd - r0) : make_uint4(0u, 0u, 0u, 0u);
+    const uint4 x =
+        hasRow ? loadInput<T>(p, w.rowScale, g, r0, w.kEnd - r0) : make_uint4(0u, 0u, 0u, 0u);
     if (vector && kb + 32 <= w.kEnd) {
       const T *src = weight + r0 * n + n0;
       uint4 l[8];
@@ -218,7 +276,6 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
   const long long k = p.k, n = p.n;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const bool hasRow = g < p.rows;
-  const T *xRow = input + (long long)g * k;
   const bool vector = aligned16(weight) && k % 8 == 0 && w.column + 32 <= n;
   const long long column = w.column + g; // and + 8, + 16, + 24
   const T *rows = weight + column * k + 8 * q;
@@ -233,8 +290,8 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
         for (int r = 0; r < 4; ++r)
           l[u][r] = loadStream(rows + 8 * r * k + kb + 32 * u);
       if (hasRow) {
-        x[0] = loadChecked(xRow + kb + 8 * q, 8);
-        x[1] = loadChecked(xRow + kb + 32 + 8 * q, 8);
+        x[0] = loadInput<T>(p, w.rowScale, g, kb + 8 * q, 8);
+        x[1] = loadInput<T>(p, w.rowScale, g, kb + 32 + 8 * q, 8);
       }
 #pragma unroll
       for (int u = 0; u < 2; ++u)
@@ -248,7 +305,8 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
         const uint4 l1 = loadChecked(src + 8 * k, column + 8 < n ? left : 0);
         const uint4 l2 = loadChecked(src + 16 * k, column + 16 < n ? left : 0);
         const uint4 l3 = loadChecked(src + 24 * k, column + 24 < n ? left : 0);
-        const uint4 x = hasRow ? loadChecked(xRow + kk, left) : make_uint4(0u, 0u, 0u, 0u);
+        const uint4 x =
+            hasRow ? loadInput<T>(p, w.rowScale, g, kk, left) : make_uint4(0u, 0u, 0u, 0u);
         mmaColumnsNK<T>(acc, l0, l1, l2, l3, x);
       }
     }
@@ -267,12 +325,12 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
 /// acc[t][c] += x[t][kk + j] * l_j[c] for rows j < 4 of a [k, n] step.
 __device__ __forceinline__ void fmaRowsKN(float (&acc)[kGemvMaxRows][4], const float4 &l0,
                                           const float4 &l1, const float4 &l2, const float4 &l3,
-                                          const float *input, long long k, int rows, long long kk,
-                                          long long left) {
+                                          const GemvParams &p, const float *rowScale, int rows,
+                                          long long kk, long long left) {
 #pragma unroll
   for (int t = 0; t < kGemvMaxRows; ++t) {
     if (t < rows) {
-      const float4 x = asFloat4(loadChecked(input + t * k + kk, left));
+      const float4 x = asFloat4(loadInput<float>(p, rowScale, t, kk, left));
       const float4 l[4] = {l0, l1, l2, l3};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -306,8 +364,8 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
 #pragma unroll
       for (int j = 0; j < 8; ++j)
         l[j] = asFloat4(loadStream(src + j * n));
-      fmaRowsKN(acc, l[0], l[1], l[2], l[3], input, k, rows, r0, w.kEnd - r0);
-      fmaRowsKN(acc, l[4], l[5], l[6], l[7], input, k, rows, r0 + 4, w.kEnd - r0 - 4);
+      fmaRowsKN(acc, l[0], l[1], l[2], l[3], p, w.rowScale, rows, r0, w.kEnd - r0);
+      fmaRowsKN(acc, l[4], l[5], l[6], l[7], p, w.rowScale, rows, r0 + 4, w.kEnd - r0 - 4);
     } else {
 #pragma unroll 1
       for (int h = 0; h < 2; ++h) {
@@ -317,7 +375,7 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
         const float4 l1 = asFloat4(loadChecked(src + n, r + 1 < w.kEnd ? columns : 0));
         const float4 l2 = asFloat4(loadChecked(src + 2 * n, r + 2 < w.kEnd ? columns : 0));
         const float4 l3 = asFloat4(loadChecked(src + 3 * n, r + 3 < w.kEnd ? columns : 0));
-        fmaRowsKN(acc, l0, l1, l2, l3, input, k, rows, r, w.kEnd - r);
+        fmaRowsKN(acc, l0, l1, l2, l3, p, w.rowScale, rows, r, w.kEnd - r);
       }
     }
   }
@@ -366,7 +424,7 @@ __device__ __forceinline__ void warpFmaNK(const GemvParams &p, const WarpTask &w
 #pragma unroll
     for (int t = 0; t < kGemvMaxRows; ++t) {
       if (t < rows) {
-        const float4 x = asFloat4(loadChecked(input + t * k + kk, w.kEnd - kk));
+        const float4 x = asFloat4(loadInput<float>(p, w.rowScale, t, kk, w.kEnd - kk));
 #pragma unroll
         for (int m = 0; m < 8; ++m)
           acc[m][t] += x.x * l[m].x + x.y * l[m].y + x.z * l[m].z + x.w * l[m].w;
@@ -483,7 +541,8 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
 
 /// One block: tile blockIdx.x, split blockIdx.y.
 template <typename T, int kTransposed, int kWarpsN>
-__device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, int *last) {
+__device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, int *last,
+                                          const float *rowScale) {
   constexpr int kWarpColumns = kTransposed ? 32 : 64;
   constexpr int kTile = kWarpColumns * kWarpsN;
   constexpr int kWarpsK = kGemvWarps / kWarpsN;
@@ -500,6 +559,7 @@ __device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, in
   task.kFirst = kBegin + (long long)wk * kStep;
   task.kStride = (long long)kWarpsK * kStep;
   task.kEnd = kEnd;
+  task.rowScale = rowScale;
   if constexpr (sizeof(T) == 2) {
     if constexpr (kTransposed)
       warpMmaNK<T, kTile>(p, task);
@@ -520,36 +580,54 @@ __device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, in
 template <typename T> __device__ __forceinline__ void gemv(const GemvParams &p, int warpsN) {
   __shared__ __align__(16) float shared[kSharedFloats];
   __shared__ int last;
+  __shared__ float rowScale[kGemvMaxRows];
   if (p.rows <= 0)
     return;
+  if (p.prologue == 1) {
+    // The rms_norm prologue: every block computes each row's 1 / rms over the
+    // whole row (rows * k elements, from L2 after the first block).
+    const T *input = static_cast<const T *>(p.input);
+    const int rows = p.rows < kGemvMaxRows ? int(p.rows) : kGemvMaxRows;
+    for (int t = 0; t < rows; ++t) {
+      float sum = 0.f;
+      for (long long i = threadIdx.x; i < p.k; i += kGemvThreads) {
+        const float v = toFloat(input[t * p.inputRowStride + i]);
+        sum += v * v;
+      }
+      sum = blockSum(sum, shared);
+      if (threadIdx.x == 0)
+        rowScale[t] = 1.f / sqrtf(sum / float(p.k) + p.normEpsilon);
+    }
+    __syncthreads();
+  }
   if (p.transposed) {
     switch (warpsN) {
     case 1:
-      gemvBlock<T, 1, 1>(p, shared, &last);
+      gemvBlock<T, 1, 1>(p, shared, &last, rowScale);
       break;
     case 2:
-      gemvBlock<T, 1, 2>(p, shared, &last);
+      gemvBlock<T, 1, 2>(p, shared, &last, rowScale);
       break;
     case 4:
-      gemvBlock<T, 1, 4>(p, shared, &last);
+      gemvBlock<T, 1, 4>(p, shared, &last, rowScale);
       break;
     default:
-      gemvBlock<T, 1, 8>(p, shared, &last);
+      gemvBlock<T, 1, 8>(p, shared, &last, rowScale);
       break;
     }
   } else {
     switch (warpsN) {
     case 1:
-      gemvBlock<T, 0, 1>(p, shared, &last);
+      gemvBlock<T, 0, 1>(p, shared, &last, rowScale);
       break;
     case 2:
-      gemvBlock<T, 0, 2>(p, shared, &last);
+      gemvBlock<T, 0, 2>(p, shared, &last, rowScale);
       break;
     case 4:
-      gemvBlock<T, 0, 4>(p, shared, &last);
+      gemvBlock<T, 0, 4>(p, shared, &last, rowScale);
       break;
     default:
-      gemvBlock<T, 0, 8>(p, shared, &last);
+      gemvBlock<T, 0, 8>(p, shared, &last, rowScale);
       break;
     }
   }

@@ -180,6 +180,17 @@ struct GemvParams {
   unsigned int *counters;
   long long rows, k, n;
   int transposed;
+  /// Decode fusion: the launch before the GEMM, folded into the input reads.
+  /// 0: none (input rows of k elements). 1: rms_norm, as infer_rms_norm: row
+  /// t becomes round_T(x / sqrt(mean(x^2) + normEpsilon) * (normWeight +
+  /// normWeightOffset)), x = input row t. 2: gated activation, as
+  /// infer_gated_activation: row t is round_T(act(gate) * up), gate = input
+  /// row t (stride inputRowStride), up = `up` row t (stride upRowStride).
+  int prologue, activation; // activation: 0 silu, 1 gelu, 2 gelu_tanh
+  const void *normWeight;   // [k] of T
+  const void *up;
+  float normEpsilon, normWeightOffset;
+  long long inputRowStride, upRowStride;
 };
 
 /// Device sampling (kernels/Sampling.cuh, infer_sample<T>) with the

@@ -103,15 +103,6 @@ __device__ __forceinline__ float2 rotaryCosSin(const RotaryParams &p, float posi
   return make_float2(loadFloat<C>(p.cosCache, k), loadFloat<C>(p.sinCache, k));
 }
 
-/// Activation 0 silu, 1 gelu (erf), 2 gelu_tanh, with accurate libm calls.
-template <int Activation> __device__ __forceinline__ float activate(float x);
-template <> __device__ __forceinline__ float activate<0>(float x) { return x / (1.f + expf(-x)); }
-template <> __device__ __forceinline__ float activate<1>(float x) {
-  return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-}
-template <> __device__ __forceinline__ float activate<2>(float x) {
-  return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-}
 
 template <typename T, int Activation>
 __device__ __forceinline__ void gatedRow(const T *gate, const T *up, T *out, long long n) {

@@ -305,6 +305,90 @@ template <typename T> void testType(bool small) {
           testShape<T>(s[0], s[1], transposed, misaligned);
 }
 
+/// The fused prologues (GemvParams::prologue): 1 = rms_norm of the input rows
+/// (weight offset 0.5, epsilon 1e-5), 2 = silu(gate) * up from a packed
+/// [gate | up] row of 2k. The reference computes the prologue in double,
+/// rounds it to T as the separate kernels store it, then the dot products.
+template <typename T> void testPrologue(int prologue, i64 k, i64 n, int transposed) {
+  const i64 stride = prologue == 1 ? k : 2 * k;
+  std::vector<double> x, w, g;
+  std::vector<T> hostX = randomValues<T>(size_t(kGemvMaxRows * stride), x);
+  std::vector<T> hostW = randomValues<T>(size_t(k * n), w);
+  std::vector<T> hostG = randomValues<T>(size_t(k), g);
+  DeviceArray<T> input(hostX, 0), weight(hostW, 0), normWeight(hostG, 0);
+  T *output = nullptr;
+  CUDA_CHECK(cudaMalloc(&output, size_t(kGemvMaxRows * n) * sizeof(T)));
+  int failed = 0;
+  double worst = 0;
+  for (int rows : {1, 5, 8}) {
+    GemvParams p{};
+    p.input = input.data;
+    p.weight = weight.data;
+    p.output = output;
+    p.workspace = gWorkspace;
+    p.counters = gCounters;
+    p.rows = rows;
+    p.k = k;
+    p.n = n;
+    p.transposed = transposed;
+    p.prologue = prologue;
+    p.inputRowStride = stride;
+    p.normWeight = normWeight.data;
+    p.normEpsilon = 1e-5f;
+    p.normWeightOffset = 0.5f;
+    p.activation = 0;
+    p.up = input.data + k;
+    p.upRowStride = stride;
+    launch<T>(p);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> got(size_t(rows * n));
+    CUDA_CHECK(cudaMemcpy(got.data(), output, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    double maxRef = 0, maxErr = 0;
+    for (i64 t = 0; t < rows; ++t) {
+      std::vector<double> folded(static_cast<size_t>(k));
+      double sum = 0;
+      for (i64 i = 0; i < k; ++i)
+        sum += x[size_t(t * stride + i)] * x[size_t(t * stride + i)];
+      const double inv = 1.0 / std::sqrt(sum / double(k) + 1e-5);
+      for (i64 i = 0; i < k; ++i) {
+        const double a = x[size_t(t * stride + i)];
+        const double v = prologue == 1 ? a * inv * (g[size_t(i)] + 0.5)
+                                       : a / (1.0 + std::exp(-a)) * x[size_t(t * stride + k + i)];
+        const T rounded = TypeInfo<T>::from(v);
+        folded[size_t(i)] = TypeInfo<T>::value(rounded);
+      }
+      for (i64 j = 0; j < n; ++j) {
+        double ref = 0;
+        for (i64 i = 0; i < k; ++i)
+          ref += folded[size_t(i)] * w[size_t(transposed ? j * k + i : i * n + j)];
+        const double d = std::fabs(TypeInfo<T>::value(got[size_t(t * n + j)]) - ref);
+        maxRef = std::max(maxRef, std::fabs(ref));
+        maxErr = std::max(maxErr, std::isnan(d) ? INFINITY : d);
+      }
+    }
+    const double error = maxErr / std::max(maxRef, 1e-30);
+    worst = std::max(worst, error);
+    // One ulp of T in a folded input moves a dot product by about that much.
+    failed += error <= 2 * TypeInfo<T>::tolerance ? 0 : 1;
+  }
+  if (!workspaceClean())
+    ++failed;
+  std::printf("%s %s prologue %s [%s] k=%lld n=%lld rows 1/5/8, max_err %.3e (tol %.0e)\n",
+              failed ? "FAIL" : "PASS", TypeInfo<T>::name, prologue == 1 ? "rms_norm" : "silu*up",
+              transposed ? "n,k" : "k,n", k, n, worst, 2 * TypeInfo<T>::tolerance);
+  (void)cudaFree(output);
+  gFailures += failed;
+}
+
+template <typename T> void testPrologues() {
+  for (int prologue : {1, 2})
+    for (int transposed : {0, 1}) {
+      testPrologue<T>(prologue, 64, 128, transposed);
+      testPrologue<T>(prologue, 2048, 2560, transposed);
+      testPrologue<T>(prologue, 100, 37, transposed);
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // Timing
 //===----------------------------------------------------------------------===//
@@ -525,6 +609,9 @@ int main(int argc, char **argv) {
   testType<float>(small);
   testType<bf16>(small);
   testType<__half>(small);
+  testPrologues<float>();
+  testPrologues<bf16>();
+  testPrologues<__half>();
   std::printf("%s: %d failed\n", gFailures ? "FAILED" : "correctness OK", gFailures);
   std::fflush(stdout);
   if (!timing) {
