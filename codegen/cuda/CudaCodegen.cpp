@@ -252,13 +252,16 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     if (k > 0 && n > 0) {
       art::CudaLaunch gemv;
       gemv.set_runner(art::CudaLaunch::KERNEL);
-      useKernel(gemv, ns + "infer_gemv<" + t + ">");
+      bool fuses = !transposed && foldsIntoGemv(index, k, out);
+      int prologue = !fuses ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
+      useKernel(gemv, prologue ? ns + "infer_gemv_fused<" + t + ", " + std::to_string(prologue) + ">"
+                               : ns + "infer_gemv<" + t + ">");
       kernels::GemvGrid grid = kernels::gemvGrid(k, n, transposed);
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.x);
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.y);
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.z);
       gemv.set_block_x(kernels::kGemvThreads);
-      gemv.set_fuses_previous(foldsIntoGemv(index, k, out));
+      gemv.set_fuses_previous(fuses);
       *cuda.mutable_gemv() = std::move(gemv);
     }
     break;

@@ -127,22 +127,22 @@ template <typename T> __device__ __forceinline__ uint4 packElements(const float 
 /// 16 bytes of input row t from k index kk (the first `valid` elements, zeros
 /// after), through the fused prologue (GemvParams::prologue); rowScale[t] is
 /// row t's 1 / rms for the rms_norm prologue.
-template <typename T>
+template <typename T, int kPrologue>
 __device__ __forceinline__ uint4 loadInput(const GemvParams &p, const float *rowScale, int t,
                                            long long kk, long long valid) {
   const T *input = static_cast<const T *>(p.input);
-  if (p.prologue == 0)
+  if constexpr (kPrologue == 0)
     return loadChecked(input + t * p.k + kk, valid);
   constexpr int kN = int(16 / sizeof(T));
   const uint4 x = loadChecked(input + t * p.inputRowStride + kk, valid);
   const uint4 other =
-      p.prologue == 1 ? loadChecked(static_cast<const T *>(p.normWeight) + kk, valid)
-                      : loadChecked(static_cast<const T *>(p.up) + t * p.upRowStride + kk, valid);
+      kPrologue == 1 ? loadChecked(static_cast<const T *>(p.normWeight) + kk, valid)
+                     : loadChecked(static_cast<const T *>(p.up) + t * p.upRowStride + kk, valid);
   float values[kN];
 #pragma unroll
   for (int e = 0; e < kN; ++e) {
     const float a = elementOf<T>(x, e), b = elementOf<T>(other, e);
-    if (p.prologue == 1)
+    if constexpr (kPrologue == 1)
       values[e] = a * rowScale[t] * (b + p.normWeightOffset);
     else
       values[e] = (p.activation == 0   ? activate<0>(a)
@@ -209,7 +209,7 @@ __device__ __forceinline__ void mmaRowsKN(float (&acc)[4][4], const uint4 &l0, c
 }
 
 /// 16-bit T, W [k, n]: 64 columns, steps of 32 rows.
-template <typename T, int kTile>
+template <typename T, int kTile, int kPrologue>
 __device__ __forceinline__ void warpMmaKN(const GemvParams &p, const WarpTask &w) {
   const T *weight = static_cast<const T *>(p.weight);
   const T *input = static_cast<const T *>(p.input);
@@ -223,7 +223,8 @@ __device__ __forceinline__ void warpMmaKN(const GemvParams &p, const WarpTask &w
   for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
     const long long r0 = kb + 8 * q;
     const uint4 x =
-        hasRow ? loadInput<T>(p, w.rowScale, g, r0, w.kEnd - r0) : make_uint4(0u, 0u, 0u, 0u);
+        hasRow ? loadInput<T, kPrologue>(p, w.rowScale, g, r0, w.kEnd - r0)
+               : make_uint4(0u, 0u, 0u, 0u);
     if (vector && kb + 32 <= w.kEnd) {
       const T *src = weight + r0 * n + n0;
       uint4 l[8];
@@ -290,8 +291,8 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
         for (int r = 0; r < 4; ++r)
           l[u][r] = loadStream(rows + 8 * r * k + kb + 32 * u);
       if (hasRow) {
-        x[0] = loadInput<T>(p, w.rowScale, g, kb + 8 * q, 8);
-        x[1] = loadInput<T>(p, w.rowScale, g, kb + 32 + 8 * q, 8);
+        x[0] = loadInput<T, 0>(p, w.rowScale, g, kb + 8 * q, 8);
+        x[1] = loadInput<T, 0>(p, w.rowScale, g, kb + 32 + 8 * q, 8);
       }
 #pragma unroll
       for (int u = 0; u < 2; ++u)
@@ -306,7 +307,7 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
         const uint4 l2 = loadChecked(src + 16 * k, column + 16 < n ? left : 0);
         const uint4 l3 = loadChecked(src + 24 * k, column + 24 < n ? left : 0);
         const uint4 x =
-            hasRow ? loadInput<T>(p, w.rowScale, g, kk, left) : make_uint4(0u, 0u, 0u, 0u);
+            hasRow ? loadInput<T, 0>(p, w.rowScale, g, kk, left) : make_uint4(0u, 0u, 0u, 0u);
         mmaColumnsNK<T>(acc, l0, l1, l2, l3, x);
       }
     }
@@ -323,6 +324,7 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
 }
 
 /// acc[t][c] += x[t][kk + j] * l_j[c] for rows j < 4 of a [k, n] step.
+template <int kPrologue>
 __device__ __forceinline__ void fmaRowsKN(float (&acc)[kGemvMaxRows][4], const float4 &l0,
                                           const float4 &l1, const float4 &l2, const float4 &l3,
                                           const GemvParams &p, const float *rowScale, int rows,
@@ -330,7 +332,7 @@ __device__ __forceinline__ void fmaRowsKN(float (&acc)[kGemvMaxRows][4], const f
 #pragma unroll
   for (int t = 0; t < kGemvMaxRows; ++t) {
     if (t < rows) {
-      const float4 x = asFloat4(loadInput<float>(p, rowScale, t, kk, left));
+      const float4 x = asFloat4(loadInput<float, kPrologue>(p, rowScale, t, kk, left));
       const float4 l[4] = {l0, l1, l2, l3};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -345,7 +347,7 @@ __device__ __forceinline__ void fmaRowsKN(float (&acc)[kGemvMaxRows][4], const f
 }
 
 /// fp32, W [k, n]: 64 columns, steps of 16 rows; lane = 4 columns x 8 rows.
-template <int kTile>
+template <int kTile, int kPrologue>
 __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w) {
   const float *weight = static_cast<const float *>(p.weight);
   const float *input = static_cast<const float *>(p.input);
@@ -364,8 +366,8 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
 #pragma unroll
       for (int j = 0; j < 8; ++j)
         l[j] = asFloat4(loadStream(src + j * n));
-      fmaRowsKN(acc, l[0], l[1], l[2], l[3], p, w.rowScale, rows, r0, w.kEnd - r0);
-      fmaRowsKN(acc, l[4], l[5], l[6], l[7], p, w.rowScale, rows, r0 + 4, w.kEnd - r0 - 4);
+      fmaRowsKN<kPrologue>(acc, l[0], l[1], l[2], l[3], p, w.rowScale, rows, r0, w.kEnd - r0);
+      fmaRowsKN<kPrologue>(acc, l[4], l[5], l[6], l[7], p, w.rowScale, rows, r0 + 4, w.kEnd - r0 - 4);
     } else {
 #pragma unroll 1
       for (int h = 0; h < 2; ++h) {
@@ -375,7 +377,7 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
         const float4 l1 = asFloat4(loadChecked(src + n, r + 1 < w.kEnd ? columns : 0));
         const float4 l2 = asFloat4(loadChecked(src + 2 * n, r + 2 < w.kEnd ? columns : 0));
         const float4 l3 = asFloat4(loadChecked(src + 3 * n, r + 3 < w.kEnd ? columns : 0));
-        fmaRowsKN(acc, l0, l1, l2, l3, p, w.rowScale, rows, r, w.kEnd - r);
+        fmaRowsKN<kPrologue>(acc, l0, l1, l2, l3, p, w.rowScale, rows, r, w.kEnd - r);
       }
     }
   }
@@ -424,7 +426,7 @@ __device__ __forceinline__ void warpFmaNK(const GemvParams &p, const WarpTask &w
 #pragma unroll
     for (int t = 0; t < kGemvMaxRows; ++t) {
       if (t < rows) {
-        const float4 x = asFloat4(loadInput<float>(p, w.rowScale, t, kk, w.kEnd - kk));
+        const float4 x = asFloat4(loadInput<float, 0>(p, w.rowScale, t, kk, w.kEnd - kk));
 #pragma unroll
         for (int m = 0; m < 8; ++m)
           acc[m][t] += x.x * l[m].x + x.y * l[m].y + x.z * l[m].z + x.w * l[m].w;
@@ -540,7 +542,7 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
 }
 
 /// One block: tile blockIdx.x, split blockIdx.y.
-template <typename T, int kTransposed, int kWarpsN>
+template <typename T, int kTransposed, int kWarpsN, int kPrologue>
 __device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, int *last,
                                           const float *rowScale) {
   constexpr int kWarpColumns = kTransposed ? 32 : 64;
@@ -564,26 +566,48 @@ __device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, in
     if constexpr (kTransposed)
       warpMmaNK<T, kTile>(p, task);
     else
-      warpMmaKN<T, kTile>(p, task);
+      warpMmaKN<T, kTile, kPrologue>(p, task);
   } else {
     if constexpr (kTransposed)
       warpFmaNK<kTile>(p, task);
     else
-      warpFmaKN<kTile>(p, task);
+      warpFmaKN<kTile, kPrologue>(p, task);
   }
   __syncthreads();
   finishTile<T, kWarpsK, kTile>(p, shared, tileColumn, kBegin >= kEnd, last);
 }
 
+/// A [k, n] weight with warpsN warps side by side along n; the prologue is
+/// a template parameter so that the plain GEMV keeps its registers.
+template <typename T, int kPrologue>
+__device__ __forceinline__ void gemvKN(const GemvParams &p, int warpsN, float *shared, int *last,
+                                       const float *rowScale) {
+  switch (warpsN) {
+  case 1:
+    gemvBlock<T, 0, 1, kPrologue>(p, shared, last, rowScale);
+    break;
+  case 2:
+    gemvBlock<T, 0, 2, kPrologue>(p, shared, last, rowScale);
+    break;
+  case 4:
+    gemvBlock<T, 0, 4, kPrologue>(p, shared, last, rowScale);
+    break;
+  default:
+    gemvBlock<T, 0, 8, kPrologue>(p, shared, last, rowScale);
+    break;
+  }
+}
+
 /// The kernel body with warpsN warps side by side along n (1, 2, 4 or 8;
 /// from the grid in infer_gemv). One shared array for all variants.
-template <typename T> __device__ __forceinline__ void gemv(const GemvParams &p, int warpsN) {
+template <typename T, int kPrologue>
+__device__ __forceinline__ void gemv(const GemvParams &p, int warpsN) {
   __shared__ __align__(16) float shared[kSharedFloats];
   __shared__ int last;
   __shared__ float rowScale[kGemvMaxRows];
   if (p.rows <= 0)
     return;
-  if (p.prologue == 1) {
+  if (kPrologue == 1) {
     // The rms_norm prologue: every block computes each row's 1 / rms over the
     // whole row (rows * k elements, from L2 after the first block).
     const T *input = static_cast<const T *>(p.input);
@@ -600,36 +624,23 @@ template <typename T> __device__ __forceinline__ void gemv(const GemvParams &p, 
     }
     __syncthreads();
   }
-  if (p.transposed) {
+  if (kPrologue == 0 && p.transposed) {
     switch (warpsN) {
     case 1:
-      gemvBlock<T, 1, 1>(p, shared, &last, rowScale);
+      gemvBlock<T, 1, 1, 0>(p, shared, &last, rowScale);
       break;
     case 2:
-      gemvBlock<T, 1, 2>(p, shared, &last, rowScale);
+      gemvBlock<T, 1, 2, 0>(p, shared, &last, rowScale);
       break;
     case 4:
-      gemvBlock<T, 1, 4>(p, shared, &last, rowScale);
+      gemvBlock<T, 1, 4, 0>(p, shared, &last, rowScale);
       break;
     default:
-      gemvBlock<T, 1, 8>(p, shared, &last, rowScale);
+      gemvBlock<T, 1, 8, 0>(p, shared, &last, rowScale);
       break;
     }
   } else {
-    switch (warpsN) {
-    case 1:
-      gemvBlock<T, 0, 1>(p, shared, &last, rowScale);
-      break;
-    case 2:
-      gemvBlock<T, 0, 2>(p, shared, &last, rowScale);
-      break;
-    case 4:
-      gemvBlock<T, 0, 4>(p, shared, &last, rowScale);
-      break;
-    default:
-      gemvBlock<T, 0, 8>(p, shared, &last, rowScale);
-      break;
-    }
+    gemvKN<T, kPrologue>(p, warpsN, shared, &last, rowScale);
   }
 }
 
@@ -640,7 +651,15 @@ template <typename T> __device__ __forceinline__ void gemv(const GemvParams &p, 
 /// by gemvWorkspaceFloats/gemvCounters and zeroed once (each launch leaves
 /// them zeroed).
 template <typename T> __global__ void __launch_bounds__(kGemvThreads) infer_gemv(GemvParams p) {
-  gemvimpl::gemv<T>(p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));
+  gemvimpl::gemv<T, 0>(p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));
+}
+
+/// The same with the launch before the GEMM folded in (kPrologue =
+/// GemvParams::prologue, 1 or 2; [k, n] weights only). A kernel of its own so
+/// that the plain GEMV keeps its registers (and its blocks per SM).
+template <typename T, int kPrologue>
+__global__ void __launch_bounds__(kGemvThreads) infer_gemv_fused(GemvParams p) {
+  gemvimpl::gemv<T, kPrologue>(p, gemvWarpsNOfGrid(p.n, 0, gridDim.x));
 }
 
 } // namespace kernels

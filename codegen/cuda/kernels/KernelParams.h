@@ -180,7 +180,8 @@ struct GemvParams {
   unsigned int *counters;
   long long rows, k, n;
   int transposed;
-  /// Decode fusion: the launch before the GEMM, folded into the input reads.
+  /// Decode fusion (infer_gemv_fused<T, prologue>, [k, n] weights only): the
+  /// launch before the GEMM, folded into the input reads.
   /// 0: none (input rows of k elements). 1: rms_norm, as infer_rms_norm: row
   /// t becomes round_T(x / sqrt(mean(x^2) + normEpsilon) * (normWeight +
   /// normWeightOffset)), x = input row t. 2: gated activation, as
