@@ -90,6 +90,19 @@ int32_t sampleWithUniform(const float *logits, int64_t vocab, const SamplingPara
     keep = n;
     total = cumulative;
   }
+  // The draw walks the kept ids in id order, as the device sampler does
+  // (kernels/Sampling.cuh), so one uniform picks the same id on both.
+  std::vector<size_t> order(keep);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a] < ids[b]; });
+  std::vector<int32_t> keptIds(keep);
+  std::vector<double> keptProbs(keep);
+  for (size_t i = 0; i < keep; ++i) {
+    keptIds[i] = ids[order[i]];
+    keptProbs[i] = probs[order[i]];
+  }
+  ids.swap(keptIds);
+  probs.swap(keptProbs);
   double threshold = u * total, cumulative = 0;
   for (size_t i = 0; i < keep; ++i) {
     cumulative += probs[i];

@@ -33,10 +33,13 @@ Status validate(const SamplingParams &params);
 /// The highest logit's id, the lowest id on ties (NaN never wins).
 int32_t argmax(const float *logits, int64_t vocab);
 
-/// The id whose cumulative probability first exceeds `u` in [0, 1) under
-/// `params` (softmax in double of logits / temperature, top-k, then top-p,
-/// renormalized). Greedy params ignore `u`. Ties in probability are ordered
-/// by id. Falls back to argmax when no probability is positive and finite.
+/// The id whose cumulative probability, summed over the kept ids in id order,
+/// first exceeds `u` in [0, 1) under `params` (softmax in double of logits /
+/// temperature, top-k, then top-p, renormalized; ties in probability are
+/// kept by id). The device sampler walks the same order, so one uniform
+/// draws the same id on both (up to fp32 rounding at interval edges).
+/// Greedy params ignore `u`. Falls back to argmax when no probability is
+/// positive and finite.
 int32_t sampleWithUniform(const float *logits, int64_t vocab, const SamplingParams &params,
                           double u);
 
