@@ -50,12 +50,14 @@ run_bench bs1 --requests 5 --input-len 128 --output-len 128 --batch 1 --warmup-r
   --max-sequences "$offline" --warmup-requests "$offline"
 run_bench ttft2048 --requests 3 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 1
 # Per-kernel time of steps (events around each launch, no graph): batch 1,
-# step 2 = a 128-token prefill (tuned by then), step 40 = a decode.
-INFER_PROFILE_STEPS=2,40 "$bin/infer-run" "$artifact" bench --device cuda --requests 2 \
+# two requests of 64 tokens: step 40 = a decode, step 65 = the second
+# request's 128-token prefill (GEMMs tuned by the first).
+INFER_PROFILE_STEPS=40,65 "$bin/infer-run" "$artifact" bench --device cuda --requests 2 \
   --input-len 128 --output-len 64 --batch 1 > "$res/profile-bs1.log" 2>&1
 grep profile "$res/profile-bs1.log" | tee -a "$sum"
 if [ "$offline" -gt 0 ]; then
-  INFER_PROFILE_STEPS=12,60 "$bin/infer-run" "$artifact" bench --device cuda --requests "$offline" \
+  # Step 3: a prefill step of 8,192 tokens (64 prompts); step 60: a decode of 512.
+  INFER_PROFILE_STEPS=3,60 "$bin/infer-run" "$artifact" bench --device cuda --requests "$offline" \
     --input-len 128 --output-len 128 --max-sequences "$offline" > "$res/profile-offline.log" 2>&1
   grep profile "$res/profile-offline.log" | tee -a "$sum"
 fi
