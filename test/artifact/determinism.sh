@@ -11,6 +11,9 @@ for options in "" "--target cpu" "--dtype bf16" "--dtype fp16 --max-seq-len 2048
   # shellcheck disable=SC2086
   "$compile" "$model" -o "$work/b/other-name.infer" $options >/dev/null
   cmp "$work/a/m.infer" "$work/b/other-name.infer" || {
+    # For diagnosis: sizes and how many bytes differ, and the files are kept.
+    ls -l "$work/a/m.infer" "$work/b/other-name.infer"
+    echo "$(cmp -l "$work/a/m.infer" "$work/b/other-name.infer" | wc -l) bytes differ; first: $(cmp -l "$work/a/m.infer" "$work/b/other-name.infer" | head -5 | tr '\n' ' ')"
     echo "FAIL: two compiles with options '$options' differ"; exit 1; }
   cp "$work/a/m.infer" "$work/a/m-${options// /_}.infer"
   echo "ok: identical with options '$options'"
