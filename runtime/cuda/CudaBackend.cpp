@@ -233,15 +233,18 @@ Status CudaBackend::allocateArena(LoadedProgram &loaded) {
 Status CudaBackend::run(const exec::BoundInputs &step) {
   if (!useGraphs_)
     return enqueue(step);
-  Captured &captured = graphs_[{step.batch, step.seq}];
+  return replayOrCapture(graphs_[{step.batch, step.seq}], [&] { return enqueue(step); });
+}
+
+Status CudaBackend::replayOrCapture(Captured &captured, const std::function<Status()> &enqueue) {
   if (captured.exec) {
     INFER_CU_CHECK(*api_, api_->cuGraphLaunch(captured.exec, stream_));
     return okStatus();
   }
   if (captured.runs++ == 0)
-    return enqueue(step); // first time: GEMM tuning, which synchronizes
+    return enqueue(); // first time: GEMM tuning, which synchronizes
   INFER_CU_CHECK(*api_, api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-  Status enqueued = enqueue(step);
+  Status enqueued = enqueue();
   CUgraph graph = nullptr;
   CUresult ended = api_->cuStreamEndCapture(stream_, &graph);
   RETURN_IF_ERROR(enqueued);
@@ -258,6 +261,14 @@ Status CudaBackend::run(const exec::BoundInputs &step) {
   return okStatus();
 }
 
+void CudaBackend::release(Captured &captured) {
+  if (captured.exec)
+    api_->cuGraphExecDestroy(captured.exec);
+  if (captured.graph)
+    api_->cuGraphDestroy(captured.graph);
+  captured = Captured();
+}
+
 CudaBackend::CudaBackend(const art::ArtifactReader &reader) : reader_(reader) {}
 
 CudaBackend::~CudaBackend() {
@@ -265,16 +276,10 @@ CudaBackend::~CudaBackend() {
     return;
   if (stream_)
     api_->cuStreamSynchronize(stream_);
-  auto destroy = [&](Captured &captured) {
-    if (captured.exec)
-      api_->cuGraphExecDestroy(captured.exec);
-    if (captured.graph)
-      api_->cuGraphDestroy(captured.graph);
-  };
   for (auto &entry : graphs_)
-    destroy(entry.second);
+    release(entry.second);
   for (auto &entry : stepGraphs_)
-    destroy(entry.second);
+    release(entry.second);
   if (gemvWorkspace_)
     api_->cuMemFree(gemvWorkspace_);
   if (gemvCounters_)

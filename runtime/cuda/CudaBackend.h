@@ -20,6 +20,7 @@
 #include "runtime/exec/LaunchArgs.h"
 #include "runtime/exec/ProgramIO.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -139,6 +140,11 @@ private:
     CUgraphExec exec = nullptr;
   };
   std::map<std::pair<int64_t, int64_t>, Captured> graphs_; ///< by (batch, seq)
+  /// Replays `captured`, or runs `enqueue` (the first time: GEMM tuning
+  /// synchronizes) or captures it into the graph (the second time) and
+  /// launches that. Forwards and decode buckets share it.
+  Status replayOrCapture(Captured &captured, const std::function<Status()> &enqueue);
+  void release(Captured &captured);
   /// Decode steps padded to a bucket of sequences, by (bucket, sampled on the device).
   std::map<std::pair<int64_t, bool>, Captured> stepGraphs_;
   /// The step's inputs and sampling rows: pinned host memory and its device

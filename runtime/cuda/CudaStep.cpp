@@ -106,12 +106,8 @@ Status CudaBackend::allocateKvCache(int64_t numBlocks) {
     INFER_CU_CHECK(*api_, api_->cuMemFree(layer));
   kvLayers_.clear();
   // Captured steps point at the old cache.
-  for (auto &entry : stepGraphs_) {
-    if (entry.second.exec)
-      api_->cuGraphExecDestroy(entry.second.exec);
-    if (entry.second.graph)
-      api_->cuGraphDestroy(entry.second.graph);
-  }
+  for (auto &entry : stepGraphs_)
+    release(entry.second);
   stepGraphs_.clear();
   uint64_t perLayer = uint64_t(numBlocks) * 2 * uint64_t(layout.block_size()) *
                       uint64_t(layout.num_kv_heads()) * uint64_t(layout.head_dim()) * elementBytes;
@@ -359,29 +355,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
 
   if (bucket == 0)
     return enqueueStep(sizes, sample);
-  Captured &captured = stepGraphs_[{bucket, sample}];
-  if (captured.exec) {
-    INFER_CU_CHECK(*api_, api_->cuGraphLaunch(captured.exec, stream_));
-    return okStatus();
-  }
-  if (captured.runs++ == 0)
-    return enqueueStep(sizes, sample); // first time: GEMM tuning, which synchronizes
-  INFER_CU_CHECK(*api_, api_->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-  Status enqueued = enqueueStep(sizes, sample);
-  CUgraph graph = nullptr;
-  CUresult ended = api_->cuStreamEndCapture(stream_, &graph);
-  RETURN_IF_ERROR(enqueued);
-  if (ended != CUDA_SUCCESS)
-    return driverError(*api_, ended, "cuStreamEndCapture");
-  CUresult instantiated = api_->cuGraphInstantiate(&captured.exec, graph, 0);
-  if (instantiated != CUDA_SUCCESS) {
-    api_->cuGraphDestroy(graph);
-    captured.exec = nullptr;
-    return driverError(*api_, instantiated, "cuGraphInstantiate");
-  }
-  captured.graph = graph;
-  INFER_CU_CHECK(*api_, api_->cuGraphLaunch(captured.exec, stream_));
-  return okStatus();
+  return replayOrCapture(stepGraphs_[{bucket, sample}],
+                         [&] { return enqueueStep(sizes, sample); });
 }
 
 StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays, int64_t &vocab) {
