@@ -12,7 +12,6 @@
 
 #include <cctype>
 #include <cstring>
-#include <future>
 #include <map>
 #include <sstream>
 
@@ -416,13 +415,16 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
     sampler = std::move(planned).value();
   }
   std::string source = builder.source();
-  // The cubin and the PTX are independent NVRTC programs: compile them at once.
-  auto ptxFuture = std::async(std::launch::async, [&] {
-    return compileWithNvrtc(source, builder.nameExpressions(), options.ptxArch, /*cubin=*/false);
-  });
+  // One NVRTC program after the other: run concurrently in one process, NVRTC
+  // now and then gave different PTX for the same source (a function with
+  // erff inlined came out with two registers fewer), which broke the
+  // artifact's byte-for-byte reproducibility (artifact.determinism).
   StatusOr<NvrtcOutput> cubinOr =
-      compileWithNvrtc(source, builder.nameExpressions(), options.arch, /*cubin=*/true);
-  StatusOr<NvrtcOutput> ptxOr = ptxFuture.get();
+      compileWithNvrtc(source, builder.nameExpressions(), options.arch, /*cubin=*/true,
+                       options.lineInfo);
+  StatusOr<NvrtcOutput> ptxOr =
+      compileWithNvrtc(source, builder.nameExpressions(), options.ptxArch, /*cubin=*/false,
+                       options.lineInfo);
   RETURN_IF_ERROR(cubinOr.status());
   RETURN_IF_ERROR(ptxOr.status());
   NvrtcOutput &cubin = cubinOr.value(), &ptx = ptxOr.value();

@@ -23,6 +23,9 @@ namespace infer::codegen {
 struct CudaCodegenOptions {
   std::string arch = "sm_90a";
   std::string ptxArch = "compute_90";
+  /// NVRTC -lineinfo: source lines in sanitizer and profiler reports, at the
+  /// price of a reproducible artifact (NVRTC records the working directory).
+  bool lineInfo = false;
 };
 
 /// Fills `manifest.cuda` for `manifest.exec`. Errors name the launch and

@@ -45,7 +45,7 @@ std::string nvrtcVersion() {
 
 StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
                                        const std::vector<std::string> &nameExpressions,
-                                       const std::string &arch, bool cubin) {
+                                       const std::string &arch, bool cubin, bool lineInfo) {
   std::vector<const char *> headerNames, headerTexts;
   for (const EmbeddedHeader &header : kEmbeddedKernelHeaders) {
     headerNames.push_back(header.name);
@@ -65,7 +65,9 @@ StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
   std::string include = "-I" + includeDir, cccl = "-I" + includeDir + "/cccl";
   std::string archOption = "--gpu-architecture=" + arch;
   std::vector<const char *> options = {archOption.c_str(), include.c_str(), cccl.c_str(),
-                                       "-std=c++17", "-lineinfo", "-DNDEBUG"};
+                                       "-std=c++17", "-DNDEBUG"};
+  if (lineInfo)
+    options.push_back("-lineinfo");
   nvrtcResult compiled = nvrtcCompileProgram(*program, int(options.size()), options.data());
   if (compiled != NVRTC_SUCCESS) {
     size_t logSize = 0;

@@ -19,9 +19,12 @@ struct NvrtcOutput {
 
 /// Compiles `source` (which may include the kernel headers embedded in
 /// infer-compile, and CUDA's own headers) for `arch`. Errors carry NVRTC's log.
+/// `lineInfo` adds -lineinfo (source lines in compute-sanitizer and profiler
+/// reports); NVRTC then records the working directory in the code, so the
+/// output depends on where the compiler ran.
 StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
                                        const std::vector<std::string> &nameExpressions,
-                                       const std::string &arch, bool cubin);
+                                       const std::string &arch, bool cubin, bool lineInfo);
 
 } // namespace infer::codegen
 

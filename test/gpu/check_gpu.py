@@ -68,8 +68,10 @@ def main():
     name = os.path.basename(a.model)
     with tempfile.TemporaryDirectory() as tmp:
         artifact = a.artifact or os.path.join(tmp, "model.infer")
+        # Line info names the kernel source line in a sanitizer report.
+        line_info = ["--cuda-lineinfo"] if sanitizer else []
         if not a.artifact and run([a.infer_compile, a.model, "-o", artifact, "--target", "cuda",
-                                   "--dtype", a.dtype]).returncode:
+                                   "--dtype", a.dtype] + line_info).returncode:
             return 1
         out = os.path.join(tmp, "logits.npy")
         cmd = [a.infer_run, artifact, "forward", "--device", "cuda",

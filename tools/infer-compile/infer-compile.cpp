@@ -53,6 +53,7 @@ struct Options {
   int64_t maxBatchTokens = 8192;
   int64_t maxSeqLen = 4096;
   int64_t kvBlockSize = 16;
+  bool cudaLineInfo = false;
   bool check = false;
   bool referenceRun = false;
   bool verifyNumerics = false;
@@ -159,7 +160,9 @@ int writeArtifact(ModuleOp module, const Options &options,
     artifactOptions.addTargetCode = [&](infer::artifact::Manifest &manifest) -> LogicalResult {
       auto start = std::chrono::steady_clock::now();
       llvm::errs() << "generating CUDA kernels (NVRTC, sm_90a + compute_90 PTX)...\n";
-      infer::Status status = infer::codegen::generateCudaModule(manifest);
+      infer::codegen::CudaCodegenOptions codegenOptions;
+      codegenOptions.lineInfo = options.cudaLineInfo;
+      infer::Status status = infer::codegen::generateCudaModule(manifest, codegenOptions);
       if (!status.ok()) {
         emitError(module.getLoc()) << status.message();
         return failure();
@@ -321,6 +324,9 @@ int main(int argc, char **argv) {
                  "tokens per KV-cache block of the step program")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_flag("--cuda-lineinfo", options.cudaLineInfo,
+               "compile the GPU code with source line information (for compute-sanitizer and "
+               "profiler reports); the artifact then depends on the working directory");
   app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")
       ->check(CLI::IsMember({"graph", "optimized", "exec"}));
   app.add_flag("--check", options.check,
