@@ -219,6 +219,7 @@ StatusOr<std::string> generateElementwiseKernel(const art::ExecProgram &program,
   std::ostringstream globals, body;
   body << "extern \"C\" __global__ void " << kernelName
        << "(infer::kernels::ElementwiseParams p) {\n"
+       << "  infer::kernels::waitForPreviousKernel(); // first: Common.cuh says why\n"
        << "  using namespace infer::kernels;\n"
        << "  long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
        << "  if (e >= p.tokens * " << perToken << "LL) return;\n"

@@ -26,6 +26,10 @@ constexpr uint64_t kUploadChunk = 256ull << 20;
 /// A step whose longest new-token run is at least this uses the paged
 /// prefill kernel (when the artifact has one) instead of one block per token.
 constexpr int64_t kPrefillMinNewTokens = 16;
+/// Weight bytes each GEMV block asks L2 for before it waits for the previous
+/// kernel under programmatic launch: ~12 MB over a wave of 396 blocks, about
+/// the data HBM could deliver in the ~3 us a kernel boundary costs.
+constexpr int64_t kGemvPrefetchBytes = 32 << 10;
 
 std::string kindName(art::Launch::Kind kind) {
   std::string name = art::Launch::Kind_Name(kind);
@@ -165,6 +169,8 @@ Status CudaBackend::load() {
   usePrefillKernel_ = !(prefill && std::string(prefill) == "0");
   const char *gemv = std::getenv("INFER_GEMV");
   useGemv_ = !(gemv && std::string(gemv) == "0");
+  const char *programmatic = std::getenv("INFER_PDL");
+  useProgrammaticLaunch_ = programmatic && std::string(programmatic) == "1";
   RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }
@@ -462,9 +468,20 @@ Status CudaBackend::launchKernel(const art::CudaLaunch &cuda, CUfunction functio
     grid[d] = unsigned(value);
   }
   void *kernelArgs[] = {const_cast<unsigned char *>(params.bytes.data())};
-  INFER_CU_CHECK(*api_, api_->cuLaunchKernel(function, grid[0], grid[1], grid[2], cuda.block_x(),
-                                             1, 1, cuda.shared_bytes(), stream_, kernelArgs,
-                                             nullptr));
+  CUlaunchAttribute programmatic{};
+  programmatic.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  programmatic.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid[0], config.gridDimY = grid[1], config.gridDimZ = grid[2];
+  config.blockDimX = cuda.block_x(), config.blockDimY = 1, config.blockDimZ = 1;
+  config.sharedMemBytes = cuda.shared_bytes();
+  config.hStream = stream_;
+  // Every kernel of ours waits for its predecessor first (Common.cuh,
+  // waitForPreviousKernel), so it may start while that one finishes.
+  if (programmaticNext())
+    config.attrs = &programmatic, config.numAttrs = 1;
+  INFER_CU_CHECK(*api_, api_->cuLaunchKernelEx(&config, function, kernelArgs, nullptr));
+  lastLaunchWasKernel_ = true;
   return okStatus();
 }
 
@@ -507,9 +524,11 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
       ASSIGN_OR_RETURN(PackedParams params,
                        packGemvParams(args, reinterpret_cast<float *>(gemvWorkspace_),
                                       reinterpret_cast<unsigned int *>(gemvCounters_),
-                                      fuses ? &folded : nullptr));
+                                      fuses ? &folded : nullptr,
+                                      programmaticNext() ? kGemvPrefetchBytes : 0));
       return launchKernel(cuda.gemv(), loaded.gemvs[size_t(index)], args, params);
     }
+    lastLaunchWasKernel_ = false;
     return gemm_->run(args, stream_);
   }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
@@ -531,6 +550,7 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&after, CU_EVENT_DEFAULT));
   }
   Status status = okStatus();
+  lastLaunchWasKernel_ = false; // the step's uploads came last
   int count = loaded.program->launches_size();
   for (int i = 0; i < count && status.ok(); ++i) {
     // Folded into the next launch's GEMV (CudaLaunch.fuses_previous).
@@ -542,6 +562,8 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     if (perKind)
       api_->cuEventRecord(before, stream_);
     status = launch(loaded, i, args, context);
+    if (perKind)
+      lastLaunchWasKernel_ = false; // an event comes between
     if (perKind && status.ok()) {
       api_->cuEventRecord(after, stream_);
       api_->cuEventSynchronize(after);

@@ -93,6 +93,9 @@ private:
                    const StepContext *context, KindTimes *perKind);
   Status launchKernel(const artifact::CudaLaunch &cuda, CUfunction function,
                       const exec::LaunchArgs &args, const PackedParams &params);
+  /// Whether the next kernel is launched programmatically (INFER_PDL=1 and
+  /// its predecessor is one of our kernels).
+  bool programmaticNext() const { return useProgrammaticLaunch_ && lastLaunchWasKernel_; }
   /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
   /// tuned by then, and tuning synchronizes), the launches are captured into a
   /// CUDA graph that every later step of that shape replays in one call.
@@ -163,6 +166,12 @@ private:
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   bool usePrefillKernel_ = true; ///< INFER_KV_PREFILL=0: the per-token kernel for every step
   bool useGemv_ = true;          ///< INFER_GEMV=0: cuBLASLt for every GEMM
+  /// INFER_PDL=1: a kernel that follows one of ours is launched with
+  /// programmatic stream serialization (docs/codegen.md, "Launch overlap").
+  bool useProgrammaticLaunch_ = false;
+  /// Whether the last operation enqueued by launchAll was one of our kernels
+  /// (the only predecessor a programmatic launch may overlap).
+  bool lastLaunchWasKernel_ = false;
   /// The GEMV kernels' shared split-k workspace and tile counters (zeroed once;
   /// every launch leaves them zeroed).
   CUdeviceptr gemvWorkspace_ = 0, gemvCounters_ = 0;

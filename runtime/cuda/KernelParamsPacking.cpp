@@ -349,7 +349,8 @@ StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
 } // namespace
 
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
-                                      unsigned int *counters, const exec::LaunchArgs *folded) {
+                                      unsigned int *counters, const exec::LaunchArgs *folded,
+                                      int64_t prefetchBytes) {
   ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
   ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
@@ -375,6 +376,7 @@ StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *works
   p.n = n;
   p.transposed = args.boolAttr("transpose_weight", false) ? 1 : 0;
   p.inputRowStride = k;
+  p.prefetchBytes = prefetchBytes;
   if (folded) {
     // The GEMM's input is the folded launch's output; read its inputs instead.
     if (folded->launch->kind() == art::Launch::RMS_NORM) {

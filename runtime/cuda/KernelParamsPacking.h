@@ -32,10 +32,12 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,
 
 /// A GEMM launch's GemvParams (the small-T kernel), with the backend's
 /// shared workspace and counters; `folded`: the rms_norm or gated activation
-/// launch before it, computed inside the GEMV (CudaLaunch.fuses_previous).
+/// launch before it, computed inside the GEMV (CudaLaunch.fuses_previous);
+/// `prefetchBytes`: GemvParams::prefetchBytes (programmatic launches only).
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
                                       unsigned int *counters,
-                                      const exec::LaunchArgs *folded = nullptr);
+                                      const exec::LaunchArgs *folded = nullptr,
+                                      int64_t prefetchBytes = 0);
 
 } // namespace infer::cuda
 

@@ -872,6 +872,7 @@ __device__ __forceinline__ void simtBlock(const AttentionParams &p, unsigned cha
 template <typename T>
 __global__ void __launch_bounds__(kAttentionThreads, 512 / kAttentionThreads)
     infer_attention(AttentionParams p) {
+  waitForPreviousKernel();
   extern __shared__ __align__(128) unsigned char attentionShared[];
   if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)
     return;

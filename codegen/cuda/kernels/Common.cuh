@@ -29,6 +29,22 @@ template <> __device__ __forceinline__ __half fromFloat<__half>(float x) {
   return __float2half_rn(x);
 }
 
+/// The first statement of every kernel (test/gpu/check_kernel_entries.py
+/// checks): programmatic dependent launch (docs/codegen.md, "Launch
+/// overlap"). When the runtime launched this grid with programmatic stream
+/// serialization it may start while the previous kernel still runs; `wait`
+/// returns once that kernel has finished and its writes are visible, so
+/// nothing before it may read another kernel's output or write any buffer.
+/// `launch_dependents` then lets the next kernel be scheduled: after the wait,
+/// so at most two grids are resident at once. Without that launch attribute
+/// both instructions do nothing.
+__device__ __forceinline__ void waitForPreviousKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 template <typename T> __device__ __forceinline__ float loadFloat(const void *base, long long i) {
   return toFloat(static_cast<const T *>(base)[i]);
 }

@@ -212,8 +212,7 @@ __device__ __forceinline__ void mmaRowsKN(float (&acc)[4][4], const uint4 &l0, c
 template <typename T, int kTile, int kPrologue>
 __device__ __forceinline__ void warpMmaKN(const GemvParams &p, const WarpTask &w) {
   const T *weight = static_cast<const T *>(p.weight);
-  const T *input = static_cast<const T *>(p.input);
-  const long long k = p.k, n = p.n;
+  const long long n = p.n;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const long long n0 = w.column + 8 * g;
   const bool hasRow = g < p.rows;
@@ -273,7 +272,6 @@ __device__ __forceinline__ void mmaColumnsNK(float (&acc)[2][4], const uint4 &l0
 template <typename T, int kTile>
 __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w) {
   const T *weight = static_cast<const T *>(p.weight);
-  const T *input = static_cast<const T *>(p.input);
   const long long k = p.k, n = p.n;
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const bool hasRow = g < p.rows;
@@ -350,8 +348,7 @@ __device__ __forceinline__ void fmaRowsKN(float (&acc)[kGemvMaxRows][4], const f
 template <int kTile, int kPrologue>
 __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w) {
   const float *weight = static_cast<const float *>(p.weight);
-  const float *input = static_cast<const float *>(p.input);
-  const long long k = p.k, n = p.n;
+  const long long n = p.n;
   const int rows = int(p.rows);
   const int lane = threadIdx.x & 31, cq = lane & 15, rp = lane >> 4;
   const long long n0 = w.column + 4 * cq;
@@ -402,7 +399,6 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
 template <int kTile>
 __device__ __forceinline__ void warpFmaNK(const GemvParams &p, const WarpTask &w) {
   const float *weight = static_cast<const float *>(p.weight);
-  const float *input = static_cast<const float *>(p.input);
   const long long k = p.k, n = p.n;
   const int rows = int(p.rows);
   const int lane = threadIdx.x & 31, kq = lane & 7, r4 = lane >> 3;
@@ -644,6 +640,53 @@ __device__ __forceinline__ void gemv(const GemvParams &p, int warpsN) {
   }
 }
 
+/// The first statement of the GEMV kernels, in place of
+/// waitForPreviousKernel (Common.cuh): the weights are no other kernel's
+/// output, so under programmatic dependent launch a block first asks L2 for
+/// the first p.prefetchBytes of its own weights, in the order its warps will
+/// read them, while the previous kernel is still finishing; HBM would
+/// otherwise idle across the kernel boundary. Prefetches are hints: no
+/// register or shared memory waits on them.
+template <typename T>
+__device__ __forceinline__ void prefetchWeightsThenWaitForPreviousKernel(const GemvParams &p,
+                                                                         int warpsN) {
+  if (p.prefetchBytes > 0) {
+    const long long tile = (long long)gemvWarpColumns(p.transposed) * warpsN;
+    const long long chunk = gemvSplitChunk(p.k, gridDim.y);
+    const long long kBegin = (long long)blockIdx.y * chunk;
+    const long long kEnd = kBegin + chunk < p.k ? kBegin + chunk : p.k;
+    const long long column = (long long)blockIdx.x * tile;
+    const long long columns = p.n - column < tile ? p.n - column : tile;
+    // Contiguous runs of the block's weights. [k, n]: one per k row (the
+    // warps go down k, so row-major order); [n, k]: one per output column,
+    // each column's k range (the warps go along k for all columns at once,
+    // so the first lines of every run come first).
+    const bool rowRuns = p.transposed == 0;
+    const long long runs = rowRuns ? kEnd - kBegin : columns;
+    const long long runBytes = (rowRuns ? columns : kEnd - kBegin) * (long long)sizeof(T);
+    const char *weights = static_cast<const char *>(p.weight);
+    const char *firstRun =
+        weights + (rowRuns ? kBegin * p.n + column : column * p.k + kBegin) * (long long)sizeof(T);
+    const long long pitch = (rowRuns ? p.n : p.k) * (long long)sizeof(T);
+    if (runs > 0 && runBytes > 0) {
+      // One more line than the bytes need: a run need not start on a line.
+      const long long linesPerRun = runBytes / 128 + 2;
+      long long lines = runs * linesPerRun;
+      if (lines > p.prefetchBytes / 128)
+        lines = p.prefetchBytes / 128;
+      for (long long i = threadIdx.x; i < lines; i += kGemvThreads) {
+        const long long run = rowRuns ? i / linesPerRun : i % runs;
+        const long long line = rowRuns ? i % linesPerRun : i / runs;
+        long long offset = line * 128;
+        if (offset >= runBytes)
+          offset = runBytes - 1;
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(firstRun + run * pitch + offset));
+      }
+    }
+  }
+  waitForPreviousKernel();
+}
+
 } // namespace gemvimpl
 
 /// grid = gemvGrid(k, n, transposed) (the kernel reads its tiling from it),
@@ -651,6 +694,8 @@ __device__ __forceinline__ void gemv(const GemvParams &p, int warpsN) {
 /// by gemvWorkspaceFloats/gemvCounters and zeroed once (each launch leaves
 /// them zeroed).
 template <typename T> __global__ void __launch_bounds__(kGemvThreads) infer_gemv(GemvParams p) {
+  gemvimpl::prefetchWeightsThenWaitForPreviousKernel<T>(
+      p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));
   gemvimpl::gemv<T, 0>(p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));
 }
 
@@ -659,6 +704,7 @@ template <typename T> __global__ void __launch_bounds__(kGemvThreads) infer_gemv
 /// that the plain GEMV keeps its registers (and its blocks per SM).
 template <typename T, int kPrologue>
 __global__ void __launch_bounds__(kGemvThreads) infer_gemv_fused(GemvParams p) {
+  gemvimpl::prefetchWeightsThenWaitForPreviousKernel<T>(p, gemvWarpsNOfGrid(p.n, 0, gridDim.x));
   gemvimpl::gemv<T, kPrologue>(p, gemvWarpsNOfGrid(p.n, 0, gridDim.x));
 }
 

@@ -192,6 +192,10 @@ struct GemvParams {
   const void *up;
   float normEpsilon, normWeightOffset;
   long long inputRowStride, upRowStride;
+  /// Bytes of its own weights each block asks L2 for before it waits for the
+  /// previous kernel (Gemv.cuh, prefetchWeightsThenWaitForPreviousKernel); 0
+  /// when the launch is not programmatic (nothing to overlap).
+  long long prefetchBytes;
 };
 
 /// Device sampling (kernels/Sampling.cuh, infer_sample<T>) with the

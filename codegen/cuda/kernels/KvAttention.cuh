@@ -853,6 +853,7 @@ template <typename T> __device__ __forceinline__ void copyRow(const T *src, T *d
 /// Token blockIdx.x writes its K and V rows at slot slotIds[t] of the cache.
 template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
     infer_kv_write(KvAttentionParams p) {
+  waitForPreviousKernel();
   const long long t = blockIdx.x;
   if (t >= p.tokens)
     return;
@@ -912,6 +913,7 @@ template <typename T> __device__ __forceinline__ void kvAttention(const KvAttent
 /// the top and KvDecodeGeometry.h).
 template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvimpl::kMinBlocks)
     infer_kv_attention(KvAttentionParams p) {
+  waitForPreviousKernel();
   kvimpl::kvAttention<T>(p);
 }
 

@@ -111,6 +111,7 @@ pagedOperands(const KvAttentionParams &p, long long seq, long long head, long lo
 template <typename T>
 __global__ void __launch_bounds__(kKvPrefillThreads, 512 / kKvPrefillThreads)
     infer_kv_prefill_attention(KvAttentionParams p) {
+  waitForPreviousKernel();
   extern __shared__ __align__(128) unsigned char kvPrefillShared[];
   if (!kvPrefillSupported(p.headDim, int(sizeof(T))) || p.numKvHeads <= 0 ||
       p.numHeads % p.numKvHeads != 0 || p.blockSize <= 0)

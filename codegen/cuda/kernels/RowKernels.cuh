@@ -147,6 +147,7 @@ __device__ __forceinline__ void copyBytes(const char *src, char *dst, long long 
 /// out[t] = table[ids[t]] (+ positionTable[positionOffset + t % seq]), added
 /// in fp32 and rounded once to T.
 template <typename T, typename W> __global__ void infer_embedding(EmbeddingParams p) {
+  waitForPreviousKernel();
   using namespace rowimpl;
   long long t = blockIdx.x;
   if (t >= p.tokens)
@@ -186,6 +187,7 @@ template <typename T, typename W> __global__ void infer_embedding(EmbeddingParam
 /// read twice: once for the statistic, once for the output (the second read
 /// mostly hits L1/L2).
 template <typename T, typename W> __global__ void infer_rms_norm(RmsNormParams p) {
+  waitForPreviousKernel();
   using namespace rowimpl;
   __shared__ float scratch[32];
   long long row = blockIdx.x;
@@ -232,6 +234,7 @@ template <typename T, typename W> __global__ void infer_rms_norm(RmsNormParams p
 /// y = (x - mean) / sqrt(var + epsilon) * scale (+ bias), with the mean and
 /// the variance in two passes (no E[x^2] - E[x]^2 cancellation).
 template <typename T, typename W> __global__ void infer_layer_norm(LayerNormParams p) {
+  waitForPreviousKernel();
   using namespace rowimpl;
   __shared__ float scratch[32];
   long long row = blockIdx.x;
@@ -304,6 +307,7 @@ template <typename T, typename W> __global__ void infer_layer_norm(LayerNormPara
 ///
 /// Each pair is read and written by one thread, so output may be input.
 template <typename T, typename C> __global__ void infer_rotary(RotaryParams p) {
+  waitForPreviousKernel();
   using namespace rowimpl;
   __shared__ float2 table[kRotaryTable];
   long long t = blockIdx.x;
@@ -406,6 +410,7 @@ template <typename T, typename C> __global__ void infer_rotary(RotaryParams p) {
 
 /// out = act(gate) * up over one token; an unknown activation writes NaN.
 template <typename T> __global__ void infer_gated_activation(GatedActivationParams p) {
+  waitForPreviousKernel();
   using namespace rowimpl;
   long long t = blockIdx.x;
   if (t >= p.tokens)
@@ -434,6 +439,7 @@ template <typename T> __global__ void infer_gated_activation(GatedActivationPara
 /// the widest words (16 down to 1 bytes) that source and destination can
 /// share.
 __global__ void infer_copy(CopyParams p) {
+  waitForPreviousKernel();
   using namespace rowimpl;
   long long row = blockIdx.x;
   if (row >= p.rows)

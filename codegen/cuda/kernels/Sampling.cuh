@@ -444,6 +444,7 @@ __device__ __forceinline__ long long findPrefix(const Row<T> &row, Shared &s, in
 /// One token per row (KernelParams.h, SampleParams; the algorithm at the top).
 template <typename T>
 __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
+  waitForPreviousKernel();
   using namespace sampleimpl;
   __shared__ Shared s;
   const long long r = blockIdx.x;

@@ -7,7 +7,8 @@
 // second launch must find the split-k workspace and counters zeroed again),
 // and after each shape the whole workspace and all counters must read zero.
 // Every tile width and a range of k splits (including empty splits) run
-// through the same kernel body as well. The reference sums in double over
+// through the same kernel body as well, and a programmatic (PDL) launch with
+// the weight prefetch must wait for a slow producer of its input. The reference sums in double over
 // the same rounded inputs; the error is relative to the largest output.
 // Outputs start as NaN, rows past `rows` must stay so, and a guard after the
 // output must stay intact.
@@ -17,7 +18,8 @@
 // per launch over 200 eager launches and inside a graph of 50, as GB/s of
 // weight bytes, beside a device-to-device copy. Weights rotate over at least
 // two copies totalling >= 768 MB (at most 64 copies) so that L2 (60 MB) does
-// not serve them. Options for manual runs: --small (no large shapes, e.g.
+// not serve them. Then the GEMVs of whole layers in one graph, plainly and
+// as programmatic launches with the weight prefetch. Options for manual runs: --small (no large shapes, e.g.
 // under compute-sanitizer), --no-timing, --sweep (the tile width x split
 // sweep gemvShape()'s policy was chosen from).
 //
@@ -36,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,6 +105,39 @@ constexpr i64 kMaxN = 128256;
 float *gWorkspace = nullptr;
 unsigned *gCounters = nullptr;
 int gFailures = 0;
+
+/// Parameters of a plain GEMV over the shared workspace and counters.
+GemvParams gemvParams(const void *input, const void *weight, void *output, i64 rows, i64 k,
+                      i64 n, int transposed) {
+  GemvParams p{};
+  p.input = input;
+  p.weight = weight;
+  p.output = output;
+  p.workspace = gWorkspace;
+  p.counters = gCounters;
+  p.rows = rows;
+  p.k = k;
+  p.n = n;
+  p.transposed = transposed;
+  p.inputRowStride = k;
+  return p;
+}
+
+/// Launches infer_gemv<T> with gemvGrid()'s grid, as a programmatic
+/// dependent launch (the runtime's INFER_PDL=1) when `programmatic`.
+template <typename T> void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream) {
+  const GemvGrid g = gemvGrid(p.k, p.n, p.transposed);
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(g.x, g.y, g.z);
+  config.blockDim = dim3(kGemvThreads, 1, 1);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = programmatic ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<T>, p));
+}
 
 /// warpsN 0: infer_gemv with gemvGrid(); else gemvForced with that tile
 /// width and `splits` splits.
@@ -197,18 +233,9 @@ public:
 
   /// Runs one case twice; returns false (and reports) on a mismatch.
   bool run(int rows, bool useBias, bool useResidual, int warpsN = 0, unsigned splits = 1) {
-    GemvParams p{};
-    p.input = input_->data;
-    p.weight = weight_->data;
+    GemvParams p = gemvParams(input_->data, weight_->data, output_, rows, k_, n_, transposed_);
     p.bias = useBias ? biasDevice_->data : nullptr;
     p.residual = useResidual ? residualDevice_->data : nullptr;
-    p.output = output_;
-    p.workspace = gWorkspace;
-    p.counters = gCounters;
-    p.rows = rows;
-    p.k = k_;
-    p.n = n_;
-    p.transposed = transposed_;
     ++cases_;
     for (int attempt = 0; attempt < 2; ++attempt) {
       CUDA_CHECK(cudaMemset(outputBase_, 0xff, outputBytes_ + sizeof(T) + kGuard));
@@ -332,16 +359,7 @@ template <typename T> void testPrologue(int prologue, i64 k, i64 n, int transpos
   int failed = 0;
   double worst = 0;
   for (int rows : {1, 5, 8}) {
-    GemvParams p{};
-    p.input = input.data;
-    p.weight = weight.data;
-    p.output = output;
-    p.workspace = gWorkspace;
-    p.counters = gCounters;
-    p.rows = rows;
-    p.k = k;
-    p.n = n;
-    p.transposed = transposed;
+    GemvParams p = gemvParams(input.data, weight.data, output, rows, k, n, transposed);
     p.prologue = prologue;
     p.inputRowStride = stride;
     p.normWeight = normWeight.data;
@@ -400,6 +418,73 @@ template <typename T> void testPrologues() {
     }
 }
 
+/// The producer of testProgrammaticLaunch: lets its dependents launch at
+/// once, waits ~`nanoseconds`, then copies `source` into `input`. A GEMV
+/// launched programmatically after it must still read the copied values.
+template <typename T>
+__global__ void writeInputLate(T *input, const T *source, i64 count, unsigned long long nanoseconds) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+  for (i64 i = threadIdx.x; i < count; i += blockDim.x)
+    input[i] = source[i];
+}
+
+/// Programmatic dependent launch (Common.cuh, waitForPreviousKernel; the
+/// GEMV's weight prefetch before it): the input starts as NaN and is written
+/// by a slow producer that releases its dependents first; the GEMV, launched
+/// with programmatic stream serialization and prefetchBytes set, must match
+/// the reference of the written input. Both layouts, rows 1 and 8.
+template <typename T> void testProgrammaticLaunch(i64 k, i64 n, int transposed) {
+  std::vector<double> x, w;
+  std::vector<T> hostX = randomValues<T>(size_t(kGemvMaxRows * k), x);
+  std::vector<T> hostW = randomValues<T>(size_t(k * n), w);
+  DeviceArray<T> source(hostX, 0), weight(hostW, 0), input(hostX, 0);
+  T *output = nullptr;
+  CUDA_CHECK(cudaMalloc(&output, size_t(kGemvMaxRows * n) * sizeof(T)));
+  int failed = 0;
+  double worst = 0;
+  for (int rows : {1, 8}) {
+    CUDA_CHECK(cudaMemset(input.data, 0xff, size_t(kGemvMaxRows * k) * sizeof(T)));
+    CUDA_CHECK(cudaMemset(output, 0xff, size_t(kGemvMaxRows * n) * sizeof(T)));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    writeInputLate<T><<<1, 256>>>(input.data, source.data, rows * k, 50000ull);
+    CUDA_CHECK(cudaGetLastError());
+    GemvParams p = gemvParams(input.data, weight.data, output, rows, k, n, transposed);
+    p.prefetchBytes = 32 << 10;
+    launchEx<T>(p, /*programmatic=*/true, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> got(size_t(rows * n));
+    CUDA_CHECK(cudaMemcpy(got.data(), output, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    double maxRef = 0, maxErr = 0;
+    for (i64 t = 0; t < rows; ++t)
+      for (i64 j = 0; j < n; ++j) {
+        double ref = 0;
+        for (i64 kk = 0; kk < k; ++kk)
+          ref += x[size_t(t * k + kk)] * w[size_t(transposed ? j * k + kk : kk * n + j)];
+        ref = TypeInfo<T>::value(TypeInfo<T>::from(ref));
+        const double d = std::fabs(TypeInfo<T>::value(got[size_t(t * n + j)]) - ref);
+        maxRef = std::max(maxRef, std::fabs(ref));
+        maxErr = std::max(maxErr, std::isnan(d) ? INFINITY : d);
+      }
+    const double error = maxErr / std::max(maxRef, 1e-30);
+    worst = std::max(worst, error);
+    failed += error <= TypeInfo<T>::tolerance ? 0 : 1;
+  }
+  (void)cudaFree(output);
+  if (!workspaceClean())
+    ++failed;
+  std::printf("%s %s programmatic launch after a slow producer %s k=%lld n=%lld: max_err %.3e "
+              "(tol %.0e)\n",
+              failed ? "FAIL" : "PASS", TypeInfo<T>::name, transposed ? "[n,k]" : "[k,n]", k, n,
+              worst, TypeInfo<T>::tolerance);
+  gFailures += failed;
+}
+
 //===----------------------------------------------------------------------===//
 // Timing
 //===----------------------------------------------------------------------===//
@@ -442,30 +527,18 @@ struct TimedWeights {
     (void)cudaFree(output);
   }
   GemvParams params(int i, int rows, int transposed) const {
-    GemvParams p{};
-    p.input = input;
-    p.weight = copies[size_t(i) % copies.size()];
-    p.output = output;
-    p.workspace = gWorkspace;
-    p.counters = gCounters;
-    p.rows = rows;
-    p.k = k;
-    p.n = n;
-    p.transposed = transposed;
-    return p;
+    return gemvParams(input, copies[size_t(i) % copies.size()], output, rows, k, n, transposed);
   }
 };
 
-/// Milliseconds per launch inside a graph of `perGraph` launches replayed
-/// `replays` times.
-double graphMs(const TimedWeights &w, int rows, int transposed, int warpsN, unsigned splits,
-               int perGraph, int replays) {
+/// Milliseconds per replay of a graph of what `enqueue` launches on its
+/// stream, over `replays` replays after one warm-up.
+double replayMs(const std::function<void(cudaStream_t)> &enqueue, int replays) {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaGraph_t graph;
   CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < perGraph; ++i)
-    launch<bf16>(w.params(i, rows, transposed), warpsN, splits, stream);
+  enqueue(stream);
   CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec;
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
@@ -485,7 +558,20 @@ double graphMs(const TimedWeights &w, int rows, int transposed, int warpsN, unsi
   CUDA_CHECK(cudaGraphExecDestroy(exec));
   CUDA_CHECK(cudaGraphDestroy(graph));
   CUDA_CHECK(cudaStreamDestroy(stream));
-  return double(ms) / (perGraph * replays);
+  return double(ms) / replays;
+}
+
+/// Milliseconds per launch inside a graph of `perGraph` launches replayed
+/// `replays` times.
+double graphMs(const TimedWeights &w, int rows, int transposed, int warpsN, unsigned splits,
+               int perGraph, int replays) {
+  return replayMs(
+             [&](cudaStream_t stream) {
+               for (int i = 0; i < perGraph; ++i)
+                 launch<bf16>(w.params(i, rows, transposed), warpsN, splits, stream);
+             },
+             replays) /
+         perGraph;
 }
 
 /// Milliseconds per launch over `reps` eager launches on the legacy stream.
@@ -545,6 +631,39 @@ void timeShape(i64 k, i64 n, int transposed, const char *model, bool sweep) {
                 eager * 1e3, bytes / eager / 1e6, graph * 1e3, bytes / graph / 1e6);
     std::fflush(stdout);
   }
+}
+
+/// The decode GEMVs of `layers` transformer layers (qkv, o, gate/up, down of
+/// one model, each layer its own weights) at rows 1 in one graph, launched
+/// plainly or programmatically with the weight prefetch: microseconds per
+/// layer and the weight stream rate, beside the bytes / 4.3 TB/s floor.
+void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *model) {
+  std::vector<TimedWeights *> weights;
+  double layerBytes = 0;
+  for (int i = 0; i < count; ++i) {
+    weights.push_back(new TimedWeights(shapes[i][0], shapes[i][1]));
+    layerBytes += double(shapes[i][0]) * double(shapes[i][1]) * sizeof(bf16);
+  }
+  for (int programmatic : {0, 1}) {
+    const double ms = replayMs(
+        [&](cudaStream_t stream) {
+          for (int layer = 0; layer < layers; ++layer)
+            for (int i = 0; i < count; ++i) {
+              GemvParams p = weights[size_t(i)]->params(layer, 1, 0);
+              p.prefetchBytes = programmatic ? (32 << 10) : 0;
+              launchEx<bf16>(p, programmatic && layer + i > 0, stream);
+            }
+        },
+        10);
+    const double layerUs = ms * 1e3 / layers;
+    std::printf("chain %-10s %d layers x %d GEMVs, rows 1, %s: %.2f us per layer, %.0f GB/s "
+                "(floor %.2f us at 4.3 TB/s)\n",
+                model, layers, count, programmatic ? "programmatic + prefetch" : "plain",
+                layerUs, layerBytes / layerUs / 1e3, layerBytes / 4.3e6);
+    std::fflush(stdout);
+  }
+  for (TimedWeights *w : weights)
+    delete w;
 }
 
 /// Device-to-device copy rate (bytes read + written), the practical ceiling.
@@ -624,6 +743,10 @@ int main(int argc, char **argv) {
   testPrologues<float>();
   testPrologues<bf16>();
   testPrologues<__half>();
+  for (int transposed : {0, 1}) {
+    testProgrammaticLaunch<bf16>(2048, 2560, transposed);
+    testProgrammaticLaunch<float>(333, 512, transposed);
+  }
   std::printf("%s: %d failed\n", gFailures ? "FAILED" : "correctness OK", gFailures);
   std::fflush(stdout);
   if (!timing) {
@@ -646,6 +769,10 @@ int main(int argc, char **argv) {
                           {2048, 32000, 1, "tied-head"}, {4096, 128256, 1, "tied-head"}};
   for (const Shape &s : shapes)
     timeShape(s.k, s.n, s.transposed, s.model, sweep);
+  const i64 tinyllamaLayer[][2] = {{2048, 2560}, {2048, 2048}, {2048, 11264}, {5632, 2048}};
+  timeLayerChain(tinyllamaLayer, 4, 22, "tinyllama");
+  const i64 llama3Layer[][2] = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
+  timeLayerChain(llama3Layer, 4, 8, "llama3-8b");
   if (!workspaceClean()) {
     std::printf("FAIL: workspace or counters not zero after the timing runs\n");
     ++gFailures;
