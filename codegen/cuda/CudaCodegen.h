@@ -5,7 +5,7 @@
 // the hand-written families in kernels/, a generated kernel per
 // exec.elementwise region, or cuBLASLt for GEMMs), records its grid, block
 // and shared memory, and compiles one CUDA C++ translation unit with NVRTC to
-// an sm_90a cubin plus compute_90 PTX, stored as Manifest.cuda. Plain C++
+// an sm_90 cubin plus its compute_90 PTX, stored as Manifest.cuda. Plain C++
 // over the artifact protobuf (no MLIR): the program it sees is exactly what
 // the runtime will run.
 //
@@ -21,7 +21,13 @@
 namespace infer::codegen {
 
 struct CudaCodegenOptions {
-  std::string arch = "sm_90a";
+  /// The cubin's architecture. sm_90, not sm_90a: no kernel uses the
+  /// arch-specific instructions (wgmma, setmaxnreg), and PTX made for sm_90a
+  /// could not be JIT-compiled for later GPUs. A kernel that needs them will
+  /// need a second NVRTC program for an sm_90a cubin.
+  std::string arch = "sm_90";
+  /// The virtual architecture of the PTX NVRTC makes on the way (the driver
+  /// JIT-compiles it where the cubin does not load).
   std::string ptxArch = "compute_90";
   /// NVRTC -lineinfo: source lines in sanitizer and profiler reports, at the
   /// price of a reproducible artifact (NVRTC records the working directory).

@@ -45,7 +45,7 @@ std::string nvrtcVersion() {
 
 StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
                                        const std::vector<std::string> &nameExpressions,
-                                       const std::string &arch, bool cubin, bool lineInfo) {
+                                       const std::string &arch, bool lineInfo) {
   std::vector<const char *> headerNames, headerTexts;
   for (const EmbeddedHeader &header : kEmbeddedKernelHeaders) {
     headerNames.push_back(header.name);
@@ -79,15 +79,12 @@ StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
   }
   NvrtcOutput output;
   size_t size = 0;
-  if (cubin) {
-    RETURN_IF_ERROR(check(nvrtcGetCUBINSize(*program, &size), "cubin size"));
-    output.binary.resize(size);
-    RETURN_IF_ERROR(check(nvrtcGetCUBIN(*program, output.binary.data()), "cubin"));
-  } else {
-    RETURN_IF_ERROR(check(nvrtcGetPTXSize(*program, &size), "ptx size"));
-    output.binary.resize(size);
-    RETURN_IF_ERROR(check(nvrtcGetPTX(*program, output.binary.data()), "ptx"));
-  }
+  RETURN_IF_ERROR(check(nvrtcGetCUBINSize(*program, &size), "cubin size"));
+  output.cubin.resize(size);
+  RETURN_IF_ERROR(check(nvrtcGetCUBIN(*program, output.cubin.data()), "cubin"));
+  RETURN_IF_ERROR(check(nvrtcGetPTXSize(*program, &size), "ptx size"));
+  output.ptx.resize(size);
+  RETURN_IF_ERROR(check(nvrtcGetPTX(*program, output.ptx.data()), "ptx"));
   for (const std::string &expression : nameExpressions) {
     const char *lowered = nullptr;
     RETURN_IF_ERROR(check(nvrtcGetLoweredName(*program, expression.c_str(), &lowered), "lowered name"));

@@ -11,20 +11,23 @@
 namespace infer::codegen {
 
 struct NvrtcOutput {
-  /// The cubin (arch "sm_XX") or the PTX text (arch "compute_XX").
-  std::string binary;
+  /// The cubin for the real architecture compiled for ("sm_XX").
+  std::string cubin;
+  /// The PTX text NVRTC made on the way (virtual architecture "compute_XX").
+  std::string ptx;
   /// Name expression -> lowered (mangled) name.
   std::map<std::string, std::string> loweredNames;
 };
 
 /// Compiles `source` (which may include the kernel headers embedded in
-/// infer-compile, and CUDA's own headers) for `arch`. Errors carry NVRTC's log.
-/// `lineInfo` adds -lineinfo (source lines in compute-sanitizer and profiler
-/// reports); NVRTC then records the working directory in the code, so the
-/// output depends on where the compiler ran.
+/// infer-compile, and CUDA's own headers) for the real architecture `arch`
+/// ("sm_90"): one NVRTC program gives both the cubin and its PTX. Errors
+/// carry NVRTC's log. `lineInfo` adds -lineinfo (source lines in
+/// compute-sanitizer and profiler reports); NVRTC then records the working
+/// directory in the code, so the output depends on where the compiler ran.
 StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
                                        const std::vector<std::string> &nameExpressions,
-                                       const std::string &arch, bool cubin, bool lineInfo);
+                                       const std::string &arch, bool lineInfo);
 
 } // namespace infer::codegen
 

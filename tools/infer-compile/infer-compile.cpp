@@ -159,7 +159,7 @@ int writeArtifact(ModuleOp module, const Options &options,
 #ifdef INFER_HAVE_CUDA
     artifactOptions.addTargetCode = [&](infer::artifact::Manifest &manifest) -> LogicalResult {
       auto start = std::chrono::steady_clock::now();
-      llvm::errs() << "generating CUDA kernels (NVRTC, sm_90a + compute_90 PTX)...\n";
+      llvm::errs() << "generating CUDA kernels (NVRTC, sm_90 cubin + compute_90 PTX)...\n";
       infer::codegen::CudaCodegenOptions codegenOptions;
       codegenOptions.lineInfo = options.cudaLineInfo;
       infer::Status status = infer::codegen::generateCudaModule(manifest, codegenOptions);

@@ -20,7 +20,8 @@
 // two copies totalling >= 768 MB (at most 64 copies) so that L2 (60 MB) does
 // not serve them. Then the GEMVs of whole layers in one graph, plainly and
 // as programmatic launches with the weight prefetch. Options for manual runs: --small (no large shapes, e.g.
-// under compute-sanitizer), --no-timing, --sweep (the tile width x split
+// under compute-sanitizer), --no-timing, --chain-only (of the timing, only
+// the layer chains), --sweep (the tile width x split
 // sweep gemvShape()'s policy was chosen from).
 //
 //   nvcc -std=c++17 -O2 -arch=sm_90a -I<repo> -o gemv_test
@@ -694,10 +695,11 @@ void timeCopy() {
 } // namespace
 
 /// Options (none in CTest): --probe stops after finding the device, --small
-/// skips the large shapes, --no-timing skips the timing, --sweep adds the
+/// skips the large shapes, --no-timing skips the timing, --chain-only times
+/// only the layer chains, --sweep adds the
 /// tuning sweep to it.
 int main(int argc, char **argv) {
-  bool probe = false, small = false, timing = true, sweep = false;
+  bool probe = false, small = false, timing = true, sweep = false, chainOnly = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--probe"))
       probe = true;
@@ -705,10 +707,12 @@ int main(int argc, char **argv) {
       small = true;
     else if (!std::strcmp(argv[i], "--no-timing"))
       timing = false;
+    else if (!std::strcmp(argv[i], "--chain-only"))
+      chainOnly = true;
     else if (!std::strcmp(argv[i], "--sweep"))
       sweep = true;
     else {
-      std::fprintf(stderr, "usage: %s [--probe] [--small] [--no-timing] [--sweep]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--probe] [--small] [--no-timing] [--chain-only] [--sweep]\n", argv[0]);
       return 2;
     }
   }
@@ -755,7 +759,8 @@ int main(int argc, char **argv) {
     return gFailures ? 1 : 0;
   }
 
-  timeCopy();
+  if (!chainOnly)
+    timeCopy();
   struct Shape {
     i64 k, n;
     int transposed;
@@ -768,7 +773,8 @@ int main(int argc, char **argv) {
                           {14336, 4096, 0, "llama3-8b"}, {4096, 128256, 0, "llama3-8b"},
                           {2048, 32000, 1, "tied-head"}, {4096, 128256, 1, "tied-head"}};
   for (const Shape &s : shapes)
-    timeShape(s.k, s.n, s.transposed, s.model, sweep);
+    if (!chainOnly)
+      timeShape(s.k, s.n, s.transposed, s.model, sweep);
   const i64 tinyllamaLayer[][2] = {{2048, 2560}, {2048, 2048}, {2048, 11264}, {5632, 2048}};
   timeLayerChain(tinyllamaLayer, 4, 22, "tinyllama");
   const i64 llama3Layer[][2] = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
