@@ -30,6 +30,7 @@
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/cuda/tests/KernelTestSupport.cuh"
 #include "codegen/cuda/kernels/Gemv.cuh"
 
 #include <cuda_runtime.h>
@@ -64,15 +65,6 @@ using namespace infer::kernels;
 using bf16 = __nv_bfloat16;
 using i64 = long long;
 
-#define CUDA_CHECK(expr)                                                                           \
-  do {                                                                                             \
-    cudaError_t status_ = (expr);                                                                  \
-    if (status_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,                    \
-                   cudaGetErrorString(status_));                                                   \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
 
 /// The kernel body with the tile width forced (infer_gemv takes it from the
 /// grid); the grid's y is the number of splits.
@@ -81,24 +73,8 @@ __global__ void __launch_bounds__(kGemvThreads) gemvForced(GemvParams p, int war
   gemvimpl::gemv<T, 0>(p, warpsN);
 }
 
-template <typename T> struct TypeInfo;
-template <> struct TypeInfo<float> {
-  static constexpr const char *name = "f32";
-  static constexpr double tolerance = 1e-5;
-  static float from(double x) { return float(x); }
-  static double value(float x) { return x; }
-};
-template <> struct TypeInfo<bf16> {
-  static constexpr const char *name = "bf16";
-  static constexpr double tolerance = 1e-2;
-  static bf16 from(double x) { return __float2bfloat16_rn(float(x)); }
-  static double value(bf16 x) { return __bfloat162float(x); }
-};
-template <> struct TypeInfo<__half> {
-  static constexpr const char *name = "f16";
-  static constexpr double tolerance = 2e-3;
-  static __half from(double x) { return __float2half_rn(float(x)); }
-  static double value(__half x) { return __half2float(x); }
+template <typename T> struct TypeInfo : infer::kerneltest::Element<T> {
+  static constexpr double tolerance = infer::kerneltest::pickTolerance<T>(1e-5, 1e-2, 2e-3);
 };
 
 /// The workspace and counters every launch shares, sized for the largest n.
@@ -716,11 +692,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device\n");
+  if (!infer::kerneltest::haveDevice())
     return 77;
-  }
   if (probe)
     return 0;
   cudaDeviceProp prop;

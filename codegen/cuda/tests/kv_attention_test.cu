@@ -29,6 +29,7 @@
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/cuda/tests/KernelTestSupport.cuh"
 #include "codegen/cuda/kernels/KvAttention.cuh"
 #include "codegen/cuda/kernels/KvPrefillAttention.cuh"
 
@@ -54,34 +55,9 @@ using infer::kernels::kKvPrefillBlockQ;
 using infer::kernels::kKvPrefillThreads;
 using infer::kernels::KvAttentionParams;
 
-#define CUDA_CHECK(expr)                                                                           \
-  do {                                                                                             \
-    cudaError_t status_ = (expr);                                                                  \
-    if (status_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,                    \
-                   cudaGetErrorString(status_));                                                   \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
 
-template <typename T> struct TypeInfo;
-template <> struct TypeInfo<float> {
-  static constexpr const char *name = "f32";
-  static constexpr double tolerance = 2e-5;
-  static float from(float x) { return x; }
-  static float value(float x) { return x; }
-};
-template <> struct TypeInfo<__nv_bfloat16> {
-  static constexpr const char *name = "bf16";
-  static constexpr double tolerance = 2e-2;
-  static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
-  static float value(__nv_bfloat16 x) { return __bfloat162float(x); }
-};
-template <> struct TypeInfo<__half> {
-  static constexpr const char *name = "f16";
-  static constexpr double tolerance = 5e-3;
-  static __half from(float x) { return __float2half_rn(x); }
-  static float value(__half x) { return __half2float(x); }
+template <typename T> struct TypeInfo : infer::kerneltest::Element<T> {
+  static constexpr double tolerance = infer::kerneltest::pickTolerance<T>(2e-5, 2e-2, 5e-3);
 };
 
 struct Seq {
@@ -741,11 +717,8 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
 int main(int argc, char **argv) {
   // --no-timings: the checks alone (e.g. under compute-sanitizer).
   const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device\n");
+  if (!infer::kerneltest::haveDevice())
     return 77;
-  }
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);

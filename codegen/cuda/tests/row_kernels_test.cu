@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cuda/tests/KernelTestSupport.cuh"
 #include "codegen/cuda/kernels/RowKernels.cuh"
 
 #include <cuda_runtime.h>
@@ -48,27 +49,12 @@ using bf16 = __nv_bfloat16;
 using i64 = long long;
 using Values = std::vector<double>;
 
-template <typename X> struct TypeInfo;
-template <> struct TypeInfo<float> {
-  static constexpr const char *name = "f32";
-  static constexpr double tolerance = 1e-5;
-};
-template <> struct TypeInfo<bf16> {
-  static constexpr const char *name = "bf16";
-  static constexpr double tolerance = 1e-2;
-};
-template <> struct TypeInfo<__half> {
-  static constexpr const char *name = "f16";
-  static constexpr double tolerance = 2e-3;
+template <typename X> struct TypeInfo : infer::kerneltest::Element<X> {
+  static constexpr double tolerance = infer::kerneltest::pickTolerance<X>(1e-5, 1e-2, 2e-3);
 };
 
-template <typename X> X toType(double v);
-template <> float toType<float>(double v) { return float(v); }
-template <> bf16 toType<bf16>(double v) { return __float2bfloat16_rn(float(v)); }
-template <> __half toType<__half>(double v) { return __float2half_rn(float(v)); }
-double toDouble(float v) { return v; }
-double toDouble(bf16 v) { return __bfloat162float(v); }
-double toDouble(__half v) { return __half2float(v); }
+template <typename X> X toType(double v) { return TypeInfo<X>::from(v); }
+template <typename X> double toDouble(X v) { return TypeInfo<X>::value(v); }
 template <typename X> double roundTo(double v) { return toDouble(toType<X>(v)); }
 
 std::mt19937_64 rng(20240611);
@@ -504,11 +490,8 @@ template <typename T> void testGatedActivations() {
 } // namespace
 
 int main() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("SKIP: no CUDA device\n");
+  if (!infer::kerneltest::haveDevice())
     return 77;
-  }
   testRowFamilies<float, float>();
   testRowFamilies<bf16, bf16>();
   testRowFamilies<bf16, float>();

@@ -28,6 +28,7 @@
 //       codegen/cuda/tests/sampling_test.cu
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/cuda/tests/KernelTestSupport.cuh"
 #include "codegen/cuda/kernels/Sampling.cuh"
 
 #include <cuda_runtime.h>
@@ -47,32 +48,8 @@ namespace {
 using infer::kernels::kSampleThreads;
 using infer::kernels::SampleParams;
 
-#define CUDA_CHECK(expr)                                                                           \
-  do {                                                                                             \
-    cudaError_t status_ = (expr);                                                                  \
-    if (status_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,                    \
-                   cudaGetErrorString(status_));                                                   \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
 
-template <typename T> struct TypeInfo;
-template <> struct TypeInfo<float> {
-  static constexpr const char *name = "f32";
-  static float from(float x) { return x; }
-  static float value(float x) { return x; }
-};
-template <> struct TypeInfo<__nv_bfloat16> {
-  static constexpr const char *name = "bf16";
-  static __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
-  static float value(__nv_bfloat16 x) { return __bfloat162float(x); }
-};
-template <> struct TypeInfo<__half> {
-  static constexpr const char *name = "f16";
-  static __half from(float x) { return __float2half_rn(x); }
-  static float value(__half x) { return __half2float(x); }
-};
+template <typename T> using TypeInfo = infer::kerneltest::Element<T>;
 
 template <typename T> struct DeviceBuffer {
   T *ptr = nullptr;
@@ -589,11 +566,8 @@ void timeSampling(long long rows, long long vocab) {
 } // namespace
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIP: no CUDA device\n");
+  if (!infer::kerneltest::haveDevice())
     return 77;
-  }
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);

@@ -1,0 +1,74 @@
+//===- KernelTestSupport.cuh - what every kernel test needs ---------------===//
+//
+// Host helpers shared by the nvcc-built kernel tests (codegen/cuda/tests):
+// the CUDA error check, the element types' names and conversions, a per-type
+// tolerance pick, and the device probe that makes a test exit 77 (ctest SKIP)
+// on a machine without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_TESTS_KERNELTESTSUPPORT_CUH
+#define INFER_CODEGEN_CUDA_TESTS_KERNELTESTSUPPORT_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+/// Exits 1 with the failed call, where it is and CUDA's message.
+#define CUDA_CHECK(expr)                                                                           \
+  do {                                                                                             \
+    cudaError_t status_ = (expr);                                                                  \
+    if (status_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,                    \
+                   cudaGetErrorString(status_));                                                   \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+namespace infer {
+namespace kerneltest {
+
+/// An element type's name in reports and its round-to-nearest-even
+/// conversions from and to double (host side).
+template <typename T> struct Element;
+template <> struct Element<float> {
+  static constexpr const char *name = "f32";
+  static float from(double x) { return float(x); }
+  static double value(float x) { return x; }
+};
+template <> struct Element<__nv_bfloat16> {
+  static constexpr const char *name = "bf16";
+  static __nv_bfloat16 from(double x) { return __float2bfloat16_rn(float(x)); }
+  static double value(__nv_bfloat16 x) { return __bfloat162float(x); }
+};
+template <> struct Element<__half> {
+  static constexpr const char *name = "f16";
+  static __half from(double x) { return __float2half_rn(float(x)); }
+  static double value(__half x) { return __half2float(x); }
+};
+
+/// The tolerance of a test for T, from its three (f32, bf16, f16).
+template <typename T> constexpr double pickTolerance(double f32, double bf16, double f16);
+template <> constexpr double pickTolerance<float>(double f32, double, double) { return f32; }
+template <> constexpr double pickTolerance<__nv_bfloat16>(double, double bf16, double) {
+  return bf16;
+}
+template <> constexpr double pickTolerance<__half>(double, double, double f16) { return f16; }
+
+/// True when a CUDA device is usable; otherwise prints the SKIP line (the
+/// test then exits 77).
+inline bool haveDevice() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return false;
+  }
+  return true;
+}
+
+} // namespace kerneltest
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_TESTS_KERNELTESTSUPPORT_CUH
