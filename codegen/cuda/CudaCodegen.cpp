@@ -126,6 +126,27 @@ private:
         return false;
     return true;
   }
+  /// Whether the launch before KV_ATTENTION `index` is a rotary whose output
+  /// is every q/k/v input of it (the packed qkv), in the same element type:
+  /// then infer_rotary_kv_write can do both (CudaLaunch.fused_prologue).
+  bool foldsRotaryIntoKvWrite(int index, art::ElementType type) const {
+    if (index == 0)
+      return false;
+    const art::Launch &attention = launch(index), &previous = launch(index - 1);
+    if (previous.kind() != art::Launch::ROTARY || previous.outputs_size() != 1 ||
+        outputType(previous) != type)
+      return false;
+    int inputs = 0;
+    for (const art::Operand &operand : attention.operands()) {
+      if (operand.role() != "input")
+        continue;
+      ++inputs;
+      if (operand.ref().target_case() != art::Ref::kBuffer ||
+          operand.ref().buffer() != previous.outputs(0))
+        return false;
+    }
+    return inputs == 1;
+  }
   /// Whether buffers a and b occupy disjoint bytes for every T in [1,
   /// kGemvMaxRows] (offsets and sizes are affine in T: the same order at both
   /// ends).
@@ -304,6 +325,21 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     useKernel(write, ns + "infer_kv_write<" + t + ">");
     *write.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     *cuda.mutable_prologue() = std::move(write);
+    if (foldsRotaryIntoKvWrite(index, out)) {
+      const art::Launch &rotary = launch(index - 1);
+      std::vector<art::ElementType> table = typesOf(rotary, "inv_freq");
+      if (table.empty())
+        table = typesOf(rotary, "cos_cache");
+      if (table.empty())
+        return error(index - 1, "has no inv_freq or cos_cache");
+      ASSIGN_OR_RETURN(std::string c, typeName(table.front()));
+      art::CudaLaunch fused;
+      fused.set_runner(art::CudaLaunch::KERNEL);
+      fused.set_block_x(kernels::kKvAttentionThreads);
+      useKernel(fused, ns + "infer_rotary_kv_write<" + t + ", " + c + ">");
+      *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+      *cuda.mutable_fused_prologue() = std::move(fused);
+    }
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");
     *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     *cuda.add_grid() =
@@ -435,6 +471,8 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
       RETURN_IF_ERROR(lower(launch));
       if (launch.has_prologue())
         RETURN_IF_ERROR(lower(*launch.mutable_prologue()));
+      if (launch.has_fused_prologue())
+        RETURN_IF_ERROR(lower(*launch.mutable_fused_prologue()));
       if (launch.has_prefill())
         RETURN_IF_ERROR(lower(*launch.mutable_prefill()));
       if (launch.has_gemv())

@@ -169,6 +169,8 @@ Status CudaBackend::load() {
   usePrefillKernel_ = !(prefill && std::string(prefill) == "0");
   const char *gemv = std::getenv("INFER_GEMV");
   useGemv_ = !(gemv && std::string(gemv) == "0");
+  const char *fuseRotary = std::getenv("INFER_FUSE_ROTARY");
+  useFusedRotary_ = fuseRotary && std::string(fuseRotary) == "1";
   const char *programmatic = std::getenv("INFER_PDL");
   useProgrammaticLaunch_ = programmatic && std::string(programmatic) == "1";
   RETURN_IF_ERROR(allocateGemvWorkspace());
@@ -202,9 +204,12 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     const art::CudaLaunch &launch = loaded.launches->Get(i);
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
-    CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr;
+    CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, fused = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
+    }
+    if (launch.has_fused_prologue()) {
+      ASSIGN_OR_RETURN(fused, resolve(launch.fused_prologue(), i));
     }
     if (launch.has_prefill()) {
       ASSIGN_OR_RETURN(prefill, resolve(launch.prefill(), i));
@@ -215,6 +220,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.prologues.push_back(prologue);
     loaded.prefills.push_back(prefill);
     loaded.gemvs.push_back(gemv);
+    loaded.fusedPrologues.push_back(fused);
   }
   return okStatus();
 }
@@ -532,8 +538,16 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
     return gemm_->run(args, stream_);
   }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
-  if (cuda.has_prologue())
+  if (fusesRotary(loaded, index)) {
+    // The rotary launch before this one was skipped (launchAll): run it here,
+    // with the KV write.
+    exec::LaunchArgs rotary = resolve(loaded, index - 1, sizesOf(args));
+    ASSIGN_OR_RETURN(PackedParams fused, packRotaryKvWriteParams(rotary, params));
+    RETURN_IF_ERROR(launchKernel(cuda.fused_prologue(), loaded.fusedPrologues[size_t(index)],
+                                 args, fused));
+  } else if (cuda.has_prologue()) {
     RETURN_IF_ERROR(launchKernel(cuda.prologue(), loaded.prologues[size_t(index)], args, params));
+  }
   // Prefill chunks of a step: the tensor-core tiles; decode tokens: one
   // block per token (docs/kv-cache.md, "Kernels").
   if (usePrefillKernel_ && cuda.has_prefill() && loaded.prefills[size_t(index)] &&
@@ -557,6 +571,9 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     if (i + 1 < count && loaded.launches->Get(i + 1).gemv().fuses_previous() &&
         !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1)) &&
         runsAsGemv(loaded, i + 1, step.tokens))
+      continue;
+    // Run inside the next launch's KV write (CudaLaunch.fused_prologue).
+    if (i + 1 < count && fusesRotary(loaded, i + 1))
       continue;
     exec::LaunchArgs args = resolve(loaded, i, step);
     if (perKind)

@@ -77,7 +77,7 @@ private:
     const artifact::ExecProgram *program = nullptr;
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
-    std::vector<CUfunction> functions, prologues, prefills, gemvs;
+    std::vector<CUfunction> functions, prologues, prefills, gemvs, fusedPrologues;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -96,6 +96,12 @@ private:
   /// Whether the next kernel is launched programmatically (INFER_PDL=1 and
   /// its predecessor is one of our kernels).
   bool programmaticNext() const { return useProgrammaticLaunch_ && lastLaunchWasKernel_; }
+  /// Whether launch `index` (a KV_ATTENTION) runs the rotary before it inside
+  /// its KV write, so that rotary launch is skipped.
+  bool fusesRotary(const LoadedProgram &loaded, int index) const {
+    return useFusedRotary_ && loaded.launches->Get(index).has_fused_prologue() &&
+           loaded.fusedPrologues[size_t(index)];
+  }
   /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
   /// tuned by then, and tuning synchronizes), the launches are captured into a
   /// CUDA graph that every later step of that shape replays in one call.
@@ -166,6 +172,9 @@ private:
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   bool usePrefillKernel_ = true; ///< INFER_KV_PREFILL=0: the per-token kernel for every step
   bool useGemv_ = true;          ///< INFER_GEMV=0: cuBLASLt for every GEMM
+  /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
+  /// run as one kernel (CudaLaunch.fused_prologue).
+  bool useFusedRotary_ = false;
   /// INFER_PDL=1: a kernel that follows one of ours is launched with
   /// programmatic stream serialization (docs/codegen.md, "Launch overlap").
   bool useProgrammaticLaunch_ = false;

@@ -409,6 +409,21 @@ StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *works
   return pack(p);
 }
 
+StatusOr<PackedParams> packRotaryKvWriteParams(const exec::LaunchArgs &rotaryArgs,
+                                               const PackedParams &kvAttention) {
+  if (rotaryArgs.launch->kind() != art::Launch::ROTARY ||
+      kvAttention.bytes.size() != sizeof(k::KvAttentionParams))
+    return rotaryArgs.error("cannot be folded into a KV write");
+  ASSIGN_OR_RETURN(PackedParams rotaryBytes, rotary(rotaryArgs));
+  k::RotaryKvWriteParams p{};
+  std::memcpy(&p.rotary, rotaryBytes.bytes.data(), sizeof p.rotary);
+  std::memcpy(&p.kv, kvAttention.bytes.data(), sizeof p.kv);
+  // The KV write reads K and V from the rotary's output row (packed qkv).
+  if (p.kv.q != p.rotary.output || p.kv.tokens != p.rotary.tokens)
+    return rotaryArgs.error("does not write the next paged attention's packed qkv");
+  return pack(p);
+}
+
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const StepContext *step) {
   switch (args.launch->kind()) {
   case art::Launch::KV_ATTENTION:

@@ -30,6 +30,12 @@ struct StepContext {
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,
                                         const StepContext *step = nullptr);
 
+/// infer_rotary_kv_write's parameters: the ROTARY launch `rotary` and the
+/// KV_ATTENTION parameters `kvAttention` (packKernelParams) that read its
+/// output (CudaLaunch.fused_prologue).
+StatusOr<PackedParams> packRotaryKvWriteParams(const exec::LaunchArgs &rotary,
+                                               const PackedParams &kvAttention);
+
 /// A GEMM launch's GemvParams (the small-T kernel), with the backend's
 /// shared workspace and counters; `folded`: the rms_norm or gated activation
 /// launch before it, computed inside the GEMV (CudaLaunch.fuses_previous);

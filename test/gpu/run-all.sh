@@ -51,13 +51,18 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
       --golden-steps 8 --golden-only --compare-prefill;;
   esac
 done
-# The same with programmatic dependent launch (docs/codegen.md, "Launch overlap").
+# The same with the switches that are off by default until measured on the GPU:
+# programmatic dependent launch and the rotary folded into the KV write.
 base=$models/tiny-llama
 if [ -f "$base.greedy.json" ]; then
-  echo "generate tiny-llama fp32, INFER_PDL=1:"; INFER_PDL=1 generate --model "$base.onnx" \
-    --greedy "$base.greedy.json" --dtype fp32 --inputs "$base.in0.npy" "$base.in1.npy"
-  echo "generate tiny-llama bf16, INFER_PDL=1:"; INFER_PDL=1 generate --model "$base.onnx" \
-    --greedy "$base.greedy.json" --dtype bf16 --golden-steps 8 --golden-only --compare-prefill
+  for switch in INFER_PDL INFER_FUSE_ROTARY; do
+    export "$switch=1"
+    echo "generate tiny-llama fp32, $switch=1:"; generate --model "$base.onnx" \
+      --greedy "$base.greedy.json" --dtype fp32 --inputs "$base.in0.npy" "$base.in1.npy"
+    echo "generate tiny-llama bf16, $switch=1:"; generate --model "$base.onnx" \
+      --greedy "$base.greedy.json" --dtype bf16 --golden-steps 8 --golden-only --compare-prefill
+    unset "$switch"
+  done
 fi
 if [ -n "$kernels" ]; then
   for test in "$kernels"/row_kernels_test "$kernels"/attention_test "$kernels"/kv_attention_test \

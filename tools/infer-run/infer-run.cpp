@@ -182,16 +182,18 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                 cuda.ptx().size(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
-    int gemv = 0, folding = 0, prefill = 0;
+    int gemv = 0, folding = 0, prefill = 0, rotary = 0;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
       folding += launch.gemv().fuses_previous();
       prefill += launch.has_prefill();
+      rotary += launch.has_fused_prologue();
     }
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
-                  "them), %d paged attentions with a prefill kernel, sampler %s\n",
-                  gemv, folding, prefill,
+                  "them), %d paged attentions with a prefill kernel (%d can fold the rotary "
+                  "before them into the KV write), sampler %s\n",
+                  gemv, folding, prefill, rotary,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
   } else {
     std::printf("cuda: none (compiled for --target cpu)\n");

@@ -162,6 +162,14 @@ struct KvAttentionParams {
 
 constexpr int kKvAttentionThreads = 128;
 
+/// infer_rotary_kv_write<T, C> (kernels/KvAttention.cuh): a rotary launch
+/// and the KV write of the KV_ATTENTION after it, one block per token.
+/// `kv.k` and `kv.v` point into `rotary.output`.
+struct RotaryKvWriteParams {
+  RotaryParams rotary;
+  KvAttentionParams kv;
+};
+
 /// Small-T GEMM for decode (kernels/Gemv.cuh, infer_gemv<T>): out[t, n] =
 /// sum_k input[t, k] * W(k, n) (+ bias[n]) (+ residual[t, n]) for t < rows
 /// <= kGemvMaxRows, W stored [k, n] row-major (transposed = 0) or [n, k]

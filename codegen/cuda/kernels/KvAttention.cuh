@@ -58,6 +58,7 @@
 
 #include "codegen/cuda/kernels/Common.cuh"
 #include "codegen/cuda/kernels/KvDecodeGeometry.h"
+#include "codegen/cuda/kernels/RowKernels.cuh"
 
 namespace infer {
 namespace kernels {
@@ -850,13 +851,12 @@ template <typename T> __device__ __forceinline__ void copyRow(const T *src, T *d
 
 } // namespace kvimpl
 
-/// Token blockIdx.x writes its K and V rows at slot slotIds[t] of the cache.
-template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
-    infer_kv_write(KvAttentionParams p) {
-  waitForPreviousKernel();
-  const long long t = blockIdx.x;
-  if (t >= p.tokens)
-    return;
+namespace kvimpl {
+
+/// Token t's K and V rows to slot slotIds[t] of the cache (none for padding,
+/// slot < 0), with the block's threads.
+template <typename T> __device__ __forceinline__ void writeTokenKv(const KvAttentionParams &p,
+                                                                   long long t) {
   const long long slot = p.slotIds[t];
   if (slot < 0)
     return; // padding
@@ -864,8 +864,37 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
   const long long rowElems = p.numKvHeads * p.headDim;
   T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems;
   T *vDst = kDst + p.blockSize * rowElems;
-  kvimpl::copyRow(static_cast<const T *>(p.k) + t * p.kRowStride, kDst, rowElems);
-  kvimpl::copyRow(static_cast<const T *>(p.v) + t * p.vRowStride, vDst, rowElems);
+  copyRow(static_cast<const T *>(p.k) + t * p.kRowStride, kDst, rowElems);
+  copyRow(static_cast<const T *>(p.v) + t * p.vRowStride, vDst, rowElems);
+}
+
+} // namespace kvimpl
+
+/// Token blockIdx.x writes its K and V rows at slot slotIds[t] of the cache.
+template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
+    infer_kv_write(KvAttentionParams p) {
+  waitForPreviousKernel();
+  const long long t = blockIdx.x;
+  if (t < p.tokens)
+    kvimpl::writeTokenKv<T>(p, t);
+}
+
+/// The rotary launch before a KV_ATTENTION and its KV write in one kernel
+/// (CudaLaunch.fused_prologue): token blockIdx.x's rotary row as
+/// infer_rotary writes it (the whole output row, so every later reader finds
+/// it as before), then, once the block's writes are visible to the block, its
+/// K and V rows from that output into the cache as infer_kv_write. One launch
+/// per layer fewer in every step.
+template <typename T, typename C> __global__ void __launch_bounds__(kKvAttentionThreads)
+    infer_rotary_kv_write(RotaryKvWriteParams p) {
+  waitForPreviousKernel();
+  __shared__ float2 table[rowimpl::kRotaryTable];
+  const long long t = blockIdx.x;
+  if (t >= p.rotary.tokens || t >= p.kv.tokens)
+    return;
+  rowimpl::rotaryToken<T, C>(p.rotary, t, table);
+  __syncthreads();
+  kvimpl::writeTokenKv<T>(p.kv, t);
 }
 
 namespace kvimpl {

@@ -297,6 +297,8 @@ template <typename T, typename W> __global__ void infer_layer_norm(LayerNormPara
       });
 }
 
+namespace rowimpl {
+
 /// Rotary embedding of one token (see RotaryParams). A row of numHeads heads:
 ///
 ///   head h < rotatedHeads:  [ x0 pairs | x1 pairs | copied ]   half-split
@@ -306,13 +308,10 @@ template <typename T, typename W> __global__ void infer_layer_norm(LayerNormPara
 ///   head h >= rotatedHeads: copied
 ///
 /// Each pair is read and written by one thread, so output may be input.
-template <typename T, typename C> __global__ void infer_rotary(RotaryParams p) {
-  waitForPreviousKernel();
-  using namespace rowimpl;
-  __shared__ float2 table[kRotaryTable];
-  long long t = blockIdx.x;
-  if (t >= p.tokens)
-    return;
+/// Token t's row with the block's threads (`table`: kRotaryTable entries of
+/// shared memory); also the first half of infer_rotary_kv_write.
+template <typename T, typename C>
+__device__ __forceinline__ void rotaryToken(const RotaryParams &p, long long t, float2 *table) {
   long long seq = p.seq > 0 ? p.seq : 1;
   long long b = t / seq, s = t % seq;
   long long position = p.positions ? p.positions[(p.positionBatch > 1 ? b : 0) * seq + s] : s;
@@ -406,6 +405,15 @@ template <typename T, typename C> __global__ void infer_rotary(RotaryParams p) {
         y[j] = fromFloat<T>(x0 * cs.x - x1 * cs.y);
         y[partner] = fromFloat<T>(x1 * cs.x + x0 * cs.y);
       });
+}
+} // namespace rowimpl
+
+template <typename T, typename C> __global__ void infer_rotary(RotaryParams p) {
+  waitForPreviousKernel();
+  __shared__ float2 table[rowimpl::kRotaryTable];
+  const long long t = blockIdx.x;
+  if (t < p.tokens)
+    rowimpl::rotaryToken<T, C>(p, t, table);
 }
 
 /// out = act(gate) * up over one token; an unknown activation writes NaN.

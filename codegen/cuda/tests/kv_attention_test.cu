@@ -24,7 +24,8 @@
 // times bf16 decode steps (1 x 200, 1 x 2000, 64 x 1024, 512 x 192 at 32/4/64
 // and 32/8/128: microseconds and GB/s of K/V read), and a 2048-token bf16
 // prefill through the prefill kernel, infer_attention and infer_kv_attention
-// (not asserted; the prefill must agree with infer_attention).
+// (not asserted; the prefill must agree with infer_attention). Also
+// infer_rotary_kv_write against infer_rotary then infer_kv_write (equal bytes).
 //
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
 //
@@ -542,6 +543,101 @@ template <typename T> int runDecodeCases(std::mt19937 &rng) {
   return failures;
 }
 
+/// infer_rotary_kv_write<T, float> against infer_rotary then infer_kv_write
+/// on the same packed qkv (GQA 8/2, 37 tokens at random positions, one of
+/// them padding, slots spread over a pool of blocks of 16): the rotary
+/// output rows and the whole cache must be identical bytes. Head sizes 64 and
+/// 128, full and half rotary, half-split and interleaved pairs.
+template <typename T> int testRotaryKvWrite(std::mt19937 &rng) {
+  const long long H = 8, KV = 2, tokens = 37, blockSize = 16, numBlocks = 16;
+  int failures = 0;
+  for (long long D : {64LL, 128LL})
+    for (long long rotaryDim : {D, D / 2})
+      for (int interleaved : {0, 1}) {
+        const long long features = (H + 2 * KV) * D, cacheElems = numBlocks * 2 * blockSize * KV * D;
+        std::vector<T> qkv(size_t(tokens * features));
+        randomFill(qkv, rng);
+        std::vector<float> invFreq(size_t(rotaryDim / 2));
+        for (size_t i = 0; i < invFreq.size(); ++i)
+          invFreq[i] = float(std::pow(10000.0, -2.0 * double(i) / double(rotaryDim)));
+        std::vector<long long> positions(static_cast<size_t>(tokens)),
+            slots(static_cast<size_t>(numBlocks * blockSize));
+        std::iota(slots.begin(), slots.end(), 0LL);
+        std::shuffle(slots.begin(), slots.end(), rng);
+        slots.resize(size_t(tokens));
+        slots[5] = -1; // padding
+        for (long long &position : positions)
+          position = std::uniform_int_distribution<long long>(0, 4000)(rng);
+        DeviceBuffer<T> input(qkv.size()), outSeparate(qkv.size()), outFused(qkv.size());
+        DeviceBuffer<T> cacheSeparate(static_cast<size_t>(cacheElems)),
+            cacheFused(static_cast<size_t>(cacheElems));
+        DeviceBuffer<float> freq(invFreq.size());
+        DeviceBuffer<long long> pos(positions.size()), slotIds(slots.size());
+        upload(input.ptr, qkv);
+        upload(freq.ptr, invFreq);
+        upload(pos.ptr, positions);
+        upload(slotIds.ptr, slots);
+        CUDA_CHECK(cudaMemset(cacheSeparate.ptr, 0x3c, size_t(cacheElems) * sizeof(T)));
+        CUDA_CHECK(cudaMemset(cacheFused.ptr, 0x3c, size_t(cacheElems) * sizeof(T)));
+        auto params = [&](T *out, T *cache) {
+          infer::kernels::RotaryKvWriteParams p;
+          std::memset(&p, 0, sizeof(p));
+          p.rotary.input = input.ptr;
+          p.rotary.output = out;
+          p.rotary.invFreq = freq.ptr;
+          p.rotary.positions = pos.ptr;
+          p.rotary.tokens = tokens;
+          p.rotary.seq = tokens;
+          p.rotary.numHeads = H + 2 * KV;
+          p.rotary.rotatedHeads = H + KV;
+          p.rotary.headDim = D;
+          p.rotary.rotaryDim = rotaryDim;
+          p.rotary.positionBatch = 1;
+          p.rotary.interleaved = interleaved;
+          p.kv.q = out;
+          p.kv.k = out + H * D;
+          p.kv.v = out + (H + KV) * D;
+          p.kv.cache = cache;
+          p.kv.slotIds = slotIds.ptr;
+          p.kv.qRowStride = p.kv.kRowStride = p.kv.vRowStride = features;
+          p.kv.tokens = tokens;
+          p.kv.blockSize = blockSize;
+          p.kv.numHeads = H;
+          p.kv.numKvHeads = KV;
+          p.kv.headDim = D;
+          return p;
+        };
+        const infer::kernels::RotaryKvWriteParams separate = params(outSeparate.ptr, cacheSeparate.ptr),
+                                                  fused = params(outFused.ptr, cacheFused.ptr);
+        infer::kernels::infer_rotary<T, float><<<unsigned(tokens), 256>>>(separate.rotary);
+        CUDA_CHECK(cudaGetLastError());
+        launchWrite<T>(separate.kv);
+        infer::kernels::infer_rotary_kv_write<T, float><<<unsigned(tokens), kKvAttentionThreads>>>(fused);
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaDeviceSynchronize());
+        auto download = [](const T *device, size_t count) {
+          std::vector<T> host(count);
+          CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
+          return host;
+        };
+        const bool sameRows = std::memcmp(download(outSeparate.ptr, qkv.size()).data(),
+                                          download(outFused.ptr, qkv.size()).data(),
+                                          qkv.size() * sizeof(T)) == 0;
+        const bool sameCache = std::memcmp(download(cacheSeparate.ptr, size_t(cacheElems)).data(),
+                                           download(cacheFused.ptr, size_t(cacheElems)).data(),
+                                           size_t(cacheElems) * sizeof(T)) == 0;
+        if (!sameRows || !sameCache) {
+          std::printf("FAIL %s rotary + kv write fused, D=%lld rotary_dim=%lld interleaved=%d:%s%s\n",
+                      TypeInfo<T>::name, D, rotaryDim, interleaved,
+                      sameRows ? "" : " rotary rows differ", sameCache ? "" : " cache differs");
+          ++failures;
+        }
+      }
+  std::printf("%s %s infer_rotary_kv_write = infer_rotary + infer_kv_write (8 cases)\n",
+              failures ? "FAIL" : "PASS", TypeInfo<T>::name);
+  return failures;
+}
+
 template <typename T> int runAll() {
   std::mt19937 rng(1234);
   // context, new tokens: prefill from empty, decodes, chunks continuing a context.
@@ -557,6 +653,7 @@ template <typename T> int runAll() {
     for (const Case &c : longCases())
       failures += runCase<T>(c, longSeqs, rng);
   failures += runDecodeCases<T>(rng);
+  failures += testRotaryKvWrite<T>(rng);
   return failures;
 }
 
