@@ -680,7 +680,8 @@ __device__ __forceinline__ void prefetchWeightsThenWaitForPreviousKernel(const G
         long long offset = line * 128;
         if (offset >= runBytes)
           offset = runBytes - 1;
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(firstRun + run * pitch + offset));
+        // Generic addressing: the weights are global memory behind a generic pointer.
+        asm volatile("prefetch.L2 [%0];" ::"l"(firstRun + run * pitch + offset));
       }
     }
   }
