@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what infer needs on Debian 12, idempotently: MLIR/LLVM 22, libonnx,
-# protobuf, CLI11, xtensor (npy), xxHash, ninja; numpy for the demo and bench scripts.
+# protobuf, CLI11, nlohmann-json, xtensor (npy), xxHash, ninja; numpy for the demo and bench scripts.
 set -euo pipefail
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libonnx-dev libprotobuf-dev
-          protobuf-compiler ninja-build cmake g++ libcli11-dev xtensor-dev libgtest-dev
+          protobuf-compiler ninja-build cmake g++ libcli11-dev nlohmann-json3-dev xtensor-dev libgtest-dev
           libgmock-dev libxxhash-dev python3 xz-utils)
 missing=()
 for package in "${packages[@]}"; do

@@ -33,6 +33,12 @@ def main():
         if proc.returncode != 0:
             raise SystemExit(f"FAIL: compile\n{proc.stderr}")
         bench = [a.infer_run, artifact, "bench", "--device", "cpu"]
+        # tiny-llama's GEMMs from its config (hidden 64, 2 layers, 4 heads and 2 KV
+        # heads of 16, MLP 160, vocab 512; fp32): per layer q/k/v 64 x 128, o 64 x 64,
+        # gate/up 64 x 320, down 160 x 64, then the LM head 64 x 512 per logit row.
+        per_layer = 64 * 128 + 64 * 64 + 64 * 320 + 160 * 64
+        expected_costs = ((2 * per_layer + 64 * 512) * 4, 2 * per_layer, 64 * 512) \
+            if os.path.basename(a.model) == "tiny-llama.onnx" else None
 
         def measure(name, extra, need_blocks):
             proc = run(bench + ["--requests", 8, "--input-len", 16, "--output-len", 8] + extra)
@@ -50,7 +56,18 @@ def main():
                  f"{need_blocks} <= peak KV blocks <= pool"),
                 (r["computed_tokens"] == 8 * (16 + 8 - 1) or r["preemptions"] > 0,
                  "every token computed once"),
+                # The H200 roofline: each step streams the GEMM weights once, so the
+                # floor is at least steps x bytes / 4.3 TB/s, and the ceiling is the
+                # output tokens over the floor.
+                (r["h200_floor_s"] >= r["steps"] * r["gemm_weight_bytes"] / 4.3e12 * (1 - 1e-6),
+                 "floor >= steps x GEMM weight bytes / 4.3 TB/s"),
+                (abs(r["h200_ceiling_output_tok_s"] * r["h200_floor_s"] - r["output_tokens"])
+                 <= 1e-3 * r["output_tokens"], "ceiling = output tokens / floor"),
             ]
+            if expected_costs:
+                checks.append(((r["gemm_weight_bytes"], r["gemm_macs_per_token"],
+                                r["gemm_macs_per_logit_row"]) == expected_costs,
+                               f"GEMM bytes, MACs per token and per logit row {expected_costs}"))
             bad = [what for ok, what in checks if not ok]
             if bad:
                 failures.append(f"{name}: {bad} in {r}")

@@ -12,8 +12,11 @@
 
 #include "runtime/sampling/Sampler.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -41,10 +44,10 @@ double quantile(std::vector<double> values, double q) {
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-std::string fixed(double value, int digits = 3) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
+/// `value` rounded to `digits` decimals (the JSON line's precision).
+double rounded(double value, int digits = 3) {
+  double scale = std::pow(10.0, digits);
+  return std::round(value * scale) / scale;
 }
 
 Status validateOptions(const BenchOptions &options) {
@@ -150,6 +153,7 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   }
   int64_t stepsBefore = session->steps(), computedBefore = session->computedTokens();
   double hostBefore = session->hostSeconds(), backendBefore = session->backendSeconds();
+  double floorBefore = session->floorSeconds();
   int64_t preemptionsBefore = sched.numPreemptions();
   session->resetPeakUsedBlocks();
   std::vector<Timeline> timelines;
@@ -162,6 +166,7 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   int64_t preemptions = sched.numPreemptions() - preemptionsBefore;
   double host = session->hostSeconds() - hostBefore;
   double backend = session->backendSeconds() - backendBefore;
+  double floor = session->floorSeconds() - floorBefore;
 
   std::vector<double> ttft, tpot;
   for (const Timeline &timeline : timelines) {
@@ -195,24 +200,46 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   std::printf("  host loop %.3f s (%.1f%% of wall: scheduling, metadata, update), backend step "
               "calls %.3f s\n",
               host, wall > 0 ? 100.0 * host / wall : 0.0, backend);
-  std::string json =
-      "{\"device\": \"" + session->deviceName() + "\", \"requests\": " +
-      std::to_string(options.requests) + ", \"input_len\": " + std::to_string(options.inputLen) +
-      ", \"output_len\": " + std::to_string(options.outputLen) +
-      ", \"batch\": " + std::to_string(options.batch) + ", \"wall_s\": " + fixed(wall, 6) +
-      ", \"output_tokens\": " + std::to_string(outputTokens) +
-      ", \"input_tokens\": " + std::to_string(inputTokens) +
-      ", \"output_tok_s\": " + fixed(outputRate) + ", \"input_tok_s\": " + fixed(inputRate) +
-      ", \"ttft_ms_p50\": " + fixed(ttft50) + ", \"ttft_ms_p99\": " + fixed(ttft99) +
-      ", \"tpot_ms_p50\": " + fixed(tpot50) + ", \"tpot_ms_p99\": " + fixed(tpot99) +
-      ", \"steps\": " + std::to_string(steps) +
-      ", \"computed_tokens\": " + std::to_string(computed) +
-      ", \"peak_kv_blocks\": " + std::to_string(session->peakUsedBlocks()) +
-      ", \"kv_blocks\": " + std::to_string(session->kvBlocks()) +
-      ", \"preemptions\": " + std::to_string(preemptions) +
-      ", \"warmup_requests\": " + std::to_string(options.warmupRequests) +
-      ", \"host_s\": " + fixed(host, 6) + ", \"backend_s\": " + fixed(backend, 6) + "}";
-  std::printf("%s\n", json.c_str());
+  // The H200 roofline of this run's steps (exec/StepCosts.h): an H200
+  // could not serve these steps faster than `floor` seconds (on any device:
+  // the steps are the same).
+  const exec::StepCosts &costs = session->stepCosts();
+  double ceiling = floor > 0 ? outputTokens / floor : 0;
+  if (floor > 0)
+    std::printf("  roofline (H200: GEMM weights %.4g GB per step / 4.3 TB/s, 2 x %.4g GFLOP per "
+                "token / 790 TFLOP/s; attention not counted): floor %.4g s, ceiling %.1f output "
+                "tok/s; this run %.1f%% of it\n",
+                costs.gemmWeightBytes / 1e9, (costs.macsPerToken + costs.macsPerLogitRow) / 1e9,
+                floor, ceiling, 100.0 * floor / wall);
+  nlohmann::ordered_json json = {
+      {"device", session->deviceName()},
+      {"requests", options.requests},
+      {"input_len", options.inputLen},
+      {"output_len", options.outputLen},
+      {"batch", options.batch},
+      {"wall_s", rounded(wall, 6)},
+      {"output_tokens", outputTokens},
+      {"input_tokens", inputTokens},
+      {"output_tok_s", rounded(outputRate)},
+      {"input_tok_s", rounded(inputRate)},
+      {"ttft_ms_p50", rounded(ttft50)},
+      {"ttft_ms_p99", rounded(ttft99)},
+      {"tpot_ms_p50", rounded(tpot50)},
+      {"tpot_ms_p99", rounded(tpot99)},
+      {"steps", steps},
+      {"computed_tokens", computed},
+      {"peak_kv_blocks", session->peakUsedBlocks()},
+      {"kv_blocks", session->kvBlocks()},
+      {"preemptions", preemptions},
+      {"warmup_requests", options.warmupRequests},
+      {"host_s", rounded(host, 6)},
+      {"backend_s", rounded(backend, 6)},
+      {"gemm_weight_bytes", costs.gemmWeightBytes},
+      {"gemm_macs_per_token", costs.macsPerToken},
+      {"gemm_macs_per_logit_row", costs.macsPerLogitRow},
+      {"h200_floor_s", rounded(floor, 9)},
+      {"h200_ceiling_output_tok_s", rounded(ceiling)}};
+  std::printf("%s\n", json.dump().c_str());
   return okStatus();
 }
 

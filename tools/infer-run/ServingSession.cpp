@@ -50,6 +50,7 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   std::unique_ptr<ServingSession> session(new ServingSession());
   ASSIGN_OR_RETURN(session->reader_, art::ArtifactReader::open(artifactPath));
   const art::Manifest &manifest = session->reader_->manifest();
+  session->costs_ = exec::stepCosts(manifest, manifest.step());
 #ifdef INFER_HAVE_CUDA
   bool gpuStep = manifest.has_step() && manifest.cuda().step_launches_size() > 0;
   if (options.device == "cuda" ||
@@ -172,6 +173,8 @@ StatusOr<std::vector<SampledToken>> ServingSession::step(const SamplingFn &sampl
   RETURN_IF_ERROR(sched_->update(step, sampled));
   ++steps_;
   computedTokens_ += batch_.numTokens();
+  floorSeconds_ += exec::stepFloorSeconds(costs_, batch_.numTokens(),
+                                          int64_t(arrays.logitIndices.size()));
   stepSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   return drawn;
 }

@@ -11,6 +11,7 @@
 
 #include "runtime/base/Status.h"
 #include "runtime/exec/Backend.h"
+#include "runtime/exec/StepCosts.h"
 #include "runtime/scheduler/Scheduler.h"
 #include "runtime/scheduler/StepBatch.h"
 
@@ -71,6 +72,11 @@ public:
   /// Wall seconds in the backend's step call (its launches, waiting for the GPU).
   double backendSeconds() const { return backendSeconds_; }
 
+  /// The sum of the steps' H200 floors so far (exec/StepCosts.h): what the
+  /// run could take at best on an H200.
+  double floorSeconds() const { return floorSeconds_; }
+  const exec::StepCosts &stepCosts() const { return costs_; }
+
   int64_t steps() const { return steps_; }
   int64_t computedTokens() const { return computedTokens_; }
   /// Most KV blocks in use (by running requests) after any step's scheduling.
@@ -87,7 +93,8 @@ private:
   std::string deviceName_;
   scheduler::StepBatch batch_;
   int64_t steps_ = 0, computedTokens_ = 0, peakUsedBlocks_ = 0;
-  double stepSeconds_ = 0, backendSeconds_ = 0;
+  double stepSeconds_ = 0, backendSeconds_ = 0, floorSeconds_ = 0;
+  exec::StepCosts costs_;
 };
 
 } // namespace tools

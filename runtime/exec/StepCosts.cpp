@@ -1,0 +1,44 @@
+//===- StepCosts.cpp - the GEMM bytes and FLOPs of a step -----------------===//
+
+#include "runtime/exec/StepCosts.h"
+
+#include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/exec/ProgramIO.h"
+
+#include <algorithm>
+
+namespace infer::exec {
+namespace art = artifact;
+
+namespace {
+
+int64_t intAttribute(const art::Launch &launch, const char *name) {
+  const art::Attribute *attribute = art::findAttribute(launch, name);
+  return attribute ? attribute->int_value() : 0;
+}
+
+} // namespace
+
+StepCosts stepCosts(const art::Manifest &manifest, const art::ExecProgram &program) {
+  StepCosts costs;
+  for (const art::Launch &launch : program.launches()) {
+    if (launch.kind() != art::Launch::GEMM)
+      continue;
+    for (const art::Operand &operand : launch.operands())
+      if (operand.role() == "weight" && operand.ref().target_case() == art::Ref::kWeight &&
+          int(operand.ref().weight()) < manifest.weights_size())
+        costs.gemmWeightBytes += int64_t(manifest.weights(int(operand.ref().weight())).size());
+    int64_t macs = intAttribute(launch, "k") * intAttribute(launch, "n");
+    (runsPerLogitRow(program, launch) ? costs.macsPerLogitRow : costs.macsPerToken) += macs;
+  }
+  return costs;
+}
+
+double stepFloorSeconds(const StepCosts &costs, int64_t tokens, int64_t logitRows) {
+  double bytes = double(costs.gemmWeightBytes);
+  double flops = 2.0 * (double(costs.macsPerToken) * double(tokens) +
+                        double(costs.macsPerLogitRow) * double(logitRows));
+  return std::max(bytes / kHbmBytesPerSecond, flops / kDenseFlopsPerSecond);
+}
+
+} // namespace infer::exec
