@@ -487,8 +487,10 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
   }
   module.set_arch(options.arch);
   module.set_cubin(std::move(compiled.cubin));
-  module.set_ptx_arch(options.ptxArch);
-  module.set_ptx(std::move(compiled.ptx));
+  if (options.embedPtx) {
+    module.set_ptx_arch(options.ptxArch);
+    module.set_ptx(std::move(compiled.ptx));
+  }
   module.set_source(std::move(source));
   *manifest.mutable_cuda() = std::move(module);
   art::ToolVersion *tool = manifest.add_tools();

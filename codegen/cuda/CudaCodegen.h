@@ -5,7 +5,8 @@
 // the hand-written families in kernels/, a generated kernel per
 // exec.elementwise region, or cuBLASLt for GEMMs), records its grid, block
 // and shared memory, and compiles one CUDA C++ translation unit with NVRTC to
-// an sm_90 cubin plus its compute_90 PTX, stored as Manifest.cuda. Plain C++
+// an sm_90 cubin (plus its compute_90 PTX with --ptx), stored as
+// Manifest.cuda. Plain C++
 // over the artifact protobuf (no MLIR): the program it sees is exactly what
 // the runtime will run.
 //
@@ -29,6 +30,11 @@ struct CudaCodegenOptions {
   /// The virtual architecture of the PTX NVRTC makes on the way (the driver
   /// JIT-compiles it where the cubin does not load).
   std::string ptxArch = "compute_90";
+  /// Store that PTX too (infer-compile --ptx). Off by default: NVRTC now and
+  /// then numbers a function's virtual registers differently for the same
+  /// source (the cubin comes out the same), so an artifact with PTX is not
+  /// always byte-for-byte reproducible.
+  bool embedPtx = false;
   /// NVRTC -lineinfo: source lines in sanitizer and profiler reports, at the
   /// price of a reproducible artifact (NVRTC records the working directory).
   bool lineInfo = false;

@@ -142,6 +142,11 @@ Status CudaBackend::load() {
   // Kernels: the cubin, or the PTX where the cubin is not for this GPU.
   CUresult loaded = api.cuModuleLoadData(&cuModule_, module_->cubin().data());
   if (loaded == CUDA_ERROR_NO_BINARY_FOR_GPU || loaded == CUDA_ERROR_INVALID_IMAGE) {
+    if (module_->ptx().empty())
+      return failedPreconditionError(
+          reader_.path() + ": its GPU code is an " + module_->arch() +
+          " cubin, which this GPU cannot run, and it carries no PTX to JIT-compile; recompile "
+          "with `infer-compile --ptx`");
     std::string ptx = module_->ptx();
     loaded = api.cuModuleLoadData(&cuModule_, ptx.c_str());
     report_.usedPtx = true;

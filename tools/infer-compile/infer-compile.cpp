@@ -54,6 +54,7 @@ struct Options {
   int64_t maxSeqLen = 4096;
   int64_t kvBlockSize = 16;
   bool cudaLineInfo = false;
+  bool embedPtx = false;
   bool check = false;
   bool referenceRun = false;
   bool verifyNumerics = false;
@@ -159,9 +160,11 @@ int writeArtifact(ModuleOp module, const Options &options,
 #ifdef INFER_HAVE_CUDA
     artifactOptions.addTargetCode = [&](infer::artifact::Manifest &manifest) -> LogicalResult {
       auto start = std::chrono::steady_clock::now();
-      llvm::errs() << "generating CUDA kernels (NVRTC, sm_90 cubin + compute_90 PTX)...\n";
+      llvm::errs() << "generating CUDA kernels (NVRTC, sm_90 cubin"
+                   << (options.embedPtx ? " + compute_90 PTX" : "") << ")...\n";
       infer::codegen::CudaCodegenOptions codegenOptions;
       codegenOptions.lineInfo = options.cudaLineInfo;
+      codegenOptions.embedPtx = options.embedPtx;
       infer::Status status = infer::codegen::generateCudaModule(manifest, codegenOptions);
       if (!status.ok()) {
         emitError(module.getLoc()) << status.message();
@@ -173,9 +176,10 @@ int writeArtifact(ModuleOp module, const Options &options,
       for (const auto &launch : manifest.cuda().launches())
         (launch.runner() == infer::artifact::CudaLaunch::CUBLASLT ? gemms : kernels) += 1;
       llvm::errs() << "  " << kernels << " kernel launches, " << gemms << " cuBLASLt GEMMs; cubin "
-                   << manifest.cuda().cubin().size() / 1024 << " KiB, PTX "
-                   << manifest.cuda().ptx().size() / 1024 << " KiB in "
-                   << llvm::format("%.2f", seconds) << " s\n";
+                   << manifest.cuda().cubin().size() / 1024 << " KiB";
+      if (options.embedPtx)
+        llvm::errs() << ", PTX " << manifest.cuda().ptx().size() / 1024 << " KiB";
+      llvm::errs() << " in " << llvm::format("%.2f", seconds) << " s\n";
       return success();
     };
 #else
@@ -327,6 +331,10 @@ int main(int argc, char **argv) {
   app.add_flag("--cuda-lineinfo", options.cudaLineInfo,
                "compile the GPU code with source line information (for compute-sanitizer and "
                "profiler reports); the artifact then depends on the working directory");
+  app.add_flag("--ptx", options.embedPtx,
+               "also store the GPU code as compute_90 PTX, which the driver JIT-compiles on GPUs "
+               "the sm_90 cubin does not run on (such artifacts are not always byte-identical "
+               "across compiles)");
   app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")
       ->check(CLI::IsMember({"graph", "optimized", "exec"}));
   app.add_flag("--check", options.check,

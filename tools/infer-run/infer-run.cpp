@@ -176,10 +176,11 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       else
         ++distinct[launch.function()];
     }
-    std::printf("cuda: %s cubin %zu bytes, %s PTX %zu bytes; %zu distinct kernels, %d cuBLASLt "
-                "GEMMs\n",
-                cuda.arch().c_str(), cuda.cubin().size(), cuda.ptx_arch().c_str(),
-                cuda.ptx().size(), distinct.size(), gemms);
+    std::string ptx = cuda.ptx().empty() ? std::string("no PTX")
+                                         : cuda.ptx_arch() + " PTX " +
+                                               std::to_string(cuda.ptx().size()) + " bytes";
+    std::printf("cuda: %s cubin %zu bytes, %s; %zu distinct kernels, %d cuBLASLt GEMMs\n",
+                cuda.arch().c_str(), cuda.cubin().size(), ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
     int gemv = 0, folding = 0, prefill = 0, rotary = 0;
