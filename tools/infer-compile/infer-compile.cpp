@@ -206,7 +206,12 @@ int writeArtifact(ModuleOp module, const Options &options,
 }
 
 int run(const Options &options) {
-  MLIRContext context;
+  // One thread: the program has one or two functions, so the pass manager's
+  // thread pool buys nothing, and other threads' allocations in this process
+  // made NVRTC's output for one function differ now and then (a few
+  // instructions of infer_gemv<__half> in fp16 artifacts; never in a fresh
+  // single-threaded process), which broke artifact.determinism.
+  MLIRContext context(MLIRContext::Threading::DISABLED);
   infer::tools::CommandLineDiagnostics diagnostics(context);
 
   infer::import::ImportStats stats;
