@@ -78,10 +78,7 @@ private:
            attribute->bool_value();
   }
   int64_t intAttr(const art::Launch &launch, const std::string &name, int64_t fallback) const {
-    const art::Attribute *attribute = art::findAttribute(launch, name);
-    return attribute && attribute->value_case() == art::Attribute::kIntValue
-               ? attribute->int_value()
-               : fallback;
+    return art::intAttribute(launch, name, fallback);
   }
   /// Whether launch index - 1 (an rms_norm over rows of k, or a gated
   /// activation of k features, in type `type`) writes GEMM `index`'s input and

@@ -172,6 +172,12 @@ const Attribute *findAttribute(const Launch &launch, const std::string &name) {
   return nullptr;
 }
 
+int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fallback) {
+  const Attribute *attribute = findAttribute(launch, name);
+  return attribute && attribute->value_case() == Attribute::kIntValue ? attribute->int_value()
+                                                                      : fallback;
+}
+
 ElementType refElementType(const Manifest &manifest, const Ref &ref) {
   return refElementType(manifest, manifest.exec(), ref);
 }

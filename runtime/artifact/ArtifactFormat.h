@@ -77,6 +77,8 @@ const char *elementTypeName(ElementType type);
 
 /// The launch's attribute `name`, or nullptr.
 const Attribute *findAttribute(const Launch &launch, const std::string &name);
+/// The launch's integer attribute `name`, or `fallback` when it has none.
+int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fallback);
 /// The element type of what `ref` names (a buffer, weight or constant), or
 /// ELEMENT_TYPE_UNSPECIFIED when the index is out of range.
 ElementType refElementType(const Manifest &manifest, const Ref &ref);

@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <mutex>
 #include <string>
 
@@ -57,6 +59,11 @@ StatusOr<CudaApi> load() {
 }
 
 } // namespace
+
+bool environmentIs(const char *name, const char *value) {
+  const char *set = std::getenv(name);
+  return set && std::string(set) == value;
+}
 
 StatusOr<const CudaApi *> loadCudaApi() {
   static std::once_flag once;

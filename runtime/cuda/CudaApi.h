@@ -45,6 +45,10 @@ struct CudaApi {
 /// (no driver, no cuBLASLt, cuInit failed). Loaded once per process.
 StatusOr<const CudaApi *> loadCudaApi();
 
+/// Whether the environment variable `name` is set to exactly `value` (the
+/// cuda backend's INFER_* switches, docs/cli.md).
+bool environmentIs(const char *name, const char *value);
+
 /// An error for a failed driver call, with the driver's message.
 Status driverError(const CudaApi &api, CUresult result, const char *what);
 Status cublasError(const CudaApi &api, cublasStatus_t status, const char *what);

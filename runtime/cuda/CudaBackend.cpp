@@ -168,16 +168,11 @@ Status CudaBackend::load() {
   RETURN_IF_ERROR(allocateArena(forward_));
   report_.arenaBytes = uint64_t(affineAt(program_->arena().size(), program_->arena().bound_tokens()));
   ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api));
-  const char *graphs = std::getenv("INFER_CUDA_GRAPHS");
-  useGraphs_ = !(graphs && std::string(graphs) == "0");
-  const char *prefill = std::getenv("INFER_KV_PREFILL");
-  usePrefillKernel_ = !(prefill && std::string(prefill) == "0");
-  const char *gemv = std::getenv("INFER_GEMV");
-  useGemv_ = !(gemv && std::string(gemv) == "0");
-  const char *fuseRotary = std::getenv("INFER_FUSE_ROTARY");
-  useFusedRotary_ = fuseRotary && std::string(fuseRotary) == "1";
-  const char *programmatic = std::getenv("INFER_PDL");
-  useProgrammaticLaunch_ = programmatic && std::string(programmatic) == "1";
+  useGraphs_ = !environmentIs("INFER_CUDA_GRAPHS", "0");
+  usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
+  useGemv_ = !environmentIs("INFER_GEMV", "0");
+  useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
+  useProgrammaticLaunch_ = environmentIs("INFER_PDL", "1");
   RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }

@@ -43,8 +43,7 @@ StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api) {
   std::unique_ptr<GemmRunner> runner(new GemmRunner(api));
   INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&runner->handle_));
   INFER_CU_CHECK(api, api.cuMemAlloc(&runner->workspace_, kWorkspaceBytes));
-  const char *tune = std::getenv("INFER_GEMM_TUNE");
-  runner->tuning_ = !(tune && std::string(tune) == "0");
+  runner->tuning_ = !environmentIs("INFER_GEMM_TUNE", "0");
   return runner;
 }
 

@@ -59,9 +59,7 @@ StatusOr<int64_t> LaunchArgs::intAttr(const std::string &name) const {
 }
 
 int64_t LaunchArgs::intAttr(const std::string &name, int64_t fallback) const {
-  const art::Attribute *attribute = findAttr(*launch, name);
-  return attribute && attribute->value_case() == art::Attribute::kIntValue ? attribute->int_value()
-                                                                            : fallback;
+  return art::intAttribute(*launch, name, fallback);
 }
 
 StatusOr<double> LaunchArgs::floatAttr(const std::string &name) const {

@@ -10,15 +10,6 @@
 namespace infer::exec {
 namespace art = artifact;
 
-namespace {
-
-int64_t intAttribute(const art::Launch &launch, const char *name) {
-  const art::Attribute *attribute = art::findAttribute(launch, name);
-  return attribute ? attribute->int_value() : 0;
-}
-
-} // namespace
-
 StepCosts stepCosts(const art::Manifest &manifest, const art::ExecProgram &program) {
   StepCosts costs;
   for (const art::Launch &launch : program.launches()) {
@@ -28,7 +19,7 @@ StepCosts stepCosts(const art::Manifest &manifest, const art::ExecProgram &progr
       if (operand.role() == "weight" && operand.ref().target_case() == art::Ref::kWeight &&
           int(operand.ref().weight()) < manifest.weights_size())
         costs.gemmWeightBytes += int64_t(manifest.weights(int(operand.ref().weight())).size());
-    int64_t macs = intAttribute(launch, "k") * intAttribute(launch, "n");
+    int64_t macs = art::intAttribute(launch, "k", 0) * art::intAttribute(launch, "n", 0);
     (runsPerLogitRow(program, launch) ? costs.macsPerLogitRow : costs.macsPerToken) += macs;
   }
   return costs;
