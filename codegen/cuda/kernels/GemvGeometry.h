@@ -110,7 +110,10 @@ struct GemvShape {
 /// tile. When even the widest tiles alone take more than a wave (huge n),
 /// k is not split and the tiles are the widest of which there are at least
 /// four waves (more waves, smaller tail), else 64 (32) columns.
-INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transposed) {
+/// `wave`: the blocks one launch may have at once (default: all that fit;
+/// fewer leave room for the next kernel of a programmatic launch chain).
+INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transposed,
+                                           long long wave = kGemvResidentBlocks) {
   const long long most = k > kGemvSplitRows ? (k + kGemvSplitRows - 1) / kGemvSplitRows : 1;
   long long fullest = 0;
   for (int pass = 0; pass < 2; ++pass) {
@@ -123,7 +126,7 @@ INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transpo
           continue; // the last split would be empty
         for (int warps = 1; warps <= kGemvWarps; warps *= 2) {
           const long long blocks = gemvTiles(n, transposed, warps) * splits;
-          if (blocks > kGemvResidentBlocks)
+          if (blocks > wave)
             continue;
           if (pass == 0 && blocks > fullest)
             fullest = blocks;
@@ -138,7 +141,7 @@ INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transpo
       break;
   }
   int warps = kGemvWarps;
-  while (warps > 1 && gemvTiles(n, transposed, warps) < 4LL * kGemvResidentBlocks)
+  while (warps > 1 && gemvTiles(n, transposed, warps) < 4LL * wave)
     warps /= 2;
   GemvShape shape = {warps, 1};
   return shape;
@@ -146,8 +149,9 @@ INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transpo
 
 /// The grid of infer_gemv<T> for any T and rows: (tiles, splits, 1); block =
 /// kGemvThreads, no dynamic shared memory.
-INFER_GEMV_GEOMETRY_FN GemvGrid gemvGrid(long long k, long long n, int transposed) {
-  const GemvShape shape = gemvShape(k, n, transposed);
+INFER_GEMV_GEOMETRY_FN GemvGrid gemvGrid(long long k, long long n, int transposed,
+                                         long long wave = kGemvResidentBlocks) {
+  const GemvShape shape = gemvShape(k, n, transposed, wave);
   GemvGrid grid = {unsigned(gemvTiles(n, transposed, shape.warpsN)), unsigned(shape.splits), 1u};
   return grid;
 }

@@ -611,9 +611,11 @@ void timeShape(i64 k, i64 n, int transposed, const char *model, bool sweep) {
 }
 
 /// The decode GEMVs of `layers` transformer layers (qkv, o, gate/up, down of
-/// one model, each layer its own weights) at rows 1 in one graph, launched
-/// plainly or programmatically with the weight prefetch: microseconds per
-/// layer and the weight stream rate, beside the bytes / 4.3 TB/s floor.
+/// one model, each layer its own weights) at rows 1 in one graph: launched
+/// plainly, or programmatically with the weight prefetch, with gemvGrid()'s
+/// geometry for waves of `wave` blocks (fewer than fit leave room for the next
+/// kernel to start early): microseconds per layer and the weight stream rate,
+/// beside the bytes / 4.3 TB/s floor.
 void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *model) {
   std::vector<TimedWeights *> weights;
   double layerBytes = 0;
@@ -621,22 +623,46 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
     weights.push_back(new TimedWeights(shapes[i][0], shapes[i][1]));
     layerBytes += double(shapes[i][0]) * double(shapes[i][1]) * sizeof(bf16);
   }
-  for (int programmatic : {0, 1}) {
+  struct Variant {
+    i64 wave;
+    i64 prefetchBytes; // < 0: plain launches
+  };
+  const i64 full = kGemvResidentBlocks;
+  const Variant variants[] = {{full, -1},     {full, 32 << 10},     {full / 2, -1},
+                              {full / 2, 32 << 10}, {full / 2, 64 << 10}, {full / 3, -1},
+                              {full / 3, 64 << 10}, {full / 3, 128 << 10}};
+  for (const Variant &v : variants) {
+    const bool programmatic = v.prefetchBytes >= 0;
     const double ms = replayMs(
         [&](cudaStream_t stream) {
           for (int layer = 0; layer < layers; ++layer)
             for (int i = 0; i < count; ++i) {
               GemvParams p = weights[size_t(i)]->params(layer, 1, 0);
-              p.prefetchBytes = programmatic ? (32 << 10) : 0;
-              launchEx<bf16>(p, programmatic && layer + i > 0, stream);
+              p.prefetchBytes = programmatic ? v.prefetchBytes : 0;
+              const GemvGrid g = gemvGrid(p.k, p.n, 0, v.wave);
+              cudaLaunchAttribute attribute{};
+              attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+              attribute.val.programmaticStreamSerializationAllowed = 1;
+              cudaLaunchConfig_t config{};
+              config.gridDim = dim3(g.x, g.y, g.z);
+              config.blockDim = dim3(kGemvThreads, 1, 1);
+              config.stream = stream;
+              config.attrs = &attribute;
+              config.numAttrs = programmatic && layer + i > 0 ? 1 : 0;
+              CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<bf16>, p));
             }
         },
         10);
     const double layerUs = ms * 1e3 / layers;
-    std::printf("chain %-10s %d layers x %d GEMVs, rows 1, %s: %.2f us per layer, %.0f GB/s "
-                "(floor %.2f us at 4.3 TB/s)\n",
-                model, layers, count, programmatic ? "programmatic + prefetch" : "plain",
-                layerUs, layerBytes / layerUs / 1e3, layerBytes / 4.3e6);
+    char how[64];
+    if (programmatic)
+      std::snprintf(how, sizeof(how), "programmatic + prefetch %lld KiB", v.prefetchBytes >> 10);
+    else
+      std::snprintf(how, sizeof(how), "plain");
+    std::printf("chain %-10s %d layers x %d GEMVs, rows 1, waves of %3lld blocks, %-32s: %.2f us "
+                "per layer, %.0f GB/s (floor %.2f us at 4.3 TB/s)\n",
+                model, layers, count, v.wave, how, layerUs, layerBytes / layerUs / 1e3,
+                layerBytes / 4.3e6);
     std::fflush(stdout);
   }
   for (TimedWeights *w : weights)
