@@ -125,10 +125,13 @@ template <typename T> __device__ __forceinline__ uint4 packElements(const float 
 }
 
 /// 16 bytes of input row t from k index kk (the first `valid` elements, zeros
-/// after), through the fused prologue (GemvParams::prologue); rowScale[t] is
-/// row t's 1 / rms for the rms_norm prologue.
+/// after), through the fused prologue (GemvParams::prologue). The rms_norm
+/// prologue leaves out the row's 1 / rms (a factor of the whole output row,
+/// applied in finishTile) and adds the squares of the raw inputs to
+/// *squares when it is not null: the block's share of the row's sum of
+/// squares comes from the loads the product needs anyway.
 template <typename T, int kPrologue>
-__device__ __forceinline__ uint4 loadInput(const GemvParams &p, const float *rowScale, int t,
+__device__ __forceinline__ uint4 loadInput(const GemvParams &p, float *squares, int t,
                                            long long kk, long long valid) {
   const T *input = static_cast<const T *>(p.input);
   if constexpr (kPrologue == 0)
@@ -142,13 +145,16 @@ __device__ __forceinline__ uint4 loadInput(const GemvParams &p, const float *row
 #pragma unroll
   for (int e = 0; e < kN; ++e) {
     const float a = elementOf<T>(x, e), b = elementOf<T>(other, e);
-    if constexpr (kPrologue == 1)
-      values[e] = a * rowScale[t] * (b + p.normWeightOffset);
-    else
+    if constexpr (kPrologue == 1) {
+      values[e] = a * (b + p.normWeightOffset);
+      if (squares)
+        *squares += a * a;
+    } else {
       values[e] = (p.activation == 0   ? activate<0>(a)
                    : p.activation == 1 ? activate<1>(a)
                                        : activate<2>(a)) *
                   b;
+    }
   }
   return packElements<T>(values);
 }
@@ -192,7 +198,7 @@ struct WarpTask {
   long long kFirst;  // first step's k
   long long kStride; // k between the warp's steps
   long long kEnd;
-  const float *rowScale; // [kGemvMaxRows]: the rms_norm prologue's 1 / rms
+  float *squares; // [kGemvMaxRows]: this warp's sums of squared inputs (rms_norm prologue)
 };
 
 /// The four mmas of half a [k, n] step: rows l0 .. l3 (8 columns each) are
@@ -218,11 +224,12 @@ __device__ __forceinline__ void warpMmaKN(const GemvParams &p, const WarpTask &w
   const bool hasRow = g < p.rows;
   const bool vector = aligned16(weight) && n % 8 == 0 && w.column + 64 <= n;
   float acc[4][4] = {};
+  float squares = 0.f; // row g's inputs at this lane's k (rms_norm prologue)
 #pragma unroll 1
   for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
     const long long r0 = kb + 8 * q;
     const uint4 x =
-        hasRow ? loadInput<T, kPrologue>(p, w.rowScale, g, r0, w.kEnd - r0)
+        hasRow ? loadInput<T, kPrologue>(p, &squares, g, r0, w.kEnd - r0)
                : make_uint4(0u, 0u, 0u, 0u);
     if (vector && kb + 32 <= w.kEnd) {
       const T *src = weight + r0 * n + n0;
@@ -245,6 +252,13 @@ __device__ __forceinline__ void warpMmaKN(const GemvParams &p, const WarpTask &w
         mmaRowsKN<T>(acc, l0, l1, l2, l3, s ? x.z : x.x, s ? x.w : x.y);
       }
     }
+  }
+  if constexpr (kPrologue == 1) {
+    // Row g's squares over the warp's k: the 4 lanes of group g.
+    squares += __shfl_xor_sync(0xffffffffu, squares, 1);
+    squares += __shfl_xor_sync(0xffffffffu, squares, 2);
+    if (q == 0)
+      w.squares[g] = squares;
   }
   // d0: (column n0 + 2i, row 2q), d1: row 2q + 1, d2/d3: column n0 + 2i + 1.
 #pragma unroll
@@ -289,8 +303,8 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
         for (int r = 0; r < 4; ++r)
           l[u][r] = loadStream(rows + 8 * r * k + kb + 32 * u);
       if (hasRow) {
-        x[0] = loadInput<T, 0>(p, w.rowScale, g, kb + 8 * q, 8);
-        x[1] = loadInput<T, 0>(p, w.rowScale, g, kb + 32 + 8 * q, 8);
+        x[0] = loadInput<T, 0>(p, nullptr, g, kb + 8 * q, 8);
+        x[1] = loadInput<T, 0>(p, nullptr, g, kb + 32 + 8 * q, 8);
       }
 #pragma unroll
       for (int u = 0; u < 2; ++u)
@@ -305,7 +319,7 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
         const uint4 l2 = loadChecked(src + 16 * k, column + 16 < n ? left : 0);
         const uint4 l3 = loadChecked(src + 24 * k, column + 24 < n ? left : 0);
         const uint4 x =
-            hasRow ? loadInput<T, 0>(p, w.rowScale, g, kk, left) : make_uint4(0u, 0u, 0u, 0u);
+            hasRow ? loadInput<T, 0>(p, nullptr, g, kk, left) : make_uint4(0u, 0u, 0u, 0u);
         mmaColumnsNK<T>(acc, l0, l1, l2, l3, x);
       }
     }
@@ -321,16 +335,18 @@ __device__ __forceinline__ void warpMmaNK(const GemvParams &p, const WarpTask &w
   }
 }
 
-/// acc[t][c] += x[t][kk + j] * l_j[c] for rows j < 4 of a [k, n] step.
+/// acc[t][c] += x[t][kk + j] * l_j[c] for rows j < 4 of a [k, n] step;
+/// squares[t] gets the squared inputs when it is not null (rms_norm prologue).
 template <int kPrologue>
 __device__ __forceinline__ void fmaRowsKN(float (&acc)[kGemvMaxRows][4], const float4 &l0,
                                           const float4 &l1, const float4 &l2, const float4 &l3,
-                                          const GemvParams &p, const float *rowScale, int rows,
+                                          const GemvParams &p, float *squares, int rows,
                                           long long kk, long long left) {
 #pragma unroll
   for (int t = 0; t < kGemvMaxRows; ++t) {
     if (t < rows) {
-      const float4 x = asFloat4(loadInput<float, kPrologue>(p, rowScale, t, kk, left));
+      const float4 x = asFloat4(
+          loadInput<float, kPrologue>(p, squares ? squares + t : nullptr, t, kk, left));
       const float4 l[4] = {l0, l1, l2, l3};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -354,6 +370,10 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
   const long long n0 = w.column + 4 * cq;
   const bool vector = aligned16(weight) && n % 4 == 0 && w.column + 64 <= n;
   float acc[kGemvMaxRows][4] = {};
+  // The rms_norm prologue's squares: lanes cq = 0 (lanes 0 and 16, the two
+  // halves of each step) count each input once.
+  float squareSums[kGemvMaxRows] = {};
+  float *squares = kPrologue == 1 && cq == 0 ? squareSums : nullptr;
 #pragma unroll 1
   for (long long kb = w.kFirst; kb < w.kEnd; kb += w.kStride) {
     const long long r0 = kb + 8 * rp;
@@ -363,8 +383,8 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
 #pragma unroll
       for (int j = 0; j < 8; ++j)
         l[j] = asFloat4(loadStream(src + j * n));
-      fmaRowsKN<kPrologue>(acc, l[0], l[1], l[2], l[3], p, w.rowScale, rows, r0, w.kEnd - r0);
-      fmaRowsKN<kPrologue>(acc, l[4], l[5], l[6], l[7], p, w.rowScale, rows, r0 + 4, w.kEnd - r0 - 4);
+      fmaRowsKN<kPrologue>(acc, l[0], l[1], l[2], l[3], p, squares, rows, r0, w.kEnd - r0);
+      fmaRowsKN<kPrologue>(acc, l[4], l[5], l[6], l[7], p, squares, rows, r0 + 4, w.kEnd - r0 - 4);
     } else {
 #pragma unroll 1
       for (int h = 0; h < 2; ++h) {
@@ -374,8 +394,16 @@ __device__ __forceinline__ void warpFmaKN(const GemvParams &p, const WarpTask &w
         const float4 l1 = asFloat4(loadChecked(src + n, r + 1 < w.kEnd ? columns : 0));
         const float4 l2 = asFloat4(loadChecked(src + 2 * n, r + 2 < w.kEnd ? columns : 0));
         const float4 l3 = asFloat4(loadChecked(src + 3 * n, r + 3 < w.kEnd ? columns : 0));
-        fmaRowsKN<kPrologue>(acc, l0, l1, l2, l3, p, w.rowScale, rows, r, w.kEnd - r);
+        fmaRowsKN<kPrologue>(acc, l0, l1, l2, l3, p, squares, rows, r, w.kEnd - r);
       }
+    }
+  }
+  if constexpr (kPrologue == 1) {
+#pragma unroll
+    for (int t = 0; t < kGemvMaxRows; ++t) {
+      const float both = squareSums[t] + __shfl_xor_sync(0xffffffffu, squareSums[t], 16);
+      if (lane == 0)
+        w.squares[t] = both;
     }
   }
   // Lanes rp = 0 and 1 hold the two halves of each step: add them, then lane
@@ -422,7 +450,7 @@ __device__ __forceinline__ void warpFmaNK(const GemvParams &p, const WarpTask &w
 #pragma unroll
     for (int t = 0; t < kGemvMaxRows; ++t) {
       if (t < rows) {
-        const float4 x = asFloat4(loadInput<float, 0>(p, w.rowScale, t, kk, w.kEnd - kk));
+        const float4 x = asFloat4(loadInput<float, 0>(p, nullptr, t, kk, w.kEnd - kk));
 #pragma unroll
         for (int m = 0; m < 8; ++m)
           acc[m][t] += x.x * l[m].x + x.y * l[m].y + x.z * l[m].z + x.w * l[m].w;
@@ -450,10 +478,11 @@ __device__ __forceinline__ void warpFmaNK(const GemvParams &p, const WarpTask &w
   }
 }
 
-/// out[t, column .. column + 3] = v (+ bias) (+ residual), rounded once.
+/// out[t, column .. column + 3] = v * scale (+ bias) (+ residual), rounded
+/// once; `scale` is row t's 1 / rms under the rms_norm prologue, else 1.
 template <typename T>
 __device__ __forceinline__ void writeOutput(const GemvParams &p, int t, long long column,
-                                            float4 v) {
+                                            float4 v, float scale) {
   const T *bias = static_cast<const T *>(p.bias);
   const T *residual = static_cast<const T *>(p.residual);
   T *out = static_cast<T *>(p.output);
@@ -461,7 +490,7 @@ __device__ __forceinline__ void writeOutput(const GemvParams &p, int t, long lon
   for (int e = 0; e < 4; ++e) {
     const long long j = column + e;
     if (j < p.n) {
-      float r = component(v, e);
+      float r = component(v, e) * scale;
       if (bias)
         r += toFloat(bias[j]);
       if (residual)
@@ -471,14 +500,41 @@ __device__ __forceinline__ void writeOutput(const GemvParams &p, int t, long lon
   }
 }
 
+/// Row t's 1 / rms from the sum of squares of its k inputs.
+__device__ __forceinline__ float inverseRms(const GemvParams &p, float squares) {
+  return 1.f / sqrtf(squares / float(p.k) + p.normEpsilon);
+}
+
+/// What the warps leave in shared memory: their partial sums ([k group][row]
+/// [column]) and, under the rms_norm prologue, their sums of squared inputs
+/// per row, then the block's.
+struct GemvShared {
+  float partial[kSharedFloats];
+  float warpSquares[kGemvWarps][kGemvMaxRows];
+  float squares[kGemvMaxRows];
+};
+
 /// Sums the k groups' partials of the tile and writes the output, directly
 /// (one split) or through the workspace (module comment of GemvGeometry.h).
-template <typename T, int kWarpsK, int kTile>
-__device__ __forceinline__ void finishTile(const GemvParams &p, const float *shared,
+/// Under the rms_norm prologue the splits' squares meet the same way, in the
+/// tile's slot after the sums (GemvGeometry.h, gemvSquaresOffset).
+template <typename T, int kWarpsN, int kWarpsK, int kTile, int kPrologue>
+__device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shared,
                                            long long tileColumn, bool emptySplit, int *last) {
   constexpr int kVectors = kTile / 4;
   const int rows = p.rows < kGemvMaxRows ? int(p.rows) : kGemvMaxRows;
   const int total = rows * kVectors;
+  if constexpr (kPrologue == 1) {
+    // The warps of one column group (wn = 0) cover the block's k range once.
+    if (threadIdx.x < rows) {
+      float sum = 0.f;
+#pragma unroll
+      for (int wk = 0; wk < kWarpsK; ++wk)
+        sum += shared.warpSquares[wk * kWarpsN][threadIdx.x];
+      shared.squares[threadIdx.x] = sum;
+    }
+    __syncthreads();
+  }
   if (gridDim.y == 1) {
     for (int i = threadIdx.x; i < total; i += kGemvThreads) {
       const int t = i / kVectors, c = (i % kVectors) * 4;
@@ -487,15 +543,17 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
       float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
       for (int g = 0; g < kWarpsK; ++g) {
-        const float4 s =
-            *reinterpret_cast<const float4 *>(shared + (g * kGemvMaxRows + t) * kTile + c);
+        const float4 s = *reinterpret_cast<const float4 *>(
+            shared.partial + (g * kGemvMaxRows + t) * kTile + c);
         v.x += s.x, v.y += s.y, v.z += s.z, v.w += s.w;
       }
-      writeOutput<T>(p, t, tileColumn + c, v);
+      writeOutput<T>(p, t, tileColumn + c, v,
+                     kPrologue == 1 ? inverseRms(p, shared.squares[t]) : 1.f);
     }
     return;
   }
   float *sums = p.workspace + tileColumn * kGemvMaxRows; // [kGemvMaxRows][kTile]
+  float *squares = p.workspace + gemvSquaresOffset(p.n) + blockIdx.x * kGemvMaxRows;
   if (!emptySplit) {
     for (int i = threadIdx.x; i < total; i += kGemvThreads) {
       const int t = i / kVectors, c = (i % kVectors) * 4;
@@ -504,8 +562,8 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
       float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
       for (int g = 0; g < kWarpsK; ++g) {
-        const float4 s =
-            *reinterpret_cast<const float4 *>(shared + (g * kGemvMaxRows + t) * kTile + c);
+        const float4 s = *reinterpret_cast<const float4 *>(
+            shared.partial + (g * kGemvMaxRows + t) * kTile + c);
         v.x += s.x, v.y += s.y, v.z += s.z, v.w += s.w;
       }
       asm volatile(
@@ -513,6 +571,8 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
           "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
           : "memory");
     }
+    if (kPrologue == 1 && threadIdx.x < rows)
+      atomicAdd(squares + threadIdx.x, shared.squares[threadIdx.x]);
   }
   // Our adds are visible before the count says so; the last block's reads
   // come after it saw everyone's count.
@@ -524,6 +584,14 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
   if (!*last)
     return;
   __threadfence();
+  if constexpr (kPrologue == 1) {
+    // Every thread reads the row sums before any is zeroed.
+    if (threadIdx.x < rows)
+      shared.squares[threadIdx.x] = __ldcg(squares + threadIdx.x);
+    __syncthreads();
+    if (threadIdx.x < rows)
+      __stcg(squares + threadIdx.x, 0.f);
+  }
   for (int i = threadIdx.x; i < total; i += kGemvThreads) {
     const int t = i / kVectors, c = (i % kVectors) * 4;
     if (tileColumn + c >= p.n)
@@ -531,7 +599,8 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
     float4 *slot = reinterpret_cast<float4 *>(sums + t * kTile + c);
     const float4 v = __ldcg(slot);
     __stcg(slot, make_float4(0.f, 0.f, 0.f, 0.f));
-    writeOutput<T>(p, t, tileColumn + c, v);
+    writeOutput<T>(p, t, tileColumn + c, v,
+                   kPrologue == 1 ? inverseRms(p, shared.squares[t]) : 1.f);
   }
   if (threadIdx.x == 0)
     p.counters[blockIdx.x] = 0u;
@@ -539,8 +608,7 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, const float *sha
 
 /// One block: tile blockIdx.x, split blockIdx.y.
 template <typename T, int kTransposed, int kWarpsN, int kPrologue>
-__device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, int *last,
-                                          const float *rowScale) {
+__device__ __forceinline__ void gemvBlock(const GemvParams &p, GemvShared &shared, int *last) {
   constexpr int kWarpColumns = kTransposed ? 32 : 64;
   constexpr int kTile = kWarpColumns * kWarpsN;
   constexpr int kWarpsK = kGemvWarps / kWarpsN;
@@ -553,11 +621,11 @@ __device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, in
   WarpTask task;
   task.localColumn = wn * kWarpColumns;
   task.column = tileColumn + task.localColumn;
-  task.partial = shared + wk * kGemvMaxRows * kTile;
+  task.partial = shared.partial + wk * kGemvMaxRows * kTile;
   task.kFirst = kBegin + (long long)wk * kStep;
   task.kStride = (long long)kWarpsK * kStep;
   task.kEnd = kEnd;
-  task.rowScale = rowScale;
+  task.squares = shared.warpSquares[warp];
   if constexpr (sizeof(T) == 2) {
     if constexpr (kTransposed)
       warpMmaNK<T, kTile>(p, task);
@@ -570,73 +638,50 @@ __device__ __forceinline__ void gemvBlock(const GemvParams &p, float *shared, in
       warpFmaKN<kTile, kPrologue>(p, task);
   }
   __syncthreads();
-  finishTile<T, kWarpsK, kTile>(p, shared, tileColumn, kBegin >= kEnd, last);
-}
-
-/// A [k, n] weight with warpsN warps side by side along n; the prologue is
-/// a template parameter so that the plain GEMV keeps its registers.
-template <typename T, int kPrologue>
-__device__ __forceinline__ void gemvKN(const GemvParams &p, int warpsN, float *shared, int *last,
-                                       const float *rowScale) {
-  switch (warpsN) {
-  case 1:
-    gemvBlock<T, 0, 1, kPrologue>(p, shared, last, rowScale);
-    break;
-  case 2:
-    gemvBlock<T, 0, 2, kPrologue>(p, shared, last, rowScale);
-    break;
-  case 4:
-    gemvBlock<T, 0, 4, kPrologue>(p, shared, last, rowScale);
-    break;
-  default:
-    gemvBlock<T, 0, 8, kPrologue>(p, shared, last, rowScale);
-    break;
-  }
+  finishTile<T, kWarpsN, kWarpsK, kTile, kPrologue>(p, shared, tileColumn, kBegin >= kEnd, last);
 }
 
 /// The kernel body with warpsN warps side by side along n (1, 2, 4 or 8;
-/// from the grid in infer_gemv). One shared array for all variants.
+/// from the grid in infer_gemv). The prologue is a template parameter so
+/// that the plain GEMV keeps its registers; prologues take [k, n] weights.
 template <typename T, int kPrologue>
 __device__ __forceinline__ void gemv(const GemvParams &p, int warpsN) {
-  __shared__ __align__(16) float shared[kSharedFloats];
+  __shared__ __align__(16) GemvShared shared;
   __shared__ int last;
-  __shared__ float rowScale[kGemvMaxRows];
   if (p.rows <= 0)
     return;
-  if (kPrologue == 1) {
-    // The rms_norm prologue: every block computes each row's 1 / rms over the
-    // whole row (rows * k elements, from L2 after the first block).
-    const T *input = static_cast<const T *>(p.input);
-    const int rows = p.rows < kGemvMaxRows ? int(p.rows) : kGemvMaxRows;
-    for (int t = 0; t < rows; ++t) {
-      float sum = 0.f;
-      for (long long i = threadIdx.x; i < p.k; i += kGemvThreads) {
-        const float v = toFloat(input[t * p.inputRowStride + i]);
-        sum += v * v;
+  if constexpr (kPrologue == 0) {
+    if (p.transposed) {
+      switch (warpsN) {
+      case 1:
+        gemvBlock<T, 1, 1, 0>(p, shared, &last);
+        break;
+      case 2:
+        gemvBlock<T, 1, 2, 0>(p, shared, &last);
+        break;
+      case 4:
+        gemvBlock<T, 1, 4, 0>(p, shared, &last);
+        break;
+      default:
+        gemvBlock<T, 1, 8, 0>(p, shared, &last);
+        break;
       }
-      sum = blockSum(sum, shared);
-      if (threadIdx.x == 0)
-        rowScale[t] = 1.f / sqrtf(sum / float(p.k) + p.normEpsilon);
+      return;
     }
-    __syncthreads();
   }
-  if (kPrologue == 0 && p.transposed) {
-    switch (warpsN) {
-    case 1:
-      gemvBlock<T, 1, 1, 0>(p, shared, &last, rowScale);
-      break;
-    case 2:
-      gemvBlock<T, 1, 2, 0>(p, shared, &last, rowScale);
-      break;
-    case 4:
-      gemvBlock<T, 1, 4, 0>(p, shared, &last, rowScale);
-      break;
-    default:
-      gemvBlock<T, 1, 8, 0>(p, shared, &last, rowScale);
-      break;
-    }
-  } else {
-    gemvKN<T, kPrologue>(p, warpsN, shared, &last, rowScale);
+  switch (warpsN) {
+  case 1:
+    gemvBlock<T, 0, 1, kPrologue>(p, shared, &last);
+    break;
+  case 2:
+    gemvBlock<T, 0, 2, kPrologue>(p, shared, &last);
+    break;
+  case 4:
+    gemvBlock<T, 0, 4, kPrologue>(p, shared, &last);
+    break;
+  default:
+    gemvBlock<T, 0, 8, kPrologue>(p, shared, &last);
+    break;
   }
 }
 

@@ -22,7 +22,10 @@
 // (8 x tileColumns floats at column offset * 8, fp32 atomics), then counts
 // itself done in counters[tile]; the block that counts last reads the sums,
 // adds bias and residual, writes the output, and zeroes the slice and the
-// counter again. The grid never depends on rows. The split order of the
+// counter again. Under the rms_norm prologue (Gemv.cuh) the blocks add
+// their rows' sums of squared inputs the same way, into the tile's
+// kGemvMaxRows floats after all the sums (gemvSquaresOffset), and the last
+// block scales the output rows by 1 / rms. The grid never depends on rows. The split order of the
 // atomic adds is not fixed, so with more than one split the result may differ
 // between launches in the last bit before the rounding to T.
 //
@@ -156,11 +159,19 @@ INFER_GEMV_GEOMETRY_FN GemvGrid gemvGrid(long long k, long long n, int transpose
   return grid;
 }
 
-/// fp32 workspace for every launch with n <= maxN (zeroed once by the
-/// runtime): kGemvMaxRows rows of every tile's columns.
-INFER_GEMV_GEOMETRY_FN long long gemvWorkspaceFloats(long long maxN) {
+/// Where a launch's rms_norm squares start in the workspace (after its
+/// sums): kGemvMaxRows floats per tile, for the prologue's row statistics.
+INFER_GEMV_GEOMETRY_FN long long gemvSquaresOffset(long long n) {
   return (long long)kGemvMaxRows *
-         ((maxN + kGemvMaxTileColumns - 1) / kGemvMaxTileColumns * kGemvMaxTileColumns);
+         ((n + kGemvMaxTileColumns - 1) / kGemvMaxTileColumns * kGemvMaxTileColumns);
+}
+
+/// fp32 workspace for every launch with n <= maxN (zeroed once by the
+/// runtime): kGemvMaxRows rows of every tile's columns, then kGemvMaxRows
+/// squares per tile.
+INFER_GEMV_GEOMETRY_FN long long gemvWorkspaceFloats(long long maxN) {
+  return gemvSquaresOffset(maxN) +
+         (long long)kGemvMaxRows * ((maxN + kGemvMinTileColumns - 1) / kGemvMinTileColumns);
 }
 
 /// Counters (unsigned int, zeroed once by the runtime) for every launch with

@@ -191,8 +191,10 @@ struct GemvParams {
   /// Decode fusion (infer_gemv_fused<T, prologue>, [k, n] weights only): the
   /// launch before the GEMM, folded into the input reads.
   /// 0: none (input rows of k elements). 1: rms_norm, as infer_rms_norm: row
-  /// t becomes round_T(x / sqrt(mean(x^2) + normEpsilon) * (normWeight +
-  /// normWeightOffset)), x = input row t. 2: gated activation, as
+  /// t becomes x / sqrt(mean(x^2) + normEpsilon) * (normWeight +
+  /// normWeightOffset), x = input row t, computed as round_T(x * (normWeight +
+  /// normWeightOffset)) times the weights, scaled by 1 / rms in fp32 at the
+  /// end (the statistic comes from the same input reads). 2: gated activation, as
   /// infer_gated_activation: row t is round_T(act(gate) * up), gate = input
   /// row t (stride inputRowStride), up = `up` row t (stride upRowStride).
   int prologue, activation; // activation: 0 silu, 1 gelu, 2 gelu_tanh

@@ -626,19 +626,29 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
   struct Variant {
     i64 wave;
     i64 prefetchBytes; // < 0: plain launches
+    bool prologues;    // as the step runs them: rms_norm into qkv and gate/up, act into down
   };
   const i64 full = kGemvResidentBlocks;
-  const Variant variants[] = {{full, -1},     {full, 32 << 10},     {full / 2, -1},
-                              {full / 2, 32 << 10}, {full / 2, 64 << 10}, {full / 3, -1},
-                              {full / 3, 64 << 10}, {full / 3, 128 << 10}};
+  const Variant variants[] = {{full, -1, false},       {full, -1, true},
+                              {full, 32 << 10, false}, {full / 2, -1, false},
+                              {full / 2, 32 << 10, false}, {full / 3, -1, false},
+                              {full / 3, 64 << 10, false}};
   for (const Variant &v : variants) {
     const bool programmatic = v.prefetchBytes >= 0;
     const double ms = replayMs(
         [&](cudaStream_t stream) {
           for (int layer = 0; layer < layers; ++layer)
             for (int i = 0; i < count; ++i) {
-              GemvParams p = weights[size_t(i)]->params(layer, 1, 0);
+              const TimedWeights &w = *weights[size_t(i)];
+              GemvParams p = w.params(layer, 1, 0);
               p.prefetchBytes = programmatic ? v.prefetchBytes : 0;
+              if (v.prologues && count == 4 && i != 1) {
+                p.prologue = i == 3 ? 2 : 1;
+                p.normWeight = w.input + w.k; // any k values of the second row
+                p.normEpsilon = 1e-5f;
+                p.up = w.input + w.k; // gate | up in one row of 2k
+                p.inputRowStride = p.upRowStride = i == 3 ? 2 * w.k : w.k;
+              }
               const GemvGrid g = gemvGrid(p.k, p.n, 0, v.wave);
               cudaLaunchAttribute attribute{};
               attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -649,7 +659,12 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
               config.stream = stream;
               config.attrs = &attribute;
               config.numAttrs = programmatic && layer + i > 0 ? 1 : 0;
-              CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<bf16>, p));
+              if (p.prologue == 1)
+                CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<bf16, 1>, p));
+              else if (p.prologue == 2)
+                CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<bf16, 2>, p));
+              else
+                CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<bf16>, p));
             }
         },
         10);
@@ -658,7 +673,7 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
     if (programmatic)
       std::snprintf(how, sizeof(how), "programmatic + prefetch %lld KiB", v.prefetchBytes >> 10);
     else
-      std::snprintf(how, sizeof(how), "plain");
+      std::snprintf(how, sizeof(how), v.prologues ? "plain, with the step's prologues" : "plain");
     std::printf("chain %-10s %d layers x %d GEMVs, rows 1, waves of %3lld blocks, %-32s: %.2f us "
                 "per layer, %.0f GB/s (floor %.2f us at 4.3 TB/s)\n",
                 model, layers, count, v.wave, how, layerUs, layerBytes / layerUs / 1e3,
