@@ -735,8 +735,22 @@ __global__ void prefetchAhead(const WeightSpan *spans, int count, const unsigned
   }
 }
 
-/// The layer chain of timeLayerChain (plain launches, gemvGrid()), alone
-/// and with prefetchAhead beside it for several look-ahead sizes.
+/// One warp bulk-prefetches [data, data + bytes) into L2 in 64 KiB pieces.
+__global__ void prefetchSpan(const char *data, i64 bytes) {
+  constexpr i64 kPiece = 64 << 10;
+  for (i64 offset = i64(threadIdx.x) * kPiece; offset < bytes; offset += 32 * kPiece) {
+    const unsigned size = unsigned((bytes - offset < kPiece ? bytes - offset : kPiece) & ~i64(15));
+    if (size > 0)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(data + offset), "r"(size)
+                   : "memory");
+  }
+}
+
+/// The layer chain of timeLayerChain (plain launches, gemvGrid()), alone,
+/// with prefetchAhead beside it (one kernel paced by a counter) and with one
+/// prefetchSpan node per GEMV on a side branch of the graph that starts with
+/// GEMV j and prefetches GEMV j + 1 (what the runtime could capture without
+/// touching the GEMV), for several look-ahead sizes.
 void timeLayerChainWithPrefetcher(const i64 (*shapes)[2], int count, int layers,
                                   const char *model) {
   std::vector<TimedWeights *> weights;
@@ -763,10 +777,38 @@ void timeLayerChainWithPrefetcher(const i64 (*shapes)[2], int count, int layers,
   cudaEvent_t fork, join;
   CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
   CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  for (i64 ahead : {i64(0), i64(4) << 20, i64(8) << 20, i64(16) << 20, i64(1) << 40}) {
+  struct Variant {
+    i64 ahead; // 0: no prefetching
+    bool perGemvNodes;
+  };
+  const i64 all = i64(1) << 40;
+  const Variant variants[] = {{0, false},          {i64(4) << 20, false}, {i64(8) << 20, false},
+                              {i64(16) << 20, false}, {all, false},       {i64(8) << 20, true},
+                              {i64(16) << 20, true},  {all, true}};
+  for (const Variant &v : variants) {
+    const i64 ahead = v.ahead;
     const double ms = replayMs(
         [&](cudaStream_t stream) {
           CUDA_CHECK(cudaMemsetAsync(started, 0, sizeof(unsigned), stream));
+          if (ahead > 0 && v.perGemvNodes) {
+            // Before GEMV j: a side branch from here prefetches GEMV j + 1.
+            for (int j = 0; j < launches; ++j) {
+              if (j + 1 < launches) {
+                CUDA_CHECK(cudaEventRecord(fork, stream));
+                CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
+                prefetchSpan<<<1, 32, 0, side>>>(spans[size_t(j + 1)].data,
+                                                 std::min(spans[size_t(j + 1)].bytes, ahead));
+                CUDA_CHECK(cudaGetLastError());
+              }
+              const GemvParams p = weights[size_t(j % count)]->params(j / count, 1, 0);
+              const GemvGrid g = gemvGrid(p.k, p.n, 0);
+              infer_gemv<bf16><<<dim3(g.x, g.y, g.z), kGemvThreads, 0, stream>>>(p);
+              CUDA_CHECK(cudaGetLastError());
+            }
+            CUDA_CHECK(cudaEventRecord(join, side));
+            CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+            return;
+          }
           if (ahead > 0) {
             CUDA_CHECK(cudaEventRecord(fork, stream));
             CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
@@ -785,14 +827,15 @@ void timeLayerChainWithPrefetcher(const i64 (*shapes)[2], int count, int layers,
         },
         10);
     const double layerUs = ms * 1e3 / layers;
-    char how[64];
+    char how[80];
+    const char *kind = v.perGemvNodes ? "prefetch nodes" : "L2 prefetcher";
     if (ahead == 0)
       std::snprintf(how, sizeof(how), "no prefetcher");
-    else if (ahead >= (i64(1) << 40))
-      std::snprintf(how, sizeof(how), "L2 prefetcher, whole next GEMV");
+    else if (ahead >= all)
+      std::snprintf(how, sizeof(how), "%s, whole next GEMV", kind);
     else
-      std::snprintf(how, sizeof(how), "L2 prefetcher, next GEMV's first %lld MiB", ahead >> 20);
-    std::printf("chain %-10s %d layers x %d GEMVs, rows 1, %-38s: %.2f us per layer, %.0f GB/s "
+      std::snprintf(how, sizeof(how), "%s, next GEMV's first %lld MiB", kind, ahead >> 20);
+    std::printf("chain %-10s %d layers x %d GEMVs, rows 1, %-39s: %.2f us per layer, %.0f GB/s "
                 "(floor %.2f us at 4.3 TB/s)\n",
                 model, layers, count, how, layerUs, layerBytes / layerUs / 1e3, layerBytes / 4.3e6);
     std::fflush(stdout);
