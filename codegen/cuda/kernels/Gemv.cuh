@@ -754,6 +754,27 @@ __global__ void __launch_bounds__(kGemvThreads) infer_gemv_fused(GemvParams p) {
   gemvimpl::gemv<T, kPrologue>(p, gemvWarpsNOfGrid(p.n, 0, gridDim.x));
 }
 
+/// One warp asks L2 for [p.data, p.data + p.bytes) in bulk prefetches of 64
+/// KiB (cp.async.bulk.prefetch.L2; whole 16-byte granules only, so a partial
+/// one at either end is left out). The runtime launches it (grid 1, block
+/// kPrefetchThreads) on a side branch of a decode step, beside the GEMV
+/// before the one whose weights these are (INFER_L2_PREFETCH=1,
+/// docs/codegen.md), so that HBM keeps streaming across kernel boundaries. A
+/// hint: nothing waits for it. extern "C": one fixed name for the runtime
+/// (CudaModule.prefetch_function).
+extern "C" __global__ void __launch_bounds__(kPrefetchThreads) infer_prefetch_l2(PrefetchParams p) {
+  waitForPreviousKernel();
+  constexpr unsigned long long kPiece = 64 << 10;
+  const unsigned long long first = reinterpret_cast<unsigned long long>(p.data);
+  const unsigned long long begin = (first + 15) & ~15ull;
+  const unsigned long long end = p.bytes > 0 ? (first + (unsigned long long)p.bytes) & ~15ull : 0;
+  for (unsigned long long at = begin + threadIdx.x * kPiece; at < end;
+       at += kPrefetchThreads * kPiece) {
+    const unsigned size = unsigned(end - at < kPiece ? end - at : kPiece);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(at), "r"(size) : "memory");
+  }
+}
+
 } // namespace kernels
 } // namespace infer
 
