@@ -102,10 +102,13 @@ GemvParams gemvParams(const void *input, const void *weight, void *output, i64 r
   return p;
 }
 
-/// Launches infer_gemv<T> with gemvGrid()'s grid, as a programmatic
+/// Launches infer_gemv<T> (infer_gemv_fused<T, p.prologue> with a prologue)
+/// with gemvGrid()'s grid for waves of `wave` blocks, as a programmatic
 /// dependent launch (the runtime's INFER_PDL=1) when `programmatic`.
-template <typename T> void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream) {
-  const GemvGrid g = gemvGrid(p.k, p.n, p.transposed);
+template <typename T>
+void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
+              i64 wave = kGemvResidentBlocks) {
+  const GemvGrid g = gemvGrid(p.k, p.n, p.transposed, wave);
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -115,7 +118,12 @@ template <typename T> void launchEx(const GemvParams &p, bool programmatic, cuda
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = programmatic ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<T>, p));
+  if (p.prologue == 1)
+    CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 1>, p));
+  else if (p.prologue == 2)
+    CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 2>, p));
+  else
+    CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<T>, p));
 }
 
 /// warpsN 0: infer_gemv with gemvGrid(); else gemvForced with that tile
@@ -651,22 +659,7 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
                 p.up = w.input + w.k; // gate | up in one row of 2k
                 p.inputRowStride = p.upRowStride = i == 3 ? 2 * w.k : w.k;
               }
-              const GemvGrid g = gemvGrid(p.k, p.n, 0, v.wave);
-              cudaLaunchAttribute attribute{};
-              attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-              attribute.val.programmaticStreamSerializationAllowed = 1;
-              cudaLaunchConfig_t config{};
-              config.gridDim = dim3(g.x, g.y, g.z);
-              config.blockDim = dim3(kGemvThreads, 1, 1);
-              config.stream = stream;
-              config.attrs = &attribute;
-              config.numAttrs = programmatic && layer + i > 0 ? 1 : 0;
-              if (p.prologue == 1)
-                CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<bf16, 1>, p));
-              else if (p.prologue == 2)
-                CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<bf16, 2>, p));
-              else
-                CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<bf16>, p));
+              launchEx<bf16>(p, programmatic && layer + i > 0, stream, v.wave);
             }
         },
         10);
