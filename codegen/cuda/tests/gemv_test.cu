@@ -707,43 +707,24 @@ struct WeightSpan {
 };
 
 /// One warp: for j = 1 .. count - 1, once launch j - 1 has started, bulk
-/// prefetches into L2 the first aheadBytes of spans[j] (in 64 KiB pieces).
+/// prefetches into L2 the first aheadBytes of spans[j] (gemvimpl::prefetchToL2).
 __global__ void prefetchAhead(const WeightSpan *spans, int count, const unsigned *started,
                               i64 aheadBytes) {
-  constexpr i64 kPiece = 64 << 10;
   for (int j = 1; j < count; ++j) {
     if (threadIdx.x == 0) {
       while (*reinterpret_cast<const volatile unsigned *>(started) < unsigned(j))
         __nanosleep(100);
     }
     __syncwarp();
-    const i64 bytes = spans[j].bytes < aheadBytes ? spans[j].bytes : aheadBytes;
-    for (i64 offset = i64(threadIdx.x) * kPiece; offset < bytes; offset += 32 * kPiece) {
-      const unsigned size = unsigned((bytes - offset < kPiece ? bytes - offset : kPiece) & ~i64(15));
-      if (size > 0)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(spans[j].data + offset),
-                     "r"(size)
-                     : "memory");
-    }
-  }
-}
-
-/// One warp bulk-prefetches [data, data + bytes) into L2 in 64 KiB pieces.
-__global__ void prefetchSpan(const char *data, i64 bytes) {
-  constexpr i64 kPiece = 64 << 10;
-  for (i64 offset = i64(threadIdx.x) * kPiece; offset < bytes; offset += 32 * kPiece) {
-    const unsigned size = unsigned((bytes - offset < kPiece ? bytes - offset : kPiece) & ~i64(15));
-    if (size > 0)
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(data + offset), "r"(size)
-                   : "memory");
+    gemvimpl::prefetchToL2(spans[j].data, spans[j].bytes < aheadBytes ? spans[j].bytes : aheadBytes);
   }
 }
 
 /// The layer chain of timeLayerChain (plain launches, gemvGrid()), alone,
 /// with prefetchAhead beside it (one kernel paced by a counter) and with one
-/// prefetchSpan node per GEMV on a side branch of the graph that starts with
-/// GEMV j and prefetches GEMV j + 1 (what the runtime could capture without
-/// touching the GEMV), for several look-ahead sizes.
+/// infer_prefetch_l2 node per GEMV on a side branch of the graph that starts
+/// with GEMV j and prefetches GEMV j + 1 (what the runtime captures under
+/// INFER_L2_PREFETCH=1), for several look-ahead sizes.
 void timeLayerChainWithPrefetcher(const i64 (*shapes)[2], int count, int layers,
                                   const char *model) {
   std::vector<TimedWeights *> weights;
@@ -789,8 +770,9 @@ void timeLayerChainWithPrefetcher(const i64 (*shapes)[2], int count, int layers,
               if (j + 1 < launches) {
                 CUDA_CHECK(cudaEventRecord(fork, stream));
                 CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
-                prefetchSpan<<<1, 32, 0, side>>>(spans[size_t(j + 1)].data,
-                                                 std::min(spans[size_t(j + 1)].bytes, ahead));
+                const PrefetchParams next = {spans[size_t(j + 1)].data,
+                                             std::min(spans[size_t(j + 1)].bytes, ahead)};
+                infer_prefetch_l2<<<1, kPrefetchThreads, 0, side>>>(next);
                 CUDA_CHECK(cudaGetLastError());
               }
               const GemvParams p = weights[size_t(j % count)]->params(j / count, 1, 0);
@@ -805,7 +787,7 @@ void timeLayerChainWithPrefetcher(const i64 (*shapes)[2], int count, int layers,
           if (ahead > 0) {
             CUDA_CHECK(cudaEventRecord(fork, stream));
             CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
-            prefetchAhead<<<1, 32, 0, side>>>(deviceSpans, launches, started, ahead);
+            prefetchAhead<<<1, kPrefetchThreads, 0, side>>>(deviceSpans, launches, started, ahead);
             CUDA_CHECK(cudaGetLastError());
             CUDA_CHECK(cudaEventRecord(join, side));
           }
