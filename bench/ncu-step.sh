@@ -5,7 +5,7 @@
 # kernel is its own launch) and with cuBLASLt's first heuristic (no tuning
 # launches), records each kernel's time and DRAM bytes read, and prints the
 # last step's table (bench/ncu_step_table.py). Switches such as
-# INFER_L2_PREFETCH=1 pass through the environment.
+# INFER_PDL=1 pass through the environment.
 #
 #   bench/ncu-step.sh BIN_DIR ARTIFACT OUT_DIR
 #

@@ -10,7 +10,6 @@
 #include "codegen/cuda/kernels/KvPrefillGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -483,12 +482,6 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
     module.set_sample_function(lowered->second);
     module.set_sample_block_x(kernels::kSampleThreads);
   }
-  auto hasGemv = [](const auto &launches) {
-    return std::any_of(launches.begin(), launches.end(),
-                       [](const art::CudaLaunch &launch) { return launch.has_gemv(); });
-  };
-  if (hasGemv(module.launches()) || hasGemv(module.step_launches()))
-    module.set_prefetch_function("infer_prefetch_l2"); // extern "C": not lowered
   module.set_arch(options.arch);
   module.set_cubin(std::move(compiled.cubin));
   if (options.embedPtx) {

@@ -173,7 +173,6 @@ Status CudaBackend::load() {
   useGemv_ = !environmentIs("INFER_GEMV", "0");
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
   useProgrammaticLaunch_ = environmentIs("INFER_PDL", "1");
-  RETURN_IF_ERROR(setUpL2Prefetch());
   RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }
@@ -320,7 +319,6 @@ CudaBackend::~CudaBackend() {
     api_->cuMemFree(kvDecodeWorkspace_);
   if (kvDecodeCounters_)
     api_->cuMemFree(kvDecodeCounters_);
-  releaseL2Prefetch();
   if (weights_)
     api_->cuMemFree(weights_);
   if (cuModule_)
@@ -578,10 +576,6 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     if (i + 1 < count && fusesRotary(loaded, i + 1))
       continue;
     exec::LaunchArgs args = resolve(loaded, i, step);
-    if (prefetchFunction_ && !perKind && runsAsGemv(loaded, i, step.tokens))
-      status = prefetchNextGemv(loaded, i, step);
-    if (!status.ok())
-      break;
     if (perKind)
       api_->cuEventRecord(before, stream_);
     status = launch(loaded, i, args, context);
@@ -599,10 +593,7 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     api_->cuEventDestroy(before);
     api_->cuEventDestroy(after);
   }
-  // Always joined, also after an error: the stream (or its capture) must not
-  // end with the side branch still forked.
-  Status joined = joinPrefetchBranch();
-  return status.ok() ? joined : status;
+  return status;
 }
 
 Status CudaBackend::enqueue(const exec::BoundInputs &step, KindTimes *perKind) {

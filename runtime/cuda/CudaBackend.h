@@ -178,20 +178,6 @@ private:
   /// INFER_PDL=1: a kernel that follows one of ours is launched with
   /// programmatic stream serialization (docs/codegen.md, "Launch overlap").
   bool useProgrammaticLaunch_ = false;
-  /// INFER_L2_PREFETCH=1 (CudaPrefetch.cpp): the prefetch kernel, the side
-  /// stream its launches go to, the events that fork it from and join it to
-  /// stream_, and whether this launchAll forked it.
-  CUfunction prefetchFunction_ = nullptr;
-  CUstream prefetchStream_ = nullptr;
-  CUevent prefetchFork_ = nullptr, prefetchJoin_ = nullptr;
-  bool prefetchBranchOpen_ = false;
-  Status setUpL2Prefetch();
-  void releaseL2Prefetch();
-  /// Before GEMV launch `index`: a side branch asks L2 for the next GEMV's
-  /// first weights.
-  Status prefetchNextGemv(const LoadedProgram &loaded, int index, const exec::BoundInputs &step);
-  /// Joins the side branch (if forked) back into stream_.
-  Status joinPrefetchBranch();
   /// Whether the last operation enqueued by launchAll was one of our kernels
   /// (the only predecessor a programmatic launch may overlap).
   bool lastLaunchWasKernel_ = false;

@@ -57,9 +57,8 @@ generate_checks() {
   esac
 }
 
-# The same with the switches that are off by default: programmatic dependent
-# launch and the rotary folded into the KV write (correct, no measured gain on
-# the H200), and the L2 prefetch beside the decode GEMVs.
+# The same with the switches that are off by default (correct, no measured gain
+# on the H200): programmatic dependent launch and the rotary folded into the KV write.
 switch_checks() {
   local switch=$1 base=$models/tiny-llama
   export "$switch=1"
@@ -76,7 +75,7 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
-  for switch in INFER_PDL INFER_FUSE_ROTARY INFER_L2_PREFETCH; do start "switch.$switch" switch_checks $switch; done
+  for switch in INFER_PDL INFER_FUSE_ROTARY; do start "switch.$switch" switch_checks $switch; done
 fi
 wait
 for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done

@@ -196,9 +196,6 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                   "before them into the KV write), sampler %s\n",
                   gemv, folding, prefill, rotary,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
-    if (!cuda.prefetch_function().empty())
-      std::printf("  L2 prefetch kernel %s (beside the decode GEMVs with INFER_L2_PREFETCH=1)\n",
-                  cuda.prefetch_function().c_str());
   } else {
     std::printf("cuda: none (compiled for --target cpu)\n");
   }

@@ -733,21 +733,6 @@ __device__ __forceinline__ void prefetchWeightsThenWaitForPreviousKernel(const G
   waitForPreviousKernel();
 }
 
-/// Lane threadIdx.x % kPrefetchThreads of one warp's bulk prefetches of
-/// [data, data + bytes) into L2: 64 KiB each, whole 16-byte granules only
-/// (a partial one at either end is left out). Hints: nothing waits for them.
-__device__ __forceinline__ void prefetchToL2(const void *data, long long bytes) {
-  constexpr unsigned long long kPiece = 64 << 10;
-  const unsigned long long first = reinterpret_cast<unsigned long long>(data);
-  const unsigned long long begin = (first + 15) & ~15ull;
-  const unsigned long long end = bytes > 0 ? (first + (unsigned long long)bytes) & ~15ull : 0;
-  for (unsigned long long at = begin + (threadIdx.x % kPrefetchThreads) * kPiece; at < end;
-       at += kPrefetchThreads * kPiece) {
-    const unsigned size = unsigned(end - at < kPiece ? end - at : kPiece);
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(at), "r"(size) : "memory");
-  }
-}
-
 } // namespace gemvimpl
 
 /// grid = gemvGrid(k, n, transposed) (the kernel reads its tiling from it),
@@ -767,19 +752,6 @@ template <typename T, int kPrologue>
 __global__ void __launch_bounds__(kGemvThreads) infer_gemv_fused(GemvParams p) {
   gemvimpl::prefetchWeightsThenWaitForPreviousKernel<T>(p, gemvWarpsNOfGrid(p.n, 0, gridDim.x));
   gemvimpl::gemv<T, kPrologue>(p, gemvWarpsNOfGrid(p.n, 0, gridDim.x));
-}
-
-/// One warp asks L2 for [p.data, p.data + p.bytes) in bulk prefetches of 64
-/// KiB (cp.async.bulk.prefetch.L2; whole 16-byte granules only, so a partial
-/// one at either end is left out). The runtime launches it (grid 1, block
-/// kPrefetchThreads) on a side branch of a decode step, beside the GEMV
-/// before the one whose weights these are (INFER_L2_PREFETCH=1,
-/// docs/codegen.md), so that HBM keeps streaming across kernel boundaries. A
-/// hint: nothing waits for it. extern "C": one fixed name for the runtime
-/// (CudaModule.prefetch_function).
-extern "C" __global__ void __launch_bounds__(kPrefetchThreads) infer_prefetch_l2(PrefetchParams p) {
-  waitForPreviousKernel();
-  gemvimpl::prefetchToL2(p.data, p.bytes);
 }
 
 } // namespace kernels

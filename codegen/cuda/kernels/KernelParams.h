@@ -170,14 +170,6 @@ struct RotaryKvWriteParams {
   KvAttentionParams kv;
 };
 
-/// infer_prefetch_l2 (Gemv.cuh): bytes [data, data + bytes) asked into L2 by
-/// one block of kPrefetchThreads.
-constexpr int kPrefetchThreads = 32;
-struct PrefetchParams {
-  const void *data;
-  long long bytes;
-};
-
 /// Small-T GEMM for decode (kernels/Gemv.cuh, infer_gemv<T>): out[t, n] =
 /// sum_k input[t, k] * W(k, n) (+ bias[n]) (+ residual[t, n]) for t < rows
 /// <= kGemvMaxRows, W stored [k, n] row-major (transposed = 0) or [n, k]
@@ -186,7 +178,6 @@ struct PrefetchParams {
 /// runtime-owned, zeroed once at allocation and left zeroed by every launch
 /// (sizes: kernels/GemvGeometry.h); launches on one stream share them.
 constexpr int kGemvMaxRows = 8;
-
 struct GemvParams {
   const void *input;    // [rows, k] of T
   const void *weight;   // [k, n] or [n, k] of T

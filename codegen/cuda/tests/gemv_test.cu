@@ -18,13 +18,11 @@
 // per launch over 200 eager launches and inside a graph of 50, as GB/s of
 // weight bytes, beside a device-to-device copy. Weights rotate over at least
 // two copies totalling >= 768 MB (at most 64 copies) so that L2 (60 MB) does
-// not serve them. Then the GEMVs of whole layers in one graph: plainly, with
-// the step's fused prologues, as programmatic launches with the weight
-// prefetch (also in smaller waves), and beside an L2 prefetcher on a second
-// stream (an experiment, see prefetchAhead). Options for manual runs:
-// --small (no large shapes, e.g. under compute-sanitizer), --no-timing,
-// --chain-only (of the timing, only the layer chains), --sweep (the tile
-// width x split sweep gemvShape()'s policy was chosen from).
+// not serve them. Then the GEMVs of whole layers in one graph, plainly and
+// as programmatic launches with the weight prefetch. Options for manual runs: --small (no large shapes, e.g.
+// under compute-sanitizer), --no-timing, --chain-only (of the timing, only
+// the layer chains), --sweep (the tile width x split
+// sweep gemvShape()'s policy was chosen from).
 //
 //   nvcc -std=c++17 -O2 -arch=sm_90a -I<repo> -o gemv_test
 //       codegen/cuda/tests/gemv_test.cu
@@ -679,151 +677,6 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
     delete w;
 }
 
-//===----------------------------------------------------------------------===//
-// Experiment: an L2 prefetcher beside the GEMV chain
-//===----------------------------------------------------------------------===//
-//
-// Each decode GEMV pays 4-5 us beyond streaming its weights (launch, the
-// loaded-DRAM latency of its one step per warp, the split-k tail), during
-// which HBM idles, and programmatic launch did not overlap them (the GEMVs
-// fill every SM). Here one small block on a second stream of the same graph
-// walks the chain: when GEMV j has started (it bumps a counter), it asks L2
-// for the first `aheadBytes` of GEMV j + 1's weights with bulk prefetches
-// (cp.async.bulk.prefetch.L2), so HBM keeps streaming across the boundary
-// and GEMV j + 1 finds its first bytes in L2. Timed only (not asserted).
-
-/// infer_gemv<bf16> that first counts itself started in *started.
-__global__ void __launch_bounds__(kGemvThreads) gemvCountingStarts(GemvParams p, unsigned *started) {
-  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-    atomicAdd(started, 1u);
-  gemvimpl::prefetchWeightsThenWaitForPreviousKernel<bf16>(
-      p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));
-  gemvimpl::gemv<bf16, 0>(p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));
-}
-
-struct WeightSpan {
-  const char *data;
-  i64 bytes;
-};
-
-/// One warp: for j = 1 .. count - 1, once launch j - 1 has started, bulk
-/// prefetches into L2 the first aheadBytes of spans[j] (gemvimpl::prefetchToL2).
-__global__ void prefetchAhead(const WeightSpan *spans, int count, const unsigned *started,
-                              i64 aheadBytes) {
-  for (int j = 1; j < count; ++j) {
-    if (threadIdx.x == 0) {
-      while (*reinterpret_cast<const volatile unsigned *>(started) < unsigned(j))
-        __nanosleep(100);
-    }
-    __syncwarp();
-    gemvimpl::prefetchToL2(spans[j].data, spans[j].bytes < aheadBytes ? spans[j].bytes : aheadBytes);
-  }
-}
-
-/// The layer chain of timeLayerChain (plain launches, gemvGrid()), alone,
-/// with prefetchAhead beside it (one kernel paced by a counter) and with one
-/// infer_prefetch_l2 node per GEMV on a side branch of the graph that starts
-/// with GEMV j and prefetches GEMV j + 1 (what the runtime captures under
-/// INFER_L2_PREFETCH=1), for several look-ahead sizes.
-void timeLayerChainWithPrefetcher(const i64 (*shapes)[2], int count, int layers,
-                                  const char *model) {
-  std::vector<TimedWeights *> weights;
-  double layerBytes = 0;
-  for (int i = 0; i < count; ++i) {
-    weights.push_back(new TimedWeights(shapes[i][0], shapes[i][1]));
-    layerBytes += double(shapes[i][0]) * double(shapes[i][1]) * sizeof(bf16);
-  }
-  const int launches = layers * count;
-  std::vector<WeightSpan> spans;
-  for (int layer = 0; layer < layers; ++layer)
-    for (int i = 0; i < count; ++i) {
-      const GemvParams p = weights[size_t(i)]->params(layer, 1, 0);
-      spans.push_back({static_cast<const char *>(p.weight), p.k * p.n * i64(sizeof(bf16))});
-    }
-  WeightSpan *deviceSpans = nullptr;
-  unsigned *started = nullptr;
-  CUDA_CHECK(cudaMalloc(&deviceSpans, spans.size() * sizeof(WeightSpan)));
-  CUDA_CHECK(cudaMemcpy(deviceSpans, spans.data(), spans.size() * sizeof(WeightSpan),
-                        cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMalloc(&started, sizeof(unsigned)));
-  cudaStream_t side;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-  cudaEvent_t fork, join;
-  CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  struct Variant {
-    i64 ahead; // 0: no prefetching
-    bool perGemvNodes;
-  };
-  const i64 all = i64(1) << 40;
-  const Variant variants[] = {{0, false},          {i64(4) << 20, false}, {i64(8) << 20, false},
-                              {i64(16) << 20, false}, {all, false},       {i64(8) << 20, true},
-                              {i64(16) << 20, true},  {all, true}};
-  for (const Variant &v : variants) {
-    const i64 ahead = v.ahead;
-    const double ms = replayMs(
-        [&](cudaStream_t stream) {
-          CUDA_CHECK(cudaMemsetAsync(started, 0, sizeof(unsigned), stream));
-          if (ahead > 0 && v.perGemvNodes) {
-            // Before GEMV j: a side branch from here prefetches GEMV j + 1.
-            for (int j = 0; j < launches; ++j) {
-              if (j + 1 < launches) {
-                CUDA_CHECK(cudaEventRecord(fork, stream));
-                CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
-                const PrefetchParams next = {spans[size_t(j + 1)].data,
-                                             std::min(spans[size_t(j + 1)].bytes, ahead)};
-                infer_prefetch_l2<<<1, kPrefetchThreads, 0, side>>>(next);
-                CUDA_CHECK(cudaGetLastError());
-              }
-              const GemvParams p = weights[size_t(j % count)]->params(j / count, 1, 0);
-              const GemvGrid g = gemvGrid(p.k, p.n, 0);
-              infer_gemv<bf16><<<dim3(g.x, g.y, g.z), kGemvThreads, 0, stream>>>(p);
-              CUDA_CHECK(cudaGetLastError());
-            }
-            CUDA_CHECK(cudaEventRecord(join, side));
-            CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
-            return;
-          }
-          if (ahead > 0) {
-            CUDA_CHECK(cudaEventRecord(fork, stream));
-            CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
-            prefetchAhead<<<1, kPrefetchThreads, 0, side>>>(deviceSpans, launches, started, ahead);
-            CUDA_CHECK(cudaGetLastError());
-            CUDA_CHECK(cudaEventRecord(join, side));
-          }
-          for (int j = 0; j < launches; ++j) {
-            const GemvParams p = weights[size_t(j % count)]->params(j / count, 1, 0);
-            const GemvGrid g = gemvGrid(p.k, p.n, 0);
-            gemvCountingStarts<<<dim3(g.x, g.y, g.z), kGemvThreads, 0, stream>>>(p, started);
-            CUDA_CHECK(cudaGetLastError());
-          }
-          if (ahead > 0)
-            CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
-        },
-        10);
-    const double layerUs = ms * 1e3 / layers;
-    char how[80];
-    const char *kind = v.perGemvNodes ? "prefetch nodes" : "L2 prefetcher";
-    if (ahead == 0)
-      std::snprintf(how, sizeof(how), "no prefetcher");
-    else if (ahead >= all)
-      std::snprintf(how, sizeof(how), "%s, whole next GEMV", kind);
-    else
-      std::snprintf(how, sizeof(how), "%s, next GEMV's first %lld MiB", kind, ahead >> 20);
-    std::printf("chain %-10s %d layers x %d GEMVs, rows 1, %-39s: %.2f us per layer, %.0f GB/s "
-                "(floor %.2f us at 4.3 TB/s)\n",
-                model, layers, count, how, layerUs, layerBytes / layerUs / 1e3, layerBytes / 4.3e6);
-    std::fflush(stdout);
-  }
-  CUDA_CHECK(cudaEventDestroy(fork));
-  CUDA_CHECK(cudaEventDestroy(join));
-  CUDA_CHECK(cudaStreamDestroy(side));
-  (void)cudaFree(deviceSpans);
-  (void)cudaFree(started);
-  for (TimedWeights *w : weights)
-    delete w;
-}
-
 /// Device-to-device copy rate (bytes read + written), the practical ceiling.
 void timeCopy() {
   const size_t bytes = size_t(1) << 30;
@@ -931,10 +784,8 @@ int main(int argc, char **argv) {
       timeShape(s.k, s.n, s.transposed, s.model, sweep);
   const i64 tinyllamaLayer[][2] = {{2048, 2560}, {2048, 2048}, {2048, 11264}, {5632, 2048}};
   timeLayerChain(tinyllamaLayer, 4, 22, "tinyllama");
-  timeLayerChainWithPrefetcher(tinyllamaLayer, 4, 22, "tinyllama");
   const i64 llama3Layer[][2] = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
   timeLayerChain(llama3Layer, 4, 8, "llama3-8b");
-  timeLayerChainWithPrefetcher(llama3Layer, 4, 8, "llama3-8b");
   if (!workspaceClean()) {
     std::printf("FAIL: workspace or counters not zero after the timing runs\n");
     ++gFailures;
