@@ -518,6 +518,20 @@ struct GemvShared {
 /// (one split) or through the workspace (module comment of GemvGeometry.h).
 /// Under the rms_norm prologue the splits' squares meet the same way, in the
 /// tile's slot after the sums (GemvGeometry.h, gemvSquaresOffset).
+/// The block's product for row t, columns c .. c + 3 of its tile: the sum of
+/// the kWarpsK warp groups' partials (each covered its own k steps).
+template <int kWarpsK, int kTile>
+__device__ __forceinline__ float4 sumOfWarpGroups(const GemvShared &shared, int t, int c) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+  for (int g = 0; g < kWarpsK; ++g) {
+    const float4 s =
+        *reinterpret_cast<const float4 *>(shared.partial + (g * kGemvMaxRows + t) * kTile + c);
+    v.x += s.x, v.y += s.y, v.z += s.z, v.w += s.w;
+  }
+  return v;
+}
+
 template <typename T, int kWarpsN, int kWarpsK, int kTile, int kPrologue>
 __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shared,
                                            long long tileColumn, bool emptySplit, int *last) {
@@ -540,13 +554,7 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shar
       const int t = i / kVectors, c = (i % kVectors) * 4;
       if (tileColumn + c >= p.n)
         continue;
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-      for (int g = 0; g < kWarpsK; ++g) {
-        const float4 s = *reinterpret_cast<const float4 *>(
-            shared.partial + (g * kGemvMaxRows + t) * kTile + c);
-        v.x += s.x, v.y += s.y, v.z += s.z, v.w += s.w;
-      }
+      const float4 v = sumOfWarpGroups<kWarpsK, kTile>(shared, t, c);
       writeOutput<T>(p, t, tileColumn + c, v,
                      kPrologue == 1 ? inverseRms(p, shared.squares[t]) : 1.f);
     }
@@ -559,13 +567,7 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shar
       const int t = i / kVectors, c = (i % kVectors) * 4;
       if (tileColumn + c >= p.n)
         continue;
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-      for (int g = 0; g < kWarpsK; ++g) {
-        const float4 s = *reinterpret_cast<const float4 *>(
-            shared.partial + (g * kGemvMaxRows + t) * kTile + c);
-        v.x += s.x, v.y += s.y, v.z += s.z, v.w += s.w;
-      }
+      const float4 v = sumOfWarpGroups<kWarpsK, kTile>(shared, t, c);
       asm volatile(
           "red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(sums + t * kTile + c),
           "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
@@ -606,6 +608,16 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shar
     p.counters[blockIdx.x] = 0u;
 }
 
+/// The k rows [begin, end) of split blockIdx.y (empty past the last split).
+struct KRange {
+  long long begin, end;
+};
+__device__ __forceinline__ KRange blockKRange(const GemvParams &p) {
+  const long long chunk = gemvSplitChunk(p.k, gridDim.y);
+  const long long begin = (long long)blockIdx.y * chunk;
+  return KRange{begin, begin + chunk < p.k ? begin + chunk : p.k};
+}
+
 /// One block: tile blockIdx.x, split blockIdx.y.
 template <typename T, int kTransposed, int kWarpsN, int kPrologue>
 __device__ __forceinline__ void gemvBlock(const GemvParams &p, GemvShared &shared, int *last) {
@@ -613,9 +625,8 @@ __device__ __forceinline__ void gemvBlock(const GemvParams &p, GemvShared &share
   constexpr int kTile = kWarpColumns * kWarpsN;
   constexpr int kWarpsK = kGemvWarps / kWarpsN;
   constexpr int kStep = sizeof(T) == 2 ? (kTransposed ? 64 : 32) : (kTransposed ? 32 : 16);
-  const long long chunk = gemvSplitChunk(p.k, gridDim.y);
-  const long long kBegin = (long long)blockIdx.y * chunk;
-  const long long kEnd = kBegin + chunk < p.k ? kBegin + chunk : p.k;
+  const KRange range = blockKRange(p);
+  const long long kBegin = range.begin, kEnd = range.end;
   const long long tileColumn = (long long)blockIdx.x * kTile;
   const int warp = threadIdx.x >> 5, wn = warp % kWarpsN, wk = warp / kWarpsN;
   WarpTask task;
@@ -697,9 +708,8 @@ __device__ __forceinline__ void prefetchWeightsThenWaitForPreviousKernel(const G
                                                                          int warpsN) {
   if (p.prefetchBytes > 0) {
     const long long tile = (long long)gemvWarpColumns(p.transposed) * warpsN;
-    const long long chunk = gemvSplitChunk(p.k, gridDim.y);
-    const long long kBegin = (long long)blockIdx.y * chunk;
-    const long long kEnd = kBegin + chunk < p.k ? kBegin + chunk : p.k;
+    const KRange range = blockKRange(p);
+    const long long kBegin = range.begin, kEnd = range.end;
     const long long column = (long long)blockIdx.x * tile;
     const long long columns = p.n - column < tile ? p.n - column : tile;
     // Contiguous runs of the block's weights. [k, n]: one per k row (the

@@ -15,6 +15,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <random>
+#include <vector>
 
 /// Exits 1 with the failed call, where it is and CUDA's message.
 #define CUDA_CHECK(expr)                                                                           \
@@ -48,6 +50,23 @@ template <> struct Element<__half> {
   static __half from(double x) { return __float2half_rn(float(x)); }
   static double value(__half x) { return __half2float(x); }
 };
+
+/// n values uniform in [lo, hi), rounded to T (the inputs a kernel reads);
+/// `values`, when given, gets them back as double for the reference.
+template <typename T, typename Rng>
+std::vector<T> randomElements(size_t n, Rng &rng, std::vector<double> *values = nullptr,
+                              double lo = -1.0, double hi = 1.0) {
+  std::uniform_real_distribution<double> uniform(lo, hi);
+  std::vector<T> host(n);
+  if (values)
+    values->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    host[i] = Element<T>::from(uniform(rng));
+    if (values)
+      (*values)[i] = Element<T>::value(host[i]);
+  }
+  return host;
+}
 
 /// The tolerance of a test for T, from its three (f32, bf16, f16).
 template <typename T> constexpr double pickTolerance(double f32, double bf16, double f16);

@@ -49,13 +49,9 @@ template <typename T> struct Buffer {
   T *device = nullptr;
 
   void random(size_t count, std::mt19937 &rng) {
-    std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-    std::vector<T> host(count);
-    values.resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      host[i] = TypeInfo<T>::from(uniform(rng));
-      values[i] = TypeInfo<T>::value(host[i]);
-    }
+    std::vector<double> rounded;
+    const std::vector<T> host = infer::kerneltest::randomElements<T>(count, rng, &rounded);
+    values.assign(rounded.begin(), rounded.end());
     CUDA_CHECK(cudaMalloc(&device, count * sizeof(T)));
     CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
   }

@@ -171,14 +171,7 @@ std::mt19937_64 rng(20261130);
 
 /// n values uniform in [-1, 1), rounded to T; `values` gets them as double.
 template <typename T> std::vector<T> randomValues(size_t n, std::vector<double> &values) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<T> host(n);
-  values.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    host[i] = TypeInfo<T>::from(dist(rng));
-    values[i] = TypeInfo<T>::value(host[i]);
-  }
-  return host;
+  return infer::kerneltest::randomElements<T>(n, rng, &values);
 }
 
 /// One shape, type, layout and alignment: operands on the device, the

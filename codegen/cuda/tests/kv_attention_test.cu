@@ -85,9 +85,7 @@ template <typename T> struct DeviceBuffer {
 };
 
 template <typename T> void randomFill(std::vector<T> &host, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  for (T &x : host)
-    x = TypeInfo<T>::from(uniform(rng));
+  host = infer::kerneltest::randomElements<T>(host.size(), rng);
 }
 
 template <typename T> void upload(T *device, const std::vector<T> &host) {
