@@ -63,10 +63,8 @@ int failures = 0;
 /// n uniform values in [lo, hi), already rounded to X so the reference sees
 /// exactly what the kernel reads.
 template <typename X> Values randomValues(size_t n, double lo = -1, double hi = 1) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  Values v(n);
-  for (double &x : v)
-    x = roundTo<X>(dist(rng));
+  Values v;
+  infer::kerneltest::randomElements<X>(n, rng, &v, lo, hi);
   return v;
 }
 
@@ -492,7 +490,119 @@ template <typename T> void testGatedActivations() {
 
 } // namespace
 
-int main() {
+/// Mean microseconds of `reps` launches of `launch` (after one warm-up).
+template <typename Launch> double timeUs(Launch launch, int reps = 50) {
+  launch();
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start);
+  for (int i = 0; i < reps; ++i)
+    launch();
+  cudaEventRecord(stop);
+  cudaEventSynchronize(stop);
+  float ms = 0.f;
+  cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return 1000.0 * ms / reps;
+}
+
+/// Prefill-sized launches (Llama-3-8B and TinyLlama at 2,048 tokens, bf16)
+/// at several block sizes: how far the row kernels are from HBM bandwidth
+/// (bytes read + written / 4.3 TB/s).
+void timeRowKernels() {
+  const int blockSizes[] = {64, 128, 256, 512, 1024};
+  auto report = [](const char *what, int threads, double us, double bytes) {
+    std::printf("timing %-44s block %4d: %7.2f us, %6.0f GB/s (floor %.2f us at 4.3 TB/s)\n",
+                what, threads, us, bytes / us * 1e-3, bytes / 4.3e6);
+  };
+  const i64 tokens = 2048;
+  for (i64 hidden : {4096LL, 2048LL}) {
+    Device device;
+    RmsNormParams p{};
+    p.input = device.output(sizeof(bf16) * tokens * hidden);
+    p.weight = device.output(sizeof(bf16) * hidden);
+    p.output = device.output(sizeof(bf16) * tokens * hidden);
+    cudaMemset(const_cast<void *>(p.input), 0, sizeof(bf16) * tokens * hidden);
+    cudaMemset(const_cast<void *>(p.weight), 0, sizeof(bf16) * hidden);
+    p.rows = tokens;
+    p.features = hidden;
+    p.epsilon = 1e-5f;
+    char what[96];
+    std::snprintf(what, sizeof what, "rms_norm bf16 %lld x %lld", tokens, hidden);
+    for (int threads : blockSizes)
+      report(what, threads,
+             timeUs([&] { infer_rms_norm<bf16, bf16><<<unsigned(tokens), threads>>>(p); }),
+             4.0 * tokens * hidden);
+  }
+  // Packed qkv rows rotated in place (q and k heads; v untouched), positions
+  // 0 .. tokens - 1, angles from inv_freq (sincosf) or from a cos/sin cache.
+  struct Qkv {
+    i64 heads, kvHeads, headDim;
+  };
+  for (Qkv m : {Qkv{32, 8, 128}, Qkv{32, 4, 64}}) {
+    for (bool cached : {false, true}) {
+      Device device;
+      const i64 numHeads = m.heads + 2 * m.kvHeads, half = m.headDim / 2;
+      RotaryParams p{};
+      void *qkv = device.output(sizeof(bf16) * tokens * numHeads * m.headDim);
+      cudaMemset(qkv, 0, sizeof(bf16) * tokens * numHeads * m.headDim);
+      p.input = qkv;
+      p.output = qkv;
+      std::vector<i64> positions(tokens);
+      for (i64 t = 0; t < tokens; ++t)
+        positions[t] = t;
+      p.positions = device.upload(positions);
+      Values invFreq(half), table(tokens * half, 0.5);
+      for (i64 i = 0; i < half; ++i)
+        invFreq[i] = 1.0 / std::pow(500000.0, double(2 * i) / double(m.headDim));
+      if (cached) {
+        p.cosCache = device.upload<float>(table);
+        p.sinCache = device.upload<float>(table);
+        p.cacheRows = tokens;
+      } else {
+        p.invFreq = device.upload<float>(invFreq);
+      }
+      p.tokens = tokens;
+      p.seq = tokens;
+      p.numHeads = numHeads;
+      p.rotatedHeads = m.heads + m.kvHeads;
+      p.headDim = m.headDim;
+      p.rotaryDim = m.headDim;
+      p.positionBatch = 1;
+      char what[96];
+      std::snprintf(what, sizeof what, "rotary bf16 %lld x %lld/%lld heads x %lld %s", tokens,
+                    p.rotatedHeads, numHeads, m.headDim, cached ? "cos/sin cache" : "inv_freq");
+      for (int threads : blockSizes)
+        report(what, threads,
+               timeUs([&] { infer_rotary<bf16, float><<<unsigned(tokens), threads>>>(p); }),
+               4.0 * tokens * p.rotatedHeads * m.headDim);
+    }
+  }
+  for (i64 features : {14336LL, 5632LL}) {
+    Device device;
+    GatedActivationParams p{};
+    void *gateUp = device.output(sizeof(bf16) * tokens * 2 * features);
+    cudaMemset(gateUp, 0, sizeof(bf16) * tokens * 2 * features);
+    p.gate = gateUp;
+    p.up = static_cast<bf16 *>(gateUp) + features;
+    p.output = device.output(sizeof(bf16) * tokens * features);
+    p.tokens = tokens;
+    p.features = features;
+    p.gateRowStride = p.upRowStride = 2 * features;
+    char what[96];
+    std::snprintf(what, sizeof what, "gated_activation bf16 %lld x %lld packed", tokens, features);
+    for (int threads : blockSizes)
+      report(what, threads,
+             timeUs([&] { infer_gated_activation<bf16><<<unsigned(tokens), threads>>>(p); }),
+             6.0 * tokens * features);
+  }
+}
+
+int main(int argc, char **argv) {
+  // --no-timings: the checks alone (e.g. under compute-sanitizer).
+  const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
   if (!infer::kerneltest::haveDevice())
     return 77;
   testRowFamilies<float, float>();
@@ -509,6 +619,8 @@ int main() {
     testCopy(3, 2048, 0, 2048, elementBytes);
     testCopy(1, 4097, 1, 4095, elementBytes);
   }
+  if (timings)
+    timeRowKernels();
   std::printf("%s: %d failed\n", failures ? "FAILED" : "OK", failures);
   return failures ? 1 : 0;
 }
