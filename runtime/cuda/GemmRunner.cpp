@@ -4,15 +4,18 @@
 
 #include "runtime/artifact/ArtifactFormat.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace infer::cuda {
 namespace art = artifact;
 namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
-constexpr int kTuneCandidates = 8;
+constexpr int kDefaultTuneCandidates = 8;
+constexpr int kMaxTuneCandidates = 64;
 constexpr int kTuneRepeats = 5;
 
 StatusOr<cudaDataType_t> dataType(art::ElementType type) {
@@ -39,11 +42,29 @@ int64_t powerOfTwoAtLeast(int64_t value) {
 
 } // namespace
 
+int gemmTuneCandidates(const char *setting, std::string *warning) {
+  if (!setting || !*setting)
+    return kDefaultTuneCandidates;
+  char *end = nullptr;
+  const long value = std::strtol(setting, &end, 10);
+  if (*end != '\0' || value < 0 || value > kMaxTuneCandidates) {
+    if (warning)
+      *warning = "INFER_GEMM_TUNE=" + std::string(setting) + " is not a count of 0 to " +
+                 std::to_string(kMaxTuneCandidates) + "; timing the top " +
+                 std::to_string(kDefaultTuneCandidates) + " cuBLASLt algorithms";
+    return kDefaultTuneCandidates;
+  }
+  return value == 0 ? 1 : int(value);
+}
+
 StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api) {
   std::unique_ptr<GemmRunner> runner(new GemmRunner(api));
   INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&runner->handle_));
   INFER_CU_CHECK(api, api.cuMemAlloc(&runner->workspace_, kWorkspaceBytes));
-  runner->tuning_ = !environmentIs("INFER_GEMM_TUNE", "0");
+  std::string warning;
+  runner->tuneCandidates_ = gemmTuneCandidates(std::getenv("INFER_GEMM_TUNE"), &warning);
+  if (!warning.empty())
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
   return runner;
 }
 
@@ -109,13 +130,12 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
   size_t workspace = kWorkspaceBytes;
   cublasStatus_t status = api_.cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-  bool tuning = tuning_;
-  cublasLtMatmulHeuristicResult_t heuristics[kTuneCandidates] = {};
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristics(static_cast<size_t>(tuneCandidates_));
   int found_count = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
     status = api_.cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c,
-                                                 plan.c, preference, tuning ? kTuneCandidates : 1,
-                                                 heuristics, &found_count);
+                                                 plan.c, preference, tuneCandidates_,
+                                                 heuristics.data(), &found_count);
   api_.cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS || found_count == 0) {
     api_.cublasLtMatrixLayoutDestroy(plan.a);

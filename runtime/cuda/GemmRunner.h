@@ -9,10 +9,11 @@
 // The descriptors are cached per shape (type, k, n, T, transpose, epilogues),
 // shared by every launch of that shape (the bias pointer is set per call).
 // The algorithm is tuned once per shape and power-of-two bucket of T: the
-// heuristic's top candidates (up to 8) are each timed on the first launch's
-// own operands and the fastest is kept for every T of the bucket it is valid
-// for (cublasLtMatmulAlgoCheck), so a server's many step sizes tune a few
-// times, not once per size (INFER_GEMM_TUNE=0: the heuristic's first).
+// heuristic's top candidates (up to 8; INFER_GEMM_TUNE=N: up to N) are each
+// timed on the first launch's own operands and the fastest is kept for every
+// T of the bucket it is valid for (cublasLtMatmulAlgoCheck), so a server's
+// many step sizes tune a few times, not once per size (INFER_GEMM_TUNE=0:
+// the heuristic's first).
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CUDA_GEMMRUNNER_H
@@ -22,11 +23,17 @@
 #include "runtime/exec/LaunchArgs.h"
 
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 #include <utility>
 
 namespace infer::cuda {
+
+/// cuBLASLt candidates to time per shape bucket for an INFER_GEMM_TUNE
+/// setting: null or empty, 8; "0", 1 (the heuristic's first, no timing); "N",
+/// N (1 to 64). Anything else sets `warning` and gives 8.
+int gemmTuneCandidates(const char *setting, std::string *warning);
 
 class GemmRunner {
 public:
@@ -58,7 +65,8 @@ private:
   const CudaApi &api_;
   cublasLtHandle_t handle_ = nullptr;
   CUdeviceptr workspace_ = 0;
-  bool tuning_ = true;
+  /// Heuristic candidates timed per shape bucket (1: no tuning).
+  int tuneCandidates_ = 8;
   std::map<ShapeKey, Plan> plans_;
   /// The tuned algorithm by shape with T rounded up to a power of two.
   std::map<ShapeKey, cublasLtMatmulAlgo_t> tuned_;
