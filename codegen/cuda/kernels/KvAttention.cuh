@@ -74,6 +74,13 @@ constexpr int kMinBlocks = 4;        // resident blocks per SM: <= 128 registers
 constexpr int kFastHeads = kKvDecodeHeadsPerBlock;
 constexpr int kFastMaxDim = 128;
 constexpr int kMinStepsPerSplit = 2 * kWarps; // fast path: fewer splits for short contexts
+// The same for 128-wide heads (16-key steps), and the most splits a unit
+// uses. Measured on the H200 at batch 1 (bench/results/tinyllama-1.1b-
+// serving.md, session 11): 4 steps and at most 16 splits gain ~1.3 us a layer
+// at 200-1,000 positions but lose 2.4 us at <= 128 (one split, no merge,
+// beats any split there); kept as is until a rule is measured end to end.
+constexpr int kMinStepsPerSplitWide = 2 * kWarps;
+constexpr int kMaxUsedSplitsWide = kKvDecodeMaxSplits;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
 
@@ -308,8 +315,11 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const bool split = p.workspace != nullptr && p.counters != nullptr && gridDim.z > 1;
   const int splits = split ? (gridDim.z < kKvDecodeMaxSplits ? int(gridDim.z) : kKvDecodeMaxSplits)
                            : 1;
+  constexpr int kMinSteps = DT == 128 ? kMinStepsPerSplitWide : kMinStepsPerSplit;
+  constexpr int kMaxUsed = DT == 128 ? kMaxUsedSplitsWide : kKvDecodeMaxSplits;
   int per = (steps + splits - 1) / splits;
-  per = per > kMinStepsPerSplit ? per : kMinStepsPerSplit;
+  per = per > kMinSteps ? per : kMinSteps;
+  per = per > (steps + kMaxUsed - 1) / kMaxUsed ? per : (steps + kMaxUsed - 1) / kMaxUsed;
   const int used = (steps + per - 1) / per;
   const int z = int(blockIdx.z);
   if (z >= used)

@@ -821,7 +821,8 @@ int main(int argc, char **argv) {
   int failures = runAll<float>() + runAll<__nv_bfloat16>() + runAll<__half>();
   if (timings) {
     const long long heads[2][3] = {{32, 4, 64}, {32, 8, 128}};
-    const long long batches[4][2] = {{1, 200}, {1, 2000}, {64, 1024}, {512, 192}};
+    const long long batches[][2] = {{1, 128}, {1, 200}, {1, 256}, {1, 512}, {1, 1000},
+                                    {1, 2000}, {1, 4000}, {64, 1024}, {512, 192}};
     for (const auto &h : heads)
       for (const auto &b : batches)
         timeDecode(b[0], b[1], h[0], h[1], h[2]);
