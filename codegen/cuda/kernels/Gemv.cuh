@@ -514,10 +514,6 @@ struct GemvShared {
   float squares[kGemvMaxRows];
 };
 
-/// Sums the k groups' partials of the tile and writes the output, directly
-/// (one split) or through the workspace (module comment of GemvGeometry.h).
-/// Under the rms_norm prologue the splits' squares meet the same way, in the
-/// tile's slot after the sums (GemvGeometry.h, gemvSquaresOffset).
 /// The block's product for row t, columns c .. c + 3 of its tile: the sum of
 /// the kWarpsK warp groups' partials (each covered its own k steps).
 template <int kWarpsK, int kTile>
@@ -532,6 +528,10 @@ __device__ __forceinline__ float4 sumOfWarpGroups(const GemvShared &shared, int 
   return v;
 }
 
+/// Sums the k groups' partials of the tile and writes the output, directly
+/// (one split) or through the workspace (module comment of GemvGeometry.h).
+/// Under the rms_norm prologue the splits' squares meet the same way, in the
+/// tile's slot after the sums (GemvGeometry.h, gemvSquaresOffset).
 template <typename T, int kWarpsN, int kWarpsK, int kTile, int kPrologue>
 __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shared,
                                            long long tileColumn, bool emptySplit, int *last) {

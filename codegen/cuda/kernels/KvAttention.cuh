@@ -317,9 +317,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
                            : 1;
   constexpr int kMinSteps = DT == 128 ? kMinStepsPerSplitWide : kMinStepsPerSplit;
   constexpr int kMaxUsed = DT == 128 ? kMaxUsedSplitsWide : kKvDecodeMaxSplits;
-  int per = (steps + splits - 1) / splits;
-  per = per > kMinSteps ? per : kMinSteps;
-  per = per > (steps + kMaxUsed - 1) / kMaxUsed ? per : (steps + kMaxUsed - 1) / kMaxUsed;
+  const int perForSplits = (steps + splits - 1) / splits;
+  const int perForMaxUsed = (steps + kMaxUsed - 1) / kMaxUsed;
+  const int per = max(max(perForSplits, perForMaxUsed), kMinSteps);
   const int used = (steps + per - 1) / per;
   const int z = int(blockIdx.z);
   if (z >= used)
