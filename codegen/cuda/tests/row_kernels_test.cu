@@ -500,7 +500,8 @@ template <typename Launch> double timeUs(Launch launch, int reps = 50) {
   for (int i = 0; i < reps; ++i)
     launch();
   cudaEventRecord(stop);
-  cudaEventSynchronize(stop);
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  CUDA_CHECK(cudaGetLastError()); // a launch that failed would time as nothing
   float ms = 0.f;
   cudaEventElapsedTime(&ms, start, stop);
   cudaEventDestroy(start);
