@@ -77,8 +77,9 @@ constexpr int kMinStepsPerSplit = 2 * kWarps; // fast path: fewer splits for sho
 // The same for 128-wide heads (16-key steps), and the most splits a unit
 // uses. Measured on the H200 at batch 1 (bench/results/tinyllama-1.1b-
 // serving.md, session 11): 4 steps and at most 16 splits gain ~1.3 us a layer
-// at 200-1,000 positions but lose 2.4 us at <= 128 (one split, no merge,
-// beats any split there); kept as is until a rule is measured end to end.
+// at 200-256 positions (0.2-0.8 us at 512-1,000) but lose 2.4 us at <= 128
+// positions, where one split (no merge) beats any split; kept as is until a
+// rule is measured end to end.
 constexpr int kMinStepsPerSplitWide = 2 * kWarps;
 constexpr int kMaxUsedSplitsWide = kKvDecodeMaxSplits;
 constexpr float kLog2e = 1.4426950408889634f;
