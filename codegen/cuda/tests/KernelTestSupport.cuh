@@ -68,6 +68,28 @@ std::vector<T> randomElements(size_t n, Rng &rng, std::vector<double> *values = 
   return host;
 }
 
+/// Milliseconds per call of `launch` on `stream` (after two warm-up calls); a
+/// launch that failed stops the test.
+template <typename Launch> double timeMs(Launch launch, int reps, cudaStream_t stream = 0) {
+  for (int i = 0; i < 2; ++i)
+    launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < reps; ++i)
+    launch();
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  CUDA_CHECK(cudaGetLastError());
+  float elapsed = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return double(elapsed) / reps;
+}
+
 /// The tolerance of a test for T, from its three (f32, bf16, f16).
 template <typename T> constexpr double pickTolerance(double f32, double bf16, double f16);
 template <> constexpr double pickTolerance<float>(double f32, double, double) { return f32; }

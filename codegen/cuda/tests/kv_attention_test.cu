@@ -55,6 +55,7 @@ using infer::kernels::kKvAttentionThreads;
 using infer::kernels::kKvPrefillBlockQ;
 using infer::kernels::kKvPrefillThreads;
 using infer::kernels::KvAttentionParams;
+using infer::kerneltest::timeMs;
 
 
 template <typename T> struct TypeInfo : infer::kerneltest::Element<T> {
@@ -248,27 +249,6 @@ template <typename T> void launchPrefill(const KvAttentionParams &p, long long m
                   unsigned(p.numHeads), unsigned(p.numSeqs));
   infer::kernels::infer_kv_prefill_attention<T><<<grid, kKvPrefillThreads, shared>>>(p);
   CUDA_CHECK(cudaGetLastError());
-}
-
-/// Milliseconds per call of `launch` on `stream` (after warm-up calls).
-template <typename Launch> double timeMs(Launch launch, int reps, cudaStream_t stream = 0) {
-  for (int i = 0; i < 2; ++i)
-    launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < reps; ++i)
-    launch();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  CUDA_CHECK(cudaGetLastError());
-  float elapsed = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  return double(elapsed) / reps;
 }
 
 /// Outputs in double of every real token (packed rows of [H * D]), as

@@ -198,8 +198,8 @@ std::string shape(const char *format, ...) {
 struct RowShape {
   i64 rows, features;
 };
-/// 8,192 and 8,200 features: the largest row infer_rms_norm keeps in
-/// registers, and the next one with whole chunks, which it reads twice.
+/// 8,192 and 8,200 features: rows as wide as the largest models' hidden size,
+/// with and without a partial last block of threads' chunks.
 const RowShape kRowShapes[] = {{1, 60},     {1, 2048}, {7, 60},      {7, 64},       {300, 64},
                                {300, 2048}, {3, 4095}, {7 * 8, 128}, {300 * 4, 64}, {3, 8192},
                                {3, 8200}};
@@ -490,23 +490,9 @@ template <typename T> void testGatedActivations() {
 
 } // namespace
 
-/// Mean microseconds of `reps` launches of `launch` (after one warm-up).
-template <typename Launch> double timeUs(Launch launch, int reps = 50) {
-  launch();
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  cudaEventRecord(start);
-  for (int i = 0; i < reps; ++i)
-    launch();
-  cudaEventRecord(stop);
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  CUDA_CHECK(cudaGetLastError()); // a launch that failed would time as nothing
-  float ms = 0.f;
-  cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return 1000.0 * ms / reps;
+/// Mean microseconds of 50 launches of `launch`.
+template <typename Launch> double timeUs(Launch launch) {
+  return 1000.0 * infer::kerneltest::timeMs(launch, 50);
 }
 
 /// Prefill-sized launches (Llama-3-8B and TinyLlama at 2,048 tokens, bf16)
