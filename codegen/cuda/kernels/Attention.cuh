@@ -275,6 +275,17 @@ __device__ __forceinline__ void loadMatricesTransposed(unsigned (&r)[4], unsigne
                : "r"(row));
 }
 
+/// The A operand (16 rows x 16 keys, mma fragment layout) of keys 16kk ..
+/// 16kk + 15 from the softmax weights in 8-key accumulator tiles 2kk, 2kk + 1.
+template <typename T, int kTiles>
+__device__ __forceinline__ void weightsAsOperandA(unsigned (&a)[4], const float (&s)[kTiles][4],
+                                                  int kk) {
+  a[0] = packPair<T>(s[2 * kk][0], s[2 * kk][1]);
+  a[1] = packPair<T>(s[2 * kk][2], s[2 * kk][3]);
+  a[2] = packPair<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+  a[3] = packPair<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
 /// 2^x; 0 for -inf, results below 2^-126 flushed to 0 (weights that small do
 /// not matter).
 __device__ __forceinline__ float fastExp2(float x) {
@@ -282,6 +293,170 @@ __device__ __forceinline__ float fastExp2(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+
+/// Balanced-tree max and sum of two arrays at once (kCount a power of two),
+/// into element 0. The strides are template arguments, so every index is a
+/// constant and the arrays stay in registers (a halving loop left them in
+/// local memory).
+template <int kCount, int kStride = kCount / 2> struct PairTree {
+  __device__ __forceinline__ static void max(float (&a)[kCount], float (&b)[kCount]) {
+#pragma unroll
+    for (int n = 0; n < kStride; ++n) {
+      a[n] = fmaxf(a[n], a[n + kStride]);
+      b[n] = fmaxf(b[n], b[n + kStride]);
+    }
+    PairTree<kCount, kStride / 2>::max(a, b);
+  }
+  __device__ __forceinline__ static void sum(float (&a)[kCount], float (&b)[kCount]) {
+#pragma unroll
+    for (int n = 0; n < kStride; ++n) {
+      a[n] += a[n + kStride];
+      b[n] += b[n + kStride];
+    }
+    PairTree<kCount, kStride / 2>::sum(a, b);
+  }
+};
+template <int kCount> struct PairTree<kCount, 0> {
+  __device__ __forceinline__ static void max(float (&)[kCount], float (&)[kCount]) {}
+  __device__ __forceinline__ static void sum(float (&)[kCount], float (&)[kCount]) {}
+};
+
+/// Online softmax (FlashAttention-2) of the two query rows a lane holds in
+/// the mma fragment layouts (mma.sync m16n8 and wgmma accumulators alike):
+/// rows A = g and B = g + 8 of 16, the lane's columns 2t, 2t + 1 of every 8
+/// (g = lane / 4, t = lane % 4), so a quad of lanes shares a row.
+struct RowPairSoftmax {
+  ScoreMap scoreOf;
+  float factor;
+  // Last key rows A and B see, minus 2t (the lane's first column).
+  int lastKeyA, lastKeyB;
+  // Running max (raw dot units) of rows A and B, and this lane's share of
+  // their sums (its columns only; the quad adds them up at the end).
+  float maxA, maxB, sumA, sumB;
+
+  __device__ __forceinline__ RowPairSoftmax(float scale, float softcap) : scoreOf(scale, softcap) {
+    factor = scoreOf.factor;
+  }
+
+  __device__ __forceinline__ void resetRows() {
+    maxA = maxB = negativeInfinity();
+    sumA = sumB = 0.f;
+  }
+
+  /// Writes rows A and B of `out` (the lane's 8-column tiles j < tiles)
+  /// divided by their sums: row r of this head at head + r * stride, from the
+  /// lane's first column (`head` includes 2t). Rows at or past `seq` are not
+  /// written. `paired`: 4-byte aligned pairs.
+  template <typename T, int kOutTiles>
+  __device__ __forceinline__ void store(const float (&out)[kOutTiles][4], T *head,
+                                        long long stride, int rowA, int seq, int tiles,
+                                        bool paired) const {
+    float totalA = sumA, totalB = sumB;
+#pragma unroll
+    for (int mask = 1; mask <= 2; mask <<= 1) {
+      totalA += __shfl_xor_sync(kFullMask, totalA, mask);
+      totalB += __shfl_xor_sync(kFullMask, totalB, mask);
+    }
+    const float inverseA = totalA > 0.f ? 1.f / totalA : 0.f;
+    const float inverseB = totalB > 0.f ? 1.f / totalB : 0.f;
+    const int rowB = rowA + 8;
+    T *dstA = head + rowA * stride, *dstB = head + rowB * stride;
+#pragma unroll
+    for (int j = 0; j < kOutTiles; ++j) {
+      if (j < tiles) {
+        if (rowA < seq)
+          storePair<T>(dstA + 8 * j, out[j][0] * inverseA, out[j][1] * inverseA, paired);
+        if (rowB < seq)
+          storePair<T>(dstB + 8 * j, out[j][2] * inverseB, out[j][3] * inverseB, paired);
+      }
+    }
+  }
+
+  /// The factors rows A and B of O are rescaled by when the running max moves.
+  struct Rescale {
+    float a, b;
+  };
+
+  /// s = exp2(factor s - base) in place for the 8-key score tiles s[n],
+  /// keys key0 + 8n; the running max and sums move on and `out` is rescaled.
+  /// kEdge: mask keys past lastKeyA / lastKeyB. kMayPrescale: see ScoreMap.
+  template <bool kEdge, bool kMayPrescale, int kStepTiles, int kOutTiles>
+  __device__ __forceinline__ void update(float (&s)[kStepTiles][4], float (&out)[kOutTiles][4],
+                                         int key0) {
+    rescale(out, weigh<kEdge, kMayPrescale>(s, key0));
+  }
+
+  template <int kOutTiles>
+  __device__ __forceinline__ static void rescale(float (&out)[kOutTiles][4], Rescale factors) {
+#pragma unroll
+    for (int j = 0; j < kOutTiles; ++j) {
+      out[j][0] *= factors.a;
+      out[j][1] *= factors.a;
+      out[j][2] *= factors.b;
+      out[j][3] *= factors.b;
+    }
+  }
+
+  /// update() without touching O (wgmma may still be accumulating into it):
+  /// returns the factors to rescale it by.
+  template <bool kEdge, bool kMayPrescale, int kStepTiles>
+  __device__ __forceinline__ Rescale weigh(float (&s)[kStepTiles][4], int key0) {
+    // Scores: raw dots (exponent scaled by `factor`), or log2-domain scores
+    // already (prescale, factor 1); -inf where masked.
+    if (kMayPrescale && scoreOf.prescale) {
+#pragma unroll
+      for (int n = 0; n < kStepTiles; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          s[n][i] = scoreOf(s[n][i]);
+    }
+    if (kEdge) {
+#pragma unroll
+      for (int n = 0; n < kStepTiles; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          if (key0 + 8 * n + (i & 1) > (i < 2 ? lastKeyA : lastKeyB))
+            s[n][i] = negativeInfinity();
+    }
+
+    // Online softmax over rows A and B (a quad of lanes shares a row); max
+    // and sum reduce as trees.
+    float mA[kStepTiles], mB[kStepTiles];
+#pragma unroll
+    for (int n = 0; n < kStepTiles; ++n) {
+      mA[n] = fmaxf(s[n][0], s[n][1]);
+      mB[n] = fmaxf(s[n][2], s[n][3]);
+    }
+    PairTree<kStepTiles>::max(mA, mB);
+    float stepMaxA = mA[0], stepMaxB = mB[0];
+#pragma unroll
+    for (int mask = 1; mask <= 2; mask <<= 1) {
+      stepMaxA = fmaxf(stepMaxA, __shfl_xor_sync(kFullMask, stepMaxA, mask));
+      stepMaxB = fmaxf(stepMaxB, __shfl_xor_sync(kFullMask, stepMaxB, mask));
+    }
+    const float newMaxA = fmaxf(maxA, stepMaxA), newMaxB = fmaxf(maxB, stepMaxB);
+    // A row that has seen no key yet keeps O = 0, sum = 0 (no inf - inf).
+    const float baseA = newMaxA == negativeInfinity() ? 0.f : newMaxA * factor;
+    const float baseB = newMaxB == negativeInfinity() ? 0.f : newMaxB * factor;
+    const float alphaA = fastExp2(fmaf(maxA, factor, -baseA));
+    const float alphaB = fastExp2(fmaf(maxB, factor, -baseB));
+    maxA = newMaxA;
+    maxB = newMaxB;
+#pragma unroll
+    for (int n = 0; n < kStepTiles; ++n) {
+      s[n][0] = fastExp2(fmaf(s[n][0], factor, -baseA));
+      s[n][1] = fastExp2(fmaf(s[n][1], factor, -baseA));
+      s[n][2] = fastExp2(fmaf(s[n][2], factor, -baseB));
+      s[n][3] = fastExp2(fmaf(s[n][3], factor, -baseB));
+      mA[n] = s[n][0] + s[n][1];
+      mB[n] = s[n][2] + s[n][3];
+    }
+    PairTree<kStepTiles>::sum(mA, mB);
+    sumA = fmaf(sumA, alphaA, mA[0]);
+    sumB = fmaf(sumB, alphaB, mB[0]);
+    return Rescale{alphaA, alphaB};
+  }
+};
 
 /// The 16 query rows of one warp on the tensor-core path: lane holds rows
 /// A = g and B = g + 8 of them. kOutTiles: 8-column output tiles per lane
@@ -296,31 +471,25 @@ __device__ __forceinline__ float fastExp2(float x) {
 /// for some row of the warp (past a row's last key or past the keys), so
 /// 16-key groups are skipped where the whole warp is past them and elements
 /// are masked.
-template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale> struct WarpRows {
+template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale>
+struct WarpRows : RowPairSoftmax {
   static constexpr bool kQInRegisters = kOutTiles == 8;
   static constexpr int kStepKeys = kOutTiles == 8 ? 64 : 32;
   static constexpr int kStepTiles = kStepKeys / 8; // 8-key score tiles per step
 
-  ScoreMap scoreOf;
-  float factor;
-  int kRowBytes, vRowBytes, featureSteps, outTiles, warpLastKey, lastKeyA, lastKeyB;
+  int kRowBytes, vRowBytes, featureSteps, outTiles, warpLastKey;
   unsigned qLane;          // ldmatrix address of this lane's Q row
   unsigned qFrag[4][4];    // Q as A operands (kQInRegisters)
   float out[kOutTiles][4]; // O, unnormalized
-  // Running max (raw dot units) of rows A and B, and this lane's share of
-  // their sums (its columns only; the quad adds them up at the end).
-  float maxA, maxB, sumA, sumB;
 
-  __device__ __forceinline__ WarpRows(float scale, float softcap) : scoreOf(scale, softcap) {
-    factor = scoreOf.factor;
-  }
+  __device__ __forceinline__ WarpRows(float scale, float softcap)
+      : RowPairSoftmax(scale, softcap) {}
 
   __device__ __forceinline__ void reset() {
 #pragma unroll
     for (int j = 0; j < kOutTiles; ++j)
       out[j][0] = out[j][1] = out[j][2] = out[j][3] = 0.f;
-    maxA = maxB = negativeInfinity();
-    sumA = sumB = 0.f;
+    resetRows();
   }
 
   /// S = Q K^T; kTile: this lane's ldmatrix address in the K tile.
@@ -363,81 +532,10 @@ template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale> struct Warp
   }
 
   /// s = exp2(factor s - base) in place; the running max and sums move on
-  /// and O is rescaled.
+  /// and O is rescaled (RowPairSoftmax).
   template <bool kEdge>
   __device__ __forceinline__ void softmax(float (&s)[kStepTiles][4], int key0) {
-    // Scores: raw dots (exponent scaled by `factor`), or log2-domain scores
-    // already (prescale, factor 1); -inf where masked.
-    if (kMayPrescale && scoreOf.prescale) {
-#pragma unroll
-      for (int n = 0; n < kStepTiles; ++n)
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          s[n][i] = scoreOf(s[n][i]);
-    }
-    if (kEdge) {
-#pragma unroll
-      for (int n = 0; n < kStepTiles; ++n)
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          if (key0 + 8 * n + (i & 1) > (i < 2 ? lastKeyA : lastKeyB))
-            s[n][i] = negativeInfinity();
-    }
-
-    // Online softmax over rows A and B (a quad of lanes shares a row); max
-    // and sum reduce as trees.
-    float mA[kStepTiles], mB[kStepTiles];
-#pragma unroll
-    for (int n = 0; n < kStepTiles; ++n) {
-      mA[n] = fmaxf(s[n][0], s[n][1]);
-      mB[n] = fmaxf(s[n][2], s[n][3]);
-    }
-#pragma unroll
-    for (int w = kStepTiles / 2; w >= 1; w >>= 1)
-#pragma unroll
-      for (int n = 0; n < w; ++n) {
-        mA[n] = fmaxf(mA[n], mA[n + w]);
-        mB[n] = fmaxf(mB[n], mB[n + w]);
-      }
-    float stepMaxA = mA[0], stepMaxB = mB[0];
-#pragma unroll
-    for (int mask = 1; mask <= 2; mask <<= 1) {
-      stepMaxA = fmaxf(stepMaxA, __shfl_xor_sync(kFullMask, stepMaxA, mask));
-      stepMaxB = fmaxf(stepMaxB, __shfl_xor_sync(kFullMask, stepMaxB, mask));
-    }
-    const float newMaxA = fmaxf(maxA, stepMaxA), newMaxB = fmaxf(maxB, stepMaxB);
-    // A row that has seen no key yet keeps O = 0, sum = 0 (no inf - inf).
-    const float baseA = newMaxA == negativeInfinity() ? 0.f : newMaxA * factor;
-    const float baseB = newMaxB == negativeInfinity() ? 0.f : newMaxB * factor;
-    const float alphaA = fastExp2(fmaf(maxA, factor, -baseA));
-    const float alphaB = fastExp2(fmaf(maxB, factor, -baseB));
-    maxA = newMaxA;
-    maxB = newMaxB;
-#pragma unroll
-    for (int n = 0; n < kStepTiles; ++n) {
-      s[n][0] = fastExp2(fmaf(s[n][0], factor, -baseA));
-      s[n][1] = fastExp2(fmaf(s[n][1], factor, -baseA));
-      s[n][2] = fastExp2(fmaf(s[n][2], factor, -baseB));
-      s[n][3] = fastExp2(fmaf(s[n][3], factor, -baseB));
-      mA[n] = s[n][0] + s[n][1];
-      mB[n] = s[n][2] + s[n][3];
-    }
-#pragma unroll
-    for (int w = kStepTiles / 2; w >= 1; w >>= 1)
-#pragma unroll
-      for (int n = 0; n < w; ++n) {
-        mA[n] += mA[n + w];
-        mB[n] += mB[n + w];
-      }
-    sumA = fmaf(sumA, alphaA, mA[0]);
-    sumB = fmaf(sumB, alphaB, mB[0]);
-#pragma unroll
-    for (int j = 0; j < kOutTiles; ++j) {
-      out[j][0] *= alphaA;
-      out[j][1] *= alphaA;
-      out[j][2] *= alphaB;
-      out[j][3] *= alphaB;
-    }
+    this->template update<kEdge, kMayPrescale>(s, out, key0);
   }
 
   /// O += P V: the score tiles 2kk, 2kk + 1 are the A operand for keys
@@ -449,10 +547,7 @@ template <typename T, int kOutTiles, int kFixedD, bool kMayPrescale> struct Warp
     for (int kk = 0; kk < kStepTiles / 2; ++kk) {
       if (!kEdge || key0 + 16 * kk <= warpLastKey) {
         unsigned a[4];
-        a[0] = packPair<T>(s[2 * kk][0], s[2 * kk][1]);
-        a[1] = packPair<T>(s[2 * kk][2], s[2 * kk][3]);
-        a[2] = packPair<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        a[3] = packPair<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        weightsAsOperandA<T>(a, s, kk);
         const unsigned vRows = vTile + unsigned((step + 16 * kk) * vRowBytes);
 #pragma unroll
         for (int j = 0; j < kOutTiles; j += 2) {
@@ -606,29 +701,8 @@ __device__ __forceinline__ void tensorCoreAttention(const HeadOperands<T, KeyRow
       stage = stage + 1 == stages ? 0 : stage + 1;
     }
 
-    if (warpActive) {
-      float sumA = rows.sumA, sumB = rows.sumB;
-#pragma unroll
-      for (int mask = 1; mask <= 2; mask <<= 1) {
-        sumA += __shfl_xor_sync(kFullMask, sumA, mask);
-        sumB += __shfl_xor_sync(kFullMask, sumB, mask);
-      }
-      const float inverseA = sumA > 0.f ? 1.f / sumA : 0.f;
-      const float inverseB = sumB > 0.f ? 1.f / sumB : 0.f;
-      T *dstA = op.out + rowA * op.outStride + col0 + 2 * t;
-      T *dstB = op.out + rowB * op.outStride + col0 + 2 * t;
-#pragma unroll
-      for (int j = 0; j < kOutTiles; ++j) {
-        if (j < rows.outTiles) {
-          if (rowA < seq)
-            storePair<T>(dstA + 8 * j, rows.out[j][0] * inverseA, rows.out[j][1] * inverseA,
-                         aligned);
-          if (rowB < seq)
-            storePair<T>(dstB + 8 * j, rows.out[j][2] * inverseB, rows.out[j][3] * inverseB,
-                         aligned);
-        }
-      }
-    }
+    if (warpActive)
+      rows.store(rows.out, op.out + col0 + 2 * t, op.outStride, rowA, seq, rows.outTiles, aligned);
   }
   waitAsync<0>(); // Q's copy when no key tile was loaded
 }
