@@ -343,17 +343,22 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         gridDim(art::GridDim::ONE, kernels::kvDecodeGridY(intAttr(op, "num_heads", 0), kvHeads));
     *cuda.add_grid() = gridDim(art::GridDim::KV_DECODE_SPLITS, 1);
     cuda.set_block_x(kernels::kKvAttentionThreads);
-    // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores.
+    // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores,
+    // Hopper's wgmma for the head sizes it has tiles for.
     int elementBytes = int(art::elementSize(out));
     if (kernels::kvPrefillSupported(headDim, elementBytes)) {
+      const bool wgmma = kernels::kvPrefillWgmmaSupported(headDim, elementBytes);
       art::CudaLaunch prefill;
       prefill.set_runner(art::CudaLaunch::KERNEL);
-      useKernel(prefill, ns + "infer_kv_prefill_attention<" + t + ">");
+      useKernel(prefill, ns + (wgmma ? "infer_kv_prefill_attention_wgmma<"
+                                     : "infer_kv_prefill_attention<") +
+                             t + ">");
       *prefill.add_grid() = gridDim(art::GridDim::MAX_NEW_TOKENS, 1, kernels::kKvPrefillBlockQ);
       *prefill.add_grid() = gridDim(art::GridDim::ONE, intAttr(op, "num_heads", 0));
       *prefill.add_grid() = gridDim(art::GridDim::SEQUENCES, 1);
       prefill.set_block_x(kernels::kKvPrefillThreads);
-      prefill.set_shared_bytes(kernels::kvPrefillSharedBytes(headDim, elementBytes));
+      prefill.set_shared_bytes(wgmma ? kernels::kvPrefillWgmmaSharedBytes(headDim, elementBytes)
+                                     : kernels::kvPrefillSharedBytes(headDim, elementBytes));
       *cuda.mutable_prefill() = std::move(prefill);
     }
     break;
@@ -416,7 +421,7 @@ std::string ModuleBuilder::source() const {
        << "#include \"codegen/cuda/kernels/RowKernels.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Attention.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvAttention.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/KvPrefillAttention.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Gemv.cuh\"\n"
        << generated_.str();
@@ -448,10 +453,10 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
     sampler = std::move(planned).value();
   }
   std::string source = builder.source();
-  // One NVRTC program for both the cubin and the PTX: half the compile time
-  // of two, and no two programs compiled concurrently in one process (which
-  // now and then gave different PTX for the same source, breaking the
-  // artifact's byte-for-byte reproducibility).
+  // The cubin's program; with --ptx a second one for the portable PTX, run
+  // after it: two programs compiled concurrently in one process now and then
+  // gave different PTX for the same source, breaking the artifact's
+  // byte-for-byte reproducibility.
   ASSIGN_OR_RETURN(NvrtcOutput compiled, compileWithNvrtc(source, builder.nameExpressions(),
                                                           options.arch, options.lineInfo));
   auto lower = [&](art::CudaLaunch &launch) -> Status {
@@ -485,8 +490,11 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
   module.set_arch(options.arch);
   module.set_cubin(std::move(compiled.cubin));
   if (options.embedPtx) {
+    // The same source lowers to the same names.
+    ASSIGN_OR_RETURN(NvrtcOutput portable, compileWithNvrtc(source, builder.nameExpressions(),
+                                                            options.ptxArch, options.lineInfo));
     module.set_ptx_arch(options.ptxArch);
-    module.set_ptx(std::move(compiled.ptx));
+    module.set_ptx(std::move(portable.ptx));
   }
   module.set_source(std::move(source));
   *manifest.mutable_cuda() = std::move(module);

@@ -22,13 +22,14 @@
 namespace infer::codegen {
 
 struct CudaCodegenOptions {
-  /// The cubin's architecture. sm_90, not sm_90a: no kernel uses the
-  /// arch-specific instructions (wgmma, setmaxnreg), and PTX made for sm_90a
-  /// could not be JIT-compiled for later GPUs. A kernel that needs them will
-  /// need a second NVRTC program for an sm_90a cubin.
-  std::string arch = "sm_90";
-  /// The virtual architecture of the PTX NVRTC makes on the way (the driver
-  /// JIT-compiles it where the cubin does not load).
+  /// The cubin's architecture: sm_90a, for the prefill attention's wgmma
+  /// (KvPrefillWgmma.cuh). An sm_90a cubin loads on sm_90 GPUs (H100, H200)
+  /// only.
+  std::string arch = "sm_90a";
+  /// The virtual architecture of the PTX stored with --ptx, which the driver
+  /// JIT-compiles where the cubin does not load: a second NVRTC program, as
+  /// sm_90a's own PTX would not JIT for later GPUs (kernels built for it take
+  /// their paths without the arch-specific instructions).
   std::string ptxArch = "compute_90";
   /// Store that PTX too (infer-compile --ptx). Off by default: NVRTC now and
   /// then numbers a function's virtual registers differently for the same

@@ -79,9 +79,11 @@ StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
   }
   NvrtcOutput output;
   size_t size = 0;
-  RETURN_IF_ERROR(check(nvrtcGetCUBINSize(*program, &size), "cubin size"));
-  output.cubin.resize(size);
-  RETURN_IF_ERROR(check(nvrtcGetCUBIN(*program, output.cubin.data()), "cubin"));
+  if (arch.rfind("compute_", 0) != 0) {
+    RETURN_IF_ERROR(check(nvrtcGetCUBINSize(*program, &size), "cubin size"));
+    output.cubin.resize(size);
+    RETURN_IF_ERROR(check(nvrtcGetCUBIN(*program, output.cubin.data()), "cubin"));
+  }
   RETURN_IF_ERROR(check(nvrtcGetPTXSize(*program, &size), "ptx size"));
   output.ptx.resize(size);
   RETURN_IF_ERROR(check(nvrtcGetPTX(*program, output.ptx.data()), "ptx"));

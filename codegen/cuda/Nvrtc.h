@@ -11,17 +11,19 @@
 namespace infer::codegen {
 
 struct NvrtcOutput {
-  /// The cubin for the real architecture compiled for ("sm_XX").
+  /// The cubin for the real architecture compiled for ("sm_XX"); empty when
+  /// compiled for a virtual one ("compute_XX").
   std::string cubin;
-  /// The PTX text NVRTC made on the way (virtual architecture "compute_XX").
+  /// The PTX text NVRTC made (on the way to the cubin, for a real architecture).
   std::string ptx;
   /// Name expression -> lowered (mangled) name.
   std::map<std::string, std::string> loweredNames;
 };
 
 /// Compiles `source` (which may include the kernel headers embedded in
-/// infer-compile, and CUDA's own headers) for the real architecture `arch`
-/// ("sm_90"): one NVRTC program gives both the cubin and its PTX. Errors
+/// infer-compile, and CUDA's own headers) for `arch`: a real architecture
+/// ("sm_90a") gives both the cubin and its PTX, a virtual one ("compute_90")
+/// the PTX alone. Errors
 /// carry NVRTC's log. `lineInfo` adds -lineinfo (source lines in
 /// compute-sanitizer and profiler reports); NVRTC then records the working
 /// directory in the code, so the output depends on where the compiler ran.

@@ -160,7 +160,7 @@ int writeArtifact(ModuleOp module, const Options &options,
 #ifdef INFER_HAVE_CUDA
     artifactOptions.addTargetCode = [&](infer::artifact::Manifest &manifest) -> LogicalResult {
       auto start = std::chrono::steady_clock::now();
-      llvm::errs() << "generating CUDA kernels (NVRTC, sm_90 cubin"
+      llvm::errs() << "generating CUDA kernels (NVRTC, sm_90a cubin"
                    << (options.embedPtx ? " + compute_90 PTX" : "") << ")...\n";
       infer::codegen::CudaCodegenOptions codegenOptions;
       codegenOptions.lineInfo = options.cudaLineInfo;
@@ -338,7 +338,7 @@ int main(int argc, char **argv) {
                "profiler reports); the artifact then depends on the working directory");
   app.add_flag("--ptx", options.embedPtx,
                "also store the GPU code as compute_90 PTX, which the driver JIT-compiles on GPUs "
-               "the sm_90 cubin does not run on (such artifacts are not always byte-identical "
+               "the sm_90a cubin does not run on (such artifacts are not always byte-identical "
                "across compiles)");
   app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")
       ->check(CLI::IsMember({"graph", "optimized", "exec"}));

@@ -49,6 +49,34 @@ INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillSharedBytes(long long headDim, int ele
              : 0;
 }
 
+/// infer_kv_prefill_attention_wgmma (KvPrefillWgmma.cuh, sm_90a): the same
+/// grid and block, key tiles of 128 positions in three K/V stages (a 128-row
+/// tile of K or V is 16 KiB per 64 columns).
+constexpr int kKvPrefillWgmmaKeys = 128;
+constexpr int kKvPrefillWgmmaStages = 3;
+
+/// True when infer_kv_prefill_attention_wgmma runs this head on wgmma (head
+/// size 128, 16-bit elements; softcap and unaligned rows fall back to
+/// infer_kv_prefill_attention's path inside the kernel). At 64 the mma.sync
+/// kernel is faster (172 against 181 TFLOP/s on the H200, 2,048 tokens):
+/// half the MMA work per tile leaves the softmax exposed.
+INFER_KV_PREFILL_GEOMETRY_FN bool kvPrefillWgmmaSupported(long long headDim, int elementBytes) {
+  return elementBytes == 2 && headDim == 128;
+}
+
+/// Dynamic shared memory of infer_kv_prefill_attention_wgmma: Q and the K/V
+/// stages, 1,024-byte aligned (swizzle atoms), or what the fallback path
+/// needs if that is more: 230,400 bytes (of the 232,448 an H100/H200 block
+/// may have).
+INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillWgmmaSharedBytes(long long headDim, int elementBytes) {
+  if (!kvPrefillWgmmaSupported(headDim, elementBytes))
+    return 0;
+  const int tileBytes = kKvPrefillWgmmaKeys * int(headDim) * 2;
+  const int wgmmaBytes = 1024 + tileBytes * (1 + 2 * kKvPrefillWgmmaStages);
+  const int fallbackBytes = kvPrefillSharedBytes(headDim, elementBytes);
+  return wgmmaBytes > fallbackBytes ? wgmmaBytes : fallbackBytes;
+}
+
 } // namespace kernels
 } // namespace infer
 

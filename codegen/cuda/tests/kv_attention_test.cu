@@ -12,9 +12,11 @@
 // follows runtime/cpu/KvAttentionKernel.cpp over the same rounded inputs.
 // Where kvPrefillSupported (16-bit types, head sizes 16, 64, 80, 128, 256),
 // infer_kv_write then infer_kv_prefill_attention<T> runs the same case
-// against the same reference; bf16 and f16 also run long prefill chunks (300
+// against the same reference, and so does infer_kv_prefill_attention_wgmma<T>
+// (wgmma at head size 128 without softcap on aligned rows, the former's path
+// otherwise); bf16 and f16 also run long prefill chunks (300
 // new tokens over 200 cached, a 1000-token prompt; block sizes 16 and 6)
-// through both kernels. infer_kv_attention runs with the split-KV grid of
+// through all three kernels. infer_kv_attention runs with the split-KV grid of
 // KvDecodeGeometry.h (workspace and counters; the counters must be left
 // zero) and again with the plain (tokens, kv heads) grid and no workspace.
 // Decode cases (16-bit types, also f32 on the general path) cover the fast
@@ -23,8 +25,8 @@
 // heads per kv head), head size 96, block sizes 16, 6 and 4, softcap. Then
 // times bf16 decode steps (1 x 200, 1 x 2000, 64 x 1024, 512 x 192 at 32/4/64
 // and 32/8/128: microseconds and GB/s of K/V read), and a 2048-token bf16
-// prefill through the prefill kernel, infer_attention and infer_kv_attention
-// (not asserted; the prefill must agree with infer_attention). Also
+// prefill through both prefill kernels, infer_attention and infer_kv_attention
+// (not asserted; the prefills must agree with infer_attention). Also
 // infer_rotary_kv_write against infer_rotary then infer_kv_write (equal bytes).
 //
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
@@ -33,6 +35,7 @@
 #include "codegen/cuda/tests/KernelTestSupport.cuh"
 #include "codegen/cuda/kernels/KvAttention.cuh"
 #include "codegen/cuda/kernels/KvPrefillAttention.cuh"
+#include "codegen/cuda/kernels/KvPrefillWgmma.cuh"
 
 #include <cuda_runtime.h>
 
@@ -234,20 +237,35 @@ template <typename T> void launchDecodePlain(KvAttentionParams p) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-/// The tensor-core prefill; kvPrefillSupported must hold.
-template <typename T> void launchPrefill(const KvAttentionParams &p, long long maxNewTokens) {
-  const int shared = infer::kernels::kvPrefillSharedBytes(p.headDim, int(sizeof(T)));
-  static int allowed = 48 * 1024; // per T: the default limit until raised
-  if (shared > allowed) {
-    CUDA_CHECK(cudaFuncSetAttribute(infer::kernels::infer_kv_prefill_attention<T>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
-    allowed = shared;
+/// The prefill kernels (kvPrefillSupported must hold).
+enum class Prefill { MmaSync, Wgmma };
+const char *prefillName(Prefill kernel) {
+  return kernel == Prefill::Wgmma ? "kv_prefill_wgmma" : "kv_prefill";
+}
+
+/// The tensor-core prefill: infer_kv_prefill_attention, or
+/// infer_kv_prefill_attention_wgmma (which falls back to the former's path
+/// where wgmma does not apply, so it runs every case).
+template <typename T>
+void launchPrefill(const KvAttentionParams &p, long long maxNewTokens,
+                   Prefill kernel = Prefill::MmaSync) {
+  const bool wgmma = kernel == Prefill::Wgmma;
+  const int shared =
+      wgmma ? std::max(infer::kernels::kvPrefillWgmmaSharedBytes(p.headDim, int(sizeof(T))),
+                       infer::kernels::kvPrefillSharedBytes(p.headDim, int(sizeof(T))))
+            : infer::kernels::kvPrefillSharedBytes(p.headDim, int(sizeof(T)));
+  auto *function = wgmma ? infer::kernels::infer_kv_prefill_attention_wgmma<T>
+                         : infer::kernels::infer_kv_prefill_attention<T>;
+  static int allowed[2] = {48 * 1024, 48 * 1024}; // per T and kernel: the default until raised
+  if (shared > allowed[wgmma]) {
+    CUDA_CHECK(cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    allowed[wgmma] = shared;
   }
   if (maxNewTokens <= 0)
     return;
   const dim3 grid(unsigned((maxNewTokens + kKvPrefillBlockQ - 1) / kKvPrefillBlockQ),
                   unsigned(p.numHeads), unsigned(p.numSeqs));
-  infer::kernels::infer_kv_prefill_attention<T><<<grid, kKvPrefillThreads, shared>>>(p);
+  function<<<grid, kKvPrefillThreads, shared>>>(p);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -462,15 +480,18 @@ template <typename T> int runCase(const Case &c, const std::vector<Seq> &seqs, s
                   : 1;
 
   if (infer::kernels::kvPrefillSupported(D, int(sizeof(T)))) {
-    // From the cache as it was before the step, so that the write runs again.
-    upload(cacheDev.ptr, cacheHost);
-    CUDA_CHECK(cudaMemset(outDev.ptr, 0xff, size_t(outTotal) * sizeof(T)));
-    launchWrite<T>(p);
-    launchPrefill<T>(p, deviceStep.maxNewTokens);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    failures += check("kv_prefill", c, tokens, outDev.ptr, outTotal, pad, want, cacheMatches())
-                    ? 0
-                    : 1;
+    for (Prefill kernel : {Prefill::MmaSync, Prefill::Wgmma}) {
+      // From the cache as it was before the step, so that the write runs again.
+      upload(cacheDev.ptr, cacheHost);
+      CUDA_CHECK(cudaMemset(outDev.ptr, 0xff, size_t(outTotal) * sizeof(T)));
+      launchWrite<T>(p);
+      launchPrefill<T>(p, deviceStep.maxNewTokens, kernel);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      failures += check(prefillName(kernel), c, tokens, outDev.ptr, outTotal, pad, want,
+                        cacheMatches())
+                      ? 0
+                      : 1;
+    }
   }
   return failures;
 }
@@ -491,7 +512,9 @@ std::vector<Case> cases() {
 /// Long prefill chunks (16-bit types): several query tiles per sequence, key
 /// tiles straddling cache blocks of 16 and 6 positions.
 std::vector<Case> longCases() {
-  return {{8, 2, 128, 16, true, false, 0.f}, {16, 4, 64, 6, false, false, 30.f}};
+  return {{8, 2, 128, 16, true, false, 0.f},
+          {16, 4, 64, 6, false, false, 30.f},
+          {16, 4, 64, 6, false, false, 0.f}};
 }
 
 /// Decode-heavy steps for the fast path: long contexts, many splits, head
@@ -746,6 +769,10 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
 
   report("kv_prefill", timeMs([&] { launchPrefill<T>(ts.p, seq); }, 20));
   CUDA_CHECK(cudaMemcpy(paged.data(), ts.out.ptr, outElements * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<T> pagedWgmma(outElements);
+  report("kv_prefill_wgmma", timeMs([&] { launchPrefill<T>(ts.p, seq, Prefill::Wgmma); }, 20));
+  CUDA_CHECK(cudaMemcpy(pagedWgmma.data(), ts.out.ptr, outElements * sizeof(T),
+                        cudaMemcpyDeviceToHost));
 
   AttentionParams a;
   std::memset(&a, 0, sizeof(a));
@@ -775,30 +802,43 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
 
   report("kv_attention", timeMs([&] { launchDecode<T>(ts.p); }, 3));
 
-  double maxDiff = 0;
-  for (size_t i = 0; i < outElements; ++i) {
-    double diff = std::fabs(double(TypeInfo<T>::value(paged[i])) - TypeInfo<T>::value(dense[i]));
-    maxDiff = std::isnan(diff) ? INFINITY : std::max(maxDiff, diff);
+  bool ok = true;
+  for (const auto *kernel : {&paged, &pagedWgmma}) {
+    double maxDiff = 0;
+    for (size_t i = 0; i < outElements; ++i) {
+      double diff =
+          std::fabs(double(TypeInfo<T>::value((*kernel)[i])) - TypeInfo<T>::value(dense[i]));
+      maxDiff = std::isnan(diff) ? INFINITY : std::max(maxDiff, diff);
+    }
+    const bool same = maxDiff <= TypeInfo<T>::tolerance;
+    std::printf("%s vs infer_attention seq=%lld heads=%lld/%lld D=%lld: max difference %.3g %s\n",
+                kernel == &paged ? "kv_prefill" : "kv_prefill_wgmma", seq, H, KV, D, maxDiff,
+                same ? "ok" : "FAIL");
+    ok = ok && same;
   }
-  const bool ok = maxDiff <= TypeInfo<T>::tolerance;
-  std::printf("kv_prefill vs infer_attention seq=%lld heads=%lld/%lld D=%lld: max difference %.3g "
-              "%s\n",
-              seq, H, KV, D, maxDiff, ok ? "ok" : "FAIL");
   return ok;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  // --no-timings: the checks alone (e.g. under compute-sanitizer).
+  // --no-timings: the checks alone (e.g. under compute-sanitizer);
+  // --prefill-timings: the 2,048-token prefill timings alone (kernel experiments).
   const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
+  const bool prefillOnly = argc > 1 && std::strcmp(argv[1], "--prefill-timings") == 0;
   if (!infer::kerneltest::haveDevice())
     return 77;
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
 
-  int failures = runAll<float>() + runAll<__nv_bfloat16>() + runAll<__half>();
+  int failures = 0;
+  if (prefillOnly) {
+    failures += timePrefill(2048, 32, 8, 128) ? 0 : 1;
+    failures += timePrefill(2048, 32, 4, 64) ? 0 : 1;
+    return failures ? 1 : 0;
+  }
+  failures += runAll<float>() + runAll<__nv_bfloat16>() + runAll<__half>();
   if (timings) {
     const long long heads[2][3] = {{32, 4, 64}, {32, 8, 128}};
     const long long batches[][2] = {{1, 128}, {1, 200}, {1, 256}, {1, 512}, {1, 1000},

@@ -1,0 +1,288 @@
+//===- KvPrefillWgmma.cuh - Hopper prefill attention on wgmma -------------===//
+//
+// infer_kv_prefill_attention_wgmma<T>: the same blocks, parameters and
+// results as infer_kv_prefill_attention (KvPrefillAttention.cuh), with the
+// two matrix products of a key tile on sm_90a's warpgroup MMA (Wgmma.cuh)
+// instead of mma.sync. The mma.sync kernel is bound by shared-memory reads
+// (ldmatrix of every K and V fragment per warp, 81% of the L1/shared pipe)
+// and by its 128-register cap; wgmma reads K and V from shared memory
+// itself, once per warpgroup of 64 rows, and its accumulators need no
+// fragments of the operands in registers.
+//
+//   block: 128 new tokens of one (sequence, query head), two warpgroups of
+//   64 rows; key tiles of 128 positions through the block table:
+//
+//   shared: Q [2 halves of 64 columns][128 rows]  | stage 0: K, V | stage 1 ...
+//           (128-byte swizzled rows, Wgmma.cuh)
+//
+//   per key tile and warpgroup:  S (64 x 128) = Q K^T     wgmma, A and B in shared
+//                                online softmax of S       registers (RowPairSoftmax)
+//                                O (64 x D) += P V         wgmma, P in registers
+//
+// Per key tile j and warpgroup, S of tile j + 1 and P V of tile j go to the
+// tensor cores together and the softmax of tile j + 1 runs while P V does;
+// warpgroup 1 issues after warpgroup 0 (ping-pong). K and V are copied
+// (cp.async, each thread the same 16-byte column of several rows) two tiles
+// ahead, each through three stages; one barrier per tile publishes them
+// (after a proxy fence, as wgmma reads through the async proxy) and frees the
+// stages the next copies overwrite.
+//
+// H200, 2,048-token prefill, 32 heads / 8 KV heads: 227-229 TFLOP/s against
+// the mma.sync kernel's 183-185 (kv_attention_test --prefill-timings). The
+// same design at head size 64 runs at 172 against 181, so 64 keeps mma.sync.
+//
+// Head size 128 without softcap, 16-byte aligned rows, compiled for sm_90a
+// (kvPrefillWgmmaSupported; at 64 the mma.sync kernel is faster): anything
+// else, and any GPU code built for another architecture, runs
+// infer_kv_prefill_attention's path in the same launch.
+//
+// Compiled by NVRTC: CUDA headers only, no standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_KVPREFILLWGMMA_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_KVPREFILLWGMMA_CUH
+
+#include "codegen/cuda/kernels/KvPrefillAttention.cuh"
+#include "codegen/cuda/kernels/Wgmma.cuh"
+
+namespace infer {
+namespace kernels {
+namespace kv_wgmma_detail {
+
+using attention_detail::HeadOperands;
+
+constexpr int kThreadsPerWarpgroup = 128;
+constexpr int kRowsPerWarpgroup = 64;
+static_assert(kKvPrefillBlockQ == kKvPrefillWgmmaKeys &&
+                  kKvPrefillThreads == 2 * kThreadsPerWarpgroup &&
+                  kKvPrefillBlockQ == 2 * kRowsPerWarpgroup,
+              "two warpgroups of 64 query rows; Q and K/V tiles of the same 128 rows");
+
+/// Copies rows [row0, row0 + 128) of one head (row r's first element at
+/// rows(r)) into the swizzled tile at `tile` (Wgmma.cuh: [column half][row]
+/// [64]); this thread copies 16-byte column `chunk` of rows firstRow,
+/// firstRow + rowStep, ... Rows at or past rowEnd become zero.
+template <int kD, typename Rows>
+__device__ __forceinline__ void loadSwizzledTile(unsigned tile, const Rows &rows, int row0,
+                                                 int rowEnd, int chunk, int firstRow) {
+  constexpr int kRowStep = kKvPrefillThreads / (kD / 8);
+  const unsigned half = unsigned(chunk >> 3) * (kKvPrefillWgmmaKeys * 128);
+#pragma unroll
+  for (int r = firstRow; r < kKvPrefillWgmmaKeys; r += kRowStep) {
+    const unsigned dst = tile + half + wgmma::swizzledChunk(r, chunk & 7);
+    const int row = row0 + r;
+    if (row >= rowEnd)
+      attention_detail::storeShared16(dst, 0u, 0u, 0u, 0u);
+    else
+      attention_detail::copyAsync16(dst, rows(row) + chunk * 8);
+  }
+}
+
+/// One block on wgmma: warpgroup w owns query rows q0 + 64 w .. q0 + 64 w + 63,
+/// warp w' of it rows 16 w' .. 16 w' + 15 of those (RowPairSoftmax layout).
+/// Requires !ScoreMap(scale, softcap).prescale and op.aligned.
+template <typename T, int kD, typename KeyRows>
+__device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &op,
+                                               unsigned char *smem, int q0) {
+  constexpr int kKeys = kKvPrefillWgmmaKeys;
+  constexpr int kStages = kKvPrefillWgmmaStages;
+  constexpr int kOutTiles = kD / 8;
+  constexpr unsigned kHalfBytes = kKeys * 128; // one 64-column half of a 128-row tile
+  constexpr unsigned kTileBytes = kHalfBytes * (kD / 64);
+  const unsigned qTile = (attention_detail::sharedAddress(smem) + 1023u) & ~1023u;
+  const unsigned kvTiles = qTile + kTileBytes; // stage s: K at + 2 s kTileBytes, V after it
+
+  const int seq = op.seq, kvSeq = op.kvSeq, causal = op.causal;
+  // Through a shuffle, so that the compiler sees the warpgroup (and every
+  // branch on it) as uniform: wgmma on a path it thinks divergent is
+  // serialized (ptxas C7520).
+  const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / kThreadsPerWarpgroup, 0);
+  const int warp = (int(threadIdx.x) >> 5) & 3, lane = int(threadIdx.x) & 31;
+  const int chunk = int(threadIdx.x) % (kD / 8), firstRow = int(threadIdx.x) / (kD / 8);
+
+  loadSwizzledTile<kD>(qTile, op.q, q0, seq, chunk, firstRow);
+  const int tiles =
+      (attention_detail::blockKeyEnd(q0, kKvPrefillBlockQ, seq, kvSeq, causal) + kKeys - 1) /
+      kKeys;
+  // K and V move through their stages on separate schedules, each two tiles
+  // ahead: S of tile j + 1 needs K of j + 1 when O += P V of tile j needs V of
+  // j, so iteration j copies K of j + 3 (over K of j, used by S in iteration
+  // j - 1) and V of j + 2 (over V of j - 1) as one copy group. A group is
+  // committed either way, so that waits count groups.
+  auto copyRows = [&](bool values, int tile) {
+    if (tile < tiles)
+      loadSwizzledTile<kD>(kvTiles + unsigned(tile % kStages) * 2 * kTileBytes +
+                               (values ? kTileBytes : 0u),
+                           values ? op.v : op.k, tile * kKeys, kvSeq, chunk, firstRow);
+  };
+  auto issueCopies = [&](int kTile, int vTile) {
+    copyRows(false, kTile);
+    copyRows(true, vTile);
+    attention_detail::commitAsync();
+  };
+  copyRows(false, 0);
+  attention_detail::commitAsync(); // with Q's copies: group 0
+  issueCopies(1, 0);
+  issueCopies(2, 1);
+
+  const int groupFirst = q0 + warpgroup * kRowsPerWarpgroup;
+  const bool groupActive = groupFirst < seq;
+  const int groupLastKey = attention_detail::lastVisibleKey(
+      min(groupFirst + kRowsPerWarpgroup - 1, seq - 1), seq, kvSeq, causal);
+  // Keys [0, groupFullKey] are visible to all 64 rows (-1: some row is padding).
+  const int groupFullKey = groupFirst + kRowsPerWarpgroup - 1 < seq
+                               ? attention_detail::lastVisibleKey(groupFirst, seq, kvSeq, causal)
+                               : -1;
+  const int rowA = groupFirst + 16 * warp + (lane >> 2), t = lane & 3;
+  attention_detail::RowPairSoftmax rows(op.scale, op.softcap);
+  rows.lastKeyA = attention_detail::lastVisibleKey(rowA, seq, kvSeq, causal) - 2 * t;
+  rows.lastKeyB = attention_detail::lastVisibleKey(rowA + 8, seq, kvSeq, causal) - 2 * t;
+  rows.resetRows();
+  float out[kOutTiles][4];
+#pragma unroll
+  for (int j = 0; j < kOutTiles; ++j)
+    out[j][0] = out[j][1] = out[j][2] = out[j][3] = 0.f;
+  // This warpgroup's Q rows as the A operand (K-major, 8-row groups 1,024 bytes apart).
+  const unsigned qRows = qTile + unsigned(warpgroup * kRowsPerWarpgroup * 128);
+  // Tiles [0, groupTiles) have keys some row of this warpgroup sees.
+  const int groupTiles = groupActive ? min(tiles, groupLastKey / kKeys + 1) : 0;
+  // S = Q K^T of `tile` into s, issued (not waited for) as one wgmma group.
+  float s[kKeys / 8][4];
+  auto issueScores = [&](int tile) {
+    const unsigned k = kvTiles + unsigned(tile % kStages) * 2 * kTileBytes;
+#pragma unroll
+    for (int ks = 0; ks < kD / 16; ++ks) {
+      const unsigned offset = unsigned(ks >> 2) * kHalfBytes + unsigned(ks & 3) * 32;
+      wgmma::mmaSharedA128<T>(s, wgmma::descriptor(qRows + offset, 16, 1024),
+                              wgmma::descriptor(k + offset, 16, 1024), ks > 0);
+    }
+    wgmma::commit();
+  };
+  // Softmax weights of s (keys of `tile`); O's rescale factors.
+  auto weigh = [&](int tile) {
+    const int key0 = tile * kKeys;
+    return key0 + kKeys - 1 <= groupFullKey ? rows.template weigh<false, false>(s, key0)
+                                            : rows.template weigh<true, false>(s, key0);
+  };
+  // P of the tile whose O += P V is next, as register A operands.
+  unsigned weights[kKeys / 16][4];
+  auto packWeights = [&] {
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk)
+      attention_detail::weightsAsOperandA<T>(weights[kk], s, kk);
+  };
+
+  // Tile 0's scores before the loop; then per tile j: S of tile j + 1 and
+  // O += P V of tile j are issued together, and the softmax of tile j + 1
+  // runs on the CUDA cores while the tensor cores do P V (wgmma groups
+  // complete in order: waiting for all but the newest leaves P V running).
+  attention_detail::waitAsync<2>(); // Q and K of tile 0
+  wgmma::fenceSharedForAsyncProxy();
+  __syncthreads();
+  if (groupTiles > 0) {
+    wgmma::fence();
+    issueScores(0);
+    wgmma::wait<0>();
+    wgmma::pin(s);
+    weigh(0); // O is still zero: nothing to rescale
+    packWeights();
+  }
+  // O += P V of `tile` (its weights in `weights`), issued as one wgmma group.
+  auto issueValues = [&](int tile) {
+    // V (keys x D) as the transposed B: 16 keys per step (2,048 bytes), the
+    // second 64-column half kHalfBytes further.
+    const unsigned v = kvTiles + unsigned(tile % kStages) * 2 * kTileBytes + kTileBytes;
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk)
+      wgmma::mmaRegisterA<T, kD>(out, weights[kk],
+                                 wgmma::descriptor(v + unsigned(kk) * 2048, kHalfBytes, 1024), 1);
+    wgmma::commit();
+  };
+  // Warpgroup 1 issues its MMAs after warpgroup 0 has issued its own (named
+  // barrier 1), so that the tensor cores take them in that order and warpgroup
+  // 0's softmax runs while they do warpgroup 1's (ping-pong, as
+  // FlashAttention-3). Then the copies (K of tile + 3, V of tile + 2): their
+  // block-table reads and address math wait on memory, which must not delay
+  // the MMAs.
+  auto afterIssue = [&](int tile) {
+    if (warpgroup == 0)
+      asm volatile("bar.arrive 1, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
+    issueCopies(tile + 3, tile + 2);
+  };
+  for (int tile = 0; tile < tiles; ++tile) {
+    // K of tile + 1 and V of tile are in shared memory for every thread, and
+    // every warpgroup is done with K of tile and V of tile - 1, which the
+    // next copies overwrite.
+    attention_detail::waitAsync<1>();
+    wgmma::fenceSharedForAsyncProxy();
+    __syncthreads();
+    if (warpgroup == 1)
+      asm volatile("bar.sync 1, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
+    // Each branch waits for what it issued (ptxas serializes wgmma whose
+    // issue and wait it cannot pair up).
+    if (tile + 1 < groupTiles) {
+      wgmma::fence();
+      issueScores(tile + 1);
+      issueValues(tile);
+      afterIssue(tile);
+      wgmma::wait<1>(); // S done, P V may still run
+      wgmma::pin(s);
+      const attention_detail::RowPairSoftmax::Rescale factors = weigh(tile + 1);
+      wgmma::wait<0>();
+      wgmma::pin(out);
+      attention_detail::RowPairSoftmax::rescale(out, factors);
+      packWeights();
+    } else if (tile < groupTiles) {
+      wgmma::fence();
+      issueValues(tile);
+      afterIssue(tile);
+      wgmma::wait<0>();
+      wgmma::pin(out);
+    } else {
+      afterIssue(tile);
+    }
+  }
+  attention_detail::waitAsync<0>(); // Q's copy when no key tile was loaded
+  if (groupActive)
+    rows.store(out, op.out + 2 * t, op.outStride, rowA, seq, kOutTiles, true);
+}
+
+} // namespace kv_wgmma_detail
+
+/// Paged causal attention of the step's new tokens: infer_kv_prefill_attention
+/// (same grid, block and parameters) with dynamic shared memory
+/// kvPrefillWgmmaSharedBytes(headDim, sizeof(T)), on wgmma where the head
+/// allows it (see the top). One block per SM: up to 255 registers.
+template <typename T>
+__global__ void __launch_bounds__(kKvPrefillThreads, 1)
+    infer_kv_prefill_attention_wgmma(KvAttentionParams p) {
+  waitForPreviousKernel();
+  extern __shared__ __align__(1024) unsigned char kvPrefillWgmmaShared[];
+  if (!kvPrefillSupported(p.headDim, int(sizeof(T))) || p.numKvHeads <= 0 ||
+      p.numHeads % p.numKvHeads != 0 || p.blockSize <= 0)
+    return;
+  const attention_detail::BlockTask task = attention_detail::blockTask();
+  if (task.batch >= p.numSeqs)
+    return;
+  const long long begin = p.seqStarts[task.batch], n = p.seqStarts[task.batch + 1] - begin;
+  if (task.q0 >= n)
+    return;
+  const auto op = kv_prefill_detail::pagedOperands<T>(p, task.batch, task.head, begin, n);
+  const int q0 = task.q0;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (attention_detail::HasTensorCores<T>::value) {
+    if (op.aligned && !attention_detail::ScoreMap(op.scale, op.softcap).prescale) {
+      if (kvPrefillWgmmaSupported(op.headDim, int(sizeof(T)))) {
+        kv_wgmma_detail::wgmmaAttention<T, 128>(op, kvPrefillWgmmaShared, q0);
+        return;
+      }
+    }
+  }
+#endif
+  attention_detail::runTensorCorePath(op, kvPrefillWgmmaShared, q0);
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_KVPREFILLWGMMA_CUH
