@@ -100,6 +100,29 @@ pagedOperands(const KvAttentionParams &p, long long seq, long long head, long lo
   return op;
 }
 
+/// This block's query tile of one (sequence, head) of the step, as operands
+/// and the tile's first new token; false when the block has nothing to do
+/// (parameters the kernels do not handle, a sequence past the step's, a tile
+/// past the sequence's new tokens). Tiles are taken longest first, as in
+/// infer_attention (`batch` is the sequence).
+template <typename T>
+__device__ __forceinline__ bool
+blockOperands(const KvAttentionParams &p,
+              attention_detail::HeadOperands<T, PagedRows<T>> &op, int &q0) {
+  if (!kvPrefillSupported(p.headDim, int(sizeof(T))) || p.numKvHeads <= 0 ||
+      p.numHeads % p.numKvHeads != 0 || p.blockSize <= 0)
+    return false;
+  const attention_detail::BlockTask task = attention_detail::blockTask();
+  if (task.batch >= p.numSeqs)
+    return false;
+  const long long begin = p.seqStarts[task.batch], n = p.seqStarts[task.batch + 1] - begin;
+  if (task.q0 >= n)
+    return false;
+  op = pagedOperands<T>(p, task.batch, task.head, begin, n);
+  q0 = task.q0;
+  return true;
+}
+
 } // namespace kv_prefill_detail
 
 /// Paged causal attention of the step's new tokens (see the top and
@@ -113,19 +136,10 @@ __global__ void __launch_bounds__(kKvPrefillThreads, 512 / kKvPrefillThreads)
     infer_kv_prefill_attention(KvAttentionParams p) {
   waitForPreviousKernel();
   extern __shared__ __align__(128) unsigned char kvPrefillShared[];
-  if (!kvPrefillSupported(p.headDim, int(sizeof(T))) || p.numKvHeads <= 0 ||
-      p.numHeads % p.numKvHeads != 0 || p.blockSize <= 0)
-    return;
-  // Longest tiles first, as infer_attention; `batch` is the sequence.
-  const attention_detail::BlockTask task = attention_detail::blockTask();
-  if (task.batch >= p.numSeqs)
-    return;
-  const long long begin = p.seqStarts[task.batch], n = p.seqStarts[task.batch + 1] - begin;
-  if (task.q0 >= n)
-    return;
-  attention_detail::runTensorCorePath(
-      kv_prefill_detail::pagedOperands<T>(p, task.batch, task.head, begin, n), kvPrefillShared,
-      task.q0);
+  attention_detail::HeadOperands<T, kv_prefill_detail::PagedRows<T>> op;
+  int q0;
+  if (kv_prefill_detail::blockOperands<T>(p, op, q0))
+    attention_detail::runTensorCorePath(op, kvPrefillShared, q0);
 }
 
 } // namespace kernels

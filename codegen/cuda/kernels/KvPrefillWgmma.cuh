@@ -258,17 +258,10 @@ __global__ void __launch_bounds__(kKvPrefillThreads, 1)
     infer_kv_prefill_attention_wgmma(KvAttentionParams p) {
   waitForPreviousKernel();
   extern __shared__ __align__(1024) unsigned char kvPrefillWgmmaShared[];
-  if (!kvPrefillSupported(p.headDim, int(sizeof(T))) || p.numKvHeads <= 0 ||
-      p.numHeads % p.numKvHeads != 0 || p.blockSize <= 0)
+  attention_detail::HeadOperands<T, kv_prefill_detail::PagedRows<T>> op;
+  int q0;
+  if (!kv_prefill_detail::blockOperands<T>(p, op, q0))
     return;
-  const attention_detail::BlockTask task = attention_detail::blockTask();
-  if (task.batch >= p.numSeqs)
-    return;
-  const long long begin = p.seqStarts[task.batch], n = p.seqStarts[task.batch + 1] - begin;
-  if (task.q0 >= n)
-    return;
-  const auto op = kv_prefill_detail::pagedOperands<T>(p, task.batch, task.head, begin, n);
-  const int q0 = task.q0;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (attention_detail::HasTensorCores<T>::value) {
     if (op.aligned && !attention_detail::ScoreMap(op.scale, op.softcap).prescale) {
