@@ -64,8 +64,12 @@ StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
   // CUDA 13 keeps libcu++ (<nv/target>, which cuda_bf16.h uses) under cccl/.
   std::string include = "-I" + includeDir, cccl = "-I" + includeDir + "/cccl";
   std::string archOption = "--gpu-architecture=" + arch;
+  // --split-compile=0: NVRTC optimizes the kernels on all cores (the
+  // program has a few dozen independent kernels). Deterministic: the same
+  // source gives the same cubin whatever the thread timing (artifact
+  // determinism tests).
   std::vector<const char *> options = {archOption.c_str(), include.c_str(), cccl.c_str(),
-                                       "-std=c++17", "-DNDEBUG"};
+                                       "-std=c++17", "-DNDEBUG", "--split-compile=0"};
   if (lineInfo)
     options.push_back("-lineinfo");
   nvrtcResult compiled = nvrtcCompileProgram(*program, int(options.size()), options.data());
