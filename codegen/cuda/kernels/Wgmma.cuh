@@ -3,7 +3,7 @@
 // The pieces of sm_90a's asynchronous warpgroup MMA that the prefill
 // attention uses (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
 // Accumulate"): shared-memory matrix descriptors for 128-byte-swizzled
-// tiles, the fence / commit / wait protocol, and m64nNk16 with fp32
+// tiles, the fence / commit / wait protocol, and m64n128k16 with fp32
 // accumulators for bf16 and half, A from shared memory or from registers.
 // Only sm_90a has these instructions: callers compile them under
 // __CUDA_ARCH_FEAT_SM90_ALL.
