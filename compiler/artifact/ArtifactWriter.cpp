@@ -10,6 +10,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -20,6 +22,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -193,12 +196,12 @@ bool writeConverted(HashingWriter &out, const char *src, uint64_t count, art::El
   return true;
 }
 
-/// Streams one planned weight: a copy of its source, or the concatenation of
-/// its sources along the pack axis, row block by row block:
+/// Streams one untransposed planned weight: a copy of its source, or the
+/// concatenation of its sources along the pack axis, row block by row block:
 ///
 ///   result[o, :, i] = concat_s source_s[o, :, i]   (o: dims before the axis,
 ///                                                   i: dims after it)
-bool writeWeight(HashingWriter &out, const PlannedWeight &weight) {
+bool streamWeight(HashingWriter &out, const PlannedWeight &weight) {
   art::ElementType to = weight.entry.element_type();
   art::ElementType from =
       weight.entry.source_element_type() != art::ELEMENT_TYPE_UNSPECIFIED
@@ -227,6 +230,167 @@ bool writeWeight(HashingWriter &out, const PlannedWeight &weight) {
     }
   }
   return true;
+}
+
+/// Element codecs for the transposing copy: an element's stored bits and its
+/// f32 value (encode rounds to nearest even).
+struct F32Codec {
+  using Bits = uint32_t;
+  static float decode(uint32_t bits) {
+    float value;
+    std::memcpy(&value, &bits, 4);
+    return value;
+  }
+  static uint32_t encode(float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    return bits;
+  }
+};
+struct BF16Codec {
+  using Bits = uint16_t;
+  static float decode(uint16_t bits) { return interp::floatFromBF16(bits); }
+  static uint16_t encode(float value) { return interp::bf16FromFloat(value); }
+};
+struct F16Codec {
+  using Bits = uint16_t;
+  static float decode(uint16_t bits) { return interp::floatFromF16(bits); }
+  static uint16_t encode(float value) { return interp::f16FromFloat(value); }
+};
+
+/// Calls `fn` with the codec of a convertible float type.
+template <typename Fn>
+void withCodec(art::ElementType type, Fn fn) {
+  if (type == art::ELEMENT_TYPE_F32)
+    fn(F32Codec());
+  else if (type == art::ELEMENT_TYPE_BF16)
+    fn(BF16Codec());
+  else
+    fn(F16Codec());
+}
+
+/// out[c * outStride + r] = convert(in[r * cols + c]) for a row-major `in` of
+/// rows x cols elements, tile by tile: a tile's 64 source rows stay in L1
+/// while its output rows are written contiguously. Elements go through
+/// memcpy: sources are mmap'd at whatever offset the model put them.
+///
+///        in (rows x cols)              out (cols x rows, rows of outStride)
+///     +-----+-----+--                  +-----+-----+--
+///     | t00 | t01 |       tile (r, c)  | t00 | t10 |
+///     +-----+-----+--   ->  (c, r)     +-----+-----+--
+///     | t10 | t11 |                    | t01 | t11 |
+///
+/// Bands of source rows (one tile high) run in parallel, each sweeping its
+/// tiles left to right so that the pages of its 64 rows stay in the TLB
+/// (1.5x faster than sweeping a band of columns top to bottom).
+template <typename In, typename Out, typename Convert>
+void transposeTiled(const char *in, uint64_t rows, uint64_t cols, char *out, uint64_t outStride,
+                    Convert convert) {
+  constexpr uint64_t kTile = 64;
+  llvm::parallelFor(0, (rows + kTile - 1) / kTile, [&](size_t band) {
+    uint64_t rowBegin = band * kTile, rowEnd = std::min(rowBegin + kTile, rows);
+    for (uint64_t colBegin = 0; colBegin < cols; colBegin += kTile) {
+      uint64_t colEnd = std::min(colBegin + kTile, cols);
+      for (uint64_t c = colBegin; c < colEnd; ++c) {
+        const char *from = in + (rowBegin * cols + c) * sizeof(In);
+        char *to = out + (c * outStride + rowBegin) * sizeof(Out);
+        for (uint64_t r = rowBegin; r < rowEnd; ++r) {
+          In value;
+          std::memcpy(&value, from, sizeof(In));
+          Out result = convert(value);
+          std::memcpy(to, &result, sizeof(Out));
+          from += cols * sizeof(In);
+          to += sizeof(Out);
+        }
+      }
+    }
+  });
+}
+
+/// Writes the transpose of the rows x cols elements of `from` at `in`,
+/// converted to `to`, at `out`, whose rows are `outStride` elements apart.
+void transposeInto(const char *in, uint64_t rows, uint64_t cols, art::ElementType from,
+                   art::ElementType to, char *out, uint64_t outStride) {
+  if (from == to) {
+    auto copy = [&](auto bits) {
+      using Bits = decltype(bits);
+      transposeTiled<Bits, Bits>(in, rows, cols, out, outStride, [](Bits b) { return b; });
+    };
+    switch (art::elementSize(from)) {
+    case 1:
+      return copy(uint8_t());
+    case 2:
+      return copy(uint16_t());
+    case 4:
+      return copy(uint32_t());
+    case 8:
+      return copy(uint64_t());
+    default:
+      llvm_unreachable("artifact element types are 1, 2, 4 or 8 bytes");
+    }
+  }
+  // Only f32, bf16 and f16 are converted (describe()).
+  withCodec(from, [&](auto source) {
+    withCodec(to, [&](auto target) {
+      using Source = decltype(source);
+      using Target = decltype(target);
+      transposeTiled<typename Source::Bits, typename Target::Bits>(
+          in, rows, cols, out, outStride,
+          [](typename Source::Bits bits) { return Target::encode(Source::decode(bits)); });
+    });
+  });
+}
+
+/// A buffer reused from weight to weight, so that transposing each one does
+/// not fault in fresh pages; it grows to the largest transposed weight.
+class ScratchBuffer {
+public:
+  char *get(uint64_t size) {
+    if (size > capacity) {
+      data.reset(); // before allocating: never two buffers at once
+      data.reset(new char[size]);
+      capacity = size;
+    }
+    return data.get();
+  }
+
+private:
+  std::unique_ptr<char[]> data;
+  uint64_t capacity = 0;
+};
+
+/// Writes one transposed planned weight (stored [n, k], the transpose of the
+/// concatenation [k, n]): assembled in `scratch`, each source transposed (and
+/// converted) straight into its place, then written:
+///
+///   axis 1, sources [k, n_s]:  [ A | B ]^T = [ A^T ]    (bands of rows)
+///                                            [ B^T ]
+///   axis 0, sources [k_s, n]:  [ A ]^T = [ A^T | B^T ]  (bands of columns)
+///                              [ B ]
+bool writeTransposed(HashingWriter &out, const PlannedWeight &weight, ScratchBuffer &scratch) {
+  art::ElementType to = weight.entry.element_type();
+  art::ElementType from =
+      weight.entry.source_element_type() != art::ELEMENT_TYPE_UNSPECIFIED
+          ? weight.entry.source_element_type()
+          : to;
+  uint64_t k = static_cast<uint64_t>(weight.entry.shape(1));
+  uint64_t toBytes = art::elementSize(to);
+  char *result = scratch.get(weight.entry.size());
+  uint64_t offset = 0;
+  for (Operation *source : weight.sources) {
+    auto op = cast<graph::WeightOp>(source);
+    auto type = cast<RankedTensorType>(op.getType());
+    uint64_t rows = static_cast<uint64_t>(type.getDimSize(0));
+    uint64_t cols = static_cast<uint64_t>(type.getDimSize(1));
+    char *place = weight.packAxis == 1 ? result + offset * k * toBytes : result + offset * toBytes;
+    transposeInto(op.getValue().getData().data(), rows, cols, from, to, place, k);
+    offset += weight.packAxis == 1 ? cols : rows;
+  }
+  return out.write(result, weight.entry.size());
+}
+
+bool writeWeight(HashingWriter &out, const PlannedWeight &weight, ScratchBuffer &scratch) {
+  return weight.transposed ? writeTransposed(out, weight, scratch) : streamWeight(out, weight);
 }
 
 /// Fills a manifest weight entry's type, shape and size from `type`.
@@ -314,7 +478,7 @@ FailureOr<WeightPlan> planWeights(func::FuncOp entry, const ArtifactOptions &opt
     auto [it, inserted] = byName.try_emplace(weight.entry.name(), plan.weights.size());
     if (!inserted) {
       const PlannedWeight &existing = plan.weights[it->second];
-      if (existing.packAxis != weight.packAxis ||
+      if (existing.packAxis != weight.packAxis || existing.transposed != weight.transposed ||
           existing.entry.size() != weight.entry.size())
         return weight.op->emitError()
                << "two different weights would be stored as '" << weight.entry.name() << "'";
@@ -364,8 +528,15 @@ FailureOr<WeightPlan> planWeights(func::FuncOp entry, const ArtifactOptions &opt
         weight.entry.add_packed_from(key);
         name += (i ? "+" : "") + key;
       }
+      weight.transposed = pack.getTranspose();
       weight.entry.set_name(name);
-      weight.entry.set_pack_axis(weight.packAxis);
+      weight.entry.set_transposed(weight.transposed);
+      // A lone transposed weight is stored under its own name like the
+      // weight it replaces, with nothing packed.
+      if (weight.sources.size() == 1 && weight.transposed)
+        weight.entry.clear_packed_from();
+      else
+        weight.entry.set_pack_axis(weight.packAxis);
       if (failed(describe(op, cast<RankedTensorType>(pack.getType()), options, weight.entry)) ||
           failed(add(std::move(weight), pack.getResult())))
         return WalkResult::interrupt();
@@ -851,12 +1022,14 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
     return ioError("write");
   {
     HashingWriter out(temp.fd);
+    ScratchBuffer scratch;
     bool ok = out.write(manifestBytes.data(), manifestBytes.size()) &&
               out.padTo(header.weightsOffset);
     for (const PlannedWeight &weight : plan->weights) {
       if (!ok)
         break;
-      ok = out.padTo(header.weightsOffset + weight.entry.offset()) && writeWeight(out, weight);
+      ok = out.padTo(header.weightsOffset + weight.entry.offset()) &&
+           writeWeight(out, weight, scratch);
     }
     ok = ok && out.padTo(header.fileSize) && out.flush();
     if (!ok)

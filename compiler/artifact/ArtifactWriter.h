@@ -2,8 +2,10 @@
 //
 // Plans the weight section of an artifact from the entry function of an
 // optimized `graph` module (graph.weight ops, and graph.pack_weights ops as
-// the concatenation of their sources) and writes the artifact atomically,
-// streaming weight bytes from the mmap'd sources. See docs/artifact-format.md.
+// the concatenation of their sources, transposed with `transpose`) and writes
+// the artifact atomically, streaming weight bytes from the mmap'd sources
+// (a transposed weight is assembled in memory, one at a time). See
+// docs/artifact-format.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_COMPILER_ARTIFACT_ARTIFACTWRITER_H
@@ -55,6 +57,9 @@ struct PlannedWeight {
   /// The graph.weight ops whose data is concatenated (one unless packed).
   llvm::SmallVector<mlir::Operation *> sources;
   int64_t packAxis = 0;
+  /// Stored as the transpose of the (rank-2) concatenation: entry.shape() is
+  /// [n, k] (graph.pack_weights `transpose`).
+  bool transposed = false;
 };
 
 /// The weight section of one entry function.

@@ -401,8 +401,14 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       .Case([&](UnsqueezeOp o) { return one(unsqueeze(in(o.getInput()), in(o.getAxes()))); })
       .Case([&](TransposeOp o) { return one(transpose(in(o.getInput()), o.getPerm())); })
       .Case([&](ConcatOp o) { return one(concat(all(o.getInputs()), o.getAxis())); })
-      // Packed weights are a concatenation, whatever the artifact writer does later.
-      .Case([&](PackWeightsOp o) { return one(concat(all(o.getWeights()), o.getAxis())); })
+      // Packed weights are a concatenation (transposed with `transpose`),
+      // whatever the artifact writer does later.
+      .Case([&](PackWeightsOp o) -> llvm::Expected<Results> {
+        llvm::Expected<Tensor> packed = concat(all(o.getWeights()), o.getAxis());
+        if (!packed || !o.getTranspose())
+          return one(std::move(packed));
+        return one(transpose(*packed, {1, 0}));
+      })
       .Case([&](SplitOp o) {
         return split(in(o.getInput()), optional(o.getSplit()), o.getAxis(), o.getNumResults());
       })

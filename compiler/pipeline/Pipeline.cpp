@@ -46,6 +46,8 @@ pipeline::optimizationStages(const PipelineOptions &options) {
   stages.push_back({"fuse", [](OpPassManager &pm) {
                       pm.addNestedPass<func::FuncOp>(graph::createFuseHorizontalPass());
                       pm.addNestedPass<func::FuncOp>(graph::createAttachEpiloguesPass());
+                      // After packing, so a packed QKV is transposed as one weight.
+                      pm.addNestedPass<func::FuncOp>(graph::createTransposeWeightsPass());
                       addCleanup(pm);
                     }});
   stages.push_back({"group-elementwise", [](OpPassManager &pm) {

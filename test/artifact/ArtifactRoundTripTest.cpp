@@ -2,8 +2,9 @@
 //
 // Compiles tiny-llama through the optimization pipeline, writes the artifact
 // and reads it back: every weight's bytes equal the graph's, every
-// pack_weights entry equals the concatenation computed element by element,
-// and --dtype bf16 matches an independent round-to-nearest-even.
+// pack_weights entry equals the concatenation (transposed with `transpose`:
+// the pipeline stores every linear weight [n, k]) computed element by element,
+// and --dtype bf16 and fp16 match an independent conversion of those elements.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +25,8 @@
 #include <cstring>
 #include <string>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 using namespace mlir;
 namespace art = infer::artifact;
@@ -69,6 +73,56 @@ std::string keyOf(infer::graph::WeightOp op) {
   return op.getValue().getHandle().getKey().str();
 }
 
+/// The artifact's name for a pack: its sources' keys joined with '+' (a lone
+/// transposed weight keeps its own name).
+std::string packName(infer::graph::PackWeightsOp pack) {
+  std::string name;
+  for (Value operand : pack.getWeights())
+    name += (name.empty() ? "" : "+") + keyOf(operand.getDefiningOp<infer::graph::WeightOp>());
+  return name;
+}
+
+/// Calls `check(flat, expected)` for each element of `pack`'s (f32) result in
+/// row-major order, with the source element it must hold: the coordinate
+/// along the axis of the concatenation's index (the result index, its two
+/// coordinates swapped when transposed) picks the source and the coordinate
+/// there. Stops at the first element `check` rejects.
+template <typename Check>
+void forEachPackedElement(infer::graph::PackWeightsOp pack, Check check) {
+  auto type = cast<RankedTensorType>(pack.getType());
+  ASSERT_TRUE(type.getElementType().isF32());
+  int64_t axis = pack.getAxis();
+  SmallVector<int64_t> index(type.getRank(), 0);
+  for (int64_t flat = 0; flat < type.getNumElements(); ++flat) {
+    int64_t rest = flat;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      index[d] = rest % type.getDimSize(d);
+      rest /= type.getDimSize(d);
+    }
+    if (pack.getTranspose())
+      std::swap(index[0], index[1]);
+    int64_t along = index[axis];
+    for (Value operand : pack.getWeights()) {
+      auto sourceType = cast<RankedTensorType>(operand.getType());
+      if (along >= sourceType.getDimSize(axis)) {
+        along -= sourceType.getDimSize(axis);
+        continue;
+      }
+      int64_t sourceFlat = 0;
+      for (int64_t d = 0; d < sourceType.getRank(); ++d)
+        sourceFlat = sourceFlat * sourceType.getDimSize(d) + (d == axis ? along : index[d]);
+      float expected;
+      std::memcpy(&expected,
+                  operand.getDefiningOp<infer::graph::WeightOp>().getValue().getData().data() +
+                      sourceFlat * 4,
+                  4);
+      if (!check(flat, expected))
+        return;
+      break;
+    }
+  }
+}
+
 TEST_F(ArtifactRoundTrip, WeightsAndPacksReadBackEqual) {
   auto reader = write("fp32.infer");
   ASSERT_TRUE(reader);
@@ -87,48 +141,34 @@ TEST_F(ArtifactRoundTrip, WeightsAndPacksReadBackEqual) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(view->data) % art::kWeightAlignment, 0u);
     ++plain;
   });
+  int transposedPacks = 0, transposedLone = 0;
   module->walk([&](infer::graph::PackWeightsOp pack) {
-    std::string name;
-    for (Value operand : pack.getWeights())
-      name += (name.empty() ? "" : "+") + keyOf(operand.getDefiningOp<infer::graph::WeightOp>());
+    std::string name = packName(pack);
     auto view = reader->weight(name);
     ASSERT_TRUE(view.ok()) << view.status().toString();
     auto type = cast<RankedTensorType>(pack.getType());
-    ASSERT_TRUE(type.getElementType().isF32());
     ASSERT_EQ(view->size, type.getNumElements() * 4u);
+    EXPECT_EQ(std::vector<int64_t>(view->entry->shape().begin(), view->entry->shape().end()),
+              type.getShape().vec())
+        << name;
     const float *packed = static_cast<const float *>(view->data);
-    int64_t axis = pack.getAxis();
-    // Element by element: the result index's coordinate along the axis picks
-    // the source and its coordinate there.
-    SmallVector<int64_t> index(type.getRank(), 0);
-    for (int64_t flat = 0; flat < type.getNumElements(); ++flat) {
-      int64_t rest = flat;
-      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-        index[d] = rest % type.getDimSize(d);
-        rest /= type.getDimSize(d);
-      }
-      int64_t along = index[axis];
-      for (Value operand : pack.getWeights()) {
-        auto sourceType = cast<RankedTensorType>(operand.getType());
-        if (along >= sourceType.getDimSize(axis)) {
-          along -= sourceType.getDimSize(axis);
-          continue;
-        }
-        int64_t sourceFlat = 0;
-        for (int64_t d = 0; d < sourceType.getRank(); ++d)
-          sourceFlat = sourceFlat * sourceType.getDimSize(d) + (d == axis ? along : index[d]);
-        float expected;
-        std::memcpy(&expected,
-                    operand.getDefiningOp<infer::graph::WeightOp>().getValue().getData().data() +
-                        sourceFlat * 4,
-                    4);
-        ASSERT_EQ(packed[flat], expected) << name << " at " << flat;
-        break;
-      }
-    }
-    EXPECT_EQ(view->entry->pack_axis(), axis);
+    forEachPackedElement(pack, [&](int64_t flat, float expected) {
+      EXPECT_EQ(packed[flat], expected) << name << " at " << flat;
+      return packed[flat] == expected;
+    });
+    EXPECT_EQ(view->entry->transposed(), pack.getTranspose()) << name;
+    bool lone = pack.getWeights().size() == 1 && pack.getTranspose();
+    int sources = static_cast<int>(pack.getWeights().size());
+    EXPECT_EQ(view->entry->packed_from_size(), lone ? 0 : sources) << name;
+    if (!lone)
+      EXPECT_EQ(view->entry->pack_axis(), pack.getAxis());
+    transposedPacks += pack.getTranspose() && !lone;
+    transposedLone += lone;
     ++packs;
   });
+  // tiny-llama: QKV and gate/up packs, and o_proj, down and the LM head alone.
+  EXPECT_EQ(transposedPacks, 4);
+  EXPECT_EQ(transposedLone, 5);
   EXPECT_GT(plain, 0);
   EXPECT_GT(packs, 0);
   EXPECT_EQ(reader->numWeights(), static_cast<size_t>(plain + packs));
@@ -157,8 +197,8 @@ TEST_F(ArtifactRoundTrip, Bf16ConvertsWithRoundToNearestEven) {
   int checked = 0;
   module->walk([&](infer::graph::WeightOp op) {
     auto view = reader->weight(keyOf(op));
-    if (!view.ok())
-      return; // stored inside a pack
+    if (!view.ok() || view->entry->transposed())
+      return; // stored inside a pack (below)
     EXPECT_EQ(view->entry->element_type(), art::ELEMENT_TYPE_BF16);
     EXPECT_EQ(view->entry->source_element_type(), art::ELEMENT_TYPE_F32);
     ArrayRef<char> data = op.getValue().getData();
@@ -172,6 +212,35 @@ TEST_F(ArtifactRoundTrip, Bf16ConvertsWithRoundToNearestEven) {
     ++checked;
   });
   EXPECT_GT(checked, 0);
+  int transposed = 0;
+  module->walk([&](infer::graph::PackWeightsOp pack) {
+    auto view = reader->weight(packName(pack));
+    ASSERT_TRUE(view.ok()) << view.status().toString();
+    EXPECT_EQ(view->entry->element_type(), art::ELEMENT_TYPE_BF16);
+    EXPECT_EQ(view->entry->source_element_type(), art::ELEMENT_TYPE_F32);
+    const uint16_t *stored = static_cast<const uint16_t *>(view->data);
+    forEachPackedElement(pack, [&](int64_t flat, float expected) {
+      EXPECT_EQ(stored[flat], referenceBF16(expected)) << packName(pack) << "[" << flat << "]";
+      return stored[flat] == referenceBF16(expected);
+    });
+    transposed += pack.getTranspose();
+  });
+  EXPECT_EQ(transposed, 9);
+}
+
+/// Whether the f16 `h` is within half an ulp of `value` (normal numbers and
+/// subnormals; no infinities or NaNs in the weights), decoded independently.
+::testing::AssertionResult f16WithinHalfAnUlp(uint16_t h, float value) {
+  int exponent = (h >> 10) & 0x1f;
+  if (exponent == 0x1f)
+    return ::testing::AssertionFailure() << "inf or NaN for " << value;
+  float magnitude = exponent ? std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, exponent - 15)
+                             : std::ldexp((h & 0x3ff) / 1024.0f, -14);
+  float decoded = (h & 0x8000) ? -magnitude : magnitude;
+  float ulp = exponent ? std::ldexp(1.0f, exponent - 25) : std::ldexp(1.0f, -24);
+  if (std::fabs(decoded - value) > ulp * 0.5f * 1.0001f)
+    return ::testing::AssertionFailure() << decoded << " for " << value;
+  return ::testing::AssertionSuccess();
 }
 
 TEST_F(ArtifactRoundTrip, Fp16WithinHalfAnUlp) {
@@ -180,25 +249,89 @@ TEST_F(ArtifactRoundTrip, Fp16WithinHalfAnUlp) {
   ASSERT_TRUE(reader);
   module->walk([&](infer::graph::WeightOp op) {
     auto view = reader->weight(keyOf(op));
-    if (!view.ok())
-      return;
+    if (!view.ok() || view->entry->transposed())
+      return; // stored inside a pack (below)
     ASSERT_EQ(view->entry->element_type(), art::ELEMENT_TYPE_F16);
     ArrayRef<char> data = op.getValue().getData();
     const uint16_t *stored = static_cast<const uint16_t *>(view->data);
     for (size_t i = 0; i < data.size() / 4; ++i) {
       float value;
       std::memcpy(&value, data.data() + 4 * i, 4);
-      // Decode f16 (normal numbers only here) and compare within half an ulp.
-      uint16_t h = stored[i];
-      int exponent = (h >> 10) & 0x1f;
-      ASSERT_NE(exponent, 0x1f);
-      float magnitude = exponent ? std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, exponent - 15)
-                                 : std::ldexp((h & 0x3ff) / 1024.0f, -14);
-      float decoded = (h & 0x8000) ? -magnitude : magnitude;
-      float ulp = exponent ? std::ldexp(1.0f, exponent - 25) : std::ldexp(1.0f, -24);
-      ASSERT_LE(std::fabs(decoded - value), ulp * 0.5f * 1.0001f) << keyOf(op) << "[" << i << "]";
+      ASSERT_TRUE(f16WithinHalfAnUlp(stored[i], value)) << keyOf(op) << "[" << i << "]";
     }
   });
+  module->walk([&](infer::graph::PackWeightsOp pack) {
+    auto view = reader->weight(packName(pack));
+    ASSERT_TRUE(view.ok()) << view.status().toString();
+    ASSERT_EQ(view->entry->element_type(), art::ELEMENT_TYPE_F16);
+    const uint16_t *stored = static_cast<const uint16_t *>(view->data);
+    forEachPackedElement(pack, [&](int64_t flat, float expected) {
+      ::testing::AssertionResult near = f16WithinHalfAnUlp(stored[flat], expected);
+      EXPECT_TRUE(near) << packName(pack) << "[" << flat << "]";
+      return bool(near);
+    });
+  });
+}
+
+/// Transposed packs along both axes, with shapes no tile divides: along
+/// axis 0 each source fills a band of the result's columns, along axis 1 a
+/// band of its rows (tiny-llama packs only along axis 1).
+constexpr const char *kTransposedPacks = R"mlir(
+func.func @main(%x: tensor<1xf32>) -> (tensor<3x3xf32>, tensor<3x2xf32>) {
+  %a = graph.weight <a> : tensor<2x3xf32>
+  %b = graph.weight <b> : tensor<1x3xf32>
+  %ab = graph.pack_weights %a, %b {axis = 0 : i64, transpose} : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<3x3xf32>
+  %c = graph.weight <c> : tensor<2x2xf32>
+  %d = graph.weight <d> : tensor<2x1xf32>
+  %cd = graph.pack_weights %c, %d {axis = 1 : i64, transpose} : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<3x2xf32>
+  return %ab, %cd : tensor<3x3xf32>, tensor<3x2xf32>
+}
+{-#
+  dialect_resources: {
+    graph: {
+      a: "0x040000000000803F0000004000004040000080400000A0400000C040",
+      b: "0x040000000000E0400000004100001041",
+      c: "0x040000000000803F000000400000404000008040",
+      d: "0x040000000000A0400000C040"
+    }
+  }
+#-}
+)mlir";
+
+TEST(TransposedPack, BothAxesReadBackAsTheTransposedConcatenation) {
+  MLIRContext context;
+  infer::import::registerImportDialects(context);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kTransposedPacks, &context);
+  ASSERT_TRUE(module);
+  // a = [[1 2 3] [4 5 6]], b = [[7 8 9]]: concat(a, b; 0)^T = [[1 4 7] [2 5 8] [3 6 9]].
+  // c = [[1 2] [3 4]], d = [[5] [6]]:     concat(c, d; 1)^T = [[1 3] [2 4] [5 6]].
+  const std::vector<float> ab = {1, 4, 7, 2, 5, 8, 3, 6, 9}, cd = {1, 3, 2, 4, 5, 6};
+  for (std::string dtype : {"", "bf16"}) {
+    infer::compiler::ArtifactOptions options;
+    options.dtype = dtype;
+    std::string path = tempPath("transposed-" + dtype + ".infer");
+    ASSERT_TRUE(succeeded(infer::compiler::writeArtifact(*module, path, options)));
+    auto reader = art::ArtifactReader::open(path);
+    ::unlink(path.c_str());
+    ASSERT_TRUE(reader.ok()) << reader.status().toString();
+    for (auto [name, expected] : {std::make_pair("a+b", ab), std::make_pair("c+d", cd)}) {
+      auto view = (*reader)->weight(name);
+      ASSERT_TRUE(view.ok()) << view.status().toString();
+      EXPECT_TRUE(view->entry->transposed());
+      std::vector<float> stored(expected.size());
+      for (size_t i = 0; i < expected.size(); ++i) {
+        if (dtype.empty()) {
+          std::memcpy(&stored[i], static_cast<const char *>(view->data) + 4 * i, 4);
+        } else {
+          uint16_t bits; // small integers are exact in bf16: the top half of the f32
+          std::memcpy(&bits, static_cast<const char *>(view->data) + 2 * i, 2);
+          uint32_t wide = uint32_t(bits) << 16;
+          std::memcpy(&stored[i], &wide, 4);
+        }
+      }
+      EXPECT_EQ(stored, expected) << name << " " << dtype;
+    }
+  }
 }
 
 TEST_F(ArtifactRoundTrip, FailedWriteLeavesNoFile) {

@@ -167,21 +167,30 @@ LogicalResult PackWeightsOp::verify() {
   if (getWeights().empty())
     return emitOpError() << "needs at least one weight";
   auto resultType = cast<RankedTensorType>(getType());
+  // The concatenation's shape: the result's, or its reverse when transposed.
+  SmallVector<int64_t> packed(resultType.getShape());
+  StringRef packedName = "the result";
+  if (getTranspose()) {
+    if (resultType.getRank() != 2)
+      return emitOpError() << "transpose needs rank-2 weights, got rank " << resultType.getRank();
+    std::reverse(packed.begin(), packed.end());
+    packedName = "the result's transpose";
+  }
+  int64_t rank = resultType.getRank();
   int64_t axis = getAxis();
-  if (axis < 0 || axis >= resultType.getRank())
-    return emitOpError() << "axis " << axis << " is out of range for rank " << resultType.getRank();
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for rank " << rank;
   int64_t total = 0;
   for (Value weight : getWeights()) {
     auto type = cast<RankedTensorType>(weight.getType());
-    if (type.getRank() != resultType.getRank() || type.getElementType() != resultType.getElementType())
+    if (type.getRank() != rank || type.getElementType() != resultType.getElementType())
       return emitOpError() << "weights must share the result's rank and element type";
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d != axis && type.getDimSize(d) != resultType.getDimSize(d))
-        return emitOpError() << "weights differ from the result in dim " << d;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && type.getDimSize(d) != packed[d])
+        return emitOpError() << "weights differ from " << packedName << " in dim " << d;
     total += type.getDimSize(axis);
   }
-  if (total != resultType.getDimSize(axis))
-    return emitOpError() << "packed dim is " << resultType.getDimSize(axis) << ", weights add up to "
-                         << total;
+  if (total != packed[axis])
+    return emitOpError() << "packed dim is " << packed[axis] << ", weights add up to " << total;
   return success();
 }

@@ -171,19 +171,27 @@ def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
 }
 
 def Graph_PackWeightsOp : Graph_Op<"pack_weights", [Pure]> {
-  let summary = "Weights concatenated at compile time (a layout, not a kernel)";
+  let summary = "Weights concatenated (and transposed) at compile time (a layout, not a kernel)";
   let description = [{
     The concatenation of weights along `axis`, made when the artifact is
-    written by streaming from the mmap'd weights, so a compile never holds a
-    copy of the model. Horizontal fusion packs Q, K, V (and gate, up)
-    projection weights and biases this way.
+    written from the mmap'd weights. Horizontal fusion packs Q, K, V (and
+    gate, up) projection weights and biases this way.
+
+    With `transpose` (rank 2 only), the result is the transpose of that
+    concatenation, `result[j, i] = concat(weights, axis)[i, j]`: the [n, k]
+    layout of a `graph.linear` with `transpose_weight`, which decode GEMVs
+    stream row by row. The artifact writer assembles one such weight at a
+    time in memory (in a buffer the size of the largest); untransposed
+    weights are streamed, so a compile never holds a copy of the model.
 
     ```mlir
     %qkv = graph.pack_weights %wq, %wk, %wv {axis = 1 : i64}
         : (tensor<64x64xf32>, tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x128xf32>
+    %qkv_t = graph.pack_weights %wq, %wk, %wv {axis = 1 : i64, transpose}
+        : (tensor<64x64xf32>, tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<128x64xf32>
     ```
   }];
-  let arguments = (ins Variadic<AnyRankedTensor>:$weights, I64Attr:$axis);
+  let arguments = (ins Variadic<AnyRankedTensor>:$weights, I64Attr:$axis, UnitAttr:$transpose);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$weights attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -52,18 +52,6 @@ bool packable(ArrayRef<LinearOp> linears) {
   return true;
 }
 
-/// Places weight packing beside the weights (the top of the function), after
-/// the last one it reads.
-void setInsertionAfterOperands(OpBuilder &builder, ValueRange values) {
-  Operation *last = nullptr;
-  for (Value value : values) {
-    Operation *def = value.getDefiningOp();
-    if (def && (!last || last->isBeforeInBlock(def)))
-      last = def;
-  }
-  builder.setInsertionPointAfter(last);
-}
-
 Value packWeights(OpBuilder &builder, Location loc, ValueRange weights, int64_t axis) {
   auto first = cast<RankedTensorType>(weights.front().getType());
   SmallVector<int64_t> shape(first.getShape());

@@ -61,3 +61,16 @@ bool infer::graph::isLastAxis(Value axes, Value input) {
   int64_t axis = (*values)[0];
   return axis == *rank - 1 || axis == -1;
 }
+
+void infer::graph::setInsertionAfterOperands(OpBuilder &builder, ValueRange values) {
+  Operation *last = nullptr;
+  for (Value value : values) {
+    Operation *def = value.getDefiningOp();
+    if (def && (!last || last->isBeforeInBlock(def)))
+      last = def;
+  }
+  if (last)
+    builder.setInsertionPointAfter(last);
+  else
+    builder.setInsertionPointToStart(cast<BlockArgument>(values.front()).getOwner());
+}

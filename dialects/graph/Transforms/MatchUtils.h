@@ -4,6 +4,7 @@
 
 #include "dialects/graph/IR/GraphOps.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
@@ -30,6 +31,11 @@ std::optional<int64_t> staticDim(mlir::Value value, int64_t dim);
 
 /// True if `axes` (a graph.constant) names exactly the last axis of `input`.
 bool isLastAxis(mlir::Value axes, mlir::Value input);
+
+/// Places weight packing beside the weights (the top of the function): after
+/// the last of `values` defined by an op, or at the start of the block when
+/// all are block arguments. `values` must be defined in one block.
+void setInsertionAfterOperands(mlir::OpBuilder &builder, mlir::ValueRange values);
 
 /// If `op` is a commutative binary op with one operand matching `pred`,
 /// returns {that operand, the other}.

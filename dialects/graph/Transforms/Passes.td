@@ -202,6 +202,40 @@ def AttachEpiloguesPass : Pass<"infer-attach-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
 
+def TransposeWeightsPass : Pass<"infer-transpose-weights", "mlir::func::FuncOp"> {
+  let summary = "Stores linear weights as [n, k] (transpose_weight) at compile time";
+  let description = [{
+    Each rank-2 weight (a `graph.weight`, or a `graph.pack_weights` without
+    `transpose`) that only `graph.linear`s without `transpose_weight` read,
+    and only as their weight, becomes a `graph.pack_weights` of the same
+    sources with `transpose`; those linears get `transpose_weight = true`.
+    The artifact then stores the weight [n, k], output-row-major, the layout
+    batch-1 decode GEMVs stream row by row. A weight anything else reads (a
+    tied embedding table that graph.embedding also gathers from, a pack) and
+    linears already in the transposed layout are left as they are; biases
+    and residuals are untouched. Guarantees: each linear computes the same
+    products (the reference interpreter and the CPU backend sum them over k
+    in the same order either way); a rewritten weight's old pack is erased.
+
+    Before:
+    ```mlir
+    %wq = graph.weight <q_proj> : tensor<64x64xf32>
+    %w = graph.pack_weights %wq, %wk, %wv {axis = 1 : i64} : (...) -> tensor<64x128xf32>
+    %qkv = graph.linear %x, %w : (tensor<?x?x64xf32>, tensor<64x128xf32>) -> tensor<?x?x128xf32>
+    %wo = graph.weight <o_proj> : tensor<64x64xf32>
+    %o = graph.linear %a, %wo residual(%r) : (...) -> tensor<?x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %w = graph.pack_weights %wq, %wk, %wv {axis = 1 : i64, transpose} : (...) -> tensor<128x64xf32>
+    %qkv = graph.linear %x, %w {transpose_weight = true} : (...) -> tensor<?x?x128xf32>
+    %wo_t = graph.pack_weights %wo {axis = 0 : i64, transpose} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    %o = graph.linear %a, %wo_t residual(%r) {transpose_weight = true} : (...) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
 def GroupElementwisePass : Pass<"infer-group-elementwise", "mlir::func::FuncOp"> {
   let summary = "Clusters elementwise ops (and the reductions that feed them) into fusion groups";
   let description = [{

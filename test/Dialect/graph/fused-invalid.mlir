@@ -404,3 +404,32 @@ func.func @pack_weights_total(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) -> tenso
   %0 = graph.pack_weights %a, %b {axis = 1 : i64} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// Tests that a transposed graph.pack_weights needs rank-2 weights.
+func.func @pack_weights_transpose_rank(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'graph.pack_weights' op transpose needs rank-2 weights, got rank 1}}
+  %0 = graph.pack_weights %a, %b {axis = 0 : i64, transpose} : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Tests that a transposed graph.pack_weights' result is the concatenation's
+// shape reversed: [4, 2] ++ [4, 2] along axis 0 is [8, 2], stored [2, 8], not [8, 2].
+func.func @pack_weights_transpose_dim(%a: tensor<4x2xf32>, %b: tensor<4x2xf32>) -> tensor<8x2xf32> {
+  // expected-error @+1 {{'graph.pack_weights' op weights differ from the result's transpose in dim 1}}
+  %0 = graph.pack_weights %a, %b {axis = 0 : i64, transpose} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  return %0 : tensor<8x2xf32>
+}
+
+// -----
+
+// Tests that a transposed graph.pack_weights' packed dim is the result's
+// other dim: [4, 2] ++ [4, 3] along axis 1 is [4, 5], stored [5, 4].
+func.func @pack_weights_transpose_total(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'graph.pack_weights' op packed dim is 4, weights add up to 5}}
+  %0 = graph.pack_weights %a, %b {axis = 1 : i64, transpose} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
