@@ -12,6 +12,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -280,6 +281,24 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       gemv.set_block_x(kernels::kGemvThreads);
       gemv.set_fuses_previous(fuses);
       *cuda.mutable_gemv() = std::move(gemv);
+      // Batch-1 decode over [n, k] weights: a warp per output row
+      // (GemvRows.cuh), folding the launch before it whatever the layout.
+      int elementBytes = int(art::elementSize(out));
+      if (kernels::gemvRowsSupported(k, n, transposed, elementBytes)) {
+        art::CudaLaunch rows;
+        rows.set_runner(art::CudaLaunch::KERNEL);
+        bool folds = foldsIntoGemv(index, k, out);
+        int rowsPrologue =
+            !folds ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
+        useKernel(rows, ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) + ">");
+        *rows.add_grid() = gridDim(art::GridDim::ONE, kernels::gemvRowsGrid(n));
+        *rows.add_grid() = gridDim(art::GridDim::ONE, 1);
+        *rows.add_grid() = gridDim(art::GridDim::ONE, 1);
+        rows.set_block_x(kernels::kGemvRowsThreads);
+        rows.set_shared_bytes(uint32_t(kernels::gemvRowsSharedBytes(k, elementBytes)));
+        rows.set_fuses_previous(folds);
+        *cuda.mutable_gemv_single_row() = std::move(rows);
+      }
     }
     break;
   }
@@ -423,7 +442,7 @@ std::string ModuleBuilder::source() const {
        << "#include \"codegen/cuda/kernels/KvAttention.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/Gemv.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/GemvRows.cuh\"\n"
        << generated_.str();
   return text.str();
 }
@@ -468,18 +487,25 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
     launch.set_function(lowered->second);
     return okStatus();
   };
-  for (auto *launches : {module.mutable_launches(), module.mutable_step_launches()})
-    for (art::CudaLaunch &launch : *launches) {
-      RETURN_IF_ERROR(lower(launch));
-      if (launch.has_prologue())
-        RETURN_IF_ERROR(lower(*launch.mutable_prologue()));
-      if (launch.has_fused_prologue())
-        RETURN_IF_ERROR(lower(*launch.mutable_fused_prologue()));
-      if (launch.has_prefill())
-        RETURN_IF_ERROR(lower(*launch.mutable_prefill()));
-      if (launch.has_gemv())
-        RETURN_IF_ERROR(lower(*launch.mutable_gemv()));
+  // Every record, with the alternatives nested in it (prologue, prefill,
+  // gemv, ...): found by reflection, so a new kind of record cannot be left
+  // with its unlowered name (which the driver would not find at load).
+  std::function<Status(art::CudaLaunch &)> lowerAll = [&](art::CudaLaunch &launch) -> Status {
+    RETURN_IF_ERROR(lower(launch));
+    const google::protobuf::Reflection *reflection = launch.GetReflection();
+    const google::protobuf::Descriptor *descriptor = launch.GetDescriptor();
+    for (int f = 0; f < descriptor->field_count(); ++f) {
+      const google::protobuf::FieldDescriptor *field = descriptor->field(f);
+      if (field->message_type() == art::CudaLaunch::descriptor() && !field->is_repeated() &&
+          reflection->HasField(launch, field))
+        RETURN_IF_ERROR(lowerAll(
+            *static_cast<art::CudaLaunch *>(reflection->MutableMessage(&launch, field))));
     }
+    return okStatus();
+  };
+  for (auto *launches : {module.mutable_launches(), module.mutable_step_launches()})
+    for (art::CudaLaunch &launch : *launches)
+      RETURN_IF_ERROR(lowerAll(launch));
   if (!sampler.empty()) {
     auto lowered = compiled.loweredNames.find(sampler);
     if (lowered == compiled.loweredNames.end())

@@ -171,8 +171,11 @@ Status CudaBackend::load() {
   useGraphs_ = !environmentIs("INFER_CUDA_GRAPHS", "0");
   usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
   useGemv_ = !environmentIs("INFER_GEMV", "0");
+  useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
-  useProgrammaticLaunch_ = environmentIs("INFER_PDL", "1");
+  programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
+                        : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
+                                                          : ProgrammaticLaunch::Decode;
   RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }
@@ -204,7 +207,8 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     const art::CudaLaunch &launch = loaded.launches->Get(i);
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
-    CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, fused = nullptr;
+    CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, rows = nullptr,
+               fused = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
@@ -217,9 +221,13 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (launch.has_gemv()) {
       ASSIGN_OR_RETURN(gemv, resolve(launch.gemv(), i));
     }
+    if (launch.has_gemv_single_row()) {
+      ASSIGN_OR_RETURN(rows, resolve(launch.gemv_single_row(), i));
+    }
     loaded.prologues.push_back(prologue);
     loaded.prefills.push_back(prefill);
     loaded.gemvs.push_back(gemv);
+    loaded.gemvRows.push_back(rows);
     loaded.fusedPrologues.push_back(fused);
   }
   return okStatus();
@@ -513,26 +521,40 @@ Status CudaBackend::allocateGemvWorkspace() {
   return okStatus();
 }
 
-bool CudaBackend::runsAsGemv(const LoadedProgram &loaded, int index, int64_t tokens) const {
-  return useGemv_ && loaded.launches->Get(index).has_gemv() && loaded.gemvs[size_t(index)] &&
-         tokens <= kernels::kGemvMaxRows;
+const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int index,
+                                            int64_t tokens, CUfunction *function) const {
+  const art::CudaLaunch &cuda = loaded.launches->Get(index);
+  CUfunction found = nullptr;
+  const art::CudaLaunch *record = nullptr;
+  if (!useGemv_)
+    return nullptr;
+  if (tokens == 1 && useGemvRows_ && cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
+    record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
+  else if (tokens <= kernels::kGemvMaxRows && cuda.has_gemv() && loaded.gemvs[size_t(index)])
+    record = &cuda.gemv(), found = loaded.gemvs[size_t(index)];
+  if (function)
+    *function = found;
+  return record;
 }
 
 Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                            const StepContext *step) {
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
   if (cuda.runner() == art::CudaLaunch::CUBLASLT) {
-    if (runsAsGemv(loaded, index, args.tokens)) {
+    CUfunction function = nullptr;
+    if (const art::CudaLaunch *gemv = gemvFor(loaded, index, args.tokens, &function)) {
       exec::LaunchArgs folded;
-      bool fuses = cuda.gemv().fuses_previous();
+      bool fuses = gemv->fuses_previous();
       if (fuses)
         folded = resolve(loaded, index - 1, sizesOf(args));
+      // infer_gemv_rows loads its first weights before it waits by itself.
+      bool prefetch = gemv == &cuda.gemv() && programmaticNext();
       ASSIGN_OR_RETURN(PackedParams params,
                        packGemvParams(args, reinterpret_cast<float *>(gemvWorkspace_),
                                       reinterpret_cast<unsigned int *>(gemvCounters_),
                                       fuses ? &folded : nullptr,
-                                      programmaticNext() ? kGemvPrefetchBytes : 0));
-      return launchKernel(cuda.gemv(), loaded.gemvs[size_t(index)], args, params);
+                                      prefetch ? kGemvPrefetchBytes : 0));
+      return launchKernel(*gemv, function, args, params);
     }
     lastLaunchWasKernel_ = false;
     return gemm_->run(args, stream_);
@@ -565,13 +587,16 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
   }
   Status status = okStatus();
   lastLaunchWasKernel_ = false; // the step's uploads came last
+  programmaticStep_ = programmaticLaunch_ == ProgrammaticLaunch::All ||
+                      (programmaticLaunch_ == ProgrammaticLaunch::Decode &&
+                       step.tokens <= kernels::kGemvMaxRows);
   int count = loaded.program->launches_size();
   for (int i = 0; i < count && status.ok(); ++i) {
     // Folded into the next launch's GEMV (CudaLaunch.fuses_previous).
-    if (i + 1 < count && loaded.launches->Get(i + 1).gemv().fuses_previous() &&
-        !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1)) &&
-        runsAsGemv(loaded, i + 1, step.tokens))
-      continue;
+    if (i + 1 < count && !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1)))
+      if (const art::CudaLaunch *gemv = gemvFor(loaded, i + 1, step.tokens);
+          gemv && gemv->fuses_previous())
+        continue;
     // Run inside the next launch's KV write (CudaLaunch.fused_prologue).
     if (i + 1 < count && fusesRotary(loaded, i + 1))
       continue;

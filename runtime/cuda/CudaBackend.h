@@ -77,7 +77,7 @@ private:
     const artifact::ExecProgram *program = nullptr;
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
-    std::vector<CUfunction> functions, prologues, prefills, gemvs, fusedPrologues;
+    std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, fusedPrologues;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -93,9 +93,9 @@ private:
                    const StepContext *context, KindTimes *perKind);
   Status launchKernel(const artifact::CudaLaunch &cuda, CUfunction function,
                       const exec::LaunchArgs &args, const PackedParams &params);
-  /// Whether the next kernel is launched programmatically (INFER_PDL=1 and
-  /// its predecessor is one of our kernels).
-  bool programmaticNext() const { return useProgrammaticLaunch_ && lastLaunchWasKernel_; }
+  /// Whether the next kernel is launched programmatically (the step's launches
+  /// are, programmaticStep_, and its predecessor is one of our kernels).
+  bool programmaticNext() const { return programmaticStep_ && lastLaunchWasKernel_; }
   /// Whether launch `index` (a KV_ATTENTION) runs the rotary before it inside
   /// its KV write, so that rotary launch is skipped.
   bool fusesRotary(const LoadedProgram &loaded, int index) const {
@@ -172,12 +172,19 @@ private:
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   bool usePrefillKernel_ = true; ///< INFER_KV_PREFILL=0: the per-token kernel for every step
   bool useGemv_ = true;          ///< INFER_GEMV=0: cuBLASLt for every GEMM
+  /// INFER_GEMV_ROWS=0: infer_gemv at T = 1 too (CudaLaunch.gemv_single_row unused).
+  bool useGemvRows_ = true;
   /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
   /// run as one kernel (CudaLaunch.fused_prologue).
   bool useFusedRotary_ = false;
-  /// INFER_PDL=1: a kernel that follows one of ours is launched with
-  /// programmatic stream serialization (docs/codegen.md, "Launch overlap").
-  bool useProgrammaticLaunch_ = false;
+  /// Which steps launch a kernel that follows one of ours with programmatic
+  /// stream serialization (docs/codegen.md, "Launch overlap"): by default
+  /// decode steps (T <= kGemvMaxRows, where the GEMVs overlap); INFER_PDL=1
+  /// every step, INFER_PDL=0 none.
+  enum class ProgrammaticLaunch { Off, Decode, All };
+  ProgrammaticLaunch programmaticLaunch_ = ProgrammaticLaunch::Decode;
+  /// Whether the launches of the step being enqueued are programmatic.
+  bool programmaticStep_ = false;
   /// Whether the last operation enqueued by launchAll was one of our kernels
   /// (the only predecessor a programmatic launch may overlap).
   bool lastLaunchWasKernel_ = false;
@@ -187,8 +194,11 @@ private:
   /// The split-KV decode attention's partials and counters (same contract).
   CUdeviceptr kvDecodeWorkspace_ = 0, kvDecodeCounters_ = 0;
   Status allocateGemvWorkspace();
-  /// Whether GEMM launch `index` runs as the GEMV kernel at this T.
-  bool runsAsGemv(const LoadedProgram &loaded, int index, int64_t tokens) const;
+  /// The small-T kernel GEMM launch `index` runs as at this T, or null for
+  /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row), else infer_gemv
+  /// up to kGemvMaxRows; its function goes to `function` when given.
+  const artifact::CudaLaunch *gemvFor(const LoadedProgram &loaded, int index, int64_t tokens,
+                                      CUfunction *function = nullptr) const;
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };

@@ -57,8 +57,8 @@ generate_checks() {
   esac
 }
 
-# The same with the switches that are off by default (correct, no measured gain
-# on the H200): programmatic dependent launch and the rotary folded into the KV write.
+# The same with the switches beyond the defaults: programmatic dependent launch in
+# prefill steps too (INFER_PDL=1) and the rotary folded into the KV write.
 switch_checks() {
   local switch=$1 base=$models/tiny-llama
   export "$switch=1"

@@ -126,14 +126,16 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     std::printf("  output %s\n", describeSpec(output).c_str());
 
   uint64_t weightBytes = 0;
-  int packed = 0, converted = 0;
+  int packed = 0, transposed = 0, converted = 0;
   for (const art::Weight &weight : manifest.weights()) {
     weightBytes += weight.size();
     packed += weight.packed_from_size() > 0;
+    transposed += weight.transposed();
     converted += weight.source_element_type() != art::ELEMENT_TYPE_UNSPECIFIED;
   }
-  std::printf("weights: %d (%d packed, %d converted), %llu bytes (%.1f MB), section %llu bytes\n",
-              manifest.weights_size(), packed, converted,
+  std::printf("weights: %d (%d packed, %d transposed, %d converted), %llu bytes (%.1f MB), "
+              "section %llu bytes\n",
+              manifest.weights_size(), packed, transposed, converted,
               static_cast<unsigned long long>(weightBytes), weightBytes / 1e6,
               static_cast<unsigned long long>(manifest.weight_section_size()));
 
@@ -183,19 +185,27 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                 cuda.arch().c_str(), cuda.cubin().size(), ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
-    int gemv = 0, folding = 0, prefill = 0, rotary = 0;
+    int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, prefill = 0, rotary = 0;
+    std::map<std::string, int> rowKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
       folding += launch.gemv().fuses_previous();
+      rows += launch.has_gemv_single_row();
+      rowsFolding += launch.gemv_single_row().fuses_previous();
+      if (launch.has_gemv_single_row())
+        ++rowKernels[launch.gemv_single_row().function()];
       prefill += launch.has_prefill();
       rotary += launch.has_fused_prologue();
     }
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
-                  "them), %d paged attentions with a prefill kernel (%d can fold the rotary "
-                  "before them into the KV write), sampler %s\n",
-                  gemv, folding, prefill, rotary,
+                  "them), %d with a batch-1 row GEMV (%d fold), %d paged attentions with a "
+                  "prefill kernel (%d can fold the rotary before them into the KV write), "
+                  "sampler %s\n",
+                  gemv, folding, rows, rowsFolding, prefill, rotary,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
+    for (const auto &[function, uses] : rowKernels)
+      std::printf("  step row GEMV kernel %s (%d launches)\n", function.c_str(), uses);
   } else {
     std::printf("cuda: none (compiled for --target cpu)\n");
   }

@@ -180,6 +180,36 @@ INFER_GEMV_GEOMETRY_FN long long gemvCounters(long long maxN) {
   return (maxN + kGemvMinTileColumns - 1) / kGemvMinTileColumns;
 }
 
+/// infer_gemv_rows (GemvRows.cuh): the batch-1 GEMV over [n, k] weights, a
+/// warp per output row, 8 warps per block, two blocks per multiprocessor.
+constexpr int kGemvRowsThreads = 256;
+constexpr int kGemvRowsBlocksPerMultiprocessor = 2;
+/// The most input bytes a block stages in shared memory (two blocks per
+/// multiprocessor must fit in its 228 KiB).
+constexpr long long kGemvRowsMaxSharedBytes = 96 * 1024;
+
+/// Whether infer_gemv_rows runs a GEMM: [n, k] weights of a 16-bit type,
+/// rows of whole 16-byte loads, the input row within the staging limit.
+INFER_GEMV_GEOMETRY_FN bool gemvRowsSupported(long long k, long long n, int transposed,
+                                              int elementBytes) {
+  return transposed && elementBytes == 2 && k > 0 && n > 0 && k % 8 == 0 &&
+         k * elementBytes <= kGemvRowsMaxSharedBytes;
+}
+
+/// Blocks of infer_gemv_rows: one wave of two per multiprocessor, fewer when
+/// n has fewer rows than their warps.
+INFER_GEMV_GEOMETRY_FN unsigned gemvRowsGrid(long long n) {
+  const long long warps = kGemvRowsThreads / 32;
+  const long long blocks = (n + warps - 1) / warps;
+  const long long wave = (long long)kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;
+  return unsigned(blocks < wave ? blocks : wave);
+}
+
+/// Dynamic shared memory of infer_gemv_rows: the staged input row.
+INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementBytes) {
+  return k * elementBytes;
+}
+
 } // namespace kernels
 } // namespace infer
 

@@ -6,11 +6,13 @@ serialization (INFER_PDL=1, docs/codegen.md "Launch overlap"): such a kernel
 can start while the one before it still runs, so before it reads another
 kernel's output or writes anything it must execute griddepcontrol.wait
 (Common.cuh, waitForPreviousKernel; the GEMVs' prefetchWeightsThenWaitFor-
-PreviousKernel). A block that returned early without waiting would also let
-the kernel after it overtake its predecessor. This script finds every
-__global__ function definition in the given CUDA sources (the kernel headers,
-or `infer-run M.infer info --cuda-source` output) and fails naming each one
-whose body does not begin with that call.
+PreviousKernel, infer_gemv_rows' loadFirstUnitThenWaitForPreviousKernel). A
+block that returned early without waiting would also let the kernel after it
+overtake its predecessor. This script finds every __global__ function
+definition in the given CUDA sources (the kernel headers, or `infer-run
+M.infer info --cuda-source` output) and fails naming each one whose body does
+not begin with that call. Declarations without an initializer before it
+(`__shared__ float s[8];`, `uint4 r[8];`) touch no memory and are skipped.
 
   check_kernel_entries.py FILE...
 """
@@ -18,6 +20,9 @@ import re
 import sys
 
 WAIT = re.compile(r"(\w+::)*\w*[wW]aitForPreviousKernel\w*\s*(<[^;(]*>)?\s*\(")
+# A declaration without an initializer: qualifiers, a type, a name, array sizes.
+DECLARATION = re.compile(r"^(extern\s+)?(__shared__\s+)?(__align__\(\d+\)\s+)?"
+                         r"[\w:]+(\s*<[^;=(]*>)?\s+\w+(\s*\[[^\]=;]*\])*\s*;$")
 
 
 def strip_comments(text):
@@ -37,8 +42,14 @@ def kernels(text):
         names = re.findall(r"(\w+)\s*\(", header)
         name = names[-1] if names else "?"
         # skip __launch_bounds__(...) etc.: the kernel name is the last call-like token
-        body_end = text.find(";", brace)
-        yield name, text[brace + 1:body_end + 1].strip()
+        position = brace + 1
+        while True:
+            body_end = text.find(";", position)
+            statement = text[position:body_end + 1].strip()
+            if not DECLARATION.match(statement):
+                break
+            position = body_end + 1
+        yield name, statement
 
 
 def main(paths):

@@ -1,6 +1,7 @@
 //===- gemv_test.cu - infer_gemv against a double reference, and its speed ===//
 //
 // Runs infer_gemv<T> for f32, bf16 and f16, W [k, n] and [n, k], rows 1..8,
+// and infer_gemv_rows<T> (GemvRows.cuh) for bf16 and f16, W [n, k], row 1,
 // with and without bias and residual, over odd and round shapes (k = 3,
 // n = 5 up to k = 2048, n = 2560), with every operand 16-byte aligned and
 // with every operand one element off. Each case runs twice in a row (the
@@ -31,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/tests/KernelTestSupport.cuh"
-#include "codegen/cuda/kernels/Gemv.cuh"
+#include "codegen/cuda/kernels/GemvRows.cuh"
 
 #include <cuda_runtime.h>
 
@@ -56,6 +57,12 @@ template __global__ void infer_gemv_fused<__nv_bfloat16, 1>(GemvParams);
 template __global__ void infer_gemv_fused<__nv_bfloat16, 2>(GemvParams);
 template __global__ void infer_gemv_fused<__half, 1>(GemvParams);
 template __global__ void infer_gemv_fused<__half, 2>(GemvParams);
+template __global__ void infer_gemv_rows<__nv_bfloat16, 0>(GemvParams);
+template __global__ void infer_gemv_rows<__nv_bfloat16, 1>(GemvParams);
+template __global__ void infer_gemv_rows<__nv_bfloat16, 2>(GemvParams);
+template __global__ void infer_gemv_rows<__half, 0>(GemvParams);
+template __global__ void infer_gemv_rows<__half, 1>(GemvParams);
+template __global__ void infer_gemv_rows<__half, 2>(GemvParams);
 } // namespace kernels
 } // namespace infer
 
@@ -122,6 +129,33 @@ void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 2>, p));
   else
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<T>, p));
+}
+
+/// Launches infer_gemv_rows<T, p.prologue> (one input row, [n, k] weights)
+/// with gemvRowsGrid()'s geometry, programmatically when asked.
+template <typename T>
+void launchRows(const GemvParams &p, bool programmatic = false, cudaStream_t stream = 0) {
+  if constexpr (sizeof(T) != 2) {
+    std::fprintf(stderr, "infer_gemv_rows has no %zu-byte kernel\n", sizeof(T));
+    std::abort();
+  } else {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(gemvRowsGrid(p.n), 1, 1);
+    config.blockDim = dim3(kGemvRowsThreads, 1, 1);
+    config.dynamicSmemBytes = size_t(gemvRowsSharedBytes(p.k, int(sizeof(T))));
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = programmatic ? 1 : 0;
+    if (p.prologue == 1)
+      CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_rows<T, 1>, p));
+    else if (p.prologue == 2)
+      CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_rows<T, 2>, p));
+    else
+      CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_rows<T, 0>, p));
+  }
 }
 
 /// warpsN 0: infer_gemv with gemvGrid(); else gemvForced with that tile
@@ -209,15 +243,20 @@ public:
     (void)cudaFree(outputBase_);
   }
 
-  /// Runs one case twice; returns false (and reports) on a mismatch.
-  bool run(int rows, bool useBias, bool useResidual, int warpsN = 0, unsigned splits = 1) {
+  /// Runs one case twice (infer_gemv_rows when rowsKernel); returns false
+  /// (and reports) on a mismatch.
+  bool run(int rows, bool useBias, bool useResidual, int warpsN = 0, unsigned splits = 1,
+           bool rowsKernel = false) {
     GemvParams p = gemvParams(input_->data, weight_->data, output_, rows, k_, n_, transposed_);
     p.bias = useBias ? biasDevice_->data : nullptr;
     p.residual = useResidual ? residualDevice_->data : nullptr;
     ++cases_;
     for (int attempt = 0; attempt < 2; ++attempt) {
       CUDA_CHECK(cudaMemset(outputBase_, 0xff, outputBytes_ + sizeof(T) + kGuard));
-      launch<T>(p, warpsN, splits);
+      if (rowsKernel)
+        launchRows<T>(p);
+      else
+        launch<T>(p, warpsN, splits);
       CUDA_CHECK(cudaDeviceSynchronize());
       std::vector<unsigned char> raw(outputBytes_ + kGuard);
       CUDA_CHECK(cudaMemcpy(raw.data(), output_, raw.size(), cudaMemcpyDeviceToHost));
@@ -242,9 +281,10 @@ public:
       const double error = maxErr / std::max(maxRef, 1e-30);
       worst_ = std::max(worst_, error);
       if (!untouched || !(error <= TypeInfo<T>::tolerance)) {
-        std::printf("FAIL %s: rows %d bias %d residual %d warpsN %d splits %u run %d: "
+        std::printf("FAIL %s: %s rows %d bias %d residual %d warpsN %d splits %u run %d: "
                     "max_err %.3e (tol %.0e)%s\n",
-                    label().c_str(), rows, int(useBias), int(useResidual), warpsN, splits,
+                    label().c_str(), rowsKernel ? "infer_gemv_rows" : "infer_gemv", rows,
+                    int(useBias), int(useResidual), warpsN, splits,
                     attempt + 1, error, TypeInfo<T>::tolerance,
                     untouched ? "" : " [wrote past rows * n]");
         return false;
@@ -301,6 +341,11 @@ template <typename T> void testShape(i64 k, i64 n, int transposed, bool misalign
           continue;
         failed += cases.run(rows, true, true, warpsN, s) ? 0 : 1;
       }
+  // infer_gemv_rows where codegen would pick it (gemvRowsSupported; the
+  // weights are 16-byte aligned in artifacts): one row, bias and residual.
+  if (!misaligned && gemvRowsSupported(k, n, transposed, int(sizeof(T))))
+    for (int combo = 0; combo < 4; ++combo)
+      failed += cases.run(1, combo & 1, combo & 2, 0, 1, /*rowsKernel=*/true) ? 0 : 1;
   const bool clean = workspaceClean();
   if (!clean) {
     std::printf("FAIL %s: workspace or counters not zero afterwards\n", cases.label().c_str());
@@ -313,7 +358,10 @@ template <typename T> void testShape(i64 k, i64 n, int transposed, bool misalign
 
 /// small: only shapes up to about 1M weights (for runs under compute-sanitizer).
 template <typename T> void testType(bool small) {
-  const i64 shapes[][2] = {{3, 5}, {100, 37}, {64, 64}, {333, 512}, {1234, 777}, {2048, 2560}};
+  // 8 x 5 .. 2056 x 77: row lengths infer_gemv_rows takes in one partial
+  // unit, a unit and a partial one, and units plus a remainder.
+  const i64 shapes[][2] = {{3, 5},      {100, 37},   {64, 64},  {333, 512}, {1234, 777},
+                           {2048, 2560}, {8, 5},     {264, 1000}, {2056, 77}};
   for (int transposed : {0, 1})
     for (const auto &s : shapes)
       for (bool misaligned : {false, true})
@@ -325,7 +373,8 @@ template <typename T> void testType(bool small) {
 /// (weight offset 0.5, epsilon 1e-5), 2 = silu(gate) * up from a packed
 /// [gate | up] row of 2k. The reference computes the prologue in double,
 /// rounds it to T as the separate kernels store it, then the dot products.
-template <typename T> void testPrologue(int prologue, i64 k, i64 n, int transposed) {
+template <typename T>
+void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = false) {
   const i64 stride = prologue == 1 ? k : 2 * k;
   std::vector<double> x, w, g;
   std::vector<T> hostX = randomValues<T>(size_t(kGemvMaxRows * stride), x);
@@ -337,6 +386,8 @@ template <typename T> void testPrologue(int prologue, i64 k, i64 n, int transpos
   int failed = 0;
   double worst = 0;
   for (int rows : {1, 5, 8}) {
+    if (rowsKernel && rows > 1)
+      break;
     GemvParams p = gemvParams(input.data, weight.data, output, rows, k, n, transposed);
     p.prologue = prologue;
     p.inputRowStride = stride;
@@ -346,7 +397,10 @@ template <typename T> void testPrologue(int prologue, i64 k, i64 n, int transpos
     p.activation = 0;
     p.up = input.data + k;
     p.upRowStride = stride;
-    launch<T>(p);
+    if (rowsKernel)
+      launchRows<T>(p);
+    else
+      launch<T>(p);
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<T> got(size_t(rows * n));
     CUDA_CHECK(cudaMemcpy(got.data(), output, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
@@ -380,9 +434,11 @@ template <typename T> void testPrologue(int prologue, i64 k, i64 n, int transpos
   }
   if (!workspaceClean())
     ++failed;
-  std::printf("%s %s prologue %s [%s] k=%lld n=%lld rows 1/5/8, max_err %.3e (tol %.0e)\n",
-              failed ? "FAIL" : "PASS", TypeInfo<T>::name, prologue == 1 ? "rms_norm" : "silu*up",
-              transposed ? "n,k" : "k,n", k, n, worst, 2 * TypeInfo<T>::tolerance);
+  std::printf("%s %s %s prologue %s [%s] k=%lld n=%lld rows %s, max_err %.3e (tol %.0e)\n",
+              failed ? "FAIL" : "PASS", TypeInfo<T>::name,
+              rowsKernel ? "infer_gemv_rows" : "infer_gemv",
+              prologue == 1 ? "rms_norm" : "silu*up", transposed ? "n,k" : "k,n", k, n,
+              rowsKernel ? "1" : "1/5/8", worst, 2 * TypeInfo<T>::tolerance);
   (void)cudaFree(output);
   gFailures += failed;
 }
@@ -393,6 +449,13 @@ template <typename T> void testPrologues() {
       testPrologue<T>(prologue, 64, 128, transposed);
       testPrologue<T>(prologue, 2048, 2560, transposed);
       testPrologue<T>(prologue, 100, 37, transposed);
+    }
+  if constexpr (sizeof(T) == 2)
+    for (int prologue : {1, 2}) {
+      testPrologue<T>(prologue, 64, 128, 1, /*rowsKernel=*/true);
+      testPrologue<T>(prologue, 2048, 2560, 1, true);
+      testPrologue<T>(prologue, 264, 37, 1, true);
+      testPrologue<T>(prologue, 14336, 300, 1, true);
     }
 }
 
@@ -417,7 +480,8 @@ __global__ void writeInputLate(T *input, const T *source, i64 count, unsigned lo
 /// by a slow producer that releases its dependents first; the GEMV, launched
 /// with programmatic stream serialization and prefetchBytes set, must match
 /// the reference of the written input. Both layouts, rows 1 and 8.
-template <typename T> void testProgrammaticLaunch(i64 k, i64 n, int transposed) {
+template <typename T>
+void testProgrammaticLaunch(i64 k, i64 n, int transposed, bool rowsKernel = false) {
   std::vector<double> x, w;
   std::vector<T> hostX = randomValues<T>(size_t(kGemvMaxRows * k), x);
   std::vector<T> hostW = randomValues<T>(size_t(k * n), w);
@@ -427,6 +491,8 @@ template <typename T> void testProgrammaticLaunch(i64 k, i64 n, int transposed) 
   int failed = 0;
   double worst = 0;
   for (int rows : {1, 8}) {
+    if (rowsKernel && rows > 1)
+      break;
     CUDA_CHECK(cudaMemset(input.data, 0xff, size_t(kGemvMaxRows * k) * sizeof(T)));
     CUDA_CHECK(cudaMemset(output, 0xff, size_t(kGemvMaxRows * n) * sizeof(T)));
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -434,7 +500,10 @@ template <typename T> void testProgrammaticLaunch(i64 k, i64 n, int transposed) 
     CUDA_CHECK(cudaGetLastError());
     GemvParams p = gemvParams(input.data, weight.data, output, rows, k, n, transposed);
     p.prefetchBytes = 32 << 10;
-    launchEx<T>(p, /*programmatic=*/true, 0);
+    if (rowsKernel)
+      launchRows<T>(p, /*programmatic=*/true);
+    else
+      launchEx<T>(p, /*programmatic=*/true, 0);
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<T> got(size_t(rows * n));
     CUDA_CHECK(cudaMemcpy(got.data(), output, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
@@ -456,9 +525,10 @@ template <typename T> void testProgrammaticLaunch(i64 k, i64 n, int transposed) 
   (void)cudaFree(output);
   if (!workspaceClean())
     ++failed;
-  std::printf("%s %s programmatic launch after a slow producer %s k=%lld n=%lld: max_err %.3e "
-              "(tol %.0e)\n",
-              failed ? "FAIL" : "PASS", TypeInfo<T>::name, transposed ? "[n,k]" : "[k,n]", k, n,
+  std::printf("%s %s %s: programmatic launch after a slow producer %s k=%lld n=%lld: max_err "
+              "%.3e (tol %.0e)\n",
+              failed ? "FAIL" : "PASS", TypeInfo<T>::name,
+              rowsKernel ? "infer_gemv_rows" : "infer_gemv", transposed ? "[n,k]" : "[k,n]", k, n,
               worst, TypeInfo<T>::tolerance);
   gFailures += failed;
 }
@@ -628,12 +698,14 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
     i64 wave;
     i64 prefetchBytes; // < 0: plain launches
     bool prologues;    // as the step runs them: rms_norm into qkv and gate/up, act into down
+    bool rowsKernel;   // infer_gemv_rows over [n, k] weights (wave unused)
   };
   const i64 full = kGemvResidentBlocks;
-  const Variant variants[] = {{full, -1, false},       {full, -1, true},
-                              {full, 32 << 10, false}, {full / 2, -1, false},
-                              {full / 2, 32 << 10, false}, {full / 3, -1, false},
-                              {full / 3, 64 << 10, false}};
+  const Variant variants[] = {{full, -1, false, false},          {full, -1, true, false},
+                              {full, 32 << 10, false, false},    {full / 2, -1, false, false},
+                              {full / 2, 32 << 10, false, false}, {full / 3, -1, false, false},
+                              {full / 3, 64 << 10, false, false}, {0, -1, false, true},
+                              {0, -1, true, true},                {0, 0, true, true}};
   for (const Variant &v : variants) {
     const bool programmatic = v.prefetchBytes >= 0;
     const double ms = replayMs(
@@ -641,7 +713,7 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
           for (int layer = 0; layer < layers; ++layer)
             for (int i = 0; i < count; ++i) {
               const TimedWeights &w = *weights[size_t(i)];
-              GemvParams p = w.params(layer, 1, 0);
+              GemvParams p = w.params(layer, 1, v.rowsKernel ? 1 : 0);
               p.prefetchBytes = programmatic ? v.prefetchBytes : 0;
               if (v.prologues && count == 4 && i != 1) {
                 p.prologue = i == 3 ? 2 : 1;
@@ -650,13 +722,19 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
                 p.up = w.input + w.k; // gate | up in one row of 2k
                 p.inputRowStride = p.upRowStride = i == 3 ? 2 * w.k : w.k;
               }
-              launchEx<bf16>(p, programmatic && layer + i > 0, stream, v.wave);
+              if (v.rowsKernel)
+                launchRows<bf16>(p, programmatic && layer + i > 0, stream);
+              else
+                launchEx<bf16>(p, programmatic && layer + i > 0, stream, v.wave);
             }
         },
         10);
     const double layerUs = ms * 1e3 / layers;
-    char how[64];
-    if (programmatic)
+    char how[80];
+    if (v.rowsKernel)
+      std::snprintf(how, sizeof(how), "infer_gemv_rows [n,k]%s%s", v.prologues ? ", prologues" : "",
+                    programmatic ? ", programmatic" : "");
+    else if (programmatic)
       std::snprintf(how, sizeof(how), "programmatic + prefetch %lld KiB", v.prefetchBytes >> 10);
     else
       std::snprintf(how, sizeof(how), v.prologues ? "plain, with the step's prologues" : "plain");
@@ -736,6 +814,15 @@ int main(int argc, char **argv) {
     std::printf("infer_gemv: %d registers, %zu bytes static shared, %d blocks per SM\n",
                 attributes.numRegs, attributes.sharedSizeBytes, blocks);
   }
+  for (auto kernel : {infer_gemv_rows<bf16, 0>, infer_gemv_rows<bf16, 1>, infer_gemv_rows<bf16, 2>}) {
+    cudaFuncAttributes attributes;
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    int blocks = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kGemvRowsThreads,
+                                                             size_t(gemvRowsSharedBytes(4096, 2))));
+    std::printf("infer_gemv_rows: %d registers, %d blocks per SM at k = 4096\n",
+                attributes.numRegs, blocks);
+  }
   CUDA_CHECK(cudaMalloc(&gWorkspace, size_t(gemvWorkspaceFloats(kMaxN)) * sizeof(float)));
   CUDA_CHECK(cudaMemset(gWorkspace, 0, size_t(gemvWorkspaceFloats(kMaxN)) * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&gCounters, size_t(gemvCounters(kMaxN)) * sizeof(unsigned)));
@@ -751,6 +838,7 @@ int main(int argc, char **argv) {
     testProgrammaticLaunch<bf16>(2048, 2560, transposed);
     testProgrammaticLaunch<float>(333, 512, transposed);
   }
+  testProgrammaticLaunch<bf16>(2048, 2560, 1, /*rowsKernel=*/true);
   std::printf("%s: %d failed\n", gFailures ? "FAILED" : "correctness OK", gFailures);
   std::fflush(stdout);
   if (!timing) {

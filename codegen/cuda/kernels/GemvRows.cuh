@@ -1,0 +1,196 @@
+//===- GemvRows.cuh - batch-1 GEMV over [n, k] weights, a warp per row ----===//
+//
+// infer_gemv_rows<T, kPrologue> (GemvParams; T bf16 or f16): out[j] =
+// sum_k x[k] W[j, k] (+ bias[j]) (+ residual[j]) for one input row (T = 1,
+// batch-1 decode), W [n, k] (`transpose_weight`), k a multiple of 8 and W
+// 16-byte aligned (codegen checks both: gemvRowsSupported).
+//
+// Why a second GEMV: infer_gemv cuts [k, n] weights into column tiles and k
+// splits, so a small matrix ends in a split-k reduction (atomics, a counter,
+// the last block) after one load per warp, and each launch paid 4-5 us over
+// its bytes. Over [n, k] weights an output is one contiguous row: a warp
+// owns whole rows and reduces them with shuffles; nothing crosses blocks.
+//
+//   block (8 warps): stage x (through the prologue) in shared memory once,
+//   then warp w takes rows blockIdx.x * 8 + w, + gridDim.x * 8, ...; a row
+//   is read in units of 8 x 16 bytes per lane (4 KiB per warp), the next
+//   unit's loads in flight while the current one is multiplied.
+//
+// The grid is gemvRowsGrid(n) (GemvGeometry.h): two blocks per multiprocessor
+// (the kernel's registers allow two), so under programmatic dependent launch
+// a finishing block's place goes to the next kernel. The kernel lets the
+// next one launch at its first statement and loads its first unit of weights
+// (no other kernel's output) before it waits for the previous kernel: the
+// weight stream runs on across kernel boundaries. Measured on an H200
+// (bench/results/tinyllama-1.1b-serving.md, "Session 13"): TinyLlama's four
+// decode GEMVs of a layer 46.1 -> 27.2 us with the prologues, Llama-3-8B's
+// 132.0 -> 110.0 us (floors 20.5 and 101.4 us).
+//
+// Prologues as infer_gemv_fused (KernelParams.h, GemvParams::prologue): the
+// staged row is round_T(x * (normWeight + offset)) (rms_norm; 1 / rms from
+// the staged raw inputs scales each output) or round_T(act(gate) * up).
+//
+// Compiled by NVRTC: CUDA headers only, no standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_GEMVROWS_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_GEMVROWS_CUH
+
+#include "codegen/cuda/kernels/Gemv.cuh"
+
+namespace infer {
+namespace kernels {
+namespace gemvrows {
+
+/// 16-byte loads per lane in one unit of a row (8 x 16 B x 32 lanes = 4 KiB).
+constexpr int kUnitLoads = 8;
+constexpr int kWarps = kGemvRowsThreads / 32;
+/// Elements of T in one 16-byte load.
+template <typename T> constexpr int kPerLoad = int(16 / sizeof(T));
+
+/// The two elements of a 32-bit word as floats.
+template <typename T> struct WordPair;
+template <> struct WordPair<__nv_bfloat16> {
+  // A bf16 is the high half of its float: two bit operations, no converts.
+  static __device__ __forceinline__ float2 of(unsigned w) {
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  }
+};
+template <> struct WordPair<__half> {
+  static __device__ __forceinline__ float2 of(unsigned w) {
+    return __half22float2(*reinterpret_cast<const __half2 *>(&w));
+  }
+};
+
+/// s + the dot product of 16 bytes of weights and 16 bytes of input.
+template <typename T> __device__ __forceinline__ float dot16(const uint4 &w, const uint4 &x, float s) {
+  const unsigned ws[4] = {w.x, w.y, w.z, w.w}, xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 a = WordPair<T>::of(ws[i]), b = WordPair<T>::of(xs[i]);
+    s = fmaf(a.x, b.x, s);
+    s = fmaf(a.y, b.y, s);
+  }
+  return s;
+}
+
+/// The unit `unit` of row `row`: loads u < kUnitLoads at 16-byte index
+/// (unit * kUnitLoads + u) * 32 + lane of the row, those before `vectors`.
+template <typename T>
+__device__ __forceinline__ void loadUnit(const uint4 *weight, long long vectors, long long row,
+                                         long long unit, int lane, uint4 (&out)[kUnitLoads]) {
+  const long long first = unit * kUnitLoads * 32 + lane;
+  const uint4 *src = weight + row * vectors + first;
+#pragma unroll
+  for (int u = 0; u < kUnitLoads; ++u)
+    if (first + u * 32 < vectors)
+      out[u] = gemvimpl::loadStream(src + u * 32);
+}
+
+/// Stages input row 0 through the prologue in `staged` (vectors x 16 bytes)
+/// and returns the factor of every output: 1 / rms under the rms_norm
+/// prologue, else 1.
+template <typename T, int kPrologue>
+__device__ __forceinline__ float stageInput(const GemvParams &p, uint4 *staged, long long vectors,
+                                            float *warpSquares) {
+  constexpr int kN = kPerLoad<T>;
+  float squares = 0.f;
+  for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads)
+    staged[i] = gemvimpl::loadInput<T, kPrologue>(p, &squares, 0, i * kN, kN);
+  if constexpr (kPrologue != 1) {
+    __syncthreads();
+    return 1.f;
+  } else {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      squares += __shfl_xor_sync(0xffffffffu, squares, o);
+    if ((threadIdx.x & 31) == 0)
+      warpSquares[threadIdx.x >> 5] = squares;
+    __syncthreads();
+    float total = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      total += warpSquares[w];
+    return gemvimpl::inverseRms(p, total);
+  }
+}
+
+/// The kernel's first statement, in place of waitForPreviousKernel
+/// (Common.cuh): the warp's first unit of weights (no kernel's output) is
+/// requested first, then the next kernel may launch (its blocks take the
+/// places ours leave), then the wait for the previous kernel's output.
+template <typename T>
+__device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const GemvParams &p,
+                                                                       uint4 (&unit)[kUnitLoads]) {
+  const long long row = (long long)blockIdx.x * kWarps + (threadIdx.x >> 5);
+  if (row < p.n)
+    loadUnit<T>(static_cast<const uint4 *>(p.weight), p.k / kPerLoad<T>, row, 0, threadIdx.x & 31,
+                unit);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+} // namespace gemvrows
+
+/// grid = gemvRowsGrid(n), block = kGemvRowsThreads, dynamic shared memory
+/// gemvRowsSharedBytes(k, sizeof(T)); p.rows must be 1 and p.transposed 1.
+template <typename T, int kPrologue>
+__global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParams p) {
+  extern __shared__ uint4 staged[]; // k / kPerLoad<T>
+  __shared__ float warpSquares[gemvrows::kWarps];
+  uint4 current[gemvrows::kUnitLoads];
+  gemvrows::loadFirstUnitThenWaitForPreviousKernel<T>(p, current);
+  using namespace gemvrows;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long vectors = p.k / kPerLoad<T>;
+  const long long units = (vectors + kUnitLoads * 32 - 1) / (kUnitLoads * 32);
+  const uint4 *weight = static_cast<const uint4 *>(p.weight);
+  const long long rowStride = (long long)gridDim.x * kWarps;
+  long long row = (long long)blockIdx.x * kWarps + warp, unit = 0;
+  const float scale = stageInput<T, kPrologue>(p, staged, vectors, warpSquares);
+  const T *bias = static_cast<const T *>(p.bias);
+  const T *residual = static_cast<const T *>(p.residual);
+  T *out = static_cast<T *>(p.output);
+  float sum = 0.f;
+  while (row < p.n) {
+    long long nextRow = row, nextUnit = unit + 1;
+    if (nextUnit == units) {
+      nextUnit = 0;
+      nextRow += rowStride;
+    }
+    uint4 next[kUnitLoads];
+    if (nextRow < p.n)
+      loadUnit<T>(weight, vectors, nextRow, nextUnit, lane, next);
+    const long long first = unit * kUnitLoads * 32 + lane;
+#pragma unroll
+    for (int u = 0; u < kUnitLoads; ++u)
+      if (first + u * 32 < vectors)
+        sum = dot16<T>(current[u], staged[first + u * 32], sum);
+    if (nextUnit == 0) {
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+      if (lane == 0) {
+        float r = sum * scale;
+        if (bias)
+          r += toFloat(bias[row]);
+        if (residual)
+          r += toFloat(residual[row]);
+        out[row] = fromFloat<T>(r);
+      }
+      sum = 0.f;
+    }
+    row = nextRow;
+    unit = nextUnit;
+#pragma unroll
+    for (int u = 0; u < kUnitLoads; ++u)
+      current[u] = next[u];
+  }
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_GEMVROWS_CUH
