@@ -107,22 +107,35 @@ GemvParams gemvParams(const void *input, const void *weight, void *output, i64 r
   return p;
 }
 
+/// The launch of `grid` x `block` threads on `stream`, with programmatic
+/// stream serialization (`attribute`, which must outlive the launch) when
+/// `programmatic` (the runtime's programmatic dependent launch).
+cudaLaunchConfig_t launchConfig(dim3 grid, unsigned block, size_t sharedBytes,
+                                cudaStream_t stream, bool programmatic,
+                                cudaLaunchAttribute &attribute) {
+  attribute = cudaLaunchAttribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(block, 1, 1);
+  config.dynamicSmemBytes = sharedBytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = programmatic ? 1 : 0;
+  return config;
+}
+
 /// Launches infer_gemv<T> (infer_gemv_fused<T, p.prologue> with a prologue)
 /// with gemvGrid()'s grid for waves of `wave` blocks, as a programmatic
-/// dependent launch (the runtime's INFER_PDL=1) when `programmatic`.
+/// dependent launch when `programmatic`.
 template <typename T>
 void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
               i64 wave = kGemvResidentBlocks) {
   const GemvGrid g = gemvGrid(p.k, p.n, p.transposed, wave);
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(g.x, g.y, g.z);
-  config.blockDim = dim3(kGemvThreads, 1, 1);
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = programmatic ? 1 : 0;
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config =
+      launchConfig(dim3(g.x, g.y, g.z), kGemvThreads, 0, stream, programmatic, attribute);
   if (p.prologue == 1)
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 1>, p));
   else if (p.prologue == 2)
@@ -139,16 +152,11 @@ void launchRows(const GemvParams &p, bool programmatic = false, cudaStream_t str
     std::fprintf(stderr, "infer_gemv_rows has no %zu-byte kernel\n", sizeof(T));
     std::abort();
   } else {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(gemvRowsGrid(p.n), 1, 1);
-    config.blockDim = dim3(kGemvRowsThreads, 1, 1);
-    config.dynamicSmemBytes = size_t(gemvRowsSharedBytes(p.k, int(sizeof(T))));
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = programmatic ? 1 : 0;
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config =
+        launchConfig(dim3(gemvRowsGrid(p.n), 1, 1), kGemvRowsThreads,
+                     size_t(gemvRowsSharedBytes(p.k, int(sizeof(T)))), stream, programmatic,
+                     attribute);
     if (p.prologue == 1)
       CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_rows<T, 1>, p));
     else if (p.prologue == 2)
