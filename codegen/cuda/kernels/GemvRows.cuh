@@ -22,9 +22,10 @@
 // next one launch at its first statement and loads its first unit of weights
 // (no other kernel's output) before it waits for the previous kernel: the
 // weight stream runs on across kernel boundaries. Measured on an H200
-// (bench/results/tinyllama-1.1b-serving.md, "Session 13"): TinyLlama's four
-// decode GEMVs of a layer 46.1 -> 27.2 us with the prologues, Llama-3-8B's
-// 132.0 -> 110.0 us (floors 20.5 and 101.4 us).
+// (bench/results/tinyllama-1.1b-serving.md, "Session 13"; gemv_test
+// --chain-only): TinyLlama's four decode GEMVs of a layer with the prologues
+// 45.9 us under infer_gemv, 33.7 here, 28.4 launched programmatically;
+// Llama-3-8B's 132.3, 118.3, 112.2 us (floors 20.5 and 101.4 us).
 //
 // Prologues as infer_gemv_fused (KernelParams.h, GemvParams::prologue): the
 // staged row is round_T(x * (normWeight + offset)) (rms_norm; 1 / rms from
