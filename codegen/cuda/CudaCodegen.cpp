@@ -145,10 +145,36 @@ private:
     }
     return inputs == 1;
   }
-  /// Whether buffers a and b occupy disjoint bytes for every T in [1,
-  /// kGemvMaxRows] (offsets and sizes are affine in T: the same order at both
-  /// ends).
-  bool apartForEveryT(uint32_t a, uint32_t b) const {
+  /// Whether infer_kv_decode may stand in for KV_ATTENTION `index` and the
+  /// rotary before it (foldsRotaryIntoKvWrite holds): it does not write the
+  /// rotary's output, so no other launch may read that (nor may it be a
+  /// program output), and it reads the rotary's input while it writes its
+  /// own output, so those two must not share memory at any step size.
+  bool readsOnlyRotaryInput(int index) const {
+    const art::Launch &rotary = launch(index - 1), &attention = launch(index);
+    const uint32_t rotated = rotary.outputs(0);
+    for (int i = 0; i < program_->launches_size(); ++i)
+      if (i != index && i != index - 1)
+        for (const art::Operand &operand : program_->launches(i).operands())
+          if (operand.ref().target_case() == art::Ref::kBuffer && operand.ref().buffer() == rotated)
+            return false;
+    for (const art::Binding &binding : program_->outputs())
+      if (binding.buffer() == rotated)
+        return false;
+    if (attention.outputs_size() != 1)
+      return false;
+    for (const art::Operand &operand : rotary.operands())
+      if (operand.role() == "input" &&
+          (operand.ref().target_case() != art::Ref::kBuffer ||
+           (operand.ref().buffer() != rotated &&
+            !apartForEveryT(operand.ref().buffer(), attention.outputs(0),
+                            program_->arena().bound_tokens()))))
+        return false;
+    return true;
+  }
+  /// Whether buffers a and b occupy disjoint bytes for every T in [1, last]
+  /// (offsets and sizes are affine in T: the same order at both ends).
+  bool apartForEveryT(uint32_t a, uint32_t b, int64_t last = kernels::kGemvMaxRows) const {
     if (a >= uint32_t(program_->buffers_size()) || b >= uint32_t(program_->buffers_size()))
       return false;
     const art::Buffer &x = program_->buffers(int(a)), &y = program_->buffers(int(b));
@@ -156,7 +182,6 @@ private:
     auto before = [&](const art::Buffer &first, const art::Buffer &second, int64_t tokens) {
       return at(first.offset(), tokens) + at(first.size(), tokens) <= at(second.offset(), tokens);
     };
-    int64_t last = kernels::kGemvMaxRows;
     return (before(x, y, 1) && before(x, y, last)) || (before(y, x, 1) && before(y, x, last));
   }
   /// grid.x for one block per row of `rowElements` of the launch's output.
@@ -183,6 +208,15 @@ art::GridDim gridDim(art::GridDim::Symbol symbol, int64_t multiplier, int64_t di
   dim.set_multiplier(multiplier);
   dim.set_divisor(divisor);
   return dim;
+}
+
+/// infer_kv_attention's grid and block (KvDecodeGeometry.h), also
+/// infer_kv_decode's.
+void setKvDecodeGrid(art::CudaLaunch &cuda, int64_t numHeads, int64_t kvHeads) {
+  *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+  *cuda.add_grid() = gridDim(art::GridDim::ONE, kernels::kvDecodeGridY(numHeads, kvHeads));
+  *cuda.add_grid() = gridDim(art::GridDim::KV_DECODE_SPLITS, 1);
+  cuda.set_block_x(kernels::kKvAttentionThreads);
 }
 
 StatusOr<art::GridDim> ModuleBuilder::rowsOfOutput(int index, int64_t rowElements) const {
@@ -355,13 +389,17 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       useKernel(fused, ns + "infer_rotary_kv_write<" + t + ", " + c + ">");
       *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
       *cuda.mutable_fused_prologue() = std::move(fused);
+      if (art::elementSize(out) == 2 && headDim % 8 == 0 && headDim <= 128 &&
+          readsOnlyRotaryInput(index)) {
+        art::CudaLaunch decode;
+        decode.set_runner(art::CudaLaunch::KERNEL);
+        useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ">");
+        setKvDecodeGrid(decode, intAttr(op, "num_heads", 0), kvHeads);
+        *cuda.mutable_decode() = std::move(decode);
+      }
     }
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");
-    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
-    *cuda.add_grid() =
-        gridDim(art::GridDim::ONE, kernels::kvDecodeGridY(intAttr(op, "num_heads", 0), kvHeads));
-    *cuda.add_grid() = gridDim(art::GridDim::KV_DECODE_SPLITS, 1);
-    cuda.set_block_x(kernels::kKvAttentionThreads);
+    setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);
     // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores,
     // Hopper's wgmma for the head sizes it has tiles for.
     int elementBytes = int(art::elementSize(out));

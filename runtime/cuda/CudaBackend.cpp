@@ -173,6 +173,7 @@ Status CudaBackend::load() {
   useGemv_ = !environmentIs("INFER_GEMV", "0");
   useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
+  useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
@@ -208,7 +209,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
     CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, rows = nullptr,
-               fused = nullptr;
+               fused = nullptr, decode = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
@@ -217,6 +218,9 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     }
     if (launch.has_prefill()) {
       ASSIGN_OR_RETURN(prefill, resolve(launch.prefill(), i));
+    }
+    if (launch.has_decode()) {
+      ASSIGN_OR_RETURN(decode, resolve(launch.decode(), i));
     }
     if (launch.has_gemv()) {
       ASSIGN_OR_RETURN(gemv, resolve(launch.gemv(), i));
@@ -229,6 +233,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.gemvs.push_back(gemv);
     loaded.gemvRows.push_back(rows);
     loaded.fusedPrologues.push_back(fused);
+    loaded.decodes.push_back(decode);
   }
   return okStatus();
 }
@@ -560,7 +565,17 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
     return gemm_->run(args, stream_);
   }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
-  if (fusesRotary(loaded, index)) {
+  if (runsDecode(loaded, index, sizesOf(args))) {
+    // The rotary launch before this one was skipped (launchAll): this kernel
+    // rotates what it reads, writes the cache and attends.
+    exec::LaunchArgs rotary = resolve(loaded, index - 1, sizesOf(args));
+    StatusOr<PackedParams> fused = packKvDecodeParams(rotary, params);
+    if (fused.ok())
+      return launchKernel(cuda.decode(), loaded.decodes[size_t(index)], args, *fused);
+    // Rows or a cache the kernel cannot take: the rotary, then as below.
+    RETURN_IF_ERROR(launch(loaded, index - 1, rotary, step));
+  }
+  if (fusesRotary(loaded, index) && !runsDecode(loaded, index, sizesOf(args))) {
     // The rotary launch before this one was skipped (launchAll): run it here,
     // with the KV write.
     exec::LaunchArgs rotary = resolve(loaded, index - 1, sizesOf(args));
@@ -598,7 +613,7 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
           gemv && gemv->fuses_previous())
         continue;
     // Run inside the next launch's KV write (CudaLaunch.fused_prologue).
-    if (i + 1 < count && fusesRotary(loaded, i + 1))
+    if (i + 1 < count && (runsDecode(loaded, i + 1, step) || fusesRotary(loaded, i + 1)))
       continue;
     exec::LaunchArgs args = resolve(loaded, i, step);
     if (perKind)

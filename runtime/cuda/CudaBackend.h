@@ -77,7 +77,7 @@ private:
     const artifact::ExecProgram *program = nullptr;
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
-    std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, fusedPrologues;
+    std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, fusedPrologues, decodes;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -101,6 +101,13 @@ private:
   bool fusesRotary(const LoadedProgram &loaded, int index) const {
     return useFusedRotary_ && loaded.launches->Get(index).has_fused_prologue() &&
            loaded.fusedPrologues[size_t(index)];
+  }
+  /// Whether KV_ATTENTION `index` runs as infer_kv_decode in this step (one
+  /// new token per sequence; CudaLaunch.decode), so the rotary before it is
+  /// skipped.
+  bool runsDecode(const LoadedProgram &loaded, int index, const exec::BoundInputs &step) const {
+    return useKvDecode_ && step.maxNewTokens == 1 && loaded.launches->Get(index).has_decode() &&
+           loaded.decodes[size_t(index)];
   }
   /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
   /// tuned by then, and tuning synchronizes), the launches are captured into a
@@ -177,6 +184,9 @@ private:
   /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
   /// run as one kernel (CudaLaunch.fused_prologue).
   bool useFusedRotary_ = false;
+  /// INFER_KV_DECODE=0: decode steps run the rotary, KV write and attention
+  /// as three kernels (CudaLaunch.decode unused).
+  bool useKvDecode_ = true;
   /// Which steps launch a kernel that follows one of ours with programmatic
   /// stream serialization (docs/codegen.md, "Launch overlap"): by default
   /// decode steps (T <= kGemvMaxRows, where the GEMVs overlap); INFER_PDL=1

@@ -424,6 +424,21 @@ StatusOr<PackedParams> packRotaryKvWriteParams(const exec::LaunchArgs &rotaryArg
   return pack(p);
 }
 
+StatusOr<PackedParams> packKvDecodeParams(const exec::LaunchArgs &rotaryArgs,
+                                          const PackedParams &kvAttention) {
+  ASSIGN_OR_RETURN(PackedParams packed, packRotaryKvWriteParams(rotaryArgs, kvAttention));
+  k::RotaryKvWriteParams p{};
+  std::memcpy(&p, packed.bytes.data(), sizeof p);
+  // infer_kv_decode reads q, k and v at their offsets in the rotary's input
+  // row, with the attention's fast path (16-byte aligned cache).
+  const long long features = p.rotary.numHeads * p.rotary.headDim;
+  if (p.kv.qRowStride != features || p.kv.kRowStride != features ||
+      p.kv.vRowStride != features || p.kv.headDim % 8 != 0 || p.kv.headDim > 128 ||
+      reinterpret_cast<uintptr_t>(p.kv.cache) % 16 != 0)
+    return rotaryArgs.error("cannot run with the next paged attention as infer_kv_decode");
+  return packed;
+}
+
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const StepContext *step) {
   switch (args.launch->kind()) {
   case art::Launch::KV_ATTENTION:

@@ -36,6 +36,12 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,
 StatusOr<PackedParams> packRotaryKvWriteParams(const exec::LaunchArgs &rotary,
                                                const PackedParams &kvAttention);
 
+/// infer_kv_decode's parameters (CudaLaunch.decode): packRotaryKvWriteParams'
+/// after the checks the kernel relies on (packed rows, its head sizes, an
+/// aligned cache).
+StatusOr<PackedParams> packKvDecodeParams(const exec::LaunchArgs &rotary,
+                                          const PackedParams &kvAttention);
+
 /// A GEMM launch's GemvParams (the small-T kernel), with the backend's
 /// shared workspace and counters; `folded`: the rms_norm or gated activation
 /// launch before it, computed inside the GEMV (CudaLaunch.fuses_previous);

@@ -50,3 +50,38 @@ exec.program @residual {
   exec.output "y" from %y
   exec.return
 }
+
+// -----
+
+// Tests that the input of a rotary lives through the paged attention that
+// reads the rotary's output (the cuda backend's infer_kv_decode reads it
+// there, in the rotary's place): %qkv (last read by the rotary) and the
+// attention's output %o do not share bytes; %o takes the positions' place,
+// which the rotary was the last to read.
+// CHECK-LABEL: exec.program @rotary_into_kv_attention
+// CHECK: exec.buffer %{{.+}}[<0 * T + 2048>] size <8 * T + 0> of i64
+// CHECK: exec.buffer %{{.+}}[<0 * T + 0>] size <256 * T + 0> of bf16
+// CHECK-NEXT: exec.buffer %{{.+}}[<0 * T + 1024>] size <256 * T + 0> of bf16
+// CHECK-NEXT: exec.buffer %{{.+}}[<0 * T + 2048>] size <256 * T + 0> of bf16
+exec.program @rotary_into_kv_attention {
+  %arena = exec.arena
+  %f = exec.constant dense<1.0> : tensor<4xf32>
+  %pos = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+  %starts = exec.buffer %arena size #exec.affine<8 * T + 8> of i64
+  %lens = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+  %tables = exec.buffer %arena size #exec.affine<64 * T + 0> of i64
+  %slots = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+  %qkv = exec.buffer %arena size #exec.affine<256 * T + 0> of bf16
+  %rot = exec.buffer %arena size #exec.affine<256 * T + 0> of bf16
+  %o = exec.buffer %arena size #exec.affine<256 * T + 0> of bf16
+  exec.input "positions" into %pos
+  exec.input "seq_starts" into %starts
+  exec.input "context_lens" into %lens
+  exec.input "block_tables" into %tables
+  exec.input "slot_ids" into %slots
+  exec.input "qkv" into %qkv
+  exec.rotary %qkv, %f positions(%pos) -> %rot {head_dim = 8 : i64, num_heads = 16 : i64, rotary_dim = 8 : i64, rotated_heads = 12 : i64}
+  exec.kv_attention %rot meta(%starts, %lens, %tables, %slots) -> %o {block_size = 16 : i64, head_dim = 8 : i64, layer = 0 : i64, num_heads = 8 : i64, num_kv_heads = 4 : i64, scale = 0.35 : f32}
+  exec.output "o" from %o
+  exec.return
+}

@@ -185,7 +185,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                 cuda.arch().c_str(), cuda.cubin().size(), ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
-    int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, prefill = 0, rotary = 0;
+    int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, prefill = 0, rotary = 0, decode = 0;
     std::map<std::string, int> rowKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
@@ -196,13 +196,15 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         ++rowKernels[launch.gemv_single_row().function()];
       prefill += launch.has_prefill();
       rotary += launch.has_fused_prologue();
+      decode += launch.has_decode();
     }
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
                   "them), %d with a batch-1 row GEMV (%d fold), %d paged attentions with a "
-                  "prefill kernel (%d can fold the rotary before them into the KV write), "
+                  "prefill kernel (%d can fold the rotary before them into the KV write, %d "
+                  "run it, the KV write and the attention as one kernel in decode steps), "
                   "sampler %s\n",
-                  gemv, folding, rows, rowsFolding, prefill, rotary,
+                  gemv, folding, rows, rowsFolding, prefill, rotary, decode,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
     for (const auto &[function, uses] : rowKernels)
       std::printf("  step row GEMV kernel %s (%d launches)\n", function.c_str(), uses);

@@ -188,6 +188,9 @@ struct alignas(16) FastShared {
   float top[kFastHeads], total[kFastHeads];
   float recordWeight[kFastHeads][kKvDecodeMaxSplits]; // record max, then its weight
   float recordSum[kFastHeads][kKvDecodeMaxSplits];
+  // infer_kv_decode: this step's key and value (rotated, rounded to T) and
+  // their scores (exp2 domain), then the scores' weights.
+  float newKey[kFastMaxDim], newValue[kFastMaxDim], newScore[kFastHeads];
   int last;
 };
 
@@ -273,12 +276,106 @@ template <typename T> __device__ __forceinline__ uint4 load8(const T *p, bool ve
   return v;
 }
 
+/// fastAttend's plain mode (infer_kv_attention): q and every key come from
+/// the step's q rows and the cache, after the kernel's first-statement wait.
+struct NoDecode {
+  static constexpr bool kFused = false;
+  __device__ __forceinline__ void waitForPreviousKernel() const {}
+};
+
+/// fastAttend's mode for infer_kv_decode: a decode step (one new token per
+/// sequence, at position pos) whose rotary and KV write run in the attention
+/// kernel. The cached keys 0 .. pos - 1 are no kernel's output of this step,
+/// so their loads are issued before the wait for the previous kernel (the
+/// qkv GEMV); after it, each block rotates its query heads and the kv head's
+/// new key from the raw qkv row (rowimpl::rotatedElement: the bits
+/// infer_rotary writes), one block per (token, kv head) writes the new K and
+/// V to the cache, and the split with the last keys adds the new key to its
+/// softmax from shared memory. Nothing else reads the rotary's output
+/// (codegen checks), so it is not written.
+template <typename C> struct DecodeStep {
+  static constexpr bool kFused = true;
+  const RotaryParams *rotary; // p.q, p.k, p.v point into rotary->output
+
+  __device__ __forceinline__ void waitForPreviousKernel() const {
+    ::infer::kernels::waitForPreviousKernel();
+  }
+
+  /// sm.q: the rotated query heads firstHead .. + heads - 1 (zero rows and
+  /// dims past them); sm.newKey, sm.newValue: kv head g's new K (rotated) and
+  /// V rounded to T; the cache slot of token t gets them when writesCache.
+  template <typename T, int DT>
+  __device__ __forceinline__ void stage(const KvAttentionParams &p, long long t, long long g,
+                                        int firstHead, int heads, bool writesCache,
+                                        FastShared &sm) const {
+    constexpr int KC = DT / 4; // lane 4r + c holds row r, dims c*KC .. (fastAttend)
+    constexpr int kLaneElems = kFastMaxDim / 4;
+    const RotaryParams &rp = *rotary;
+    const rowimpl::RotaryAngle angle = rowimpl::rotaryAngle(rp, t);
+    const int D = int(p.headDim);
+    const T *base = static_cast<const T *>(rp.output);
+    const T *x = static_cast<const T *>(rp.input) + t * rp.numHeads * rp.headDim;
+    const long long qAt = static_cast<const T *>(p.q) - base + (long long)firstHead * D;
+    const long long kAt = static_cast<const T *>(p.k) - base + g * D;
+    const long long vAt = static_cast<const T *>(p.v) - base + g * D;
+    T *q = reinterpret_cast<T *>(&sm.q[0][0]);
+    for (int i = threadIdx.x; i < kFastHeads * DT; i += blockDim.x) {
+      const int r = i / DT, d = i - r * DT;
+      const float value =
+          r < heads && d < D ? rowimpl::rotatedElement<T, C>(rp, x, qAt + r * D + d, angle) : 0.f;
+      q[(4 * r + d / KC) * kLaneElems + d % KC] = fromFloat<T>(value);
+    }
+    const long long slot = writesCache ? p.slotIds[t] : -1;
+    T *kDst = nullptr, *vDst = nullptr;
+    if (slot >= 0) {
+      const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
+      const long long rowElems = p.numKvHeads * D;
+      kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems + g * D;
+      vDst = kDst + p.blockSize * rowElems;
+    }
+    for (int d = threadIdx.x; d < D; d += blockDim.x) {
+      const T key = fromFloat<T>(rowimpl::rotatedElement<T, C>(rp, x, kAt + d, angle));
+      const T value = fromFloat<T>(rowimpl::rotatedElement<T, C>(rp, x, vAt + d, angle));
+      sm.newKey[d] = toFloat(key);
+      sm.newValue[d] = toFloat(value);
+      if (kDst) {
+        kDst[d] = key;
+        vDst[d] = value;
+      }
+    }
+  }
+
+  /// sm.newScore[h] = the new key's score for head h (after stage and a
+  /// barrier), as fastAttend scores cached keys.
+  template <typename T, int DT>
+  __device__ __forceinline__ void scoreNewKey(const KvAttentionParams &p, int heads,
+                                              FastShared &sm) const {
+    constexpr int KC = DT / 4;
+    constexpr int kLaneElems = kFastMaxDim / 4;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, D = int(p.headDim);
+    const T *q = reinterpret_cast<const T *>(&sm.q[0][0]);
+    for (int h = warp; h < kFastHeads; h += kWarps) {
+      float dot = 0.f;
+      for (int d = lane; d < D; d += 32)
+        dot = fmaf(toFloat(q[(4 * h + d / KC) * kLaneElems + d % KC]), sm.newKey[d], dot);
+      dot = warpSum(dot);
+      if (lane == 0) {
+        const float score = p.softcap > 0.f ? p.softcap * kLog2e * tanhf(dot * (p.scale / p.softcap))
+                                            : dot * (p.scale * kLog2e);
+        sm.newScore[h] = h < heads ? score : negativeInfinity();
+      }
+    }
+  }
+};
+
 /// Block (t, y, z) on tensor cores: query heads headBase .. headBase + heads
 /// - 1 (heads <= 8) of kv head g, positions of split z; DT = 64 or 128 >=
 /// headDim (dims past headDim load as zero).
-template <typename T, int DT>
+template <typename T, int DT, typename Decode = NoDecode>
 __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long t, long long g,
-                                           int headBase, int heads, FastShared &sm) {
+                                           int headBase, int heads, FastShared &sm,
+                                           const Decode &decode = Decode()) {
+  constexpr bool kDecode = Decode::kFused;
   constexpr int NT = 128 / DT; // 16-key tiles per warp step
   constexpr int KW = 16 * NT;  // keys per warp step
   constexpr int KC = DT / 4;   // K (and Q) elements per lane and row
@@ -296,7 +393,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   // warp) and read back per step, which saves registers.
   // Warp 0 loads it while the sequence lookup's loads are in flight.
   uint4 qLoaded[KL];
-  if (warp == 0) {
+  if (!kDecode && warp == 0) {
     const T *qRow = static_cast<const T *>(p.q) + t * p.qRowStride + (firstHead + r) * D + c * KC;
     const bool vec = aligned16(p.q) && p.qRowStride % 8 == 0;
 #pragma unroll
@@ -306,13 +403,17 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
 
   Token tok;
-  if (!findToken(p, t, tok))
+  if (!findToken(p, t, tok)) {
+    decode.waitForPreviousKernel();
     return;
+  }
   // Split z takes steps [z * per, (z + 1) * per): at least 2 per warp, so
   // short contexts are not cut into slices whose merge costs more than they
-  // save.
+  // save. The loop reads keys 0 .. last from the cache; infer_kv_decode
+  // brings key pos (this step's) itself.
   const int pos = tok.pos;
-  const int steps = pos / KW + 1;
+  const int last = kDecode ? pos - 1 : pos;
+  const int steps = last >= 0 ? last / KW + 1 : 0;
   const bool split = p.workspace != nullptr && p.counters != nullptr && gridDim.z > 1;
   const int splits = split ? (gridDim.z < kKvDecodeMaxSplits ? int(gridDim.z) : kKvDecodeMaxSplits)
                            : 1;
@@ -321,19 +422,15 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const int perForSplits = (steps + splits - 1) / splits;
   const int perForMaxUsed = (steps + kMaxUsed - 1) / kMaxUsed;
   const int per = max(max(perForSplits, perForMaxUsed), kMinSteps);
-  const int used = (steps + per - 1) / per;
+  const int used = steps > 0 ? (steps + per - 1) / per : 1;
   const int z = int(blockIdx.z);
-  if (z >= used)
+  if (z >= used) {
+    decode.waitForPreviousKernel();
     return;
+  }
   const int stepEnd = (z + 1) * per < steps ? (z + 1) * per : steps;
-
-  if (warp == 0)
-#pragma unroll
-    for (int i = 0; i < KL; ++i)
-      sm.q[lane][i] = qLoaded[i];
-  __syncthreads();
-  const unsigned qShared = unsigned(__cvta_generic_to_shared(&sm.q[lane][0]));
-
+  // infer_kv_decode: the split with the last keys also takes this step's.
+  const bool withNewKey = kDecode && z == used - 1;
   const bool capped = p.softcap > 0.f;
   const float scaleLog2 = p.scale * kLog2e;
   const float scaleOverCap = capped ? p.scale / p.softcap : 0.f;
@@ -350,7 +447,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   // 16 bytes (headDim % 8 == 0 here) would exceed any GPU's memory.
   auto rowOf = [&](int step) -> unsigned {
     int key = step * KW + (lane & (KW - 1));
-    key = key <= pos ? key : pos;
+    key = key <= last ? key : last;
     unsigned block, offset;
     if (pow2) {
       block = unsigned(key) >> blockShift;
@@ -372,8 +469,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
 
   int step = z * per + warp;
   unsigned row = step < stepEnd ? rowOf(step) : 0;
-  for (; step < stepEnd; step += kWarps) {
-    uint4 kr[NT][2][KL], vr[NT][4][VL]; // K keys 16u + {r, 8 + r}; V keys 16u + {2c, 2c+1, 2c+8, 2c+9}
+  uint4 kr[NT][2][KL], vr[NT][4][VL]; // K keys 16u + {r, 8 + r}; V keys 16u + {2c, 2c+1, 2c+8, 2c+9}
+  // The K and V of the step whose table rows `row` holds.
+  auto loadStep = [&]() {
 #pragma unroll
     for (int u = 0; u < NT; ++u) {
 #pragma unroll
@@ -395,6 +493,31 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
                                            : make_uint4(0, 0, 0, 0);
       }
     }
+  };
+  // infer_kv_decode: the first step's cached keys are in flight while the
+  // kernel before finishes; then its output (this step's q, k, v) may be read.
+  if constexpr (!kDecode) {
+    if (warp == 0)
+#pragma unroll
+      for (int i = 0; i < KL; ++i)
+        sm.q[lane][i] = qLoaded[i];
+  }
+  bool loaded = kDecode && step < stepEnd;
+  if (loaded)
+    loadStep();
+  decode.waitForPreviousKernel();
+  if constexpr (kDecode)
+    decode.template stage<T, DT>(p, t, g, int(firstHead), heads, z == 0 && headBase == 0, sm);
+  __syncthreads();
+  if constexpr (kDecode)
+    if (withNewKey)
+      decode.template scoreNewKey<T, DT>(p, heads, sm);
+  const unsigned qShared = unsigned(__cvta_generic_to_shared(&sm.q[lane][0]));
+
+  for (; step < stepEnd; step += kWarps) {
+    if (!loaded)
+      loadStep();
+    loaded = false;
     if (step + kWarps < stepEnd)
       row = rowOf(step + kWarps); // the next step's table entries, during this one
 
@@ -423,7 +546,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       for (int e = 0; e < 4; ++e) {
         const float x = s[u][e];
         const float score = capped ? capLog2 * tanhf(x * scaleOverCap) : x * scaleLog2;
-        s[u][e] = keyBase + 16 * u + 8 * (e >> 1) <= pos ? score : negativeInfinity();
+        s[u][e] = keyBase + 16 * u + 8 * (e >> 1) <= last ? score : negativeInfinity();
         if (e & 1)
           topB = fmaxf(topB, s[u][e]);
         else
@@ -502,6 +625,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
 #pragma unroll
     for (int w = 0; w < kWarps; ++w)
       top = fmaxf(top, sm.max[w][tid]);
+    if (withNewKey)
+      top = fmaxf(top, sm.newScore[tid]);
     const float ref = top == negativeInfinity() ? 0.f : top;
     float total = 0.f;
 #pragma unroll
@@ -509,6 +634,11 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       const float e = exp2Approx(sm.max[w][tid] - ref);
       sm.weight[w][tid] = e;
       total += sm.sum[w][tid] * e;
+    }
+    if (withNewKey) { // a key of weight 1 at its own max
+      const float e = exp2Approx(sm.newScore[tid] - ref);
+      sm.newScore[tid] = e;
+      total += e;
     }
     sm.top[tid] = top;
     sm.total[tid] = total;
@@ -520,7 +650,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   if (used == 1) {
     for (int i = tid; i < items; i += kThreads) {
       const int h = i / D, d = i - h * D;
-      float v = 0.f;
+      float v = withNewKey ? sm.newScore[h] * sm.newValue[d] : 0.f;
 #pragma unroll
       for (int w = 0; w < kWarps; ++w)
         v = fmaf(sm.weight[w][h], sm.out[w][h][d], v);
@@ -541,7 +671,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
   for (int i = tid; i < items; i += kThreads) {
     const int h = i / D, d = i - h * D;
-    float v = 0.f;
+    float v = withNewKey ? sm.newScore[h] * sm.newValue[d] : 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w)
       v = fmaf(sm.weight[w][h], sm.out[w][h][d], v);
@@ -912,22 +1042,37 @@ namespace kvimpl {
 
 /// infer_kv_attention's body (also wrapped by the tests with other launch
 /// bounds).
+/// Block (t, y)'s kv head g and query heads headBase .. + heads - 1 of its
+/// group; heads <= 0 when it has none.
+struct HeadGroup {
+  long long g, headBase, group; // group: query heads per kv head
+  int heads;
+};
+__device__ __forceinline__ HeadGroup headGroupOf(const KvAttentionParams &p) {
+  HeadGroup out{0, 0, 0, 0};
+  if ((long long)blockIdx.x >= p.tokens || p.numSeqs <= 0 || p.numKvHeads <= 0)
+    return out;
+  // grid.y = numKvHeads x head groups (numKvHeads alone: one group).
+  const long long groupsPerKv = gridDim.y >= p.numKvHeads ? gridDim.y / p.numKvHeads : 1;
+  out.g = blockIdx.y / groupsPerKv;
+  const long long part = blockIdx.y - out.g * groupsPerKv;
+  if (out.g >= p.numKvHeads)
+    return out;
+  out.group = p.numHeads / p.numKvHeads;
+  const long long perBlock = (out.group + groupsPerKv - 1) / groupsPerKv;
+  out.headBase = part * perBlock;
+  out.heads = int(out.group - out.headBase < perBlock ? out.group - out.headBase : perBlock);
+  return out;
+}
+
 template <typename T> __device__ __forceinline__ void kvAttention(const KvAttentionParams &p) {
   __shared__ SharedAll sm;
   const long long t = blockIdx.x;
-  if (t >= p.tokens || p.numSeqs <= 0 || p.numKvHeads <= 0)
+  const HeadGroup hg = headGroupOf(p);
+  if (hg.heads <= 0)
     return;
-  // grid.y = numKvHeads x head groups (numKvHeads alone: one group).
-  const long long groupsPerKv = gridDim.y >= p.numKvHeads ? gridDim.y / p.numKvHeads : 1;
-  const long long g = blockIdx.y / groupsPerKv, part = blockIdx.y - g * groupsPerKv;
-  if (g >= p.numKvHeads)
-    return;
-  const long long group = p.numHeads / p.numKvHeads;
-  const long long perBlock = (group + groupsPerKv - 1) / groupsPerKv;
-  const long long headBase = part * perBlock;
-  const int heads = int(group - headBase < perBlock ? group - headBase : perBlock);
-  if (heads <= 0)
-    return;
+  const long long g = hg.g, headBase = hg.headBase;
+  const int heads = hg.heads;
 
   if constexpr (sizeof(T) == 2) {
     const long long D = p.headDim;
@@ -944,7 +1089,27 @@ template <typename T> __device__ __forceinline__ void kvAttention(const KvAttent
   Token tok;
   if (!findToken(p, t, tok))
     return;
-  attend<T>(p, tok, t, g, g * group + headBase, heads, sm.general);
+  attend<T>(p, tok, t, g, g * hg.group + headBase, heads, sm.general);
+}
+
+/// infer_kv_decode's body: it waits for the previous kernel inside
+/// fastAttend, once the cached keys' loads are in flight (DecodeStep).
+template <typename T, typename C>
+__device__ __forceinline__ void decodeLoadingCacheBeforeWaitForPreviousKernel(
+    const RotaryKvWriteParams &p) {
+  __shared__ FastShared sm;
+  const DecodeStep<C> decode{&p.rotary};
+  const HeadGroup hg = headGroupOf(p.kv);
+  const long long D = p.kv.headDim;
+  if (hg.heads <= 0 || D % 8 != 0 || D > kFastMaxDim || hg.heads > kFastHeads ||
+      !aligned16(p.kv.cache)) {
+    decode.waitForPreviousKernel(); // the runtime runs this kernel only where all of these hold
+    return;
+  }
+  if (D <= 64)
+    fastAttend<T, 64>(p.kv, blockIdx.x, hg.g, int(hg.headBase), hg.heads, sm, decode);
+  else
+    fastAttend<T, 128>(p.kv, blockIdx.x, hg.g, int(hg.headBase), hg.heads, sm, decode);
 }
 
 } // namespace kvimpl
@@ -955,6 +1120,15 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvi
     infer_kv_attention(KvAttentionParams p) {
   waitForPreviousKernel();
   kvimpl::kvAttention<T>(p);
+}
+
+/// A decode step's rotary, KV write and attention in one kernel
+/// (CudaLaunch.decode, DecodeStep above): infer_kv_attention's grid and
+/// workspace; 16-bit T, headDim % 8 == 0 and <= 128, a 16-byte aligned cache;
+/// every sequence of the step has one new token.
+template <typename T, typename C> __global__ void __launch_bounds__(kKvAttentionThreads, kvimpl::kMinBlocks)
+    infer_kv_decode(RotaryKvWriteParams p) {
+  kvimpl::decodeLoadingCacheBeforeWaitForPreviousKernel<T, C>(p);
 }
 
 } // namespace kernels

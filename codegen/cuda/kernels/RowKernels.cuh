@@ -299,6 +299,53 @@ template <typename T, typename W> __global__ void infer_layer_norm(LayerNormPara
 
 namespace rowimpl {
 
+/// (x0 cos - x1 sin, x1 cos + x0 sin), rounded per operation (no fused
+/// multiply-add), so that every kernel that rotates gets the same bits.
+__device__ __forceinline__ float2 rotatePair(float x0, float x1, float2 cs) {
+  return make_float2(__fsub_rn(__fmul_rn(x0, cs.x), __fmul_rn(x1, cs.y)),
+                     __fadd_rn(__fmul_rn(x1, cs.x), __fmul_rn(x0, cs.y)));
+}
+
+/// Token t's rotary angle factor (its position) and cos/sin cache row.
+struct RotaryAngle {
+  float scale;
+  long long cacheRow;
+};
+__device__ __forceinline__ RotaryAngle rotaryAngle(const RotaryParams &p, long long t) {
+  long long seq = p.seq > 0 ? p.seq : 1;
+  long long b = t / seq, s = t % seq;
+  long long position = p.positions ? p.positions[(p.positionBatch > 1 ? b : 0) * seq + s] : s;
+  long long cacheRow = 0;
+  if (!p.invFreq) {
+    if (p.perTokenCacheBatch > 0) {
+      cacheRow = (p.perTokenCacheBatch > 1 ? b : 0) * seq + s;
+    } else {
+      // The host checks positions against the caches; clamp to stay in bounds.
+      cacheRow = position < 0 ? 0 : (position >= p.cacheRows ? p.cacheRows - 1 : position);
+    }
+  }
+  return {float(position), cacheRow};
+}
+
+/// Element j of a token's rotary output row as rotaryToken computes it (before
+/// rounding to T), from that token's input row `x`: for a reader that needs a
+/// few rotated heads without the whole row written (infer_kv_decode).
+template <typename T, typename C>
+__device__ __forceinline__ float rotatedElement(const RotaryParams &p, const T *x, long long j,
+                                                const RotaryAngle &angle) {
+  const long long h = j / p.headDim, d = j % p.headDim, half = p.rotaryDim / 2;
+  const float value = toFloat(x[j]);
+  if (h >= p.rotatedHeads || d >= p.rotaryDim)
+    return value;
+  // Pair (x0, x1) -> (x0 cos - x1 sin, x1 cos + x0 sin); this is x0 when first.
+  const bool first = p.interleaved ? d % 2 == 0 : d < half;
+  const long long i = p.interleaved ? d / 2 : (first ? d : d - half);
+  const long long partner = p.interleaved ? (first ? j + 1 : j - 1) : (first ? j + half : j - half);
+  const float2 cs = rotaryCosSin<C>(p, angle.scale, angle.cacheRow, half, i);
+  const float other = toFloat(x[partner]);
+  return first ? rotatePair(value, other, cs).x : rotatePair(other, value, cs).y;
+}
+
 /// Rotary embedding of one token (see RotaryParams). A row of numHeads heads:
 ///
 ///   head h < rotatedHeads:  [ x0 pairs | x1 pairs | copied ]   half-split
@@ -312,20 +359,9 @@ namespace rowimpl {
 /// shared memory); also the first half of infer_rotary_kv_write.
 template <typename T, typename C>
 __device__ __forceinline__ void rotaryToken(const RotaryParams &p, long long t, float2 *table) {
-  long long seq = p.seq > 0 ? p.seq : 1;
-  long long b = t / seq, s = t % seq;
-  long long position = p.positions ? p.positions[(p.positionBatch > 1 ? b : 0) * seq + s] : s;
-  long long half = p.rotaryDim / 2;
-  long long cacheRow = 0;
-  if (!p.invFreq) {
-    if (p.perTokenCacheBatch > 0) {
-      cacheRow = (p.perTokenCacheBatch > 1 ? b : 0) * seq + s;
-    } else {
-      // The host checks positions against the caches; clamp to stay in bounds.
-      cacheRow = position < 0 ? 0 : (position >= p.cacheRows ? p.cacheRows - 1 : position);
-    }
-  }
-  float angleScale = float(position);
+  const RotaryAngle angle = rotaryAngle(p, t);
+  const float angleScale = angle.scale;
+  const long long cacheRow = angle.cacheRow, half = p.rotaryDim / 2;
   bool tabled = half <= kRotaryTable;
   if (tabled) {
     for (long long i = threadIdx.x; i < half; i += blockDim.x)
@@ -362,8 +398,9 @@ __device__ __forceinline__ void rotaryToken(const RotaryParams &p, long long t, 
           for (int k = 0; k < kChunk / 2; ++k) {
             float2 cs = cosSin(d / 2 + k);
             float x0 = v[2 * k], x1 = v[2 * k + 1];
-            v[2 * k] = x0 * cs.x - x1 * cs.y;
-            v[2 * k + 1] = x1 * cs.x + x0 * cs.y;
+            const float2 y = rotatePair(x0, x1, cs);
+            v[2 * k] = y.x;
+            v[2 * k + 1] = y.y;
           }
           storeChunk(y + j, v);
         } else if (d < half) {
@@ -374,8 +411,9 @@ __device__ __forceinline__ void rotaryToken(const RotaryParams &p, long long t, 
           for (int k = 0; k < kChunk; ++k) {
             float2 cs = cosSin(d + k);
             float x0 = a[k], x1 = c[k];
-            a[k] = x0 * cs.x - x1 * cs.y;
-            c[k] = x1 * cs.x + x0 * cs.y;
+            const float2 y = rotatePair(x0, x1, cs);
+            a[k] = y.x;
+            c[k] = y.y;
           }
           storeChunk(y + j, a);
           storeChunk(y + j + half, c);
@@ -402,8 +440,9 @@ __device__ __forceinline__ void rotaryToken(const RotaryParams &p, long long t, 
         }
         float2 cs = cosSin(i);
         float x0 = toFloat(x[j]), x1 = toFloat(x[partner]);
-        y[j] = fromFloat<T>(x0 * cs.x - x1 * cs.y);
-        y[partner] = fromFloat<T>(x1 * cs.x + x0 * cs.y);
+        const float2 rotated = rotatePair(x0, x1, cs);
+        y[j] = fromFloat<T>(rotated.x);
+        y[partner] = fromFloat<T>(rotated.y);
       });
 }
 } // namespace rowimpl

@@ -27,7 +27,9 @@
 // and 32/8/128: microseconds and GB/s of K/V read), and a 2048-token bf16
 // prefill through both prefill kernels, infer_attention and infer_kv_attention
 // (not asserted; the prefills must agree with infer_attention). Also
-// infer_rotary_kv_write against infer_rotary then infer_kv_write (equal bytes).
+// infer_rotary_kv_write against infer_rotary then infer_kv_write (equal bytes),
+// and (16-bit types) infer_kv_decode against infer_rotary, infer_kv_write and
+// infer_kv_attention (same cache bytes, outputs within the tolerance).
 //
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
 //
@@ -639,6 +641,135 @@ template <typename T> int testRotaryKvWrite(std::mt19937 &rng) {
   return failures;
 }
 
+/// infer_kv_decode<T, float> (rotary, KV write and attention of a decode step
+/// in one kernel) against infer_rotary, infer_kv_write and infer_kv_attention
+/// on the same packed qkv rows and cache: decode steps of sequences at
+/// contexts 1 (nothing cached), 2, 17, 100, 300 and 2,100 (many splits) plus a
+/// padding token; GQA 32/4 x 64, 8/2 x 128 and 16/1 x 64 (two head groups);
+/// block sizes 16 and 6; full and half rotary, half-split and interleaved;
+/// softcap 0 and 30. The cache must come out identical (same bytes), the
+/// outputs within TypeInfo<T>::tolerance x max(1, |reference|) (only the
+/// order of fp32 sums differs), the split counters zero. The fused kernel's
+/// view of the rotary output (q, k, v pointers) is a buffer of NaNs that it
+/// must not read.
+template <typename T> int testKvDecode(std::mt19937 &rng) {
+  struct DecodeShape {
+    long long H, KV, D, blockSize, rotaryDim;
+    int interleaved;
+    float softcap;
+  };
+  const std::vector<DecodeShape> shapes = {{32, 4, 64, 16, 64, 0, 0.f}, {8, 2, 128, 6, 64, 1, 0.f},
+                                           {16, 1, 64, 16, 32, 0, 30.f}, {32, 4, 64, 6, 64, 1, 0.f}};
+  const std::vector<Seq> seqs = {{1, 1}, {2, 1}, {17, 1}, {100, 1}, {300, 1}, {2100, 1}};
+  int failures = 0, cases = 0;
+  for (const DecodeShape &shape : shapes) {
+    const long long H = shape.H, KV = shape.KV, D = shape.D, bs = shape.blockSize;
+    const Step step(seqs, bs, 1, rng);
+    const DeviceStep meta(step);
+    const long long tokens = step.tokens, features = (H + 2 * KV) * D;
+    const long long cacheElems = step.numBlocks * 2 * bs * KV * D;
+    std::vector<T> qkv(size_t(tokens * features)), cacheHost{std::vector<T>(size_t(cacheElems))};
+    randomFill(qkv, rng);
+    randomFill(cacheHost, rng);
+    std::vector<float> invFreq(size_t(shape.rotaryDim / 2));
+    for (size_t i = 0; i < invFreq.size(); ++i)
+      invFreq[i] = float(std::pow(10000.0, -2.0 * double(i) / double(shape.rotaryDim)));
+    std::vector<long long> positions;
+    for (const Seq &seq : seqs)
+      positions.push_back(seq.context - 1);
+    positions.push_back(0); // padding
+    DeviceBuffer<T> input(qkv.size()), rotated(qkv.size()), unread(qkv.size());
+    DeviceBuffer<T> cacheSeparate{size_t(cacheElems)}, cacheFused{size_t(cacheElems)};
+    DeviceBuffer<T> outSeparate{size_t(tokens * H * D)}, outFused{size_t(tokens * H * D)};
+    DeviceBuffer<float> freq(invFreq.size());
+    DeviceBuffer<long long> pos(positions.size());
+    upload(input.ptr, qkv);
+    upload(cacheSeparate.ptr, cacheHost);
+    upload(cacheFused.ptr, cacheHost);
+    upload(freq.ptr, invFreq);
+    upload(pos.ptr, positions);
+    CUDA_CHECK(cudaMemset(unread.ptr, 0xff, qkv.size() * sizeof(T)));
+    CUDA_CHECK(cudaMemset(outFused.ptr, 0xff, size_t(tokens * H * D) * sizeof(T)));
+    DecodeWorkspace &w = decodeWorkspace();
+    w.reserve(tokens, H, KV, D);
+    auto params = [&](T *rotaryOut, T *cache, T *out) {
+      infer::kernels::RotaryKvWriteParams p;
+      std::memset(&p, 0, sizeof(p));
+      p.rotary.input = input.ptr;
+      p.rotary.output = rotaryOut;
+      p.rotary.invFreq = freq.ptr;
+      p.rotary.positions = pos.ptr;
+      p.rotary.tokens = tokens;
+      p.rotary.seq = tokens;
+      p.rotary.numHeads = H + 2 * KV;
+      p.rotary.rotatedHeads = H + KV;
+      p.rotary.headDim = D;
+      p.rotary.rotaryDim = shape.rotaryDim;
+      p.rotary.positionBatch = 1;
+      p.rotary.interleaved = shape.interleaved;
+      p.kv.q = rotaryOut;
+      p.kv.k = rotaryOut + H * D;
+      p.kv.v = rotaryOut + (H + KV) * D;
+      p.kv.output = out;
+      p.kv.cache = cache;
+      meta.fill(p.kv, step, bs);
+      p.kv.qRowStride = p.kv.kRowStride = p.kv.vRowStride = features;
+      p.kv.numHeads = H;
+      p.kv.numKvHeads = KV;
+      p.kv.headDim = D;
+      p.kv.scale = float(1.0 / std::sqrt(double(D)));
+      p.kv.softcap = shape.softcap;
+      p.kv.workspace = w.workspace;
+      p.kv.counters = w.counters;
+      return p;
+    };
+    const infer::kernels::RotaryKvWriteParams separate =
+        params(rotated.ptr, cacheSeparate.ptr, outSeparate.ptr);
+    const infer::kernels::RotaryKvWriteParams fused =
+        params(unread.ptr, cacheFused.ptr, outFused.ptr);
+    infer::kernels::infer_rotary<T, float><<<unsigned(tokens), 256>>>(separate.rotary);
+    CUDA_CHECK(cudaGetLastError());
+    launchWrite<T>(separate.kv);
+    launchDecode<T>(separate.kv);
+    const dim3 grid(unsigned(tokens), unsigned(infer::kernels::kvDecodeGridY(H, KV)),
+                    unsigned(infer::kernels::kvDecodeSplits(tokens, H, KV)));
+    infer::kernels::infer_kv_decode<T, float><<<grid, kKvAttentionThreads>>>(fused);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    auto download = [](const T *device, size_t count) {
+      std::vector<T> host(count);
+      CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
+      return host;
+    };
+    const bool sameCache = std::memcmp(download(cacheSeparate.ptr, size_t(cacheElems)).data(),
+                                       download(cacheFused.ptr, size_t(cacheElems)).data(),
+                                       size_t(cacheElems) * sizeof(T)) == 0;
+    const std::vector<T> want = download(outSeparate.ptr, size_t(step.realTokens * H * D));
+    const std::vector<T> got = download(outFused.ptr, size_t(step.realTokens * H * D));
+    double worst = 0.0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double a = TypeInfo<T>::value(want[i]), b = TypeInfo<T>::value(got[i]);
+      const double error = std::isfinite(b) ? std::fabs(a - b) / std::max(1.0, std::fabs(a))
+                                            : INFINITY;
+      worst = std::max(worst, error);
+    }
+    const bool countersZero = w.countersZero();
+    ++cases;
+    if (!sameCache || !(worst <= TypeInfo<T>::tolerance) || !countersZero) {
+      std::printf("FAIL %s kv_decode H=%lld KV=%lld D=%lld bs=%lld rotary_dim=%lld "
+                  "interleaved=%d softcap=%g: %s worst error %.3g (tolerance %.3g)%s\n",
+                  TypeInfo<T>::name, H, KV, D, bs, shape.rotaryDim, shape.interleaved,
+                  double(shape.softcap), sameCache ? "cache same," : "cache differs,", worst,
+                  TypeInfo<T>::tolerance, countersZero ? "" : ", a split counter left nonzero");
+      ++failures;
+    }
+  }
+  std::printf("%s %s infer_kv_decode = infer_rotary + infer_kv_write + infer_kv_attention "
+              "(%d decode steps)\n",
+              failures ? "FAIL" : "PASS", TypeInfo<T>::name, cases);
+  return failures;
+}
+
 template <typename T> int runAll() {
   std::mt19937 rng(1234);
   // context, new tokens: prefill from empty, decodes, chunks continuing a context.
@@ -655,6 +786,8 @@ template <typename T> int runAll() {
       failures += runCase<T>(c, longSeqs, rng);
   failures += runDecodeCases<T>(rng);
   failures += testRotaryKvWrite<T>(rng);
+  if constexpr (sizeof(T) == 2)
+    failures += testKvDecode<T>(rng);
   return failures;
 }
 

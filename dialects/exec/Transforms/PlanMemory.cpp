@@ -8,9 +8,11 @@
 
 #include "dialects/exec/Transforms/MemoryPlanner.h"
 #include "dialects/exec/Transforms/Passes.h"
+#include "dialects/exec/IR/ExecOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace infer::exec {
 #define GEN_PASS_DEF_PLANMEMORYPASS
@@ -49,6 +51,18 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
         continue;
       }
       ++position;
+      // A rotary whose output the next op's paged attention reads: its input
+      // lives through that op too, so the cuda backend's decode kernel
+      // (infer_kv_decode) may read it there in the rotary's place.
+      int64_t inputEnd = position;
+      if (auto rotary = dyn_cast<RotaryOp>(op)) {
+        Operation *next = op.getNextNode();
+        while (next && isa<BufferOp, WeightOp, ConstantOp>(next))
+          next = next->getNextNode();
+        if (auto attention = dyn_cast_or_null<KvAttentionOp>(next))
+          if (llvm::is_contained(attention.getInputs(), rotary.getOut()))
+            inputEnd = position + 1;
+      }
       for (Value operand : op.getOperands()) {
         auto buffer = operand.getDefiningOp<BufferOp>();
         if (!buffer)
@@ -56,6 +70,8 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
         LiveInterval &interval = intervals[indexOf.at(buffer)];
         interval.begin = std::min(interval.begin, position);
         interval.end = std::max(interval.end, position);
+        if (auto rotary = dyn_cast<RotaryOp>(op); rotary && operand == rotary.getInput())
+          interval.end = std::max(interval.end, inputEnd);
       }
     }
     for (LiveInterval &interval : intervals)
