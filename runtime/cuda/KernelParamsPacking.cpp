@@ -429,12 +429,19 @@ StatusOr<PackedParams> packKvDecodeParams(const exec::LaunchArgs &rotaryArgs,
   ASSIGN_OR_RETURN(PackedParams packed, packRotaryKvWriteParams(rotaryArgs, kvAttention));
   k::RotaryKvWriteParams p{};
   std::memcpy(&p, packed.bytes.data(), sizeof p);
-  // infer_kv_decode reads q, k and v at their offsets in the rotary's input
-  // row, with the attention's fast path (16-byte aligned cache).
+  // infer_kv_decode reads q, k and v at their offsets (whole heads of 16-bit
+  // elements) in the rotary's input row, with the attention's fast path
+  // (16-byte aligned cache).
   const long long features = p.rotary.numHeads * p.rotary.headDim;
+  const long long headBytes = 2 * p.kv.headDim;
+  auto wholeHeads = [&](const void *at) {
+    return (static_cast<const char *>(at) - static_cast<const char *>(p.rotary.output)) %
+               headBytes == 0;
+  };
   if (p.kv.qRowStride != features || p.kv.kRowStride != features ||
       p.kv.vRowStride != features || p.kv.headDim % 8 != 0 || p.kv.headDim > 128 ||
-      reinterpret_cast<uintptr_t>(p.kv.cache) % 16 != 0)
+      p.rotary.headDim != p.kv.headDim || !wholeHeads(p.kv.q) || !wholeHeads(p.kv.k) ||
+      !wholeHeads(p.kv.v) || reinterpret_cast<uintptr_t>(p.kv.cache) % 16 != 0)
     return rotaryArgs.error("cannot run with the next paged attention as infer_kv_decode");
   return packed;
 }

@@ -86,6 +86,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
 
 static_assert(kThreads == 128, "the fast path's merge assumes 4 warps");
+static_assert(kFastMaxDim <= kThreads, "infer_kv_decode stages a head with one element per thread");
 static_assert(kFastHeads == 8, "the fast path holds 8 heads in one mma n-tile");
 
 __device__ __forceinline__ float negativeInfinity() { return -__int_as_float(0x7f800000); }
@@ -191,6 +192,7 @@ struct alignas(16) FastShared {
   // infer_kv_decode: this step's key and value (rotated, rounded to T) and
   // their scores (exp2 domain), then the scores' weights.
   float newKey[kFastMaxDim], newValue[kFastMaxDim], newScore[kFastHeads];
+  float2 rotaryTable[kFastMaxDim / 2]; // cos, sin of the token's rotated pairs
   int last;
 };
 
@@ -276,6 +278,44 @@ template <typename T> __device__ __forceinline__ uint4 load8(const T *p, bool ve
   return v;
 }
 
+/// Calls useKey(address, u, n, i) and useValue(address, u, j, i) for every
+/// 16-byte word of K and V that this lane of fastAttend<T, DT> reads in the
+/// step whose cache rows `rows` holds (lane j: key j); address is null for
+/// dims past headDim D.
+template <typename T, int DT, typename UseKey, typename UseValue>
+__device__ __forceinline__ void forEachKvWord(const T *kBase, const T *vBase, unsigned rows,
+                                              long long rowElems, int D, UseKey &&useKey,
+                                              UseValue &&useValue) {
+  constexpr int NT = 128 / DT, KC = DT / 4, VC = DT / 8, KL = KC / 8, VL = VC / 8;
+  const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+#pragma unroll
+  for (int u = 0; u < NT; ++u) {
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const T *src =
+          kBase + (unsigned long long)__shfl_sync(kFullMask, rows, 16 * u + 8 * n + r) * rowElems;
+#pragma unroll
+      for (int i = 0; i < KL; ++i)
+        useKey(c * KC + 8 * i < D ? reinterpret_cast<const uint4 *>(src + 8 * i) : nullptr, u, n, i);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int key = 16 * u + 2 * c + (j & 1) + 8 * (j >> 1);
+      const T *src = vBase + (unsigned long long)__shfl_sync(kFullMask, rows, key) * rowElems;
+#pragma unroll
+      for (int i = 0; i < VL; ++i)
+        useValue(r * VC + 8 * i < D ? reinterpret_cast<const uint4 *>(src + 8 * i) : nullptr, u, j,
+                 i);
+    }
+  }
+}
+
+/// Asks L2 for the 16 bytes at address (none when null).
+__device__ __forceinline__ void prefetchL2(const uint4 *address, int, int, int) {
+  if (address)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
 /// fastAttend's plain mode (infer_kv_attention): q and every key come from
 /// the step's q rows and the cache, after the kernel's first-statement wait.
 struct NoDecode {
@@ -301,46 +341,93 @@ template <typename C> struct DecodeStep {
     ::infer::kernels::waitForPreviousKernel();
   }
 
-  /// sm.q: the rotated query heads firstHead .. + heads - 1 (zero rows and
-  /// dims past them); sm.newKey, sm.newValue: kv head g's new K (rotated) and
-  /// V rounded to T; the cache slot of token t gets them when writesCache.
+  /// Before the wait (positions and the rotary's tables are no kernel's
+  /// output): token t's cos / sin of every rotated pair in sm.rotaryTable.
+  __device__ __forceinline__ void beforeWait(long long t, FastShared &sm) const {
+    const RotaryParams &rp = *rotary;
+    const rowimpl::RotaryAngle angle = rowimpl::rotaryAngle(rp, t);
+    const long long half = rp.rotaryDim / 2;
+    for (int i = threadIdx.x; i < half; i += blockDim.x)
+      sm.rotaryTable[i] = rowimpl::rotaryCosSin<C>(rp, angle.scale, angle.cacheRow, half, i);
+  }
+
+  /// Element d of head h of a rotary row: `value` rotated with `other` (the
+  /// element at partner(h, d)) as infer_rotary does (rotatePair, the same
+  /// cos / sin), or `value` where the rotary copies.
+  __device__ __forceinline__ int partner(int h, int d) const {
+    const RotaryParams &rp = *rotary;
+    if (h >= rp.rotatedHeads || d >= rp.rotaryDim)
+      return d;
+    const int half = int(rp.rotaryDim / 2);
+    return rp.interleaved ? d ^ 1 : (d < half ? d + half : d - half);
+  }
+  __device__ __forceinline__ float rotated(float value, float other, int h, int d,
+                                           const FastShared &sm) const {
+    const RotaryParams &rp = *rotary;
+    if (h >= rp.rotatedHeads || d >= rp.rotaryDim)
+      return value;
+    const int half = int(rp.rotaryDim / 2);
+    const bool first = rp.interleaved ? (d & 1) == 0 : d < half;
+    const float2 cs = sm.rotaryTable[rp.interleaved ? d >> 1 : (first ? d : d - half)];
+    return first ? rowimpl::rotatePair(value, other, cs).x : rowimpl::rotatePair(other, value, cs).y;
+  }
+
+  /// After the wait: sm.q, the rotated query heads firstHead .. + heads - 1
+  /// (zero rows and dims past them); sm.newKey, sm.newValue: kv head g's new
+  /// K (rotated) and V rounded to T; the cache slot of token t gets them when
+  /// writesCache. Every load is issued before the first use.
   template <typename T, int DT>
   __device__ __forceinline__ void stage(const KvAttentionParams &p, long long t, long long g,
                                         int firstHead, int heads, bool writesCache,
                                         FastShared &sm) const {
     constexpr int KC = DT / 4; // lane 4r + c holds row r, dims c*KC .. (fastAttend)
     constexpr int kLaneElems = kFastMaxDim / 4;
+    constexpr int kPer = kFastHeads * DT / kThreads; // q elements per thread
+    __syncthreads(); // sm.rotaryTable
     const RotaryParams &rp = *rotary;
-    const rowimpl::RotaryAngle angle = rowimpl::rotaryAngle(rp, t);
     const int D = int(p.headDim);
     const T *base = static_cast<const T *>(rp.output);
     const T *x = static_cast<const T *>(rp.input) + t * rp.numHeads * rp.headDim;
-    const long long qAt = static_cast<const T *>(p.q) - base + (long long)firstHead * D;
-    const long long kAt = static_cast<const T *>(p.k) - base + g * D;
-    const long long vAt = static_cast<const T *>(p.v) - base + g * D;
-    T *q = reinterpret_cast<T *>(&sm.q[0][0]);
-    for (int i = threadIdx.x; i < kFastHeads * DT; i += blockDim.x) {
-      const int r = i / DT, d = i - r * DT;
-      const float value =
-          r < heads && d < D ? rowimpl::rotatedElement<T, C>(rp, x, qAt + r * D + d, angle) : 0.f;
-      q[(4 * r + d / KC) * kLaneElems + d % KC] = fromFloat<T>(value);
+    // Heads of the rotary row (q, k, v start at whole heads: the host checks).
+    const int qHead = int((static_cast<const T *>(p.q) - base) / D) + firstHead;
+    const int kHead = int((static_cast<const T *>(p.k) - base) / D + g);
+    const int vHead = int((static_cast<const T *>(p.v) - base) / D + g);
+    const T zero = fromFloat<T>(0.f);
+    T value[kPer], other[kPer];
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const int i = threadIdx.x + e * kThreads, r = i / DT, d = i % DT;
+      const bool live = r < heads && d < D;
+      value[e] = live ? x[(qHead + r) * D + d] : zero;
+      other[e] = live ? x[(qHead + r) * D + partner(qHead + r, d)] : zero;
+    }
+    const int d = threadIdx.x;
+    T key = zero, keyOther = zero, val = zero, valOther = zero;
+    if (d < D) {
+      key = x[kHead * D + d];
+      keyOther = x[kHead * D + partner(kHead, d)];
+      val = x[vHead * D + d];
+      valOther = x[vHead * D + partner(vHead, d)];
     }
     const long long slot = writesCache ? p.slotIds[t] : -1;
-    T *kDst = nullptr, *vDst = nullptr;
-    if (slot >= 0) {
-      const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
-      const long long rowElems = p.numKvHeads * D;
-      kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems + g * D;
-      vDst = kDst + p.blockSize * rowElems;
+    T *q = reinterpret_cast<T *>(&sm.q[0][0]);
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
+      q[(4 * r + dq / KC) * kLaneElems + dq % KC] =
+          fromFloat<T>(rotated(toFloat(value[e]), toFloat(other[e]), qHead + r, dq, sm));
     }
-    for (int d = threadIdx.x; d < D; d += blockDim.x) {
-      const T key = fromFloat<T>(rowimpl::rotatedElement<T, C>(rp, x, kAt + d, angle));
-      const T value = fromFloat<T>(rowimpl::rotatedElement<T, C>(rp, x, vAt + d, angle));
-      sm.newKey[d] = toFloat(key);
-      sm.newValue[d] = toFloat(value);
-      if (kDst) {
-        kDst[d] = key;
-        vDst[d] = value;
+    if (d < D) {
+      const T k = fromFloat<T>(rotated(toFloat(key), toFloat(keyOther), kHead, d, sm));
+      const T v = fromFloat<T>(rotated(toFloat(val), toFloat(valOther), vHead, d, sm));
+      sm.newKey[d] = toFloat(k);
+      sm.newValue[d] = toFloat(v);
+      if (slot >= 0) {
+        const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
+        const long long rowElems = p.numKvHeads * D;
+        T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems + g * D;
+        kDst[d] = k;
+        kDst[p.blockSize * rowElems + d] = v;
       }
     }
   }
@@ -472,27 +559,14 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   uint4 kr[NT][2][KL], vr[NT][4][VL]; // K keys 16u + {r, 8 + r}; V keys 16u + {2c, 2c+1, 2c+8, 2c+9}
   // The K and V of the step whose table rows `row` holds.
   auto loadStep = [&]() {
-#pragma unroll
-    for (int u = 0; u < NT; ++u) {
-#pragma unroll
-      for (int n = 0; n < 2; ++n) {
-        const T *src =
-            kBase + (unsigned long long)__shfl_sync(kFullMask, row, 16 * u + 8 * n + r) * rowElems;
-#pragma unroll
-        for (int i = 0; i < KL; ++i)
-          kr[u][n][i] = c * KC + 8 * i < D ? __ldg(reinterpret_cast<const uint4 *>(src + 8 * i))
-                                           : make_uint4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int key = 16 * u + 2 * c + (j & 1) + 8 * (j >> 1);
-        const T *src = vBase + (unsigned long long)__shfl_sync(kFullMask, row, key) * rowElems;
-#pragma unroll
-        for (int i = 0; i < VL; ++i)
-          vr[u][j][i] = r * VC + 8 * i < D ? __ldg(reinterpret_cast<const uint4 *>(src + 8 * i))
-                                           : make_uint4(0, 0, 0, 0);
-      }
-    }
+    forEachKvWord<T, DT>(
+        kBase, vBase, row, rowElems, D,
+        [&](const uint4 *address, int u, int n, int i) {
+          kr[u][n][i] = address ? __ldg(address) : make_uint4(0, 0, 0, 0);
+        },
+        [&](const uint4 *address, int u, int j, int i) {
+          vr[u][j][i] = address ? __ldg(address) : make_uint4(0, 0, 0, 0);
+        });
   };
   // infer_kv_decode: the first step's cached keys are in flight while the
   // kernel before finishes; then its output (this step's q, k, v) may be read.
@@ -505,6 +579,12 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   bool loaded = kDecode && step < stepEnd;
   if (loaded)
     loadStep();
+  if constexpr (kDecode) {
+    // The warp's later steps into L2, and the token's rotary cos / sin.
+    for (int later = step + kWarps; later < stepEnd; later += kWarps)
+      forEachKvWord<T, DT>(kBase, vBase, rowOf(later), rowElems, D, prefetchL2, prefetchL2);
+    decode.beforeWait(t, sm);
+  }
   decode.waitForPreviousKernel();
   if constexpr (kDecode)
     decode.template stage<T, DT>(p, t, g, int(firstHead), heads, z == 0 && headBase == 0, sm);

@@ -327,25 +327,6 @@ __device__ __forceinline__ RotaryAngle rotaryAngle(const RotaryParams &p, long l
   return {float(position), cacheRow};
 }
 
-/// Element j of a token's rotary output row as rotaryToken computes it (before
-/// rounding to T), from that token's input row `x`: for a reader that needs a
-/// few rotated heads without the whole row written (infer_kv_decode).
-template <typename T, typename C>
-__device__ __forceinline__ float rotatedElement(const RotaryParams &p, const T *x, long long j,
-                                                const RotaryAngle &angle) {
-  const long long h = j / p.headDim, d = j % p.headDim, half = p.rotaryDim / 2;
-  const float value = toFloat(x[j]);
-  if (h >= p.rotatedHeads || d >= p.rotaryDim)
-    return value;
-  // Pair (x0, x1) -> (x0 cos - x1 sin, x1 cos + x0 sin); this is x0 when first.
-  const bool first = p.interleaved ? d % 2 == 0 : d < half;
-  const long long i = p.interleaved ? d / 2 : (first ? d : d - half);
-  const long long partner = p.interleaved ? (first ? j + 1 : j - 1) : (first ? j + half : j - half);
-  const float2 cs = rotaryCosSin<C>(p, angle.scale, angle.cacheRow, half, i);
-  const float other = toFloat(x[partner]);
-  return first ? rotatePair(value, other, cs).x : rotatePair(other, value, cs).y;
-}
-
 /// Rotary embedding of one token (see RotaryParams). A row of numHeads heads:
 ///
 ///   head h < rotatedHeads:  [ x0 pairs | x1 pairs | copied ]   half-split
