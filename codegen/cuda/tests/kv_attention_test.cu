@@ -24,7 +24,8 @@
 // 8 and 4 at head size 128, head groups split over blocks (16 and 12 query
 // heads per kv head), head size 96, block sizes 16, 6 and 4, softcap. Then
 // times bf16 decode steps (1 x 200, 1 x 2000, 64 x 1024, 512 x 192 at 32/4/64
-// and 32/8/128: microseconds and GB/s of K/V read), and a 2048-token bf16
+// and 32/8/128: microseconds and GB/s of K/V read; also rotary + KV write +
+// attention against infer_kv_decode), and a 2048-token bf16
 // prefill through both prefill kernels, infer_attention and infer_kv_attention
 // (not asserted; the prefills must agree with infer_attention). Also
 // infer_rotary_kv_write against infer_rotary then infer_kv_write (equal bytes),
@@ -799,12 +800,16 @@ struct TimingStep {
   DeviceBuffer<T> qkv, cache, out;
   DeviceStep meta;
   KvAttentionParams p;
+  DeviceBuffer<float> invFreq;
+  DeviceBuffer<long long> positions;
+  /// infer_kv_decode's (and, in place, infer_rotary's) parameters over qkv.
+  infer::kernels::RotaryKvWriteParams rotaryKv;
 
   TimingStep(const std::vector<Seq> &seqs, long long H, long long KV, long long D, long long bs,
              std::mt19937 &rng)
       : step(seqs, bs, 0, rng), qkv(size_t(step.tokens * (H + 2 * KV) * D)),
         cache(size_t(step.numBlocks * 2 * bs * KV * D)), out(size_t(step.tokens * H * D)),
-        meta(step) {
+        meta(step), invFreq(size_t(D / 2)), positions(size_t(step.tokens)) {
     std::vector<T> host(size_t(step.tokens * (H + 2 * KV) * D));
     randomFill(host, rng);
     upload(qkv.ptr, host);
@@ -823,6 +828,25 @@ struct TimingStep {
     p.scale = float(1.0 / std::sqrt(double(D)));
     p.softcap = 0.f;
     launchWrite<T>(p);
+    std::vector<float> freq(size_t(D / 2));
+    for (size_t i = 0; i < freq.size(); ++i)
+      freq[i] = float(std::pow(10000.0, -2.0 * double(i) / double(D)));
+    upload(invFreq.ptr, freq);
+    std::vector<long long> pos;
+    for (const Seq &s : seqs)
+      for (long long j = 0; j < s.n; ++j)
+        pos.push_back(s.context - s.n + j);
+    upload(positions.ptr, pos);
+    std::memset(&rotaryKv, 0, sizeof(rotaryKv));
+    rotaryKv.rotary.input = rotaryKv.rotary.output = qkv.ptr;
+    rotaryKv.rotary.invFreq = invFreq.ptr;
+    rotaryKv.rotary.positions = positions.ptr;
+    rotaryKv.rotary.tokens = rotaryKv.rotary.seq = step.tokens;
+    rotaryKv.rotary.numHeads = H + 2 * KV;
+    rotaryKv.rotary.rotatedHeads = H + KV;
+    rotaryKv.rotary.headDim = rotaryKv.rotary.rotaryDim = D;
+    rotaryKv.rotary.positionBatch = 1;
+    rotaryKv.kv = p;
   }
 };
 
@@ -876,13 +900,34 @@ void timeDecode(long long seqsCount, long long context, long long H, long long K
         <<<dim3(unsigned(seqsCount), unsigned(KV)), kKvAttentionThreads, 0, stream>>>(
             steps[size_t(i % copies)]->p);
   };
+  // A decode step's rotary, KV write and attention: three kernels, and
+  // infer_kv_decode (the rotary runs in place; the timings do not depend on
+  // the values).
+  auto three = [&](int i, cudaStream_t stream) {
+    infer::kernels::RotaryKvWriteParams r = steps[size_t(i % copies)]->rotaryKv;
+    r.kv.workspace = w.workspace;
+    r.kv.counters = w.counters;
+    infer::kernels::infer_rotary<T, float><<<unsigned(seqsCount), 256, 0, stream>>>(r.rotary);
+    infer::kernels::infer_kv_write<T><<<unsigned(seqsCount), kKvAttentionThreads, 0, stream>>>(r.kv);
+    infer::kernels::infer_kv_attention<T>
+        <<<dim3(unsigned(seqsCount), y, z), kKvAttentionThreads, 0, stream>>>(r.kv);
+  };
+  auto fused = [&](int i, cudaStream_t stream) {
+    infer::kernels::RotaryKvWriteParams r = steps[size_t(i % copies)]->rotaryKv;
+    r.kv.workspace = w.workspace;
+    r.kv.counters = w.counters;
+    infer::kernels::infer_kv_decode<T, float>
+        <<<dim3(unsigned(seqsCount), y, z), kKvAttentionThreads, 0, stream>>>(r);
+  };
   const double us = graphMicros(split, 16, 20), usPlain = graphMicros(plain, 16, 10);
+  const double usThree = graphMicros(three, 16, 10), usFused = graphMicros(fused, 16, 10);
   CUDA_CHECK(cudaGetLastError());
   const double gbs = bytes / (us * 1e-6) / 1e9, gbsPlain = bytes / (usPlain * 1e-6) / 1e9;
   std::printf("timing bf16 decode %3lld seqs x context %4lld, heads %lld/%lld x %3lld: %8.2f us, "
               "%6.1f GB/s of K/V (%4.1f%% of 4.3 TB/s), grid z %u; plain grid %8.2f us, %6.1f "
-              "GB/s\n",
-              seqsCount, context, H, KV, D, us, gbs, gbs / 4300.0 * 100.0, z, usPlain, gbsPlain);
+              "GB/s; rotary + KV write + attention %8.2f us, infer_kv_decode %8.2f us\n",
+              seqsCount, context, H, KV, D, us, gbs, gbs / 4300.0 * 100.0, z, usPlain, gbsPlain,
+              usThree, usFused);
 }
 
 /// bf16 fresh prefill of one sequence (block size 16): infer_kv_prefill_attention,
