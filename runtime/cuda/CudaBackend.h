@@ -13,6 +13,7 @@
 #ifndef INFER_RUNTIME_CUDA_CUDABACKEND_H
 #define INFER_RUNTIME_CUDA_CUDABACKEND_H
 
+#include "codegen/cuda/kernels/KernelParams.h"
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/KernelParamsPacking.h"
@@ -103,11 +104,13 @@ private:
            loaded.fusedPrologues[size_t(index)];
   }
   /// Whether KV_ATTENTION `index` runs as infer_kv_decode in this step (one
-  /// new token per sequence; CudaLaunch.decode), so the rotary before it is
-  /// skipped.
+  /// new token per sequence, at most kGemvMaxRows of them; CudaLaunch.decode),
+  /// so the rotary before it is skipped. Larger decode steps keep the three
+  /// kernels: there infer_kv_decode measured slower (64 sequences x 1,024
+  /// positions, 128-wide heads: 137 against 94 us; bench/results, session 14).
   bool runsDecode(const LoadedProgram &loaded, int index, const exec::BoundInputs &step) const {
-    return useKvDecode_ && step.maxNewTokens == 1 && loaded.launches->Get(index).has_decode() &&
-           loaded.decodes[size_t(index)];
+    return useKvDecode_ && step.maxNewTokens == 1 && step.tokens <= kernels::kGemvMaxRows &&
+           loaded.launches->Get(index).has_decode() && loaded.decodes[size_t(index)];
   }
   /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
   /// tuned by then, and tuning synchronizes), the launches are captured into a

@@ -58,13 +58,14 @@ generate_checks() {
 }
 
 # The same with the switches beyond the defaults: programmatic dependent launch in
-# prefill steps too (INFER_PDL=1) and the rotary folded into the KV write.
+# prefill steps too (INFER_PDL=1), the rotary folded into the KV write, and
+# decode steps on three kernels instead of infer_kv_decode (INFER_KV_DECODE=0).
 switch_checks() {
-  local switch=$1 base=$models/tiny-llama
-  export "$switch=1"
-  echo "generate tiny-llama fp32, $switch=1:"; generate --model "$base.onnx" \
+  local setting=$1 base=$models/tiny-llama
+  export "$setting"
+  echo "generate tiny-llama fp32, $setting:"; generate --model "$base.onnx" \
     --greedy "$base.greedy.json" --dtype fp32 --inputs "$base.in0.npy" "$base.in1.npy"
-  echo "generate tiny-llama bf16, $switch=1:"; generate --model "$base.onnx" \
+  echo "generate tiny-llama bf16, $setting:"; generate --model "$base.onnx" \
     --greedy "$base.greedy.json" --dtype bf16 --golden-steps 8 --golden-only --compare-prefill
 }
 
@@ -75,7 +76,9 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
-  for switch in INFER_PDL INFER_FUSE_ROTARY; do start "switch.$switch" switch_checks $switch; done
+  for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0; do
+    start "switch.${setting%=*}" switch_checks $setting
+  done
 fi
 wait
 for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done
