@@ -10,6 +10,10 @@
 //                          KvDecodeGeometry.h: block (t, y, z) computes up to
 //                          8 query heads of one kv head for token t over
 //                          slice z of the cache positions 0 .. pos.
+//   infer_kv_decode<T, C>  a decode step's rotary (RotaryParams), KV write and
+//                          infer_kv_attention's fast path in one kernel, the
+//                          cached keys loaded before it waits for the qkv
+//                          GEMV (DecodeStep below; docs/kv-cache.md).
 //
 // Fast path (16-bit T, headDim % 8 == 0 and <= 128, 16-byte aligned cache):
 // tensor cores on each warp's keys, split-KV across blocks. The block's
@@ -327,12 +331,12 @@ struct NoDecode {
 /// sequence, at position pos) whose rotary and KV write run in the attention
 /// kernel. The cached keys 0 .. pos - 1 are no kernel's output of this step,
 /// so their loads are issued before the wait for the previous kernel (the
-/// qkv GEMV); after it, each block rotates its query heads and the kv head's
-/// new key from the raw qkv row (rowimpl::rotatedElement: the bits
-/// infer_rotary writes), one block per (token, kv head) writes the new K and
-/// V to the cache, and the split with the last keys adds the new key to its
-/// softmax from shared memory. Nothing else reads the rotary's output
-/// (codegen checks), so it is not written.
+/// qkv GEMV), with the token's cos / sin; after it, each block rotates its
+/// query heads and the kv head's new key from the raw qkv row (the bits
+/// infer_rotary writes: rowimpl::rotatePair), one block per (token, kv head)
+/// writes the new K and V to the cache, and the split with the last keys adds
+/// the new key to its softmax from shared memory. Nothing else reads the
+/// rotary's output (codegen checks), so it is not written.
 template <typename C> struct DecodeStep {
   static constexpr bool kFused = true;
   const RotaryParams *rotary; // p.q, p.k, p.v point into rotary->output
