@@ -547,6 +547,47 @@ template <typename T> int runDecodeCases(std::mt19937 &rng) {
   return failures;
 }
 
+/// A packed-qkv rotary (rows of H + 2 KV heads of D, the first H + KV
+/// rotated over rotaryDim, positions per token) writing rotaryOut, and the
+/// q / k / v views of a paged attention over that output.
+template <typename T>
+infer::kernels::RotaryKvWriteParams packedRotaryKv(const T *input, T *rotaryOut,
+                                                   const float *invFreq,
+                                                   const long long *positions, long long tokens,
+                                                   long long H, long long KV, long long D,
+                                                   long long rotaryDim, int interleaved) {
+  infer::kernels::RotaryKvWriteParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.rotary.input = input;
+  p.rotary.output = rotaryOut;
+  p.rotary.invFreq = invFreq;
+  p.rotary.positions = positions;
+  p.rotary.tokens = tokens;
+  p.rotary.seq = tokens;
+  p.rotary.numHeads = H + 2 * KV;
+  p.rotary.rotatedHeads = H + KV;
+  p.rotary.headDim = D;
+  p.rotary.rotaryDim = rotaryDim;
+  p.rotary.positionBatch = 1;
+  p.rotary.interleaved = interleaved;
+  p.kv.q = rotaryOut;
+  p.kv.k = rotaryOut + H * D;
+  p.kv.v = rotaryOut + (H + KV) * D;
+  p.kv.qRowStride = p.kv.kRowStride = p.kv.vRowStride = (H + 2 * KV) * D;
+  p.kv.tokens = tokens;
+  p.kv.numHeads = H;
+  p.kv.numKvHeads = KV;
+  p.kv.headDim = D;
+  return p;
+}
+
+/// count elements of T from the device.
+template <typename T> std::vector<T> download(const T *device, size_t count) {
+  std::vector<T> host(count);
+  CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
 /// infer_rotary_kv_write<T, float> against infer_rotary then infer_kv_write
 /// on the same packed qkv (GQA 8/2, 37 tokens at random positions, one of
 /// them padding, slots spread over a pool of blocks of 16): the rotary
@@ -584,31 +625,11 @@ template <typename T> int testRotaryKvWrite(std::mt19937 &rng) {
         CUDA_CHECK(cudaMemset(cacheSeparate.ptr, 0x3c, size_t(cacheElems) * sizeof(T)));
         CUDA_CHECK(cudaMemset(cacheFused.ptr, 0x3c, size_t(cacheElems) * sizeof(T)));
         auto params = [&](T *out, T *cache) {
-          infer::kernels::RotaryKvWriteParams p;
-          std::memset(&p, 0, sizeof(p));
-          p.rotary.input = input.ptr;
-          p.rotary.output = out;
-          p.rotary.invFreq = freq.ptr;
-          p.rotary.positions = pos.ptr;
-          p.rotary.tokens = tokens;
-          p.rotary.seq = tokens;
-          p.rotary.numHeads = H + 2 * KV;
-          p.rotary.rotatedHeads = H + KV;
-          p.rotary.headDim = D;
-          p.rotary.rotaryDim = rotaryDim;
-          p.rotary.positionBatch = 1;
-          p.rotary.interleaved = interleaved;
-          p.kv.q = out;
-          p.kv.k = out + H * D;
-          p.kv.v = out + (H + KV) * D;
+          infer::kernels::RotaryKvWriteParams p = packedRotaryKv<T>(
+              input.ptr, out, freq.ptr, pos.ptr, tokens, H, KV, D, rotaryDim, interleaved);
           p.kv.cache = cache;
           p.kv.slotIds = slotIds.ptr;
-          p.kv.qRowStride = p.kv.kRowStride = p.kv.vRowStride = features;
-          p.kv.tokens = tokens;
           p.kv.blockSize = blockSize;
-          p.kv.numHeads = H;
-          p.kv.numKvHeads = KV;
-          p.kv.headDim = D;
           return p;
         };
         const infer::kernels::RotaryKvWriteParams separate = params(outSeparate.ptr, cacheSeparate.ptr),
@@ -619,11 +640,6 @@ template <typename T> int testRotaryKvWrite(std::mt19937 &rng) {
         infer::kernels::infer_rotary_kv_write<T, float><<<unsigned(tokens), kKvAttentionThreads>>>(fused);
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaDeviceSynchronize());
-        auto download = [](const T *device, size_t count) {
-          std::vector<T> host(count);
-          CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
-          return host;
-        };
         const bool sameRows = std::memcmp(download(outSeparate.ptr, qkv.size()).data(),
                                           download(outFused.ptr, qkv.size()).data(),
                                           qkv.size() * sizeof(T)) == 0;
@@ -694,30 +710,12 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
     DecodeWorkspace &w = decodeWorkspace();
     w.reserve(tokens, H, KV, D);
     auto params = [&](T *rotaryOut, T *cache, T *out) {
-      infer::kernels::RotaryKvWriteParams p;
-      std::memset(&p, 0, sizeof(p));
-      p.rotary.input = input.ptr;
-      p.rotary.output = rotaryOut;
-      p.rotary.invFreq = freq.ptr;
-      p.rotary.positions = pos.ptr;
-      p.rotary.tokens = tokens;
-      p.rotary.seq = tokens;
-      p.rotary.numHeads = H + 2 * KV;
-      p.rotary.rotatedHeads = H + KV;
-      p.rotary.headDim = D;
-      p.rotary.rotaryDim = shape.rotaryDim;
-      p.rotary.positionBatch = 1;
-      p.rotary.interleaved = shape.interleaved;
-      p.kv.q = rotaryOut;
-      p.kv.k = rotaryOut + H * D;
-      p.kv.v = rotaryOut + (H + KV) * D;
+      infer::kernels::RotaryKvWriteParams p =
+          packedRotaryKv<T>(input.ptr, rotaryOut, freq.ptr, pos.ptr, tokens, H, KV, D,
+                            shape.rotaryDim, shape.interleaved);
       p.kv.output = out;
       p.kv.cache = cache;
       meta.fill(p.kv, step, bs);
-      p.kv.qRowStride = p.kv.kRowStride = p.kv.vRowStride = features;
-      p.kv.numHeads = H;
-      p.kv.numKvHeads = KV;
-      p.kv.headDim = D;
       p.kv.scale = float(1.0 / std::sqrt(double(D)));
       p.kv.softcap = shape.softcap;
       p.kv.workspace = w.workspace;
@@ -737,11 +735,6 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
     infer::kernels::infer_kv_decode<T, float><<<grid, kKvAttentionThreads>>>(fused);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
-    auto download = [](const T *device, size_t count) {
-      std::vector<T> host(count);
-      CUDA_CHECK(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost));
-      return host;
-    };
     const bool sameCache = std::memcmp(download(cacheSeparate.ptr, size_t(cacheElems)).data(),
                                        download(cacheFused.ptr, size_t(cacheElems)).data(),
                                        size_t(cacheElems) * sizeof(T)) == 0;
@@ -837,15 +830,8 @@ struct TimingStep {
       for (long long j = 0; j < s.n; ++j)
         pos.push_back(s.context - s.n + j);
     upload(positions.ptr, pos);
-    std::memset(&rotaryKv, 0, sizeof(rotaryKv));
-    rotaryKv.rotary.input = rotaryKv.rotary.output = qkv.ptr;
-    rotaryKv.rotary.invFreq = invFreq.ptr;
-    rotaryKv.rotary.positions = positions.ptr;
-    rotaryKv.rotary.tokens = rotaryKv.rotary.seq = step.tokens;
-    rotaryKv.rotary.numHeads = H + 2 * KV;
-    rotaryKv.rotary.rotatedHeads = H + KV;
-    rotaryKv.rotary.headDim = rotaryKv.rotary.rotaryDim = D;
-    rotaryKv.rotary.positionBatch = 1;
+    rotaryKv = packedRotaryKv<T>(qkv.ptr, qkv.ptr, invFreq.ptr, positions.ptr, step.tokens, H, KV,
+                                 D, D, 0);
     rotaryKv.kv = p;
   }
 };
