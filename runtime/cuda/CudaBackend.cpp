@@ -565,7 +565,8 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
     return gemm_->run(args, stream_);
   }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
-  if (runsDecode(loaded, index, sizesOf(args))) {
+  const bool decodeKernel = runsDecode(loaded, index, sizesOf(args));
+  if (decodeKernel) {
     // The rotary launch before this one was skipped (launchAll): this kernel
     // rotates what it reads, writes the cache and attends.
     exec::LaunchArgs rotary = resolve(loaded, index - 1, sizesOf(args));
@@ -575,7 +576,7 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
     // Rows or a cache the kernel cannot take: the rotary, then as below.
     RETURN_IF_ERROR(launch(loaded, index - 1, rotary, step));
   }
-  if (fusesRotary(loaded, index) && !runsDecode(loaded, index, sizesOf(args))) {
+  if (fusesRotary(loaded, index) && !decodeKernel) {
     // The rotary launch before this one was skipped (launchAll): run it here,
     // with the KV write.
     exec::LaunchArgs rotary = resolve(loaded, index - 1, sizesOf(args));

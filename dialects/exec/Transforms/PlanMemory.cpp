@@ -54,14 +54,14 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
       // A rotary whose output the next op's paged attention reads: its input
       // lives through that op too, so the cuda backend's decode kernel
       // (infer_kv_decode) may read it there in the rotary's place.
-      int64_t inputEnd = position;
+      Value longerLived;
       if (auto rotary = dyn_cast<RotaryOp>(op)) {
         Operation *next = op.getNextNode();
         while (next && isa<BufferOp, WeightOp, ConstantOp>(next))
           next = next->getNextNode();
         if (auto attention = dyn_cast_or_null<KvAttentionOp>(next))
           if (llvm::is_contained(attention.getInputs(), rotary.getOut()))
-            inputEnd = position + 1;
+            longerLived = rotary.getInput();
       }
       for (Value operand : op.getOperands()) {
         auto buffer = operand.getDefiningOp<BufferOp>();
@@ -70,8 +70,8 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
         LiveInterval &interval = intervals[indexOf.at(buffer)];
         interval.begin = std::min(interval.begin, position);
         interval.end = std::max(interval.end, position);
-        if (auto rotary = dyn_cast<RotaryOp>(op); rotary && operand == rotary.getInput())
-          interval.end = std::max(interval.end, inputEnd);
+        if (operand == longerLived)
+          interval.end = std::max(interval.end, position + 1);
       }
     }
     for (LiveInterval &interval : intervals)
