@@ -29,6 +29,34 @@ template <> __device__ __forceinline__ __half fromFloat<__half>(float x) {
   return __float2half_rn(x);
 }
 
+/// A development timing hook, compiled out unless INFER_KERNEL_STAMPS is
+/// defined (kv_attention_test --stamps; never in codegen's NVRTC source):
+/// thread 0 writes %globaltimer to inferKernelStamps[slot] (one timing
+/// program's own array: the tests are single translation units), or raises
+/// it to that time (`LATEST`, for a grid's last block).
+#ifdef INFER_KERNEL_STAMPS
+constexpr int kKernelStampSlots = 256;
+__device__ unsigned long long inferKernelStamps[kKernelStampSlots];
+__device__ __forceinline__ unsigned long long globalTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#define INFER_KERNEL_STAMP(slot)                                                                  \
+  do {                                                                                            \
+    if (threadIdx.x == 0)                                                                         \
+      ::infer::kernels::inferKernelStamps[(slot)] = ::infer::kernels::globalTimer();             \
+  } while (0)
+#define INFER_KERNEL_STAMP_LATEST(slot)                                                           \
+  do {                                                                                            \
+    if (threadIdx.x == 0)                                                                         \
+      atomicMax(&::infer::kernels::inferKernelStamps[(slot)], ::infer::kernels::globalTimer());  \
+  } while (0)
+#else
+#define INFER_KERNEL_STAMP(slot) ((void)0)
+#define INFER_KERNEL_STAMP_LATEST(slot) ((void)0)
+#endif
+
 /// The first statement of every kernel (test/gpu/check_kernel_entries.py
 /// checks): programmatic dependent launch (docs/codegen.md, "Launch
 /// overlap"). When the runtime launched this grid with programmatic stream

@@ -150,6 +150,7 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
   const uint4 *weight = static_cast<const uint4 *>(p.weight);
   const long long rowStride = (long long)gridDim.x * kWarps;
   long long row = (long long)blockIdx.x * kWarps + warp, unit = 0;
+  INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
   const float scale = stageInput<T, kPrologue>(p, staged, vectors, warpSquares);
   const T *bias = static_cast<const T *>(p.bias);
   const T *residual = static_cast<const T *>(p.residual);
@@ -189,6 +190,7 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
     for (int u = 0; u < kUnitLoads; ++u)
       current[u] = next[u];
   }
+  INFER_KERNEL_STAMP_LATEST(200 + kPrologue); // the grid's last block's end (timing builds)
 }
 
 } // namespace kernels

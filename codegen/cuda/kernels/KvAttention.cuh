@@ -90,6 +90,15 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
 
 static_assert(kThreads == 128, "the fast path's merge assumes 4 warps");
+
+/// INFER_KERNEL_STAMP (Common.cuh) for infer_kv_decode's blocks of token 0,
+/// split 0: slot blockIdx.y * 16 + point (kv_attention_test --stamps names
+/// the points).
+#define INFER_DECODE_STAMP(point)                                                                 \
+  do {                                                                                            \
+    if (blockIdx.x == 0 && blockIdx.z == 0 && blockIdx.y < 8)                                     \
+      INFER_KERNEL_STAMP(blockIdx.y * 16 + (point));                                              \
+  } while (0)
 static_assert(kFastMaxDim <= kThreads, "infer_kv_decode stages a head with one element per thread");
 static_assert(kFastHeads == 8, "the fast path holds 8 heads in one mma n-tile");
 
@@ -498,6 +507,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     decode.waitForPreviousKernel();
     return;
   }
+  if constexpr (kDecode)
+    INFER_DECODE_STAMP(1);
   // Split z takes steps [z * per, (z + 1) * per): at least 2 per warp, so
   // short contexts are not cut into slices whose merge costs more than they
   // save. The loop reads keys 0 .. last from the cache; infer_kv_decode
@@ -588,11 +599,16 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     for (int later = step + kWarps; later < stepEnd; later += kWarps)
       forEachKvWord<T, DT>(kBase, vBase, rowOf(later), rowElems, D, prefetchL2, prefetchL2);
     decode.beforeWait(t, sm);
+    INFER_DECODE_STAMP(2);
   }
   decode.waitForPreviousKernel();
-  if constexpr (kDecode)
+  if constexpr (kDecode) {
+    INFER_DECODE_STAMP(3);
     decode.template stage<T, DT>(p, t, g, int(firstHead), heads, z == 0 && headBase == 0, sm);
+  }
   __syncthreads();
+  if constexpr (kDecode)
+    INFER_DECODE_STAMP(4);
   if constexpr (kDecode)
     if (withNewKey)
       decode.template scoreNewKey<T, DT>(p, heads, sm);
@@ -683,6 +699,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       }
   }
 
+  if constexpr (kDecode)
+    INFER_DECODE_STAMP(5);
   // Merge the warps: the 8 lanes of one c share mA, mB; sum their partial l.
 #pragma unroll
   for (int offset = 4; offset < 32; offset <<= 1) {
@@ -728,6 +746,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     sm.total[tid] = total;
   }
   __syncthreads();
+  if constexpr (kDecode)
+    INFER_DECODE_STAMP(6);
 
   const int items = heads * D;
   T *out = static_cast<T *>(p.output) + (t * p.numHeads + firstHead) * D;
@@ -741,6 +761,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       const float total = sm.total[h];
       out[i] = fromFloat<T>(total > 0.f ? v / total : 0.f);
     }
+    if constexpr (kDecode)
+      INFER_DECODE_STAMP(7);
     return;
   }
 
@@ -1182,6 +1204,7 @@ template <typename T, typename C>
 __device__ __forceinline__ void decodeLoadingCacheBeforeWaitForPreviousKernel(
     const RotaryKvWriteParams &p) {
   __shared__ FastShared sm;
+  INFER_DECODE_STAMP(0);
   const DecodeStep<C> decode{&p.rotary};
   const HeadGroup hg = headGroupOf(p.kv);
   const long long D = p.kv.headDim;

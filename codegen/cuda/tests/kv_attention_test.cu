@@ -32,6 +32,12 @@
 // and (16-bit types) infer_kv_decode against infer_rotary, infer_kv_write and
 // infer_kv_attention (same cache bytes, outputs within the tolerance).
 //
+// Built with -DINFER_KERNEL_STAMPS (bench/decode-stamps.sh), `--stamps`
+// instead times one decode layer's attention from the inside: the qkv GEMV,
+// infer_kv_decode and the o_proj GEMV launched programmatically in a CUDA
+// graph, with %globaltimer stamps at the decode blocks' stages (Common.cuh,
+// INFER_KERNEL_STAMP).
+//
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +45,9 @@
 #include "codegen/cuda/kernels/KvAttention.cuh"
 #include "codegen/cuda/kernels/KvPrefillAttention.cuh"
 #include "codegen/cuda/kernels/KvPrefillWgmma.cuh"
+#ifdef INFER_KERNEL_STAMPS
+#include "codegen/cuda/kernels/GemvRows.cuh"
+#endif
 
 #include <cuda_runtime.h>
 
@@ -988,6 +997,82 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
   return ok;
 }
 
+#ifdef INFER_KERNEL_STAMPS
+/// --stamps (a build with -DINFER_KERNEL_STAMPS, Common.cuh): a decode layer's
+/// attention between its GEMVs as the step runs them — infer_gemv_rows<bf16,
+/// 1> writing the qkv row (hidden H * D -> (H + 2 KV) * D, the rms_norm
+/// prologue), infer_kv_decode, infer_gemv_rows<bf16, 0> (the o_proj), each
+/// launched programmatically, 16 such layers in a CUDA graph — and prints
+/// when each point of the decode blocks of the last layer came, relative to
+/// the qkv GEMV's end (its last block).
+void stampDecode(long long context, long long H, long long KV, long long D, unsigned splits = 0) {
+  using T = __nv_bfloat16;
+  std::mt19937 rng(5);
+  TimingStep ts({Seq{context, 1}}, H, KV, D, /*bs=*/16, rng);
+  decodeWorkspace().reserve(1, H, KV, D);
+  DecodeWorkspace &w = decodeWorkspace();
+  const long long hidden = H * D, qkvWidth = (H + 2 * KV) * D;
+  DeviceBuffer<T> wQkv{size_t(qkvWidth * hidden)}, wO{size_t(hidden * hidden)}, x{size_t(hidden)},
+      norm{size_t(hidden)}, oOut{size_t(hidden)};
+  CUDA_CHECK(cudaMemset(wQkv.ptr, 0x3c, size_t(qkvWidth * hidden) * sizeof(T)));
+  CUDA_CHECK(cudaMemset(wO.ptr, 0x3c, size_t(hidden * hidden) * sizeof(T)));
+  CUDA_CHECK(cudaMemset(x.ptr, 0x3c, size_t(hidden) * sizeof(T)));
+  CUDA_CHECK(cudaMemset(norm.ptr, 0x3c, size_t(hidden) * sizeof(T)));
+  infer::kernels::GemvParams qkv{}, o{};
+  qkv.input = x.ptr, qkv.weight = wQkv.ptr, qkv.output = ts.qkv.ptr, qkv.rows = 1;
+  qkv.k = hidden, qkv.n = qkvWidth, qkv.transposed = 1, qkv.inputRowStride = hidden;
+  qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
+  o.input = ts.out.ptr, o.weight = wO.ptr, o.output = oOut.ptr, o.rows = 1;
+  o.k = hidden, o.n = hidden, o.transposed = 1, o.inputRowStride = hidden;
+  infer::kernels::RotaryKvWriteParams r = ts.rotaryKv;
+  r.kv.workspace = w.workspace;
+  r.kv.counters = w.counters;
+  const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
+  const unsigned z = splits ? splits : unsigned(infer::kernels::kvDecodeSplits(1, H, KV));
+  cudaLaunchAttribute programmatic;
+  programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  programmatic.val.programmaticStreamSerializationAllowed = 1;
+  auto config = [&](dim3 grid, unsigned block, size_t shared, cudaStream_t stream) {
+    cudaLaunchConfig_t c{};
+    c.gridDim = grid, c.blockDim = dim3(block), c.dynamicSmemBytes = shared, c.stream = stream;
+    c.attrs = &programmatic, c.numAttrs = 1;
+    return c;
+  };
+  auto layer = [&](int, cudaStream_t stream) {
+    const size_t rowsShared = size_t(infer::kernels::gemvRowsSharedBytes(hidden, 2));
+    cudaLaunchConfig_t c = config(dim3(infer::kernels::gemvRowsGrid(qkvWidth)),
+                                  infer::kernels::kGemvRowsThreads, rowsShared, stream);
+    CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_rows<T, 1>, qkv));
+    c = config(dim3(1, y, z), kKvAttentionThreads, 0, stream);
+    CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_kv_decode<T, float>, r));
+    c = config(dim3(infer::kernels::gemvRowsGrid(hidden)), infer::kernels::kGemvRowsThreads,
+               rowsShared, stream);
+    CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_rows<T, 0>, o));
+  };
+  const double usPerLayer = graphMicros(layer, 16, 10);
+  // Once more with the stamps cleared: they keep the last layer's times.
+  unsigned long long zero[infer::kernels::kKernelStampSlots] = {};
+  CUDA_CHECK(cudaMemcpyToSymbol(infer::kernels::inferKernelStamps, zero, sizeof zero));
+  graphMicros(layer, 16, 1);
+  unsigned long long stamps[infer::kernels::kKernelStampSlots];
+  CUDA_CHECK(cudaMemcpyFromSymbol(stamps, infer::kernels::inferKernelStamps, sizeof stamps));
+  const double base = double(stamps[201]);
+  auto us = [&](unsigned long long t) { return t ? (double(t) - base) / 1e3 : -1.0; };
+  std::printf("stamps bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, grid (1, %u, %u): "
+              "%.2f us per layer (qkv GEMV + decode + o GEMV); us after the qkv GEMV's end: its "
+              "last wait release %.2f, the o GEMV's last wait release %.2f, its end %.2f\n",
+              context, H, KV, D, y, z, usPerLayer, us(stamps[211]), us(stamps[210]),
+              us(stamps[200]));
+  const char *points[] = {"entry", "token found", "before wait", "after wait",
+                          "staged",  "keys done",   "merged",      "written"};
+  for (unsigned b = 0; b < y && b < 8; ++b) {
+    std::printf("  block y=%u:", b);
+    for (int i = 0; i < 8; ++i)
+      std::printf(" %s %.2f%s", points[i], us(stamps[b * 16 + i]), i < 7 ? "," : "\n");
+  }
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -995,6 +1080,17 @@ int main(int argc, char **argv) {
   // --prefill-timings: the 2,048-token prefill timings alone (kernel experiments).
   const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
   const bool prefillOnly = argc > 1 && std::strcmp(argv[1], "--prefill-timings") == 0;
+#ifdef INFER_KERNEL_STAMPS
+  if (argc > 1 && std::strcmp(argv[1], "--stamps") == 0) {
+    if (!infer::kerneltest::haveDevice())
+      return 77;
+    for (long long context : {128LL, 200LL, 1000LL})
+      stampDecode(context, 32, 4, 64);
+    stampDecode(200, 32, 8, 128);
+    stampDecode(200, 32, 4, 64, /*splits=*/1); // no blocks past the used split
+    return 0;
+  }
+#endif
   if (!infer::kerneltest::haveDevice())
     return 77;
   cudaDeviceProp prop;
