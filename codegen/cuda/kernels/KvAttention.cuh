@@ -78,6 +78,16 @@ constexpr int kMinBlocks = 4;        // resident blocks per SM: <= 128 registers
 constexpr int kFastHeads = kKvDecodeHeadsPerBlock;
 constexpr int kFastMaxDim = 128;
 constexpr int kMinStepsPerSplit = 2 * kWarps; // fast path: fewer splits for short contexts
+// 64-wide heads (32-key steps) in steps of at most kGemvMaxRows tokens (the
+// batch-1 .. 8 decode steps) whose context needs more than one split of
+// kMinStepsPerSplit steps anyway: one step per warp, so the splits' chains of
+// dependent loads are short. Measured on the H200 (bench/results/tinyllama-
+// 1.1b-serving.md, session 15): kv_attention_test's decode timing at 1 x
+// 512 .. 4,000 positions 14.7-14.9 -> 12.0-13.9 us; TinyLlama batch 1 with
+// 1,800-token prompts TPOT 1.106 -> 1.058 ms; for every context, 128-token
+// prompts lost 2% (0.964 -> 0.984 ms): at 129 .. 256 positions two short
+// splits and their merge cost more than one split of two steps a warp.
+constexpr int kMinStepsPerSplitSmallStep = kWarps;
 // The same for 128-wide heads (16-key steps), and the most splits a unit
 // uses. Measured on the H200 at batch 1 (bench/results/tinyllama-1.1b-
 // serving.md, session 11): 4 steps and at most 16 splits gain ~1.3 us a layer
@@ -519,11 +529,14 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const bool split = p.workspace != nullptr && p.counters != nullptr && gridDim.z > 1;
   const int splits = split ? (gridDim.z < kKvDecodeMaxSplits ? int(gridDim.z) : kKvDecodeMaxSplits)
                            : 1;
-  constexpr int kMinSteps = DT == 128 ? kMinStepsPerSplitWide : kMinStepsPerSplit;
+  const bool smallStep = gridDim.x <= unsigned(kGemvMaxRows) && steps > kMinStepsPerSplit;
+  const int minSteps = DT == 128 ? kMinStepsPerSplitWide
+                       : smallStep ? kMinStepsPerSplitSmallStep
+                                   : kMinStepsPerSplit;
   constexpr int kMaxUsed = DT == 128 ? kMaxUsedSplitsWide : kKvDecodeMaxSplits;
   const int perForSplits = (steps + splits - 1) / splits;
   const int perForMaxUsed = (steps + kMaxUsed - 1) / kMaxUsed;
-  const int per = max(max(perForSplits, perForMaxUsed), kMinSteps);
+  const int per = max(max(perForSplits, perForMaxUsed), minSteps);
   const int used = steps > 0 ? (steps + per - 1) / per : 1;
   const int z = int(blockIdx.z);
   if (z >= used) {

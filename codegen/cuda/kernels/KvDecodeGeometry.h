@@ -16,8 +16,9 @@
 // The grid depends on `tokens` only (not on context lengths), so a captured
 // CUDA graph stays valid. Few (token, head group) units get many splits, so a
 // batch-1 decode still fills the GPU; every block of a unit computes the same
-// number of splits it really uses from the context (at least 128 keys each,
-// 256 for headDim <= 64) and blocks past it return at once. Each used split
+// number of splits it really uses from the context (at least 128 keys each;
+// for headDim <= 64, 256, or 128 past 256 positions in steps of at most 8
+// tokens) and blocks past it return at once. Each used split
 // writes a partial (max, sum, unnormalized output) record to `workspace`; the
 // last one to finish (atomic counter per unit) combines them, writes the
 // output and sets the counter back to 0:
