@@ -83,10 +83,11 @@ constexpr int kMinStepsPerSplit = 2 * kWarps; // fast path: fewer splits for sho
 // kMinStepsPerSplit steps anyway: one step per warp, so the splits' chains of
 // dependent loads are short. Measured on the H200 (bench/results/tinyllama-
 // 1.1b-serving.md, session 15): kv_attention_test's decode timing at 1 x
-// 512 .. 4,000 positions 14.7-14.9 -> 12.0-13.9 us; TinyLlama batch 1 with
-// 1,800-token prompts TPOT 1.106 -> 1.058 ms; for every context, 128-token
-// prompts lost 2% (0.964 -> 0.984 ms): at 129 .. 256 positions two short
-// splits and their merge cost more than one split of two steps a warp.
+// 512 .. 4,000 positions 14.7-14.9 -> 12.1-13.8 us; TinyLlama batch 1 with
+// 400-token prompts TPOT 1.070 -> 0.985 ms, 1,800-token 1.103 -> 1.059 ms.
+// Applied to every context, 128-token prompts lost 2% (0.964 -> 0.984 ms):
+// at 129 .. 256 positions two short splits and their merge cost more than
+// one split of two steps a warp.
 constexpr int kMinStepsPerSplitSmallStep = kWarps;
 // The same for 128-wide heads (16-key steps), and the most splits a unit
 // uses. Measured on the H200 at batch 1 (bench/results/tinyllama-1.1b-
@@ -100,6 +101,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
 
 static_assert(kThreads == 128, "the fast path's merge assumes 4 warps");
+static_assert(kFastMaxDim <= kThreads, "infer_kv_decode stages a head with one element per thread");
+static_assert(kFastHeads == 8, "the fast path holds 8 heads in one mma n-tile");
 
 /// INFER_KERNEL_STAMP (Common.cuh) for infer_kv_decode's blocks of token 0,
 /// split 0: slot blockIdx.y * 16 + point (kv_attention_test --stamps names
@@ -109,8 +112,6 @@ static_assert(kThreads == 128, "the fast path's merge assumes 4 warps");
     if (blockIdx.x == 0 && blockIdx.z == 0 && blockIdx.y < 8)                                     \
       INFER_KERNEL_STAMP(blockIdx.y * 16 + (point));                                              \
   } while (0)
-static_assert(kFastMaxDim <= kThreads, "infer_kv_decode stages a head with one element per thread");
-static_assert(kFastHeads == 8, "the fast path holds 8 heads in one mma n-tile");
 
 __device__ __forceinline__ float negativeInfinity() { return -__int_as_float(0x7f800000); }
 
@@ -519,9 +520,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
   if constexpr (kDecode)
     INFER_DECODE_STAMP(1);
-  // Split z takes steps [z * per, (z + 1) * per): at least 2 per warp, so
-  // short contexts are not cut into slices whose merge costs more than they
-  // save. The loop reads keys 0 .. last from the cache; infer_kv_decode
+  // Split z takes steps [z * per, (z + 1) * per): at least 2 per warp (1 per
+  // warp past one such split in small decode steps), so short contexts are
+  // not cut into slices whose merge costs more than they save. The loop reads keys 0 .. last from the cache; infer_kv_decode
   // brings key pos (this step's) itself.
   const int pos = tok.pos;
   const int last = kDecode ? pos - 1 : pos;
