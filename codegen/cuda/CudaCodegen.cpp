@@ -1,6 +1,7 @@
 //===- CudaCodegen.cpp - kernels, geometry and NVRTC for the exec program --===//
 
 #include "codegen/cuda/CudaCodegen.h"
+#include "codegen/cuda/BufferChecks.h"
 #include "codegen/cuda/CudaTypes.h"
 #include "codegen/cuda/Nvrtc.h"
 #include "codegen/cuda/kernels/AttentionGeometry.h"
@@ -103,15 +104,8 @@ private:
         input = &operand;
     if (!input || input->ref().target_case() != art::Ref::kBuffer || input->ref().buffer() != folded)
       return false;
-    for (int i = 0; i < program_->launches_size(); ++i)
-      for (const art::Operand &operand : program_->launches(i).operands())
-        if (i != index && operand.ref().target_case() == art::Ref::kBuffer &&
-            operand.ref().buffer() == folded)
-          return false;
-    for (const auto *bindings : {&program_->inputs(), &program_->outputs()})
-      for (const art::Binding &binding : *bindings)
-        if (binding.buffer() == folded)
-          return false;
+    if (!readOnlyBy(*program_, folded, index, index))
+      return false;
     // The GEMV then reads the folded launch's inputs while it writes its
     // output: the planner may have put them in the same memory (their
     // lifetimes did not overlap), so they must be apart for every T the GEMV
@@ -119,8 +113,10 @@ private:
     if (gemm.outputs_size() != 1)
       return false;
     for (const art::Operand &operand : previous.operands())
-      if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
-                                        !apartForEveryT(operand.ref().buffer(), gemm.outputs(0))))
+      if (operand.role() == "input" &&
+          (operand.ref().target_case() != art::Ref::kBuffer ||
+           !buffersApartForEveryT(*program_, operand.ref().buffer(), gemm.outputs(0),
+                                  kernels::kGemvMaxRows)))
         return false;
     return true;
   }
@@ -144,45 +140,6 @@ private:
         return false;
     }
     return inputs == 1;
-  }
-  /// Whether infer_kv_decode may stand in for KV_ATTENTION `index` and the
-  /// rotary before it (foldsRotaryIntoKvWrite holds): it does not write the
-  /// rotary's output, so no other launch may read that (nor may it be a
-  /// program output), and it reads the rotary's input while it writes its
-  /// own output, so those two must not share memory at any step size.
-  bool readsOnlyRotaryInput(int index) const {
-    const art::Launch &rotary = launch(index - 1), &attention = launch(index);
-    const uint32_t rotated = rotary.outputs(0);
-    for (int i = 0; i < program_->launches_size(); ++i)
-      if (i != index && i != index - 1)
-        for (const art::Operand &operand : program_->launches(i).operands())
-          if (operand.ref().target_case() == art::Ref::kBuffer && operand.ref().buffer() == rotated)
-            return false;
-    for (const art::Binding &binding : program_->outputs())
-      if (binding.buffer() == rotated)
-        return false;
-    if (attention.outputs_size() != 1)
-      return false;
-    for (const art::Operand &operand : rotary.operands())
-      if (operand.role() == "input" &&
-          (operand.ref().target_case() != art::Ref::kBuffer ||
-           (operand.ref().buffer() != rotated &&
-            !apartForEveryT(operand.ref().buffer(), attention.outputs(0),
-                            program_->arena().bound_tokens()))))
-        return false;
-    return true;
-  }
-  /// Whether buffers a and b occupy disjoint bytes for every T in [1, last]
-  /// (offsets and sizes are affine in T: the same order at both ends).
-  bool apartForEveryT(uint32_t a, uint32_t b, int64_t last = kernels::kGemvMaxRows) const {
-    if (a >= uint32_t(program_->buffers_size()) || b >= uint32_t(program_->buffers_size()))
-      return false;
-    const art::Buffer &x = program_->buffers(int(a)), &y = program_->buffers(int(b));
-    auto at = [](const art::Affine &value, int64_t tokens) { return value.a() * tokens + value.b(); };
-    auto before = [&](const art::Buffer &first, const art::Buffer &second, int64_t tokens) {
-      return at(first.offset(), tokens) + at(first.size(), tokens) <= at(second.offset(), tokens);
-    };
-    return (before(x, y, 1) && before(x, y, last)) || (before(y, x, 1) && before(y, x, last));
   }
   /// grid.x for one block per row of `rowElements` of the launch's output.
   StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;
@@ -390,7 +347,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
       *cuda.mutable_fused_prologue() = std::move(fused);
       if (art::elementSize(out) == 2 && headDim % 8 == 0 && headDim <= 128 &&
-          readsOnlyRotaryInput(index)) {
+          decodeMayReplaceRotary(*program_, index)) {
         art::CudaLaunch decode;
         decode.set_runner(art::CudaLaunch::KERNEL);
         useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ">");
