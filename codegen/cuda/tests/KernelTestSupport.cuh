@@ -90,6 +90,25 @@ template <typename Launch> double timeMs(Launch launch, int reps, cudaStream_t s
   return double(elapsed) / reps;
 }
 
+/// The launch of `grid` x `block` threads on `stream`, with programmatic
+/// stream serialization (`attribute`, which must outlive the launch) when
+/// `programmatic` (the runtime's programmatic dependent launch).
+inline cudaLaunchConfig_t launchConfig(dim3 grid, unsigned block, size_t sharedBytes,
+                                       cudaStream_t stream, bool programmatic,
+                                       cudaLaunchAttribute &attribute) {
+  attribute = cudaLaunchAttribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(block, 1, 1);
+  config.dynamicSmemBytes = sharedBytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = programmatic ? 1 : 0;
+  return config;
+}
+
 /// The tolerance of a test for T, from its three (f32, bf16, f16).
 template <typename T> constexpr double pickTolerance(double f32, double bf16, double f16);
 template <> constexpr double pickTolerance<float>(double f32, double, double) { return f32; }

@@ -70,6 +70,7 @@ namespace {
 
 using namespace infer::kernels;
 using bf16 = __nv_bfloat16;
+using infer::kerneltest::launchConfig;
 using i64 = long long;
 
 
@@ -105,25 +106,6 @@ GemvParams gemvParams(const void *input, const void *weight, void *output, i64 r
   p.transposed = transposed;
   p.inputRowStride = k;
   return p;
-}
-
-/// The launch of `grid` x `block` threads on `stream`, with programmatic
-/// stream serialization (`attribute`, which must outlive the launch) when
-/// `programmatic` (the runtime's programmatic dependent launch).
-cudaLaunchConfig_t launchConfig(dim3 grid, unsigned block, size_t sharedBytes,
-                                cudaStream_t stream, bool programmatic,
-                                cudaLaunchAttribute &attribute) {
-  attribute = cudaLaunchAttribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3(block, 1, 1);
-  config.dynamicSmemBytes = sharedBytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = programmatic ? 1 : 0;
-  return config;
 }
 
 /// Launches infer_gemv<T> (infer_gemv_fused<T, p.prologue> with a prologue)

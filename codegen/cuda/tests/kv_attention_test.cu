@@ -1030,13 +1030,8 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
   const unsigned z = splits ? splits : unsigned(infer::kernels::kvDecodeSplits(1, H, KV));
   cudaLaunchAttribute programmatic;
-  programmatic.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  programmatic.val.programmaticStreamSerializationAllowed = 1;
   auto config = [&](dim3 grid, unsigned block, size_t shared, cudaStream_t stream) {
-    cudaLaunchConfig_t c{};
-    c.gridDim = grid, c.blockDim = dim3(block), c.dynamicSmemBytes = shared, c.stream = stream;
-    c.attrs = &programmatic, c.numAttrs = 1;
-    return c;
+    return infer::kerneltest::launchConfig(grid, block, shared, stream, true, programmatic);
   };
   auto layer = [&](int, cudaStream_t stream) {
     const size_t rowsShared = size_t(infer::kernels::gemvRowsSharedBytes(hidden, 2));
