@@ -177,6 +177,14 @@ Status CudaBackend::load() {
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
+  if (const char *carveout = std::getenv("INFER_SMEM_CARVEOUT")) {
+    char *end = nullptr;
+    const long value = std::strtol(carveout, &end, 10);
+    if (end == carveout || *end != '\0' || value < -1 || value > 100)
+      return invalidArgumentError(std::string("INFER_SMEM_CARVEOUT must be -1 or 0..100, not '") +
+                                  carveout + "'");
+    sharedCarveout_ = int(value);
+  }
   RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }
@@ -198,6 +206,10 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (result != CUDA_SUCCESS)
       return driverError(api, result, ("cuModuleGetFunction " + launch.function()).c_str());
     byName[launch.function()] = function;
+    if (sharedCarveout_ >= 0)
+      INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
+                                                 CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                                 sharedCarveout_));
     if (launch.shared_bytes() > 48 * 1024)
       INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
                                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

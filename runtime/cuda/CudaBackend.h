@@ -190,6 +190,15 @@ private:
   /// INFER_KV_DECODE=0: decode steps run the rotary, KV write and attention
   /// as three kernels (CudaLaunch.decode unused).
   bool useKvDecode_ = true;
+  /// The shared-memory carveout (percent of the most an SM offers) every one
+  /// of our kernels asks for: one value for all, so that the next kernel's
+  /// blocks may become resident beside the previous kernel's (an SM runs
+  /// blocks of one carveout at a time, so under the driver's per-kernel
+  /// default a programmatic launch waited for whole SMs to drain).
+  /// INFER_SMEM_CARVEOUT=N sets it (0-100); -1 leaves each kernel the driver's
+  /// choice.
+  int sharedCarveout_ = kDefaultSharedCarveout;
+  static constexpr int kDefaultSharedCarveout = 100;
   /// Which steps launch a kernel that follows one of ours with programmatic
   /// stream serialization (docs/codegen.md, "Launch overlap"): by default
   /// decode steps (T <= kGemvMaxRows, where the GEMVs overlap); INFER_PDL=1

@@ -1005,7 +1005,10 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
 /// launched programmatically, 16 such layers in a CUDA graph — and prints
 /// when each point of the decode blocks of the last layer came, relative to
 /// the qkv GEMV's end (its last block).
-void stampDecode(long long context, long long H, long long KV, long long D, unsigned splits = 0) {
+/// carveout: the shared-memory carveout all three kernels ask for (-1: the
+/// driver's choice per kernel; the runtime asks 100 of every kernel).
+void stampDecode(long long context, long long H, long long KV, long long D, unsigned splits = 0,
+                 int carveout = -1) {
   using T = __nv_bfloat16;
   std::mt19937 rng(5);
   TimingStep ts({Seq{context, 1}}, H, KV, D, /*bs=*/16, rng);
@@ -1029,6 +1032,11 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   r.kv.counters = w.counters;
   const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
   const unsigned z = splits ? splits : unsigned(infer::kernels::kvDecodeSplits(1, H, KV));
+  for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 1>,
+                             (const void *)infer::kernels::infer_kv_decode<T, float>,
+                             (const void *)infer::kernels::infer_gemv_rows<T, 0>})
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
   cudaLaunchAttribute programmatic;
   auto config = [&](dim3 grid, unsigned block, size_t shared, cudaStream_t stream) {
     return infer::kerneltest::launchConfig(grid, block, shared, stream, true, programmatic);
@@ -1053,10 +1061,10 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   CUDA_CHECK(cudaMemcpyFromSymbol(stamps, infer::kernels::inferKernelStamps, sizeof stamps));
   const double base = double(stamps[201]);
   auto us = [&](unsigned long long t) { return t ? (double(t) - base) / 1e3 : -1.0; };
-  std::printf("stamps bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, grid (1, %u, %u): "
-              "%.2f us per layer (qkv GEMV + decode + o GEMV); us after the qkv GEMV's end: its "
+  std::printf("stamps bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, grid (1, %u, %u), "
+              "carveout %d: %.2f us per layer (qkv GEMV + decode + o GEMV); us after the qkv GEMV's end: its "
               "last wait release %.2f, the o GEMV's last wait release %.2f, its end %.2f\n",
-              context, H, KV, D, y, z, usPerLayer, us(stamps[211]), us(stamps[210]),
+              context, H, KV, D, y, z, carveout, usPerLayer, us(stamps[211]), us(stamps[210]),
               us(stamps[200]));
   const char *points[] = {"entry", "token found", "before wait", "after wait",
                           "staged",  "keys done",   "merged",      "written"};
@@ -1079,10 +1087,12 @@ int main(int argc, char **argv) {
   if (argc > 1 && std::strcmp(argv[1], "--stamps") == 0) {
     if (!infer::kerneltest::haveDevice())
       return 77;
-    for (long long context : {128LL, 200LL, 1000LL})
-      stampDecode(context, 32, 4, 64);
-    stampDecode(200, 32, 8, 128);
-    stampDecode(200, 32, 4, 64, /*splits=*/1); // no blocks past the used split
+    for (int carveout : {-1, 100}) {
+      for (long long context : {128LL, 200LL, 1000LL})
+        stampDecode(context, 32, 4, 64, 0, carveout);
+      stampDecode(200, 32, 8, 128, 0, carveout);
+      stampDecode(200, 32, 4, 64, /*splits=*/1, carveout); // no blocks past the used split
+    }
     return 0;
   }
 #endif
