@@ -208,19 +208,20 @@ __device__ __forceinline__ bool findToken(const KvAttentionParams &p, long long 
 /// DT = 64 and 128 alike: NT * 2 * KL of K, NT * 4 * VL of V).
 constexpr int kStepWords = 16;
 
-/// One warp's part of FastShared: infer_kv_decode copies the K and V words of
-/// the warp's second step here before the wait ([word][lane]: each lane reads
-/// back only its own), and after the keys the warp's partial output takes the
-/// same bytes.
-union alignas(16) FastWarpShared {
-  uint4 step[kStepWords][32];
+/// One warp's part of the fast path's shared memory: infer_kv_decode copies
+/// the K and V words of the warp's second step here before the wait
+/// ([word][lane]: each lane reads back only its own; kWords = kStepWords),
+/// and after the keys the warp's partial output takes the same bytes.
+/// infer_kv_attention copies nothing (kWords = 1: no larger than `out`).
+template <int kWords> union alignas(16) FastWarpShared {
+  uint4 step[kWords][32];
   float out[kFastHeads][kFastMaxDim + 4]; // [head][d]
 };
 
 /// Shared memory of the fast path: the Q fragments and the merges.
-struct alignas(16) FastShared {
+template <int kWords> struct alignas(16) FastSharedOf {
   uint4 q[32][kFastMaxDim / 32]; // [lane][16-byte words]
-  FastWarpShared warp[kWarps];
+  FastWarpShared<kWords> warp[kWarps];
   float max[kWarps][kFastHeads], sum[kWarps][kFastHeads];
   float weight[kWarps][kFastHeads]; // exp2(warp max - block max)
   float top[kFastHeads], total[kFastHeads];
@@ -233,6 +234,8 @@ struct alignas(16) FastShared {
   unsigned table[kWarps][32]; // infer_kv_decode: each warp's copy of the first 32 block-table entries
   int last;
 };
+using FastShared = FastSharedOf<1>;                 // infer_kv_attention (25 KB)
+using FastDecodeShared = FastSharedOf<kStepWords>; // infer_kv_decode (41 KB)
 
 /// D = A B + D, mma.sync m16n8k16 with fp32 accumulators (PTX ISA "Matrix
 /// Fragments for mma.m16n8k16"; g = lane / 4, t = lane % 4): a0 = [g][2t..],
@@ -394,7 +397,7 @@ template <typename C> struct DecodeStep {
 
   /// Before the wait (positions and the rotary's tables are no kernel's
   /// output): token t's cos / sin of every rotated pair in sm.rotaryTable.
-  __device__ __forceinline__ void beforeWait(long long t, FastShared &sm) const {
+  __device__ __forceinline__ void beforeWait(long long t, FastDecodeShared &sm) const {
     const RotaryParams &rp = *rotary;
     const rowimpl::RotaryAngle angle = rowimpl::rotaryAngle(rp, t);
     const long long half = rp.rotaryDim / 2;
@@ -413,7 +416,7 @@ template <typename C> struct DecodeStep {
     return rp.interleaved ? d ^ 1 : (d < half ? d + half : d - half);
   }
   __device__ __forceinline__ float rotated(float value, float other, int h, int d,
-                                           const FastShared &sm) const {
+                                           const FastDecodeShared &sm) const {
     const RotaryParams &rp = *rotary;
     if (h >= rp.rotatedHeads || d >= rp.rotaryDim)
       return value;
@@ -430,7 +433,7 @@ template <typename C> struct DecodeStep {
   template <typename T, int DT>
   __device__ __forceinline__ void stage(const KvAttentionParams &p, long long t, long long g,
                                         int firstHead, int heads, bool writesCache,
-                                        FastShared &sm) const {
+                                        FastDecodeShared &sm) const {
     constexpr int KC = DT / 4; // lane 4r + c holds row r, dims c*KC .. (fastAttend)
     constexpr int kLaneElems = kFastMaxDim / 4;
     constexpr int kPer = kFastHeads * DT / kThreads; // q elements per thread
@@ -487,7 +490,7 @@ template <typename C> struct DecodeStep {
   /// barrier), as fastAttend scores cached keys.
   template <typename T, int DT>
   __device__ __forceinline__ void scoreNewKey(const KvAttentionParams &p, int heads,
-                                              FastShared &sm) const {
+                                              FastDecodeShared &sm) const {
     constexpr int KC = DT / 4;
     constexpr int kLaneElems = kFastMaxDim / 4;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, D = int(p.headDim);
@@ -509,9 +512,9 @@ template <typename C> struct DecodeStep {
 /// Block (t, y, z) on tensor cores: query heads headBase .. headBase + heads
 /// - 1 (heads <= 8) of kv head g, positions of split z; DT = 64 or 128 >=
 /// headDim (dims past headDim load as zero).
-template <typename T, int DT, typename Decode = NoDecode>
+template <typename T, int DT, typename Decode = NoDecode, typename Shared = FastShared>
 __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long t, long long g,
-                                           int headBase, int heads, FastShared &sm,
+                                           int headBase, int heads, Shared &sm,
                                            const Decode &decode = Decode()) {
   constexpr bool kDecode = Decode::kFused;
   constexpr int NT = 128 / DT; // 16-key tiles per warp step
@@ -706,10 +709,14 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
 
   for (; step < stepEnd; step += kWarps) {
     if (!loaded) {
-      if (copied && step == copiedStep)
-        loadCopiedStep();
-      else
+      if constexpr (kCopySecondStep) {
+        if (copied && step == copiedStep)
+          loadCopiedStep();
+        else
+          loadStep();
+      } else {
         loadStep();
+      }
     }
     loaded = false;
     if (step + kWarps < stepEnd && !(copied && step + kWarps == copiedStep))
@@ -1298,7 +1305,7 @@ template <typename T> __device__ __forceinline__ void kvAttention(const KvAttent
 template <typename T, typename C>
 __device__ __forceinline__ void decodeLoadingCacheBeforeWaitForPreviousKernel(
     const RotaryKvWriteParams &p) {
-  __shared__ FastShared sm;
+  __shared__ FastDecodeShared sm;
   INFER_DECODE_STAMP(0);
   const DecodeStep<C> decode{&p.rotary};
   const HeadGroup hg = headGroupOf(p.kv);
