@@ -551,9 +551,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   // of sequence t's table (one per lane) load with findToken's, and rowOf
   // takes them from shared memory when token t is alone in sequence t (a
   // decode batch). Measured on the H200 (bench/results/tinyllama-1.1b-
-  // serving.md, session 16): TinyLlama batch 1, 128 in / 128 out, TPOT
-  // 0.958 / 0.968 -> 0.941 / 0.941 ms; 400-token prompts 0.975 -> 0.981 ms
-  // (one step per warp there: nothing to copy).
+  // serving.md, session 16): TinyLlama batch 1, 128 in / 128 out, 1,029.0
+  // -> 1,044.0 tok/s (means of six runs); 400-1,800-token prompts within
+  // +-1.7% (one step per warp there: nothing to copy).
   constexpr bool kCopySecondStep = kDecode && DT == 64;
   unsigned tableGuess = 0;
   const bool guessed = kCopySecondStep && t < p.numSeqs;
@@ -666,16 +666,22 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   // heads), the later ones into L2, and the token's rotary cos / sin.
   const int copiedStep = step + kWarps;
   const bool copied = kCopySecondStep && copiedStep < stepEnd;
+  // Where this lane's copy of kr[u][n][i] and vr[u][j][i] lies.
   const unsigned stepShared = unsigned(__cvta_generic_to_shared(&sm.warp[warp].step[0][lane]));
+  auto keyWord = [&](int u, int n, int i) { return stepShared + ((u * 2 + n) * KL + i) * 32 * 16; };
+  auto valueWord = [&](int u, int j, int i) {
+    return stepShared + (NT * 2 * KL + (u * 4 + j) * VL + i) * 32 * 16;
+  };
   auto loadCopiedStep = [&]() {
     waitForCopies();
 #pragma unroll
-    for (int w = 0; w < kStepWords; ++w) {
-      const uint4 x = loadShared16(stepShared + w * 32 * 16);
-      if (w < NT * 2 * KL)
-        kr[w / (2 * KL)][(w / KL) % 2][w % KL] = x;
-      else
-        vr[(w - NT * 2 * KL) / (4 * VL)][((w - NT * 2 * KL) / VL) % 4][(w - NT * 2 * KL) % VL] = x;
+    for (int u = 0; u < NT; ++u) {
+#pragma unroll
+      for (int w = 0; w < 2 * KL; ++w)
+        kr[u][w / KL][w % KL] = loadShared16(keyWord(u, w / KL, w % KL));
+#pragma unroll
+      for (int w = 0; w < 4 * VL; ++w)
+        vr[u][w / VL][w % VL] = loadShared16(valueWord(u, w / VL, w % VL));
     }
   };
   if constexpr (kDecode) {
@@ -683,11 +689,10 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       forEachKvWord<T, DT>(
           kBase, vBase, rowOf(copiedStep), rowElems, D,
           [&](const uint4 *address, int u, int n, int i) {
-            copyToShared(stepShared + ((u * 2 + n) * KL + i) * 32 * 16, address, kBase);
+            copyToShared(keyWord(u, n, i), address, kBase);
           },
           [&](const uint4 *address, int u, int j, int i) {
-            copyToShared(stepShared + (NT * 2 * KL + (u * 4 + j) * VL + i) * 32 * 16, address,
-                         kBase);
+            copyToShared(valueWord(u, j, i), address, kBase);
           });
     for (int later = copied ? copiedStep + kWarps : copiedStep; later < stepEnd; later += kWarps)
       forEachKvWord<T, DT>(kBase, vBase, rowOf(later), rowElems, D, prefetchL2, prefetchL2);
