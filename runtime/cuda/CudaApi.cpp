@@ -65,6 +65,18 @@ bool environmentIs(const char *name, const char *value) {
   return set && std::string(set) == value;
 }
 
+StatusOr<int> sharedCarveoutSetting(const char *value) {
+  constexpr int kDefault = 100; // the same carveout for every kernel (docs/codegen.md)
+  if (!value)
+    return kDefault;
+  char *end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  if (end == value || *end != '\0' || parsed < -1 || parsed > 100)
+    return invalidArgumentError(std::string("INFER_SMEM_CARVEOUT must be -1 or 0..100, not '") +
+                                value + "'");
+  return int(parsed);
+}
+
 StatusOr<const CudaApi *> loadCudaApi() {
   static std::once_flag once;
   static StatusOr<CudaApi> *loaded = nullptr;

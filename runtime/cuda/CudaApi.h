@@ -49,6 +49,11 @@ StatusOr<const CudaApi *> loadCudaApi();
 /// cuda backend's INFER_* switches, docs/cli.md).
 bool environmentIs(const char *name, const char *value);
 
+/// The shared-memory carveout every kernel of ours asks for, from the value
+/// of INFER_SMEM_CARVEOUT (null when unset): 100 by default, -1 for the
+/// driver's choice per kernel, 0..100 as given; anything else is an error.
+StatusOr<int> sharedCarveoutSetting(const char *value);
+
 /// An error for a failed driver call, with the driver's message.
 Status driverError(const CudaApi &api, CUresult result, const char *what);
 Status cublasError(const CudaApi &api, cublasStatus_t status, const char *what);

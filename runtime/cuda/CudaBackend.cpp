@@ -177,14 +177,7 @@ Status CudaBackend::load() {
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
-  if (const char *carveout = std::getenv("INFER_SMEM_CARVEOUT")) {
-    char *end = nullptr;
-    const long value = std::strtol(carveout, &end, 10);
-    if (end == carveout || *end != '\0' || value < -1 || value > 100)
-      return invalidArgumentError(std::string("INFER_SMEM_CARVEOUT must be -1 or 0..100, not '") +
-                                  carveout + "'");
-    sharedCarveout_ = int(value);
-  }
+  ASSIGN_OR_RETURN(sharedCarveout_, sharedCarveoutSetting(std::getenv("INFER_SMEM_CARVEOUT")));
   RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }

@@ -195,10 +195,9 @@ private:
   /// blocks may become resident beside the previous kernel's (an SM runs
   /// blocks of one carveout at a time, so under the driver's per-kernel
   /// default a programmatic launch waited for whole SMs to drain).
-  /// INFER_SMEM_CARVEOUT=N sets it (0-100); -1 leaves each kernel the driver's
-  /// choice.
-  int sharedCarveout_ = kDefaultSharedCarveout;
-  static constexpr int kDefaultSharedCarveout = 100;
+  /// INFER_SMEM_CARVEOUT (sharedCarveoutSetting): 100 by default; -1 leaves
+  /// each kernel the driver's choice.
+  int sharedCarveout_ = -1;
   /// Which steps launch a kernel that follows one of ours with programmatic
   /// stream serialization (docs/codegen.md, "Launch overlap"): by default
   /// decode steps (T <= kGemvMaxRows, where the GEMVs overlap); INFER_PDL=1
