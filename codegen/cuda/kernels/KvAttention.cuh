@@ -714,14 +714,10 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
 
   for (; step < stepEnd; step += kWarps) {
     if (!loaded) {
-      if constexpr (kCopySecondStep) {
-        if (copied && step == copiedStep)
-          loadCopiedStep();
-        else
-          loadStep();
-      } else {
+      if (copied && step == copiedStep)
+        loadCopiedStep();
+      else
         loadStep();
-      }
     }
     loaded = false;
     if (step + kWarps < stepEnd && !(copied && step + kWarps == copiedStep))
