@@ -350,7 +350,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
           decodeMayReplaceRotary(*program_, index)) {
         art::CudaLaunch decode;
         decode.set_runner(art::CudaLaunch::KERNEL);
-        useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ">");
+        useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ", " +
+                              std::to_string(kernels::kvDecodeMaxDim(headDim)) + ">");
         setKvDecodeGrid(decode, intAttr(op, "num_heads", 0), kvHeads);
         *cuda.mutable_decode() = std::move(decode);
       }

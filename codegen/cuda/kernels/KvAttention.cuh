@@ -234,8 +234,8 @@ template <int kWords> struct alignas(16) FastSharedOf {
   unsigned table[kWarps][32]; // infer_kv_decode: each warp's copy of the first 32 block-table entries
   int last;
 };
-using FastShared = FastSharedOf<1>;                 // infer_kv_attention (25 KB)
-using FastDecodeShared = FastSharedOf<kStepWords>; // infer_kv_decode (41 KB)
+using FastShared = FastSharedOf<1>; // infer_kv_attention, infer_kv_decode<.., 128> (25 KB)
+using FastDecodeShared = FastSharedOf<kStepWords>; // infer_kv_decode<.., 64> (41 KB)
 
 /// D = A B + D, mma.sync m16n8k16 with fp32 accumulators (PTX ISA "Matrix
 /// Fragments for mma.m16n8k16"; g = lane / 4, t = lane % 4): a0 = [g][2t..],
@@ -397,7 +397,8 @@ template <typename C> struct DecodeStep {
 
   /// Before the wait (positions and the rotary's tables are no kernel's
   /// output): token t's cos / sin of every rotated pair in sm.rotaryTable.
-  __device__ __forceinline__ void beforeWait(long long t, FastDecodeShared &sm) const {
+  template <typename Shared>
+  __device__ __forceinline__ void beforeWait(long long t, Shared &sm) const {
     const RotaryParams &rp = *rotary;
     const rowimpl::RotaryAngle angle = rowimpl::rotaryAngle(rp, t);
     const long long half = rp.rotaryDim / 2;
@@ -415,8 +416,9 @@ template <typename C> struct DecodeStep {
     const int half = int(rp.rotaryDim / 2);
     return rp.interleaved ? d ^ 1 : (d < half ? d + half : d - half);
   }
+  template <typename Shared>
   __device__ __forceinline__ float rotated(float value, float other, int h, int d,
-                                           const FastDecodeShared &sm) const {
+                                           const Shared &sm) const {
     const RotaryParams &rp = *rotary;
     if (h >= rp.rotatedHeads || d >= rp.rotaryDim)
       return value;
@@ -430,10 +432,10 @@ template <typename C> struct DecodeStep {
   /// (zero rows and dims past them); sm.newKey, sm.newValue: kv head g's new
   /// K (rotated) and V rounded to T; the cache slot of token t gets them when
   /// writesCache. Every load is issued before the first use.
-  template <typename T, int DT>
+  template <typename T, int DT, typename Shared>
   __device__ __forceinline__ void stage(const KvAttentionParams &p, long long t, long long g,
                                         int firstHead, int heads, bool writesCache,
-                                        FastDecodeShared &sm) const {
+                                        Shared &sm) const {
     constexpr int KC = DT / 4; // lane 4r + c holds row r, dims c*KC .. (fastAttend)
     constexpr int kLaneElems = kFastMaxDim / 4;
     constexpr int kPer = kFastHeads * DT / kThreads; // q elements per thread
@@ -488,9 +490,9 @@ template <typename C> struct DecodeStep {
 
   /// sm.newScore[h] = the new key's score for head h (after stage and a
   /// barrier), as fastAttend scores cached keys.
-  template <typename T, int DT>
+  template <typename T, int DT, typename Shared>
   __device__ __forceinline__ void scoreNewKey(const KvAttentionParams &p, int heads,
-                                              FastDecodeShared &sm) const {
+                                              Shared &sm) const {
     constexpr int KC = DT / 4;
     constexpr int kLaneElems = kFastMaxDim / 4;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, D = int(p.headDim);
@@ -1302,24 +1304,26 @@ template <typename T> __device__ __forceinline__ void kvAttention(const KvAttent
 }
 
 /// infer_kv_decode's body: it waits for the previous kernel inside
-/// fastAttend, once the cached keys' loads are in flight (DecodeStep).
-template <typename T, typename C>
+/// fastAttend, once the cached keys' loads are in flight (DecodeStep). Heads
+/// of up to kMaxDim (64 or 128) elements, more than 64 for kMaxDim 128; only
+/// the 64-wide kernel copies a second key step before the wait, so only it
+/// has the copy area (41 against 25 KB of shared memory: the 128-wide
+/// kernel's blocks fit beside more of the GEMV's under programmatic launch).
+template <typename T, typename C, int kMaxDim>
 __device__ __forceinline__ void decodeLoadingCacheBeforeWaitForPreviousKernel(
     const RotaryKvWriteParams &p) {
-  __shared__ FastDecodeShared sm;
+  static_assert(kMaxDim == 64 || kMaxDim == 128, "64- or 128-wide heads");
+  __shared__ FastSharedOf<kMaxDim == 64 ? kStepWords : 1> sm;
   INFER_DECODE_STAMP(0);
   const DecodeStep<C> decode{&p.rotary};
   const HeadGroup hg = headGroupOf(p.kv);
   const long long D = p.kv.headDim;
-  if (hg.heads <= 0 || D % 8 != 0 || D > kFastMaxDim || hg.heads > kFastHeads ||
-      !aligned16(p.kv.cache)) {
-    decode.waitForPreviousKernel(); // the runtime runs this kernel only where all of these hold
+  if (hg.heads <= 0 || D % 8 != 0 || D > kMaxDim || (kMaxDim == 128 && D <= 64) ||
+      hg.heads > kFastHeads || !aligned16(p.kv.cache)) {
+    decode.waitForPreviousKernel(); // codegen and the runtime run this kernel only where all of these hold
     return;
   }
-  if (D <= 64)
-    fastAttend<T, 64>(p.kv, blockIdx.x, hg.g, int(hg.headBase), hg.heads, sm, decode);
-  else
-    fastAttend<T, 128>(p.kv, blockIdx.x, hg.g, int(hg.headBase), hg.heads, sm, decode);
+  fastAttend<T, kMaxDim>(p.kv, blockIdx.x, hg.g, int(hg.headBase), hg.heads, sm, decode);
 }
 
 } // namespace kvimpl
@@ -1335,10 +1339,12 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvi
 /// A decode step's rotary, KV write and attention in one kernel
 /// (CudaLaunch.decode, DecodeStep above): infer_kv_attention's grid and
 /// workspace; 16-bit T, headDim % 8 == 0 and <= 128, a 16-byte aligned cache;
-/// every sequence of the step has one new token.
-template <typename T, typename C> __global__ void __launch_bounds__(kKvAttentionThreads, kvimpl::kMinBlocks)
+/// every sequence of the step has one new token. kMaxDim: 64 for heads of
+/// up to 64 elements, 128 for 65 .. 128 (kvDecodeMaxDim, KvDecodeGeometry.h).
+template <typename T, typename C, int kMaxDim>
+__global__ void __launch_bounds__(kKvAttentionThreads, kvimpl::kMinBlocks)
     infer_kv_decode(RotaryKvWriteParams p) {
-  kvimpl::decodeLoadingCacheBeforeWaitForPreviousKernel<T, C>(p);
+  kvimpl::decodeLoadingCacheBeforeWaitForPreviousKernel<T, C, kMaxDim>(p);
 }
 
 } // namespace kernels

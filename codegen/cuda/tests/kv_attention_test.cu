@@ -100,6 +100,12 @@ template <typename T> struct DeviceBuffer {
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
 };
 
+/// infer_kv_decode for heads of D elements (kvDecodeMaxDim: 64 or 128).
+template <typename T> auto decodeKernel(long long D) {
+  return infer::kernels::kvDecodeMaxDim(D) == 64 ? infer::kernels::infer_kv_decode<T, float, 64>
+                                                 : infer::kernels::infer_kv_decode<T, float, 128>;
+}
+
 template <typename T> void randomFill(std::vector<T> &host, std::mt19937 &rng) {
   host = infer::kerneltest::randomElements<T>(host.size(), rng);
 }
@@ -667,7 +673,7 @@ template <typename T> int testRotaryKvWrite(std::mt19937 &rng) {
   return failures;
 }
 
-/// infer_kv_decode<T, float> (rotary, KV write and attention of a decode step
+/// infer_kv_decode<T, float, 64 or 128> (rotary, KV write and attention of a decode step
 /// in one kernel) against infer_rotary, infer_kv_write and infer_kv_attention
 /// on the same packed qkv rows and cache: decode steps of sequences at
 /// contexts 1 (nothing cached), 2, 17, 100, 300 and 2,100 (many splits) plus a
@@ -741,7 +747,7 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
     launchDecode<T>(separate.kv);
     const dim3 grid(unsigned(tokens), unsigned(infer::kernels::kvDecodeGridY(H, KV)),
                     unsigned(infer::kernels::kvDecodeSplits(tokens, H, KV)));
-    infer::kernels::infer_kv_decode<T, float><<<grid, kKvAttentionThreads>>>(fused);
+    decodeKernel<T>(D)<<<grid, kKvAttentionThreads>>>(fused);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     const bool sameCache = std::memcmp(download(cacheSeparate.ptr, size_t(cacheElems)).data(),
@@ -911,8 +917,7 @@ void timeDecode(long long seqsCount, long long context, long long H, long long K
     infer::kernels::RotaryKvWriteParams r = steps[size_t(i % copies)]->rotaryKv;
     r.kv.workspace = w.workspace;
     r.kv.counters = w.counters;
-    infer::kernels::infer_kv_decode<T, float>
-        <<<dim3(unsigned(seqsCount), y, z), kKvAttentionThreads, 0, stream>>>(r);
+    decodeKernel<T>(D)<<<dim3(unsigned(seqsCount), y, z), kKvAttentionThreads, 0, stream>>>(r);
   };
   const double us = graphMicros(split, 16, 20), usPlain = graphMicros(plain, 16, 10);
   const double usThree = graphMicros(three, 16, 10), usFused = graphMicros(fused, 16, 10);
@@ -1033,7 +1038,7 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
   const unsigned z = splits ? splits : unsigned(infer::kernels::kvDecodeSplits(1, H, KV));
   for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 1>,
-                             (const void *)infer::kernels::infer_kv_decode<T, float>,
+                             (const void *)decodeKernel<T>(D),
                              (const void *)infer::kernels::infer_gemv_rows<T, 0>})
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
@@ -1047,7 +1052,7 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
                                   infer::kernels::kGemvRowsThreads, rowsShared, stream);
     CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_rows<T, 1>, qkv));
     c = config(dim3(1, y, z), kKvAttentionThreads, 0, stream);
-    CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_kv_decode<T, float>, r));
+    CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), r));
     c = config(dim3(infer::kernels::gemvRowsGrid(hidden)), infer::kernels::kGemvRowsThreads,
                rowsShared, stream);
     CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_rows<T, 0>, o));
