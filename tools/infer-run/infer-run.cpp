@@ -186,7 +186,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
     int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, prefill = 0, rotary = 0, decode = 0;
-    std::map<std::string, int> rowKernels;
+    std::map<std::string, int> rowKernels, decodeKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
       folding += launch.gemv().fuses_previous();
@@ -197,6 +197,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       prefill += launch.has_prefill();
       rotary += launch.has_fused_prologue();
       decode += launch.has_decode();
+      if (launch.has_decode())
+        ++decodeKernels[launch.decode().function()];
     }
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
@@ -208,6 +210,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
     for (const auto &[function, uses] : rowKernels)
       std::printf("  step row GEMV kernel %s (%d launches)\n", function.c_str(), uses);
+    for (const auto &[function, uses] : decodeKernels)
+      std::printf("  step decode attention kernel %s (%d launches)\n", function.c_str(), uses);
   } else {
     std::printf("cuda: none (compiled for --target cpu)\n");
   }
