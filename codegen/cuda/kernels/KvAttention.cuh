@@ -234,8 +234,9 @@ template <int kWords> struct alignas(16) FastSharedOf {
   unsigned table[kWarps][32]; // infer_kv_decode: each warp's copy of the first 32 block-table entries
   int last;
 };
-using FastShared = FastSharedOf<1>; // infer_kv_attention, infer_kv_decode<.., 128> (25 KB)
-using FastDecodeShared = FastSharedOf<kStepWords>; // infer_kv_decode<.., 64> (41 KB)
+using FastShared = FastSharedOf<1>; // infer_kv_attention (25 KB)
+/// infer_kv_decode<T, C, kMaxDim>'s: 41 KB with the copy area (64), else 25 KB.
+template <int kMaxDim> using FastDecodeShared = FastSharedOf<kMaxDim == 64 ? kStepWords : 1>;
 
 /// D = A B + D, mma.sync m16n8k16 with fp32 accumulators (PTX ISA "Matrix
 /// Fragments for mma.m16n8k16"; g = lane / 4, t = lane % 4): a0 = [g][2t..],
@@ -1313,14 +1314,15 @@ template <typename T, typename C, int kMaxDim>
 __device__ __forceinline__ void decodeLoadingCacheBeforeWaitForPreviousKernel(
     const RotaryKvWriteParams &p) {
   static_assert(kMaxDim == 64 || kMaxDim == 128, "64- or 128-wide heads");
-  __shared__ FastSharedOf<kMaxDim == 64 ? kStepWords : 1> sm;
+  __shared__ FastDecodeShared<kMaxDim> sm;
   INFER_DECODE_STAMP(0);
   const DecodeStep<C> decode{&p.rotary};
   const HeadGroup hg = headGroupOf(p.kv);
   const long long D = p.kv.headDim;
   if (hg.heads <= 0 || D % 8 != 0 || D > kMaxDim || (kMaxDim == 128 && D <= 64) ||
       hg.heads > kFastHeads || !aligned16(p.kv.cache)) {
-    decode.waitForPreviousKernel(); // codegen and the runtime run this kernel only where all of these hold
+    // Codegen and the runtime run this kernel only where all of these hold.
+    decode.waitForPreviousKernel();
     return;
   }
   fastAttend<T, kMaxDim>(p.kv, blockIdx.x, hg.g, int(hg.headBase), hg.heads, sm, decode);
