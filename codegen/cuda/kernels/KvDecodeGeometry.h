@@ -83,11 +83,13 @@ INFER_KV_DECODE_GEOMETRY_FN int kvDecodeSplits(long long tokens, long long numHe
   return splits < kKvDecodeMaxSplits ? int(splits) : kKvDecodeMaxSplits;
 }
 
-/// Floats of one partial record: max and sum of 8 heads, then 8 output rows.
 /// The kMaxDim of infer_kv_decode<T, C, kMaxDim> for heads of headDim
 /// (at most 128) elements.
-INFER_KV_DECODE_GEOMETRY_FN int kvDecodeMaxDim(long long headDim) { return headDim <= 64 ? 64 : 128; }
+INFER_KV_DECODE_GEOMETRY_FN int kvDecodeMaxDim(long long headDim) {
+  return headDim <= 64 ? 64 : 128;
+}
 
+/// Floats of one partial record: max and sum of 8 heads, then 8 output rows.
 INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeRecordFloats(long long headDim) {
   return kKvDecodeHeadsPerBlock * (headDim + 2);
 }
