@@ -32,6 +32,13 @@
 // and (16-bit types) infer_kv_decode against infer_rotary, infer_kv_write and
 // infer_kv_attention (same cache bytes, outputs within the tolerance).
 //
+// `--layer-timings` instead times whole batch-1 decode layers as the step
+// runs them (rms_norm + qkv GEMV, infer_kv_decode, o GEMV + residual,
+// rms_norm + gate/up GEMV, gated down GEMV + residual; programmatic, 16
+// layers in a CUDA graph, each layer its own weights so that they stream
+// from HBM) at TinyLlama's and Llama-3-8B's shapes: a kernel experiment's
+// effect on a layer without exporting a model.
+//
 // Built with -DINFER_KERNEL_STAMPS (bench/decode-stamps.sh), `--stamps`
 // instead times one decode layer's attention from the inside: the qkv GEMV,
 // infer_kv_decode and the o_proj GEMV launched programmatically in a CUDA
@@ -45,9 +52,7 @@
 #include "codegen/cuda/kernels/KvAttention.cuh"
 #include "codegen/cuda/kernels/KvPrefillAttention.cuh"
 #include "codegen/cuda/kernels/KvPrefillWgmma.cuh"
-#ifdef INFER_KERNEL_STAMPS
 #include "codegen/cuda/kernels/GemvRows.cuh"
-#endif
 
 #include <cuda_runtime.h>
 
@@ -1002,6 +1007,89 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
   return ok;
 }
 
+/// --layer-timings: microseconds per batch-1 decode layer (module comment),
+/// one sequence at `context` positions, H / KV heads of D, an MLP of
+/// `intermediate`, against the layer's weight bytes at 4.3 TB/s. The
+/// stamps' layer (below) holds its two GEMVs' weights in L2 (the same 18-84
+/// MB every layer) and has no MLP, so a change that helps it may still slow
+/// the step; this one is closer (TinyLlama: 40.8 us a layer in the step's
+/// kernel trace, bench/results/tinyllama-1.1b-serving.md).
+void timeDecodeLayers(long long context, long long H, long long KV, long long D,
+                      long long intermediate) {
+  using T = __nv_bfloat16;
+  constexpr int kLayers = 16;
+  std::mt19937 rng(5);
+  TimingStep ts({Seq{context, 1}}, H, KV, D, /*bs=*/16, rng);
+  decodeWorkspace().reserve(1, H, KV, D);
+  DecodeWorkspace &w = decodeWorkspace();
+  const long long hidden = H * D, qkvWidth = (H + 2 * KV) * D;
+  // Per layer: qkv [qkvWidth, hidden], o [hidden, hidden], gate/up
+  // [2 * intermediate, hidden], down [hidden, intermediate].
+  const long long qkvElems = qkvWidth * hidden, oElems = hidden * hidden,
+                  gateUpElems = 2 * intermediate * hidden, downElems = hidden * intermediate;
+  const long long layerElems = qkvElems + oElems + gateUpElems + downElems;
+  DeviceBuffer<T> weights{size_t(kLayers * layerElems)}, h{size_t(hidden)}, h2{size_t(hidden)},
+      norm{size_t(hidden)}, gateUp{size_t(2 * intermediate)};
+  CUDA_CHECK(cudaMemset(weights.ptr, 0x3c, size_t(kLayers * layerElems) * sizeof(T)));
+  for (T *buffer : {h.ptr, h2.ptr, norm.ptr})
+    CUDA_CHECK(cudaMemset(buffer, 0x3c, size_t(hidden) * sizeof(T)));
+  auto gemv = [&](const void *input, const T *weight, T *output, long long k, long long n) {
+    infer::kernels::GemvParams g{};
+    g.input = input, g.weight = weight, g.output = output, g.rows = 1;
+    g.k = k, g.n = n, g.transposed = 1, g.inputRowStride = k;
+    return g;
+  };
+  infer::kernels::RotaryKvWriteParams r = ts.rotaryKv;
+  r.kv.workspace = w.workspace;
+  r.kv.counters = w.counters;
+  const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
+  const unsigned z = unsigned(infer::kernels::kvDecodeSplits(1, H, KV));
+  for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 0>,
+                             (const void *)infer::kernels::infer_gemv_rows<T, 1>,
+                             (const void *)infer::kernels::infer_gemv_rows<T, 2>,
+                             (const void *)decodeKernel<T>(D)})
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+  cudaLaunchAttribute programmatic;
+  auto launchRows = [&](const infer::kernels::GemvParams &g, cudaStream_t stream) {
+    cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
+        dim3(infer::kernels::gemvRowsGrid(g.n)), infer::kernels::kGemvRowsThreads,
+        size_t(infer::kernels::gemvRowsSharedBytes(g.k, 2)), stream, true, programmatic);
+    auto kernel = g.prologue == 1   ? infer::kernels::infer_gemv_rows<T, 1>
+                  : g.prologue == 2 ? infer::kernels::infer_gemv_rows<T, 2>
+                                    : infer::kernels::infer_gemv_rows<T, 0>;
+    CUDA_CHECK(cudaLaunchKernelEx(&c, kernel, g));
+  };
+  auto layer = [&](int index, cudaStream_t stream) {
+    const T *base = weights.ptr + index * layerElems;
+    infer::kernels::GemvParams qkv = gemv(h.ptr, base, ts.qkv.ptr, hidden, qkvWidth);
+    qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
+    launchRows(qkv, stream);
+    cudaLaunchConfig_t c = infer::kerneltest::launchConfig(dim3(1, y, z), kKvAttentionThreads, 0,
+                                                           stream, true, programmatic);
+    CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), r));
+    infer::kernels::GemvParams o = gemv(ts.out.ptr, base + qkvElems, h2.ptr, hidden, hidden);
+    o.residual = h.ptr;
+    launchRows(o, stream);
+    infer::kernels::GemvParams up =
+        gemv(h2.ptr, base + qkvElems + oElems, gateUp.ptr, hidden, 2 * intermediate);
+    up.prologue = 1, up.normWeight = norm.ptr, up.normEpsilon = 1e-5f;
+    launchRows(up, stream);
+    infer::kernels::GemvParams down = gemv(gateUp.ptr, base + qkvElems + oElems + gateUpElems,
+                                           h.ptr, intermediate, hidden);
+    down.prologue = 2, down.activation = 0, down.up = gateUp.ptr + intermediate;
+    down.inputRowStride = down.upRowStride = 2 * intermediate;
+    down.residual = h2.ptr;
+    launchRows(down, stream);
+  };
+  const double usPerLayer = graphMicros(layer, kLayers, 10);
+  const double floorUs = double(layerElems) * sizeof(T) / 4.3e12 * 1e6;
+  std::printf("layer bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, intermediate %lld: "
+              "%.2f us per layer (rms_norm + qkv GEMV, decode, o GEMV, rms_norm + gate/up GEMV, "
+              "down GEMV; %d layers, their own weights), floor %.2f us (%.1f MB at 4.3 TB/s)\n",
+              context, H, KV, D, intermediate, usPerLayer, kLayers, floorUs,
+              double(layerElems) * sizeof(T) / 1e6);
+}
+
 #ifdef INFER_KERNEL_STAMPS
 /// --stamps (a build with -DINFER_KERNEL_STAMPS, Common.cuh): a decode layer's
 /// attention between its GEMVs as the step runs them — infer_gemv_rows<bf16,
@@ -1088,6 +1176,14 @@ int main(int argc, char **argv) {
   // --prefill-timings: the 2,048-token prefill timings alone (kernel experiments).
   const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
   const bool prefillOnly = argc > 1 && std::strcmp(argv[1], "--prefill-timings") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "--layer-timings") == 0) {
+    if (!infer::kerneltest::haveDevice())
+      return 77;
+    for (long long context : {128LL, 200LL, 1000LL})
+      timeDecodeLayers(context, 32, 4, 64, 5632); // TinyLlama-1.1B
+    timeDecodeLayers(200, 32, 8, 128, 14336);     // Llama-3-8B
+    return 0;
+  }
 #ifdef INFER_KERNEL_STAMPS
   if (argc > 1 && std::strcmp(argv[1], "--stamps") == 0) {
     if (!infer::kerneltest::haveDevice())
