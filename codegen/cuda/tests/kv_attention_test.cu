@@ -1007,21 +1007,36 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
   return ok;
 }
 
+/// infer_kv_decode's launch over ts's one decode token: its parameters with
+/// the split workspace, and grid y and z (splits 0: kvDecodeSplits').
+struct DecodeLaunch {
+  infer::kernels::RotaryKvWriteParams params;
+  unsigned y, z;
+};
+DecodeLaunch decodeLaunchFor(const TimingStep &ts, long long H, long long KV, long long D,
+                             unsigned splits = 0) {
+  decodeWorkspace().reserve(1, H, KV, D);
+  DecodeLaunch launch{ts.rotaryKv, unsigned(infer::kernels::kvDecodeGridY(H, KV)),
+                      splits ? splits : unsigned(infer::kernels::kvDecodeSplits(1, H, KV))};
+  launch.params.kv.workspace = decodeWorkspace().workspace;
+  launch.params.kv.counters = decodeWorkspace().counters;
+  return launch;
+}
+
 /// --layer-timings: microseconds per batch-1 decode layer (module comment),
 /// one sequence at `context` positions, H / KV heads of D, an MLP of
 /// `intermediate`, against the layer's weight bytes at 4.3 TB/s. The
-/// stamps' layer (below) holds its two GEMVs' weights in L2 (the same 18-84
-/// MB every layer) and has no MLP, so a change that helps it may still slow
-/// the step; this one is closer (TinyLlama: 40.8 us a layer in the step's
-/// kernel trace, bench/results/tinyllama-1.1b-serving.md).
+/// stamps' layer (below) reuses one qkv and one o weight for every layer
+/// (TinyLlama's 18.9 MB stay in L2) and has no MLP, so a change that helps
+/// it may still slow the step; this one is closer (TinyLlama: 40.8 us a
+/// layer in the step's kernel trace, bench/results/tinyllama-1.1b-serving.md).
 void timeDecodeLayers(long long context, long long H, long long KV, long long D,
                       long long intermediate) {
   using T = __nv_bfloat16;
   constexpr int kLayers = 16;
   std::mt19937 rng(5);
   TimingStep ts({Seq{context, 1}}, H, KV, D, /*bs=*/16, rng);
-  decodeWorkspace().reserve(1, H, KV, D);
-  DecodeWorkspace &w = decodeWorkspace();
+  const DecodeLaunch decode = decodeLaunchFor(ts, H, KV, D);
   const long long hidden = H * D, qkvWidth = (H + 2 * KV) * D;
   // Per layer: qkv [qkvWidth, hidden], o [hidden, hidden], gate/up
   // [2 * intermediate, hidden], down [hidden, intermediate].
@@ -1039,11 +1054,6 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
     g.k = k, g.n = n, g.transposed = 1, g.inputRowStride = k;
     return g;
   };
-  infer::kernels::RotaryKvWriteParams r = ts.rotaryKv;
-  r.kv.workspace = w.workspace;
-  r.kv.counters = w.counters;
-  const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
-  const unsigned z = unsigned(infer::kernels::kvDecodeSplits(1, H, KV));
   for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 0>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 1>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 2>,
@@ -1064,9 +1074,9 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
     infer::kernels::GemvParams qkv = gemv(h.ptr, base, ts.qkv.ptr, hidden, qkvWidth);
     qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
     launchRows(qkv, stream);
-    cudaLaunchConfig_t c = infer::kerneltest::launchConfig(dim3(1, y, z), kKvAttentionThreads, 0,
-                                                           stream, true, programmatic);
-    CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), r));
+    cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
+        dim3(1, decode.y, decode.z), kKvAttentionThreads, 0, stream, true, programmatic);
+    CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), decode.params));
     infer::kernels::GemvParams o = gemv(ts.out.ptr, base + qkvElems, h2.ptr, hidden, hidden);
     o.residual = h.ptr;
     launchRows(o, stream);
@@ -1105,8 +1115,9 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   using T = __nv_bfloat16;
   std::mt19937 rng(5);
   TimingStep ts({Seq{context, 1}}, H, KV, D, /*bs=*/16, rng);
-  decodeWorkspace().reserve(1, H, KV, D);
-  DecodeWorkspace &w = decodeWorkspace();
+  const DecodeLaunch decode = decodeLaunchFor(ts, H, KV, D, splits);
+  const infer::kernels::RotaryKvWriteParams &r = decode.params;
+  const unsigned y = decode.y, z = decode.z;
   const long long hidden = H * D, qkvWidth = (H + 2 * KV) * D;
   DeviceBuffer<T> wQkv{size_t(qkvWidth * hidden)}, wO{size_t(hidden * hidden)}, x{size_t(hidden)},
       norm{size_t(hidden)}, oOut{size_t(hidden)};
@@ -1120,11 +1131,6 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
   o.input = ts.out.ptr, o.weight = wO.ptr, o.output = oOut.ptr, o.rows = 1;
   o.k = hidden, o.n = hidden, o.transposed = 1, o.inputRowStride = hidden;
-  infer::kernels::RotaryKvWriteParams r = ts.rotaryKv;
-  r.kv.workspace = w.workspace;
-  r.kv.counters = w.counters;
-  const unsigned y = unsigned(infer::kernels::kvDecodeGridY(H, KV));
-  const unsigned z = splits ? splits : unsigned(infer::kernels::kvDecodeSplits(1, H, KV));
   for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 1>,
                              (const void *)decodeKernel<T>(D),
                              (const void *)infer::kernels::infer_gemv_rows<T, 0>})
