@@ -109,7 +109,8 @@ __device__ __forceinline__ float blockSum(float x, float *scratch) {
 }
 
 /// Activation 0 silu, 1 gelu (erf), 2 gelu_tanh, with accurate libm calls
-/// (the gated activation and the GEMV's fused prologue).
+/// (the gated activation kernel, and the GEMVs' fused prologue except silu
+/// over 16-bit types: siluFast below).
 template <int Activation> __device__ __forceinline__ float activate(float x);
 template <> __device__ __forceinline__ float activate<0>(float x) { return x / (1.f + expf(-x)); }
 template <> __device__ __forceinline__ float activate<1>(float x) {
@@ -118,6 +119,15 @@ template <> __device__ __forceinline__ float activate<1>(float x) {
 template <> __device__ __forceinline__ float activate<2>(float x) {
   return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
+
+/// silu from the special-function unit's exp2 and reciprocal (__expf,
+/// __fdividef: a few float ulp, far below the rounding to a 16-bit type
+/// that follows where it is used; silu(-inf) is NaN as with activate<0>).
+/// The GEMVs' fused gated-activation prologue computes it for the whole
+/// input row in every block (~260 blocks a launch), where activate<0>'s
+/// expf and IEEE division cost the down GEMV ~2.3 us of a TinyLlama layer
+/// (kv_attention_test --layer-timings with the prologue left out, session 19).
+__device__ __forceinline__ float siluFast(float x) { return __fdividef(x, 1.f + __expf(-x)); }
 
 } // namespace kernels
 } // namespace infer

@@ -150,7 +150,9 @@ __device__ __forceinline__ uint4 loadInput(const GemvParams &p, float *squares, 
       if (squares)
         *squares += a * a;
     } else {
-      values[e] = (p.activation == 0   ? activate<0>(a)
+      // 16-bit T: the product is rounded to T below, so silu's SFU form
+      // (siluFast) changes at most that rounding; fp32 keeps libm's.
+      values[e] = (p.activation == 0   ? (sizeof(T) == 2 ? siluFast(a) : activate<0>(a))
                    : p.activation == 1 ? activate<1>(a)
                                        : activate<2>(a)) *
                   b;
