@@ -1349,13 +1349,12 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvi
 /// beside the qkv GEMV's. Why it helps is not settled: the grid starts no
 /// earlier (kernel traces), the kernel ends sooner (14.34 -> 14.05 us in the
 /// step, 12.13 -> 10.85 in --layer-timings at 128 positions). H200, session
-/// 19: TinyLlama batch 1, 128 in / 128 out,
-/// step span 905.1 -> 898.0 us (bench/kernel-trace.sh), 1,075.9 / 1,079.2 ->
-/// 1,082.6 / 1,084.6 tok/s (two runs, alternating); kv_attention_test
-/// --layer-timings said more (38.95 -> 37.50-37.75 us a layer at 200
-/// positions; 120 and 104 registers: 38.0). 128-wide heads stay at 128:
-/// capped, a Llama-3-8B layer was slower (126.97 -> 127.6 us at 120, 128.7
-/// at 112).
+/// 19: TinyLlama batch 1, 128 in / 128 out, step span 905.1 -> 898.0 us
+/// (bench/kernel-trace.sh), 1,075.9 / 1,079.2 -> 1,082.6 / 1,084.6 tok/s
+/// (two runs, alternating); kv_attention_test --layer-timings said more
+/// (38.95 -> 37.50-37.75 us a layer at 200 positions; 120 and 104
+/// registers: 38.0). 128-wide heads stay at 128: capped, a Llama-3-8B layer
+/// was slower (126.97 -> 127.6 us at 120, 128.7 at 112).
 template <typename T, typename C, int kMaxDim>
 __global__ void __maxnreg__(kMaxDim == 64 ? 112 : 128)
     infer_kv_decode(RotaryKvWriteParams p) {
