@@ -1023,6 +1023,16 @@ DecodeLaunch decodeLaunchFor(const TimingStep &ts, long long H, long long KV, lo
   return launch;
 }
 
+/// A batch-1 row GEMV's parameters (infer_gemv_rows): one input row of k
+/// against [n, k] weights.
+infer::kernels::GemvParams rowGemvParams(const void *input, const void *weight, void *output,
+                                         long long k, long long n) {
+  infer::kernels::GemvParams g{};
+  g.input = input, g.weight = weight, g.output = output, g.rows = 1;
+  g.k = k, g.n = n, g.transposed = 1, g.inputRowStride = k;
+  return g;
+}
+
 /// --layer-timings: microseconds per batch-1 decode layer (module comment),
 /// one sequence at `context` positions, H / KV heads of D, an MLP of
 /// `intermediate`, against the layer's weight bytes at 4.3 TB/s. The
@@ -1048,12 +1058,6 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
   CUDA_CHECK(cudaMemset(weights.ptr, 0x3c, size_t(kLayers * layerElems) * sizeof(T)));
   for (T *buffer : {h.ptr, h2.ptr, norm.ptr})
     CUDA_CHECK(cudaMemset(buffer, 0x3c, size_t(hidden) * sizeof(T)));
-  auto gemv = [&](const void *input, const T *weight, T *output, long long k, long long n) {
-    infer::kernels::GemvParams g{};
-    g.input = input, g.weight = weight, g.output = output, g.rows = 1;
-    g.k = k, g.n = n, g.transposed = 1, g.inputRowStride = k;
-    return g;
-  };
   for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 0>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 1>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 2>,
@@ -1071,21 +1075,22 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
   };
   auto layer = [&](int index, cudaStream_t stream) {
     const T *base = weights.ptr + index * layerElems;
-    infer::kernels::GemvParams qkv = gemv(h.ptr, base, ts.qkv.ptr, hidden, qkvWidth);
+    infer::kernels::GemvParams qkv = rowGemvParams(h.ptr, base, ts.qkv.ptr, hidden, qkvWidth);
     qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
     launchRows(qkv, stream);
     cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
         dim3(1, decode.y, decode.z), kKvAttentionThreads, 0, stream, true, programmatic);
     CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), decode.params));
-    infer::kernels::GemvParams o = gemv(ts.out.ptr, base + qkvElems, h2.ptr, hidden, hidden);
+    infer::kernels::GemvParams o =
+        rowGemvParams(ts.out.ptr, base + qkvElems, h2.ptr, hidden, hidden);
     o.residual = h.ptr;
     launchRows(o, stream);
     infer::kernels::GemvParams up =
-        gemv(h2.ptr, base + qkvElems + oElems, gateUp.ptr, hidden, 2 * intermediate);
+        rowGemvParams(h2.ptr, base + qkvElems + oElems, gateUp.ptr, hidden, 2 * intermediate);
     up.prologue = 1, up.normWeight = norm.ptr, up.normEpsilon = 1e-5f;
     launchRows(up, stream);
-    infer::kernels::GemvParams down = gemv(gateUp.ptr, base + qkvElems + oElems + gateUpElems,
-                                           h.ptr, intermediate, hidden);
+    infer::kernels::GemvParams down = rowGemvParams(
+        gateUp.ptr, base + qkvElems + oElems + gateUpElems, h.ptr, intermediate, hidden);
     down.prologue = 2, down.activation = 0, down.up = gateUp.ptr + intermediate;
     down.inputRowStride = down.upRowStride = 2 * intermediate;
     down.residual = h2.ptr;
@@ -1125,12 +1130,9 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   CUDA_CHECK(cudaMemset(wO.ptr, 0x3c, size_t(hidden * hidden) * sizeof(T)));
   CUDA_CHECK(cudaMemset(x.ptr, 0x3c, size_t(hidden) * sizeof(T)));
   CUDA_CHECK(cudaMemset(norm.ptr, 0x3c, size_t(hidden) * sizeof(T)));
-  infer::kernels::GemvParams qkv{}, o{};
-  qkv.input = x.ptr, qkv.weight = wQkv.ptr, qkv.output = ts.qkv.ptr, qkv.rows = 1;
-  qkv.k = hidden, qkv.n = qkvWidth, qkv.transposed = 1, qkv.inputRowStride = hidden;
+  infer::kernels::GemvParams qkv = rowGemvParams(x.ptr, wQkv.ptr, ts.qkv.ptr, hidden, qkvWidth);
   qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
-  o.input = ts.out.ptr, o.weight = wO.ptr, o.output = oOut.ptr, o.rows = 1;
-  o.k = hidden, o.n = hidden, o.transposed = 1, o.inputRowStride = hidden;
+  const infer::kernels::GemvParams o = rowGemvParams(ts.out.ptr, wO.ptr, oOut.ptr, hidden, hidden);
   for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 1>,
                              (const void *)decodeKernel<T>(D),
                              (const void *)infer::kernels::infer_gemv_rows<T, 0>})
