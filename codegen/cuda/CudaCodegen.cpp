@@ -12,6 +12,7 @@
 #include "runtime/artifact/ArtifactFormat.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -117,6 +118,65 @@ private:
           (operand.ref().target_case() != art::Ref::kBuffer ||
            !buffersApartForEveryT(*program_, operand.ref().buffer(), gemm.outputs(0),
                                   kernels::kGemvMaxRows)))
+        return false;
+    return true;
+  }
+  /// Whether batch-1 GEMM `index` (n outputs over [n, k] weights, type
+  /// `type`) can write the gated activation after it itself (the row GEMV's
+  /// gated pairs, CudaLaunch.fuses_next): that activation reads the GEMM's
+  /// whole output as one packed [gate | up] of n / 2 features and is its only
+  /// reader, the GEMM adds no residual, and the activation's output (which
+  /// the GEMV then writes) is apart from everything the GEMV reads.
+  /// INFER_GATED_PAIRS=0 at compile time leaves the activation to the next
+  /// GEMV's prologue, as before (for A/B benchmarks of one build).
+  bool rowsFoldForward(int index) const {
+    static const bool enabled = [] {
+      const char *setting = std::getenv("INFER_GATED_PAIRS");
+      return !setting || std::string(setting) != "0";
+    }();
+    if (!enabled || index < 0 || index + 1 >= program_->launches_size())
+      return false;
+    const art::Launch &gemm = launch(index), &next = launch(index + 1);
+    if (gemm.kind() != art::Launch::GEMM || next.kind() != art::Launch::GATED_ACTIVATION ||
+        gemm.outputs_size() != 1 || next.outputs_size() != 1)
+      return false;
+    const art::ElementType type = outputType(gemm);
+    const int64_t k = intAttr(gemm, "k", 0), n = intAttr(gemm, "n", 0);
+    if (!kernels::gemvRowsSupported(k, n, boolAttr(gemm, "transpose_weight"),
+                                    int(art::elementSize(type))) ||
+        outputType(next) != type || n % 2 != 0 || intAttr(next, "features", 0) * 2 != n)
+      return false;
+    const art::Attribute *activation = art::findAttribute(next, "activation");
+    if (!activation || activation->value_case() != art::Attribute::kStringValue ||
+        (activation->string_value() != "silu" && activation->string_value() != "gelu" &&
+         activation->string_value() != "gelu_tanh"))
+      return false;
+    const uint32_t packed = gemm.outputs(0), written = next.outputs(0);
+    int inputs = 0;
+    for (const art::Operand &operand : next.operands())
+      if (operand.role() == "input" &&
+          (++inputs > 1 || operand.ref().target_case() != art::Ref::kBuffer ||
+           operand.ref().buffer() != packed))
+        return false;
+    if (inputs != 1 || !readOnlyBy(*program_, packed, index + 1, index + 1))
+      return false;
+    // What the GEMV reads: its own operands, or, for the input when it folds
+    // the launch before it, that launch's inputs (the folded output itself is
+    // never written, and may share memory with the activation's).
+    const bool folds = foldsIntoGemv(index, k, type);
+    std::vector<const art::Operand *> reads;
+    for (const art::Operand &operand : gemm.operands()) {
+      if (operand.role() == "residual")
+        return false;
+      if (!(folds && operand.role() == "input"))
+        reads.push_back(&operand);
+    }
+    if (folds)
+      for (const art::Operand &operand : launch(index - 1).operands())
+        reads.push_back(&operand);
+    for (const art::Operand *operand : reads)
+      if (operand->ref().target_case() == art::Ref::kBuffer &&
+          !buffersApartForEveryT(*program_, operand->ref().buffer(), written, 1))
         return false;
     return true;
   }
@@ -278,16 +338,21 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       if (kernels::gemvRowsSupported(k, n, transposed, elementBytes)) {
         art::CudaLaunch rows;
         rows.set_runner(art::CudaLaunch::KERNEL);
-        bool folds = foldsIntoGemv(index, k, out);
+        // A gated activation the GEMV before it writes (fuses_next) is not
+        // computed again here.
+        bool folds = foldsIntoGemv(index, k, out) && !rowsFoldForward(index - 2);
+        bool foldsNext = rowsFoldForward(index);
         int rowsPrologue =
             !folds ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
-        useKernel(rows, ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) + ">");
+        useKernel(rows, ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
+                            (foldsNext ? ", true>" : ", false>"));
         *rows.add_grid() = gridDim(art::GridDim::ONE, kernels::gemvRowsGrid(n));
         *rows.add_grid() = gridDim(art::GridDim::ONE, 1);
         *rows.add_grid() = gridDim(art::GridDim::ONE, 1);
         rows.set_block_x(kernels::kGemvRowsThreads);
         rows.set_shared_bytes(uint32_t(kernels::gemvRowsSharedBytes(k, elementBytes)));
         rows.set_fuses_previous(folds);
+        rows.set_fuses_next(foldsNext);
         *cuda.mutable_gemv_single_row() = std::move(rows);
       }
     }

@@ -547,23 +547,37 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
   return record;
 }
 
+bool CudaBackend::foldsNextActivation(const LoadedProgram &loaded, int index,
+                                      int64_t tokens) const {
+  const art::CudaLaunch *gemv = gemvFor(loaded, index, tokens);
+  if (!gemv || !gemv->fuses_next() || index + 1 >= loaded.program->launches_size())
+    return false;
+  const art::CudaLaunch *after =
+      index + 2 < loaded.program->launches_size() ? gemvFor(loaded, index + 2, tokens) : nullptr;
+  return !(after && after->fuses_previous());
+}
+
 Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                            const StepContext *step) {
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
   if (cuda.runner() == art::CudaLaunch::CUBLASLT) {
     CUfunction function = nullptr;
     if (const art::CudaLaunch *gemv = gemvFor(loaded, index, args.tokens, &function)) {
-      exec::LaunchArgs folded;
+      exec::LaunchArgs folded, gated;
       bool fuses = gemv->fuses_previous();
       if (fuses)
         folded = resolve(loaded, index - 1, sizesOf(args));
+      bool foldsNext = foldsNextActivation(loaded, index, args.tokens);
+      if (foldsNext)
+        gated = resolve(loaded, index + 1, sizesOf(args));
       // infer_gemv_rows loads its first weights before it waits by itself.
       bool prefetch = gemv == &cuda.gemv() && programmaticNext();
       ASSIGN_OR_RETURN(PackedParams params,
                        packGemvParams(args, reinterpret_cast<float *>(gemvWorkspace_),
                                       reinterpret_cast<unsigned int *>(gemvCounters_),
                                       fuses ? &folded : nullptr,
-                                      prefetch ? kGemvPrefetchBytes : 0));
+                                      prefetch ? kGemvPrefetchBytes : 0,
+                                      foldsNext ? &gated : nullptr));
       return launchKernel(*gemv, function, args, params);
     }
     lastLaunchWasKernel_ = false;
@@ -618,6 +632,10 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
       if (const art::CudaLaunch *gemv = gemvFor(loaded, i + 1, step.tokens);
           gemv && gemv->fuses_previous())
         continue;
+    // Written by the GEMV before it (CudaLaunch.fuses_next).
+    if (i > 0 && !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i - 1)) &&
+        foldsNextActivation(loaded, i - 1, step.tokens))
+      continue;
     // Run inside the next launch's KV write (CudaLaunch.fused_prologue).
     if (i + 1 < count && (runsDecode(loaded, i + 1, step) || fusesRotary(loaded, i + 1)))
       continue;

@@ -220,6 +220,11 @@ private:
   /// up to kGemvMaxRows; its function goes to `function` when given.
   const artifact::CudaLaunch *gemvFor(const LoadedProgram &loaded, int index, int64_t tokens,
                                       CUfunction *function = nullptr) const;
+  /// Whether GEMM `index` at this T writes the gated activation after it
+  /// itself (CudaLaunch.fuses_next), so that launch is skipped: only when the
+  /// GEMM after the activation does not fold it as well (a row GEMV that did
+  /// not load leaves the next GEMM on its infer_gemv record, which may).
+  bool foldsNextActivation(const LoadedProgram &loaded, int index, int64_t tokens) const;
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };

@@ -350,7 +350,7 @@ StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
 
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
                                       unsigned int *counters, const exec::LaunchArgs *folded,
-                                      int64_t prefetchBytes) {
+                                      int64_t prefetchBytes, const exec::LaunchArgs *gatedNext) {
   ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
   ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
@@ -405,6 +405,22 @@ StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *works
     } else {
       return folded->error("cannot be folded into a GEMV");
     }
+  }
+  if (gatedNext) {
+    // The GEMV writes act(gate) * up for the two halves of its output.
+    if (gatedNext->launch->kind() != art::Launch::GATED_ACTIVATION)
+      return gatedNext->error("is not a gated activation");
+    ASSIGN_OR_RETURN(PackedParams bytes, gatedActivation(*gatedNext));
+    k::GatedActivationParams gated;
+    std::memcpy(&gated, bytes.bytes.data(), sizeof gated);
+    const exec::View &written = gatedNext->outputs[0];
+    if (n % 2 != 0 || gated.features * 2 != n || gated.tokens != args.tokens ||
+        gated.gate != out.data || gated.up != offsetBy(out, n / 2) ||
+        gated.gateRowStride != n || written.type != out.type ||
+        written.elements != args.tokens * (n / 2))
+      return gatedNext->error("does not read the GEMM's output as one packed gate_up");
+    p.output = gated.output;
+    p.activation = gated.activation;
   }
   return pack(p);
 }

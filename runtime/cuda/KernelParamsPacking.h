@@ -45,11 +45,15 @@ StatusOr<PackedParams> packKvDecodeParams(const exec::LaunchArgs &rotary,
 /// A GEMM launch's GemvParams (the small-T kernel), with the backend's
 /// shared workspace and counters; `folded`: the rms_norm or gated activation
 /// launch before it, computed inside the GEMV (CudaLaunch.fuses_previous);
-/// `prefetchBytes`: GemvParams::prefetchBytes (programmatic launches only).
+/// `prefetchBytes`: GemvParams::prefetchBytes (programmatic launches only);
+/// `gatedNext`: the gated activation after it, reading the GEMM's whole
+/// output as a packed [gate | up], whose output the GEMV writes instead
+/// (CudaLaunch.fuses_next; infer_gemv_rows' gated pairs).
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
                                       unsigned int *counters,
                                       const exec::LaunchArgs *folded = nullptr,
-                                      int64_t prefetchBytes = 0);
+                                      int64_t prefetchBytes = 0,
+                                      const exec::LaunchArgs *gatedNext = nullptr);
 
 } // namespace infer::cuda
 

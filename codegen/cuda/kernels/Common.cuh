@@ -130,6 +130,15 @@ template <> __device__ __forceinline__ float activate<2>(float x) {
 /// IEEE division wins back 0.7.
 __device__ __forceinline__ float siluFast(float x) { return __fdividef(x, 1.f + __expf(-x)); }
 
+/// act(gate) in the GEMVs' gated activations (GemvParams::activation: the
+/// gated prologue, infer_gemv_rows' gated pairs): 16-bit T rounds the product
+/// with up to T, so silu may take siluFast there; fp32 keeps libm's.
+template <typename T> __device__ __forceinline__ float gatedValue(int activation, float gate) {
+  return activation == 0   ? (sizeof(T) == 2 ? siluFast(gate) : activate<0>(gate))
+         : activation == 1 ? activate<1>(gate)
+                           : activate<2>(gate);
+}
+
 } // namespace kernels
 } // namespace infer
 

@@ -150,12 +150,7 @@ __device__ __forceinline__ uint4 loadInput(const GemvParams &p, float *squares, 
       if (squares)
         *squares += a * a;
     } else {
-      // 16-bit T: the product is rounded to T below, so silu's SFU form
-      // (siluFast) changes at most that rounding; fp32 keeps libm's.
-      values[e] = (p.activation == 0   ? (sizeof(T) == 2 ? siluFast(a) : activate<0>(a))
-                   : p.activation == 1 ? activate<1>(a)
-                                       : activate<2>(a)) *
-                  b;
+      values[e] = gatedValue<T>(p.activation, a) * b;
     }
   }
   return packElements<T>(values);

@@ -116,15 +116,20 @@ __device__ __forceinline__ float stageInput(const GemvParams &p, uint4 *staged, 
   }
 }
 
+/// The rows (pairs of rows under kGatedPairs) the warps take in turn.
+template <bool kGatedPairs> __device__ __forceinline__ long long rowsTaken(const GemvParams &p) {
+  return kGatedPairs ? p.n / 2 : p.n;
+}
+
 /// The kernel's first statement, in place of waitForPreviousKernel
 /// (Common.cuh): the warp's first unit of weights (no kernel's output) is
 /// requested first, then the next kernel may launch (its blocks take the
 /// places ours leave), then the wait for the previous kernel's output.
-template <typename T>
+template <typename T, bool kGatedPairs>
 __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const GemvParams &p,
                                                                        uint4 (&unit)[kUnitLoads]) {
   const long long row = (long long)blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (row < p.n)
+  if (row < rowsTaken<kGatedPairs>(p))
     loadUnit<T>(static_cast<const uint4 *>(p.weight), p.k / kPerLoad<T>, row, 0, threadIdx.x & 31,
                 unit);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -137,34 +142,52 @@ __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const Gem
 
 /// grid = gemvRowsGrid(n), block = kGemvRowsThreads, dynamic shared memory
 /// gemvRowsSharedBytes(k, sizeof(T)); p.rows must be 1 and p.transposed 1.
-template <typename T, int kPrologue>
+///
+/// kGatedPairs: the output rows are a packed [gate | up] (n even) that a
+/// gated activation reads next (CudaLaunch.fuses_next): the warp takes row j
+/// and then row j + n / 2 and writes round_T(act(round_T(gate_j)) *
+/// round_T(up_j)) to out[j] (n / 2 outputs, p.activation), which is what
+/// the GEMV and the activation compute apart. The down GEMV after it then
+/// reads one plain row instead of computing the activation for the whole
+/// row in each of its ~260 blocks (its gated prologue).
+template <typename T, int kPrologue, bool kGatedPairs = false>
 __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParams p) {
   extern __shared__ uint4 staged[]; // k / kPerLoad<T>
   __shared__ float warpSquares[gemvrows::kWarps];
   uint4 current[gemvrows::kUnitLoads];
-  gemvrows::loadFirstUnitThenWaitForPreviousKernel<T>(p, current);
+  gemvrows::loadFirstUnitThenWaitForPreviousKernel<T, kGatedPairs>(p, current);
   using namespace gemvrows;
+  // Under kGatedPairs a warp's row is a pair: gate row j, then up row
+  // j + half (`second`).
+  const long long half = p.n / 2, taken = rowsTaken<kGatedPairs>(p);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long vectors = p.k / kPerLoad<T>;
   const long long units = (vectors + kUnitLoads * 32 - 1) / (kUnitLoads * 32);
   const uint4 *weight = static_cast<const uint4 *>(p.weight);
   const long long rowStride = (long long)gridDim.x * kWarps;
   long long row = (long long)blockIdx.x * kWarps + warp, unit = 0;
+  bool second = false;
   INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
   const float scale = stageInput<T, kPrologue>(p, staged, vectors, warpSquares);
   const T *bias = static_cast<const T *>(p.bias);
   const T *residual = static_cast<const T *>(p.residual);
   T *out = static_cast<T *>(p.output);
-  float sum = 0.f;
-  while (row < p.n) {
+  float sum = 0.f, gate = 0.f;
+  while (row < taken) {
     long long nextRow = row, nextUnit = unit + 1;
+    bool nextSecond = second;
     if (nextUnit == units) {
       nextUnit = 0;
-      nextRow += rowStride;
+      if (kGatedPairs && !second) {
+        nextSecond = true;
+      } else {
+        nextSecond = false;
+        nextRow += rowStride;
+      }
     }
     uint4 next[kUnitLoads];
-    if (nextRow < p.n)
-      loadUnit<T>(weight, vectors, nextRow, nextUnit, lane, next);
+    if (nextRow < taken)
+      loadUnit<T>(weight, vectors, nextSecond ? nextRow + half : nextRow, nextUnit, lane, next);
     const long long first = unit * kUnitLoads * 32 + lane;
 #pragma unroll
     for (int u = 0; u < kUnitLoads; ++u)
@@ -175,17 +198,24 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
       for (int o = 16; o > 0; o >>= 1)
         sum += __shfl_xor_sync(0xffffffffu, sum, o);
       if (lane == 0) {
+        const long long outputRow = second ? row + half : row;
         float r = sum * scale;
         if (bias)
-          r += toFloat(bias[row]);
+          r += toFloat(bias[outputRow]);
         if (residual)
-          r += toFloat(residual[row]);
-        out[row] = fromFloat<T>(r);
+          r += toFloat(residual[outputRow]);
+        if (!kGatedPairs)
+          out[row] = fromFloat<T>(r);
+        else if (!second)
+          gate = toFloat(fromFloat<T>(r));
+        else
+          out[row] = fromFloat<T>(gatedValue<T>(p.activation, gate) * toFloat(fromFloat<T>(r)));
       }
       sum = 0.f;
     }
     row = nextRow;
     unit = nextUnit;
+    second = nextSecond;
 #pragma unroll
     for (int u = 0; u < kUnitLoads; ++u)
       current[u] = next[u];

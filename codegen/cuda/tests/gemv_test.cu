@@ -63,6 +63,10 @@ template __global__ void infer_gemv_rows<__nv_bfloat16, 2>(GemvParams);
 template __global__ void infer_gemv_rows<__half, 0>(GemvParams);
 template __global__ void infer_gemv_rows<__half, 1>(GemvParams);
 template __global__ void infer_gemv_rows<__half, 2>(GemvParams);
+template __global__ void infer_gemv_rows<__nv_bfloat16, 0, true>(GemvParams);
+template __global__ void infer_gemv_rows<__nv_bfloat16, 1, true>(GemvParams);
+template __global__ void infer_gemv_rows<__half, 0, true>(GemvParams);
+template __global__ void infer_gemv_rows<__half, 1, true>(GemvParams);
 } // namespace kernels
 } // namespace infer
 
@@ -449,6 +453,87 @@ template <typename T> void testPrologues() {
     }
 }
 
+/// infer_gemv_rows<T, prologue, true> (gated pairs, CudaLaunch.fuses_next):
+/// a GEMV of 2 * half rows over [n, k] weights whose packed [gate | up]
+/// output goes through silu(gate) * up, written as `half` values. The
+/// reference rounds the inputs (rms_norm prologue 1 in double, rounded to T),
+/// each GEMV output (+ bias) and the product to T, as the GEMV and the
+/// activation kernel store them; outputs past `half` must stay untouched.
+template <typename T> void testGatedPairs(int prologue, i64 k, i64 half, bool useBias) {
+  const i64 n = 2 * half;
+  std::vector<double> x, w, g, b;
+  std::vector<T> hostX = randomValues<T>(size_t(k), x);
+  std::vector<T> hostW = randomValues<T>(size_t(k * n), w);
+  std::vector<T> hostG = randomValues<T>(size_t(k), g);
+  std::vector<T> hostB = randomValues<T>(size_t(n), b);
+  DeviceArray<T> input(hostX, 0), weight(hostW, 0), normWeight(hostG, 0), bias(hostB, 0);
+  T *output = nullptr;
+  const size_t bytes = size_t(n) * sizeof(T);
+  CUDA_CHECK(cudaMalloc(&output, bytes));
+  CUDA_CHECK(cudaMemset(output, 0xff, bytes));
+  GemvParams p = gemvParams(input.data, weight.data, output, 1, k, n, 1);
+  p.prologue = prologue;
+  p.normWeight = normWeight.data;
+  p.normEpsilon = 1e-5f;
+  p.normWeightOffset = 0.5f;
+  p.activation = 0;
+  p.bias = useBias ? bias.data : nullptr;
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config =
+      launchConfig(dim3(gemvRowsGrid(n), 1, 1), kGemvRowsThreads,
+                   size_t(gemvRowsSharedBytes(k, int(sizeof(T)))), 0, false, attribute);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, prologue == 1 ? infer_gemv_rows<T, 1, true>
+                                                       : infer_gemv_rows<T, 0, true>,
+                                p));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<unsigned char> raw(bytes);
+  CUDA_CHECK(cudaMemcpy(raw.data(), output, bytes, cudaMemcpyDeviceToHost));
+  std::vector<double> folded(static_cast<size_t>(k));
+  double squares = 0;
+  for (i64 i = 0; i < k; ++i)
+    squares += x[size_t(i)] * x[size_t(i)];
+  const double inv = prologue == 1 ? 1.0 / std::sqrt(squares / double(k) + 1e-5) : 1.0;
+  for (i64 i = 0; i < k; ++i)
+    folded[size_t(i)] = prologue == 1
+                            ? TypeInfo<T>::value(TypeInfo<T>::from(x[size_t(i)] * (g[size_t(i)] + 0.5)))
+                            : x[size_t(i)];
+  auto rounded = [](double v) { return TypeInfo<T>::value(TypeInfo<T>::from(v)); };
+  auto gemvRow = [&](i64 j) {
+    double sum = 0;
+    for (i64 i = 0; i < k; ++i)
+      sum += folded[size_t(i)] * w[size_t(j * k + i)];
+    return rounded(sum * inv + (useBias ? b[size_t(j)] : 0.0));
+  };
+  double maxRef = 0, maxErr = 0;
+  for (i64 j = 0; j < half; ++j) {
+    const double gate = gemvRow(j), up = gemvRow(j + half);
+    const double ref = rounded(gate / (1.0 + std::exp(-gate)) * up);
+    T got;
+    std::memcpy(&got, raw.data() + size_t(j) * sizeof(T), sizeof(T));
+    const double d = std::fabs(TypeInfo<T>::value(got) - ref);
+    maxRef = std::max(maxRef, std::fabs(ref));
+    maxErr = std::max(maxErr, std::isnan(d) ? INFINITY : d);
+  }
+  const bool untouched = std::all_of(raw.begin() + long(size_t(half) * sizeof(T)), raw.end(),
+                                     [](unsigned char c) { return c == 0xff; });
+  const double error = maxErr / std::max(maxRef, 1e-30);
+  // The rounded gate and up each carry the GEMV's error into the product.
+  const bool failed = !untouched || !(error <= 2 * TypeInfo<T>::tolerance);
+  std::printf("%s %s infer_gemv_rows gated pairs prologue %d k=%lld n=2x%lld bias %d, max_err "
+              "%.3e (tol %.0e)%s\n",
+              failed ? "FAIL" : "PASS", TypeInfo<T>::name, prologue, k, half, int(useBias), error,
+              2 * TypeInfo<T>::tolerance, untouched ? "" : " [wrote past n / 2]");
+  (void)cudaFree(output);
+  gFailures += failed ? 1 : 0;
+}
+
+template <typename T> void testGatedPairsShapes() {
+  testGatedPairs<T>(1, 64, 64, false);
+  testGatedPairs<T>(1, 2048, 5632, false);
+  testGatedPairs<T>(0, 264, 37, true);
+  testGatedPairs<T>(1, 4096, 300, true);
+}
+
 /// The producer of testProgrammaticLaunch: lets its dependents launch at
 /// once, waits ~`nanoseconds`, then copies `source` into `input`. A GEMV
 /// launched programmatically after it must still read the copied values.
@@ -804,7 +889,8 @@ int main(int argc, char **argv) {
     std::printf("infer_gemv: %d registers, %zu bytes static shared, %d blocks per SM\n",
                 attributes.numRegs, attributes.sharedSizeBytes, blocks);
   }
-  for (auto kernel : {infer_gemv_rows<bf16, 0>, infer_gemv_rows<bf16, 1>, infer_gemv_rows<bf16, 2>}) {
+  for (auto kernel : {infer_gemv_rows<bf16, 0>, infer_gemv_rows<bf16, 1>, infer_gemv_rows<bf16, 2>,
+                      infer_gemv_rows<bf16, 1, true>}) {
     cudaFuncAttributes attributes;
     CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
     int blocks = 0;
@@ -824,6 +910,8 @@ int main(int argc, char **argv) {
   testPrologues<float>();
   testPrologues<bf16>();
   testPrologues<__half>();
+  testGatedPairsShapes<bf16>();
+  testGatedPairsShapes<__half>();
   for (int transposed : {0, 1}) {
     testProgrammaticLaunch<bf16>(2048, 2560, transposed);
     testProgrammaticLaunch<float>(333, 512, transposed);

@@ -36,8 +36,10 @@
 // runs them (rms_norm + qkv GEMV, infer_kv_decode, o GEMV + residual,
 // rms_norm + gate/up GEMV, gated down GEMV + residual; programmatic, 16
 // layers in a CUDA graph, each layer its own weights so that they stream
-// from HBM) at TinyLlama's and Llama-3-8B's shapes: a kernel experiment's
-// effect on a layer without exporting a model.
+// from HBM) at TinyLlama's and Llama-3-8B's shapes, with the gated
+// activation written by the gate/up GEMV (as the step runs it) and, for
+// comparison, in the down GEMV's prologue: a kernel experiment's effect on a
+// layer without exporting a model.
 //
 // Built with -DINFER_KERNEL_STAMPS (bench/decode-stamps.sh), `--stamps`
 // instead times one decode layer's attention from the inside: the qkv GEMV,
@@ -1040,8 +1042,11 @@ infer::kernels::GemvParams rowGemvParams(const void *input, const void *weight, 
 /// (TinyLlama's 18.9 MB stay in L2) and has no MLP, so a change that helps
 /// it may still slow the step; this one is closer (TinyLlama: 40.8 us a
 /// layer in the step's kernel trace, bench/results/tinyllama-1.1b-serving.md).
+/// gatedPairs: the gate/up GEMV writes act(gate) * up itself (gated pairs,
+/// as the step runs it since session 20) and the down GEMV reads one plain
+/// row; else the down GEMV computes it in its prologue (as before).
 void timeDecodeLayers(long long context, long long H, long long KV, long long D,
-                      long long intermediate) {
+                      long long intermediate, bool gatedPairs) {
   using T = __nv_bfloat16;
   constexpr int kLayers = 16;
   std::mt19937 rng(5);
@@ -1061,14 +1066,17 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
   for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 0>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 1>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 2>,
+                             (const void *)infer::kernels::infer_gemv_rows<T, 1, true>,
                              (const void *)decodeKernel<T>(D)})
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
   cudaLaunchAttribute programmatic;
-  auto launchRows = [&](const infer::kernels::GemvParams &g, cudaStream_t stream) {
+  auto launchRows = [&](const infer::kernels::GemvParams &g, cudaStream_t stream,
+                        bool pairs = false) {
     cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
         dim3(infer::kernels::gemvRowsGrid(g.n)), infer::kernels::kGemvRowsThreads,
         size_t(infer::kernels::gemvRowsSharedBytes(g.k, 2)), stream, true, programmatic);
-    auto kernel = g.prologue == 1   ? infer::kernels::infer_gemv_rows<T, 1>
+    auto kernel = pairs             ? infer::kernels::infer_gemv_rows<T, 1, true>
+                  : g.prologue == 1 ? infer::kernels::infer_gemv_rows<T, 1>
                   : g.prologue == 2 ? infer::kernels::infer_gemv_rows<T, 2>
                                     : infer::kernels::infer_gemv_rows<T, 0>;
     CUDA_CHECK(cudaLaunchKernelEx(&c, kernel, g));
@@ -1088,20 +1096,27 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
     infer::kernels::GemvParams up =
         rowGemvParams(h2.ptr, base + qkvElems + oElems, gateUp.ptr, hidden, 2 * intermediate);
     up.prologue = 1, up.normWeight = norm.ptr, up.normEpsilon = 1e-5f;
-    launchRows(up, stream);
     infer::kernels::GemvParams down = rowGemvParams(
         gateUp.ptr, base + qkvElems + oElems + gateUpElems, h.ptr, intermediate, hidden);
-    down.prologue = 2, down.activation = 0, down.up = gateUp.ptr + intermediate;
-    down.inputRowStride = down.upRowStride = 2 * intermediate;
     down.residual = h2.ptr;
+    if (gatedPairs) {
+      up.activation = 0; // writes silu(gate) * up: gateUp's first half
+      launchRows(up, stream, /*pairs=*/true);
+    } else {
+      launchRows(up, stream);
+      down.prologue = 2, down.activation = 0, down.up = gateUp.ptr + intermediate;
+      down.inputRowStride = down.upRowStride = 2 * intermediate;
+    }
     launchRows(down, stream);
   };
   const double usPerLayer = graphMicros(layer, kLayers, 10);
   const double floorUs = double(layerElems) * sizeof(T) / 4.3e12 * 1e6;
   std::printf("layer bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, intermediate %lld: "
               "%.2f us per layer (rms_norm + qkv GEMV, decode, o GEMV, rms_norm + gate/up GEMV, "
-              "down GEMV; %d layers, their own weights), floor %.2f us (%.1f MB at 4.3 TB/s)\n",
-              context, H, KV, D, intermediate, usPerLayer, kLayers, floorUs,
+              "down GEMV, the gated activation %s; %d layers, their own weights), floor %.2f us "
+              "(%.1f MB at 4.3 TB/s)\n",
+              context, H, KV, D, intermediate, usPerLayer,
+              gatedPairs ? "in gate/up (pairs)" : "in down's prologue", kLayers, floorUs,
               double(layerElems) * sizeof(T) / 1e6);
 }
 
@@ -1187,9 +1202,11 @@ int main(int argc, char **argv) {
   if (argc > 1 && std::strcmp(argv[1], "--layer-timings") == 0) {
     if (!infer::kerneltest::haveDevice())
       return 77;
-    for (long long context : {128LL, 200LL, 1000LL})
-      timeDecodeLayers(context, 32, 4, 64, 5632); // TinyLlama-1.1B
-    timeDecodeLayers(200, 32, 8, 128, 14336);     // Llama-3-8B
+    for (bool gatedPairs : {true, false}) {
+      for (long long context : {128LL, 200LL, 1000LL})
+        timeDecodeLayers(context, 32, 4, 64, 5632, gatedPairs); // TinyLlama-1.1B
+      timeDecodeLayers(200, 32, 8, 128, 14336, gatedPairs);     // Llama-3-8B
+    }
     return 0;
   }
 #ifdef INFER_KERNEL_STAMPS
