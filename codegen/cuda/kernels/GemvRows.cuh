@@ -30,6 +30,8 @@
 // Prologues as infer_gemv_fused (KernelParams.h, GemvParams::prologue): the
 // staged row is round_T(x * (normWeight + offset)) (rms_norm; 1 / rms from
 // the staged raw inputs scales each output) or round_T(act(gate) * up).
+// Epilogue kGatedPairs (the kernel's comment): the GEMV writes the gated
+// activation of its packed [gate | up] output instead of the output itself.
 //
 // Compiled by NVRTC: CUDA headers only, no standard library.
 //
