@@ -5,7 +5,8 @@
 # compile.md, session 20). Run from the repository root; needs g++ and the
 # CUDA toolkit (CUDA_HOME, default /usr/local/cuda).
 #
-#   bench/nvrtc/compare.sh OUT_DIR
+#   [NVRTC_SPLITS="4 16"] bench/nvrtc/compare.sh OUT_DIR   (also one program
+#                                                        at those split counts)
 set -euo pipefail
 out=$1; cuda=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p "$out"
@@ -37,8 +38,13 @@ program all "$attention" "$prefill" "${kv[@]}" "${gemv[@]}" "${rows[@]}" "${deco
 program part1 "$attention"; program part2 "$prefill"; program part3 "${kv[@]}"
 program part4 "${gemv[@]}"; program part5 "${rows[@]}"; program part6 "${decode[@]}"
 export REPO=$(pwd)
+rm -f "$out/phases.csv"
 echo "one program, --split-compile=0:"
 ( time "$out/nvrtc_time" "$out/all.cu" --split-compile=0 "-time=$out/phases.csv" ) 2>&1
 cat "$out/phases.csv"
+for threads in ${NVRTC_SPLITS:-}; do
+  echo "one program, --split-compile=$threads:"
+  ( time "$out/nvrtc_time" "$out/all.cu" --split-compile=$threads ) 2>&1
+done
 echo "six programs at once, --split-compile=0 each:"
 ( time ( for i in 1 2 3 4 5 6; do "$out/nvrtc_time" "$out/part$i.cu" --split-compile=0 & done; wait ) ) 2>&1

@@ -2,7 +2,7 @@
 //
 // Compiles one .cu file with NVRTC for sm_90a with infer-compile's options
 // (codegen/cuda/Nvrtc.cpp) plus any given on the command line, and prints
-// the result code and the wall time. With `-time=FILE` NVRTC writes its
+// the result code, the wall time and a hash of the cubin. With `-time=FILE` NVRTC writes its
 // phases (front end, NVVM optimizer, PTX translation) to FILE.
 //
 //   g++ -std=c++17 -O1 -o nvrtc_time bench/nvrtc/nvrtc_time.cpp -I$CUDA/include \
@@ -54,7 +54,17 @@ int main(int argc, char **argv) {
     result = nvrtcCompileProgram(program, int(options.size()), options.data());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s: %s, %.2f s\n", argv[1], nvrtcGetErrorString(result), seconds);
+  // FNV-1a of the cubin: whether two option sets give the same code.
+  unsigned long long hash = 1469598103934665603ull;
+  size_t cubinSize = 0;
+  if (result == NVRTC_SUCCESS && nvrtcGetCUBINSize(program, &cubinSize) == NVRTC_SUCCESS) {
+    std::string cubin(cubinSize, '\0');
+    nvrtcGetCUBIN(program, cubin.data());
+    for (unsigned char byte : cubin)
+      hash = (hash ^ byte) * 1099511628211ull;
+  }
+  std::printf("%s: %s, %.2f s, cubin %zu bytes, fnv1a %016llx\n", argv[1],
+              nvrtcGetErrorString(result), seconds, cubinSize, hash);
   if (result != NVRTC_SUCCESS) {
     size_t size = 0;
     nvrtcGetProgramLogSize(program, &size);
