@@ -2,8 +2,9 @@
 //
 // Compiles one .cu file with NVRTC for sm_90a with infer-compile's options
 // (codegen/cuda/Nvrtc.cpp) plus any given on the command line, and prints
-// the result code, the wall time and a hash of the cubin. With `-time=FILE` NVRTC writes its
-// phases (front end, NVVM optimizer, PTX translation) to FILE.
+// the result code, the wall time and a hash of the cubin. With
+// `-time=FILE` NVRTC writes its phases (front end, NVVM optimizer, PTX
+// translation) to FILE.
 //
 //   g++ -std=c++17 -O1 -o nvrtc_time bench/nvrtc/nvrtc_time.cpp -I$CUDA/include \
 //       -L$CUDA/lib64 -lnvrtc -Wl,-rpath,$CUDA/lib64
