@@ -18,6 +18,7 @@
 #include "runtime/base/Status.h"
 
 #include <string>
+#include <vector>
 
 namespace infer::codegen {
 
@@ -51,6 +52,23 @@ StatusOr<std::string> generateElementwiseKernel(const artifact::ExecProgram &pro
                                                 const artifact::Manifest &manifest,
                                                 const artifact::Launch &launch,
                                                 const std::string &kernelName);
+
+/// Generated elementwise kernels are named this and a number.
+inline const std::string kElementwiseKernelPrefix = "infer_elementwise_";
+
+/// The most NVRTC programs generateCudaModule compiles an artifact's kernels
+/// in (at once, each in a process of its own: NvrtcProcesses.cpp).
+constexpr size_t kMaxNvrtcPrograms = 6;
+
+/// Those programs: the kernels' name expressions grouped by family (the
+/// template's name; all generated elementwise kernels are one family), the
+/// families placed largest first, each on the program with the least work so
+/// far. Depends on the expressions alone, never on the machine, so the
+/// artifact's bytes do not either. Every expression lands in one program;
+/// none is empty.
+std::vector<std::vector<std::string>>
+groupKernelsIntoPrograms(const std::vector<std::string> &expressions,
+                         size_t maxPrograms = kMaxNvrtcPrograms);
 
 /// "major.minor" of the NVRTC infer-compile runs with.
 std::string nvrtcVersion();

@@ -31,6 +31,20 @@ StatusOr<NvrtcOutput> compileWithNvrtc(const std::string &source,
                                        const std::vector<std::string> &nameExpressions,
                                        const std::string &arch, bool lineInfo);
 
+/// One NVRTC program: compileWithNvrtc's arguments.
+struct NvrtcJob {
+  std::string source;
+  std::vector<std::string> nameExpressions;
+  std::string arch;
+  bool lineInfo = false;
+};
+
+/// Compiles each job as compileWithNvrtc does, all at once, each in a child
+/// process of its own (NvrtcProcesses.cpp says why); results in job order.
+/// INFER_NVRTC_PROCESSES=0 compiles them one after another in this process
+/// (the same bytes: a check and a fallback).
+std::vector<StatusOr<NvrtcOutput>> compileInSeparateProcesses(const std::vector<NvrtcJob> &jobs);
+
 } // namespace infer::codegen
 
 #endif // INFER_CODEGEN_CUDA_NVRTC_H

@@ -81,6 +81,9 @@ Status checkCudaModule(const CudaModule &module, const ExecProgram &program) {
   const std::string prefix = "GPU code: ";
   if (module.cubin().empty() && module.ptx().empty())
     return dataLossError(prefix + "no cubin and no PTX");
+  for (int i = 0; i < module.extra_cubins_size(); ++i)
+    if (module.extra_cubins(i).cubin().empty() || module.extra_cubins(i).functions().empty())
+      return dataLossError(prefix + "extra cubin " + num(i) + " is empty or names no kernel");
   if (module.launches_size() != program.launches_size())
     return dataLossError(prefix + num(module.launches_size()) + " launch records for " +
                          num(program.launches_size()) + " launches");

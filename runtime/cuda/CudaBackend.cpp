@@ -139,8 +139,10 @@ Status CudaBackend::load() {
     constantViews_.push_back(std::move(view));
   }
 
-  // Kernels: the cubin, or the PTX where the cubin is not for this GPU.
-  CUresult loaded = api.cuModuleLoadData(&cuModule_, module_->cubin().data());
+  // Kernels: the cubins (one per NVRTC program), or the PTX (every kernel)
+  // where they are not for this GPU.
+  CUmodule first = nullptr;
+  CUresult loaded = api.cuModuleLoadData(&first, module_->cubin().data());
   if (loaded == CUDA_ERROR_NO_BINARY_FOR_GPU || loaded == CUDA_ERROR_INVALID_IMAGE) {
     if (module_->ptx().empty())
       return failedPreconditionError(
@@ -148,20 +150,28 @@ Status CudaBackend::load() {
           " cubin, which this GPU cannot run, and it carries no PTX to JIT-compile; recompile "
           "with `infer-compile --ptx`");
     std::string ptx = module_->ptx();
-    loaded = api.cuModuleLoadData(&cuModule_, ptx.c_str());
+    loaded = api.cuModuleLoadData(&first, ptx.c_str());
     report_.usedPtx = true;
   }
   if (loaded != CUDA_SUCCESS)
     return driverError(api, loaded, "cuModuleLoadData (the artifact's kernels)");
+  cuModules_.push_back(first);
+  if (!report_.usedPtx) // the PTX holds every kernel
+    for (const art::CudaCubin &cubin : module_->extra_cubins()) {
+      CUmodule extra = nullptr;
+      loaded = api.cuModuleLoadData(&extra, cubin.cubin().data());
+      if (loaded != CUDA_SUCCESS)
+        return driverError(api, loaded, "cuModuleLoadData (the artifact's kernels)");
+      for (const std::string &function : cubin.functions())
+        moduleOfFunction_[function] = cuModules_.size();
+      cuModules_.push_back(extra);
+    }
   std::map<std::string, CUfunction> byName;
   RETURN_IF_ERROR(resolveFunctions(forward_, byName));
   if (step_.program)
     RETURN_IF_ERROR(resolveFunctions(step_, byName));
   if (step_.program && !module_->sample_function().empty()) {
-    CUresult found =
-        api.cuModuleGetFunction(&sampleFunction_, cuModule_, module_->sample_function().c_str());
-    if (found != CUDA_SUCCESS)
-      return driverError(api, found, ("cuModuleGetFunction " + module_->sample_function()).c_str());
+    ASSIGN_OR_RETURN(sampleFunction_, findFunction(module_->sample_function()));
   }
 
   // The arena, once, at the artifact's bound (offsets are planned there).
@@ -182,6 +192,18 @@ Status CudaBackend::load() {
   return okStatus();
 }
 
+StatusOr<CUfunction> CudaBackend::findFunction(const std::string &name) const {
+  // One lookup in the module that holds it (probing each would leave failed
+  // driver calls, which compute-sanitizer reports).
+  auto listed = moduleOfFunction_.find(name);
+  CUmodule module = cuModules_[listed == moduleOfFunction_.end() ? 0 : listed->second];
+  CUfunction function = nullptr;
+  CUresult result = api_->cuModuleGetFunction(&function, module, name.c_str());
+  if (result != CUDA_SUCCESS)
+    return driverError(*api_, result, ("cuModuleGetFunction " + name).c_str());
+  return function;
+}
+
 Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
                                      std::map<std::string, CUfunction> &byName) {
   const CudaApi &api = *api_;
@@ -191,13 +213,10 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (launch.runner() != art::CudaLaunch::KERNEL)
       return dataLossError(reader_.path() + ": launch " + std::to_string(index) +
                            " has no GPU runner");
-    CUfunction function = nullptr;
     auto found = byName.find(launch.function());
     if (found != byName.end())
       return found->second;
-    CUresult result = api.cuModuleGetFunction(&function, cuModule_, launch.function().c_str());
-    if (result != CUDA_SUCCESS)
-      return driverError(api, result, ("cuModuleGetFunction " + launch.function()).c_str());
+    ASSIGN_OR_RETURN(CUfunction function, findFunction(launch.function()));
     byName[launch.function()] = function;
     if (sharedCarveout_ >= 0)
       INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
@@ -339,8 +358,8 @@ CudaBackend::~CudaBackend() {
     api_->cuMemFree(kvDecodeCounters_);
   if (weights_)
     api_->cuMemFree(weights_);
-  if (cuModule_)
-    api_->cuModuleUnload(cuModule_);
+  for (CUmodule module : cuModules_)
+    api_->cuModuleUnload(module);
   if (stream_)
     api_->cuStreamDestroy(stream_);
   if (context_)

@@ -85,6 +85,8 @@ private:
     std::vector<CUdeviceptr> redirected;
   };
   Status resolveFunctions(LoadedProgram &loaded, std::map<std::string, CUfunction> &byName);
+  /// The kernel `name` from whichever loaded module holds it.
+  StatusOr<CUfunction> findFunction(const std::string &name) const;
   Status allocateArena(LoadedProgram &loaded);
   Status launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                 const StepContext *step = nullptr);
@@ -145,7 +147,10 @@ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
-  CUmodule cuModule_ = nullptr;
+  std::vector<CUmodule> cuModules_; ///< one per NVRTC program (CudaModule.extra_cubins)
+  /// Kernel name -> index in cuModules_ for those the extra cubins list (the
+  /// rest are in the first).
+  std::map<std::string, size_t> moduleOfFunction_;
   CUdeviceptr weights_ = 0;
   std::vector<CUdeviceptr> constants_;
   std::vector<exec::View> weightViews_, constantViews_;

@@ -54,6 +54,9 @@ if grep -q "^cuda: sm_" <<<"$info"; then
   "$corrupt" "$work/good.infer" "$work/cuda-launch-records.infer" cuda-launch-records ||
     { echo "FAIL: corrupt-artifact cuda-launch-records"; exit 1; }
   expect cuda-launch-records "GPU code: 20 launch records for 21 launches"
+  "$corrupt" "$work/good.infer" "$work/cuda-empty-cubin.infer" cuda-empty-cubin ||
+    { echo "FAIL: corrupt-artifact cuda-empty-cubin"; exit 1; }
+  expect cuda-empty-cubin "GPU code: extra cubin 0 is empty or names no kernel"
 fi
 : >"$work/empty.infer"
 expect empty "truncated: the file is empty"

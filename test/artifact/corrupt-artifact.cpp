@@ -16,6 +16,7 @@
 //   exec-buffer-past-arena  exec buffer 0 moved past the arena's end (checksums fixed up)
 //   exec-bad-weight    the exec program's first weight reference out of range (checksums fixed up)
 //   cuda-launch-records  the GPU code's last launch record dropped (checksums fixed up)
+//   cuda-empty-cubin   the GPU code's first extra cubin emptied (checksums fixed up)
 //
 // Mutations that fix up checksums test the checks behind them.
 //
@@ -78,7 +79,7 @@ int main(int argc, char **argv) {
     encodeHeader(header, bytes.data());
   } else if (mutation == "weight-past-eof" || mutation == "bad-manifest" ||
              mutation == "exec-buffer-past-arena" || mutation == "exec-bad-weight" ||
-             mutation == "cuda-launch-records") {
+             mutation == "cuda-launch-records" || mutation == "cuda-empty-cubin") {
     std::string manifestBytes;
     if (mutation == "bad-manifest") {
       manifestBytes.assign(header.manifestSize, '\xff');
@@ -88,6 +89,12 @@ int main(int argc, char **argv) {
                               static_cast<int>(header.manifestSize));
       if (mutation == "cuda-launch-records") {
         manifest.mutable_cuda()->mutable_launches()->RemoveLast();
+      } else if (mutation == "cuda-empty-cubin") {
+        if (manifest.cuda().extra_cubins_size() == 0) {
+          std::fprintf(stderr, "corrupt-artifact: no extra cubin to empty\n");
+          return 1;
+        }
+        manifest.mutable_cuda()->mutable_extra_cubins(0)->clear_cubin();
       } else if (mutation == "weight-past-eof") {
         manifest.mutable_weights(0)->set_offset(header.weightsSize + kWeightAlignment);
       } else if (mutation == "exec-buffer-past-arena") {

@@ -175,8 +175,12 @@ int writeArtifact(ModuleOp module, const Options &options,
       int kernels = 0, gemms = 0;
       for (const auto &launch : manifest.cuda().launches())
         (launch.runner() == infer::artifact::CudaLaunch::CUBLASLT ? gemms : kernels) += 1;
+      size_t cubinBytes = manifest.cuda().cubin().size();
+      for (const infer::artifact::CudaCubin &extra : manifest.cuda().extra_cubins())
+        cubinBytes += extra.cubin().size();
       llvm::errs() << "  " << kernels << " kernel launches, " << gemms << " cuBLASLt GEMMs; cubin "
-                   << manifest.cuda().cubin().size() / 1024 << " KiB";
+                   << cubinBytes / 1024 << " KiB from "
+                   << 1 + manifest.cuda().extra_cubins_size() << " NVRTC programs";
       if (options.embedPtx)
         llvm::errs() << ", PTX " << manifest.cuda().ptx().size() / 1024 << " KiB";
       llvm::errs() << " in " << llvm::format("%.2f", seconds) << " s\n";
