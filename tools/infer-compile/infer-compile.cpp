@@ -180,7 +180,8 @@ int writeArtifact(ModuleOp module, const Options &options,
         cubinBytes += extra.cubin().size();
       llvm::errs() << "  " << kernels << " kernel launches, " << gemms << " cuBLASLt GEMMs; cubin "
                    << cubinBytes / 1024 << " KiB from "
-                   << 1 + manifest.cuda().extra_cubins_size() << " NVRTC programs";
+                   << 1 + manifest.cuda().extra_cubins_size() << " NVRTC program"
+                   << (manifest.cuda().extra_cubins_size() ? "s" : "");
       if (options.embedPtx)
         llvm::errs() << ", PTX " << manifest.cuda().ptx().size() / 1024 << " KiB";
       llvm::errs() << " in " << llvm::format("%.2f", seconds) << " s\n";

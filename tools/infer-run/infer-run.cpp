@@ -184,10 +184,10 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     size_t cubinBytes = cuda.cubin().size();
     for (const art::CudaCubin &extra : cuda.extra_cubins())
       cubinBytes += extra.cubin().size();
-    std::printf("cuda: %s cubin %zu bytes in %d modules, %s; %zu distinct kernels, %d cuBLASLt "
+    std::printf("cuda: %s cubin %zu bytes in %d module%s, %s; %zu distinct kernels, %d cuBLASLt "
                 "GEMMs\n",
-                cuda.arch().c_str(), cubinBytes, 1 + cuda.extra_cubins_size(), ptx.c_str(),
-                distinct.size(), gemms);
+                cuda.arch().c_str(), cubinBytes, 1 + cuda.extra_cubins_size(),
+                cuda.extra_cubins_size() ? "s" : "", ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
     int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, prefill = 0, rotary = 0,
