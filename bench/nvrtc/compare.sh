@@ -25,8 +25,8 @@ program() {
   { echo "$headers"; echo 'namespace infer { namespace kernels { using bf = __nv_bfloat16;'
     for kernel in "$@"; do echo "template __global__ void $kernel;"; done; echo '}}'; } > "$out/$name.cu"
 }
-attention='infer_attention<bf>(AttentionParams)'
-prefill='infer_kv_prefill_attention<bf>(KvAttentionParams)'
+attention='infer_attention<bf, 64>(AttentionParams)'
+prefill='infer_kv_prefill_attention<bf, 64>(KvAttentionParams)'
 kv=('infer_kv_attention<bf>(KvAttentionParams)' 'infer_kv_write<bf>(KvAttentionParams)')
 gemv=('infer_gemv<bf>(GemvParams)' 'infer_gemv_rows<bf, 0, false>(GemvParams)')
 rows=('infer_sample<bf>(SampleParams)' 'infer_rms_norm<bf, bf>(RmsNormParams)'

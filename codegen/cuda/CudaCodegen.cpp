@@ -382,7 +382,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     if (headDim <= 0 || headDim > 256 || heads <= 0)
       return error(index, "has no attention kernel for head_dim " + std::to_string(headDim) +
                               " (1 to 256)");
-    useKernel(cuda, ns + "infer_attention<" + t + ">");
+    useKernel(cuda, ns + "infer_attention<" + t + ", " +
+                        std::to_string(kernels::attentionHeadClass(headDim)) + ">");
     *cuda.add_grid() = gridDim(art::GridDim::SEQ, 1, kernels::kAttentionBlockQ);
     *cuda.add_grid() = gridDim(art::GridDim::ONE, heads);
     *cuda.add_grid() = gridDim(art::GridDim::BATCH, 1);
@@ -438,7 +439,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       prefill.set_runner(art::CudaLaunch::KERNEL);
       useKernel(prefill, ns + (wgmma ? "infer_kv_prefill_attention_wgmma<"
                                      : "infer_kv_prefill_attention<") +
-                             t + ">");
+                             t + ", " + std::to_string(kernels::attentionHeadClass(headDim)) +
+                             ">");
       *prefill.add_grid() = gridDim(art::GridDim::MAX_NEW_TOKENS, 1, kernels::kKvPrefillBlockQ);
       *prefill.add_grid() = gridDim(art::GridDim::ONE, intAttr(op, "num_heads", 0));
       *prefill.add_grid() = gridDim(art::GridDim::SEQUENCES, 1);

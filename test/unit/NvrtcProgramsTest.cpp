@@ -29,12 +29,12 @@ const std::vector<std::string> kTinyLlamaKernels = {
     "infer_kv_decode<__nv_bfloat16, float, 64>",
     "infer_kv_attention<__nv_bfloat16>",
     "infer_kv_write<__nv_bfloat16>",
-    "infer_kv_prefill_attention<__nv_bfloat16>",
+    "infer_kv_prefill_attention<__nv_bfloat16, 64>",
     "infer_rotary<__nv_bfloat16, float>",
     "infer_gated_activation<__nv_bfloat16>",
     "infer_gemv<__nv_bfloat16>",
     "infer_sample<__nv_bfloat16>",
-    "infer_attention<__nv_bfloat16>",
+    "infer_attention<__nv_bfloat16, 64>",
     "infer_elementwise_0",
     "infer_elementwise_1",
 };
@@ -61,8 +61,8 @@ TEST(NvrtcPrograms, EveryKernelInOneProgramFamiliesTogether) {
   for (const auto &[family, in] : familyPrograms)
     EXPECT_EQ(in.size(), 1u) << family << " split across programs";
   // The two costliest families do not share a program.
-  EXPECT_NE(programOf["infer_attention<__nv_bfloat16>"],
-            programOf["infer_kv_prefill_attention<__nv_bfloat16>"]);
+  EXPECT_NE(programOf["infer_attention<__nv_bfloat16, 64>"],
+            programOf["infer_kv_prefill_attention<__nv_bfloat16, 64>"]);
 }
 
 TEST(NvrtcPrograms, GroupingDependsOnTheKernelsAlone) {

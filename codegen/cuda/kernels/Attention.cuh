@@ -719,25 +719,31 @@ template <> struct HasTensorCores<__half> {
 };
 
 /// Runs the block on tensor cores when T and the head size allow it
-/// (attentionUsesTensorCores); says whether it ran.
-template <typename T, typename KeyRows>
+/// (attentionUsesTensorCores) and the head size is of kHeadClass
+/// (attentionHeadClass: only that class's loops are compiled); says whether
+/// it ran.
+template <int kHeadClass, typename T, typename KeyRows>
 __device__ __forceinline__ bool runTensorCorePath(const HeadOperands<T, KeyRows> &op,
                                                   unsigned char *smem, int q0) {
+  static_assert(kHeadClass == 64 || kHeadClass == 256, "attentionHeadClass gives 64 or 256");
   if constexpr (!HasTensorCores<T>::value) {
     return false;
   } else {
-    if (!attentionUsesTensorCores(op.headDim, 2))
+    if (!attentionUsesTensorCores(op.headDim, 2) || attentionHeadClass(op.headDim) != kHeadClass)
       return false;
     // The common head sizes without softcap get loops specialized on both.
     const bool prescale = ScoreMap(op.scale, op.softcap).prescale;
-    if (op.headDim == 64 && !prescale)
-      tensorCoreAttention<T, 8, 64, false>(op, smem, q0);
-    else if (op.headDim <= 64)
-      tensorCoreAttention<T, 8, 0, true>(op, smem, q0);
-    else if (op.headDim == 128 && !prescale)
-      tensorCoreAttention<T, 16, 128, false>(op, smem, q0);
-    else
-      tensorCoreAttention<T, 16, 0, true>(op, smem, q0);
+    if constexpr (kHeadClass == 64) {
+      if (op.headDim == 64 && !prescale)
+        tensorCoreAttention<T, 8, 64, false>(op, smem, q0);
+      else
+        tensorCoreAttention<T, 8, 0, true>(op, smem, q0);
+    } else {
+      if (op.headDim == 128 && !prescale)
+        tensorCoreAttention<T, 16, 128, false>(op, smem, q0);
+      else
+        tensorCoreAttention<T, 16, 0, true>(op, smem, q0);
+    }
     return true;
   }
 }
@@ -943,7 +949,9 @@ __device__ __forceinline__ void simtBlock(const AttentionParams &p, unsigned cha
 /// shared memory attentionSharedBytes(headDim, sizeof(T)). Requires sm_80+.
 /// At most 128 registers per thread, so that 512 threads (two blocks of 256
 /// threads and 90 KiB shared memory at headDim 64) share an SM.
-template <typename T>
+/// kHeadClass: attentionHeadClass(p.headDim) (another head size takes the
+/// CUDA-core path).
+template <typename T, int kHeadClass>
 __global__ void __launch_bounds__(kAttentionThreads, 512 / kAttentionThreads)
     infer_attention(AttentionParams p) {
   waitForPreviousKernel();
@@ -951,8 +959,8 @@ __global__ void __launch_bounds__(kAttentionThreads, 512 / kAttentionThreads)
   if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)
     return;
   const attention_detail::BlockTask task = attention_detail::blockTask();
-  if (!attention_detail::runTensorCorePath(attention_detail::denseOperands<T>(p, task),
-                                           attentionShared, task.q0))
+  if (!attention_detail::runTensorCorePath<kHeadClass>(attention_detail::denseOperands<T>(p, task),
+                                                       attentionShared, task.q0))
     attention_detail::simtBlock<T>(p, attentionShared, task);
 }
 

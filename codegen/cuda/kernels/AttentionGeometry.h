@@ -56,6 +56,17 @@ INFER_ATTENTION_GEOMETRY_FN bool attentionUsesTensorCores(long long headDim, int
   return elementBytes == 2 && headDim > 0 && headDim % 16 == 0 && headDim <= 256;
 }
 
+/// The tensor-core loops an attention kernel instantiation compiles
+/// (kHeadClass of infer_attention, infer_kv_prefill_attention and
+/// infer_kv_prefill_attention_wgmma): 64 for heads of up to 64 elements (8
+/// output tiles), 256 for 65 .. 256 (16). Each class holds two loops (the
+/// common size without softcap, and any size); compiling only the class a
+/// model's head size needs halves these kernels' NVRTC time, the slowest of
+/// an artifact's programs (docs/codegen.md).
+INFER_ATTENTION_GEOMETRY_FN int attentionHeadClass(long long headDim) {
+  return headDim <= 64 ? 64 : 256;
+}
+
 /// Row stride (elements) of the K and Q tiles; +8 staggers rows across banks.
 INFER_ATTENTION_GEOMETRY_FN int attentionKStride(long long headDim) { return int(headDim) + 8; }
 

@@ -130,8 +130,9 @@ blockOperands(const KvAttentionParams &p,
 /// numHeads, numSeqs), block = kKvPrefillThreads, dynamic shared memory
 /// kvPrefillSharedBytes(headDim, sizeof(T)). Requires sm_80+ and
 /// kvPrefillSupported(headDim, sizeof(T)) (else it writes nothing). At most
-/// 128 registers per thread, as infer_attention.
-template <typename T>
+/// 128 registers per thread, as infer_attention. kHeadClass:
+/// attentionHeadClass(p.headDim) (else it writes nothing).
+template <typename T, int kHeadClass>
 __global__ void __launch_bounds__(kKvPrefillThreads, 512 / kKvPrefillThreads)
     infer_kv_prefill_attention(KvAttentionParams p) {
   waitForPreviousKernel();
@@ -139,7 +140,7 @@ __global__ void __launch_bounds__(kKvPrefillThreads, 512 / kKvPrefillThreads)
   attention_detail::HeadOperands<T, kv_prefill_detail::PagedRows<T>> op;
   int q0;
   if (kv_prefill_detail::blockOperands<T>(p, op, q0))
-    attention_detail::runTensorCorePath(op, kvPrefillShared, q0);
+    attention_detail::runTensorCorePath<kHeadClass>(op, kvPrefillShared, q0);
 }
 
 } // namespace kernels

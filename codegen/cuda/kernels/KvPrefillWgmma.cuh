@@ -253,7 +253,8 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
 /// (same grid, block and parameters) with dynamic shared memory
 /// kvPrefillWgmmaSharedBytes(headDim, sizeof(T)), on wgmma where the head
 /// allows it (see the top). One block per SM: up to 255 registers.
-template <typename T>
+/// kHeadClass: attentionHeadClass(p.headDim), for the mma.sync fallback.
+template <typename T, int kHeadClass>
 __global__ void __launch_bounds__(kKvPrefillThreads, 1)
     infer_kv_prefill_attention_wgmma(KvAttentionParams p) {
   waitForPreviousKernel();
@@ -272,7 +273,7 @@ __global__ void __launch_bounds__(kKvPrefillThreads, 1)
     }
   }
 #endif
-  attention_detail::runTensorCorePath(op, kvPrefillWgmmaShared, q0);
+  attention_detail::runTensorCorePath<kHeadClass>(op, kvPrefillWgmmaShared, q0);
 }
 
 } // namespace kernels

@@ -103,15 +103,18 @@ void referenceRow(const Case &c, const HeadView &q, const HeadView &k, const Hea
 
 template <typename T> void launch(const AttentionParams &p, cudaStream_t stream = 0) {
   unsigned shared = infer::kernels::attentionSharedBytes(p.headDim, int(sizeof(T)));
-  static unsigned allowed = 48 * 1024; // per T: the default limit until raised
-  if (shared > allowed) {
-    CUDA_CHECK(cudaFuncSetAttribute(infer::kernels::infer_attention<T>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-    allowed = shared;
+  // The instantiation codegen names for this head size.
+  const bool small = infer::kernels::attentionHeadClass(p.headDim) == 64;
+  auto *kernel = small ? infer::kernels::infer_attention<T, 64> : infer::kernels::infer_attention<T, 256>;
+  static unsigned allowed[2] = {48 * 1024, 48 * 1024}; // per T and class: the default until raised
+  if (shared > allowed[small]) {
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    allowed[small] = shared;
   }
   dim3 grid(unsigned((p.seq + kAttentionBlockQ - 1) / kAttentionBlockQ), unsigned(p.numHeads),
             unsigned(p.batch));
-  infer::kernels::infer_attention<T><<<grid, kAttentionThreads, shared, stream>>>(p);
+  kernel<<<grid, kAttentionThreads, shared, stream>>>(p);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -279,12 +279,16 @@ void launchPrefill(const KvAttentionParams &p, long long maxNewTokens,
       wgmma ? std::max(infer::kernels::kvPrefillWgmmaSharedBytes(p.headDim, int(sizeof(T))),
                        infer::kernels::kvPrefillSharedBytes(p.headDim, int(sizeof(T))))
             : infer::kernels::kvPrefillSharedBytes(p.headDim, int(sizeof(T)));
-  auto *function = wgmma ? infer::kernels::infer_kv_prefill_attention_wgmma<T>
-                         : infer::kernels::infer_kv_prefill_attention<T>;
-  static int allowed[2] = {48 * 1024, 48 * 1024}; // per T and kernel: the default until raised
-  if (shared > allowed[wgmma]) {
+  // The instantiation codegen names for this head size.
+  const bool small = infer::kernels::attentionHeadClass(p.headDim) == 64;
+  auto *function = wgmma ? (small ? infer::kernels::infer_kv_prefill_attention_wgmma<T, 64>
+                                  : infer::kernels::infer_kv_prefill_attention_wgmma<T, 256>)
+                         : (small ? infer::kernels::infer_kv_prefill_attention<T, 64>
+                                  : infer::kernels::infer_kv_prefill_attention<T, 256>);
+  static int allowed[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}}; // per T, kernel, class
+  if (shared > allowed[wgmma][small]) {
     CUDA_CHECK(cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
-    allowed[wgmma] = shared;
+    allowed[wgmma][small] = shared;
   }
   if (maxNewTokens <= 0)
     return;
@@ -979,13 +983,15 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
   a.scale = ts.p.scale;
   a.causal = 1;
   const unsigned shared = infer::kernels::attentionSharedBytes(D, int(sizeof(T)));
-  CUDA_CHECK(cudaFuncSetAttribute(infer::kernels::infer_attention<T>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  auto *attention = infer::kernels::attentionHeadClass(D) == 64
+                       ? infer::kernels::infer_attention<T, 64>
+                       : infer::kernels::infer_attention<T, 256>;
+  CUDA_CHECK(
+      cudaFuncSetAttribute(attention, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
   const dim3 grid(unsigned((seq + kAttentionBlockQ - 1) / kAttentionBlockQ), unsigned(H), 1u);
   report("attention", timeMs(
                           [&] {
-                            infer::kernels::infer_attention<T>
-                                <<<grid, kAttentionThreads, shared>>>(a);
+                            attention<<<grid, kAttentionThreads, shared>>>(a);
                           },
                           20));
   CUDA_CHECK(cudaMemcpy(dense.data(), ts.out.ptr, outElements * sizeof(T), cudaMemcpyDeviceToHost));
