@@ -83,8 +83,7 @@ public:
     std::string count;
     if (!field(output.cubin) || !field(output.ptx) || !field(count))
       return internalError("the NVRTC child process sent a truncated result");
-    char *end = nullptr;
-    unsigned long names = std::strtoul(count.c_str(), &end, 10);
+    unsigned long names = std::strtoul(count.c_str(), nullptr, 10);
     for (unsigned long i = 0; i < names; ++i) {
       std::string expression, lowered;
       if (!field(expression) || !field(lowered))

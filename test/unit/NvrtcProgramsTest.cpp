@@ -66,7 +66,8 @@ TEST(NvrtcPrograms, EveryKernelInOneProgramFamiliesTogether) {
 }
 
 TEST(NvrtcPrograms, GroupingDependsOnTheKernelsAlone) {
-  EXPECT_EQ(groupKernelsIntoPrograms(kTinyLlamaKernels), groupKernelsIntoPrograms(kTinyLlamaKernels));
+  EXPECT_EQ(groupKernelsIntoPrograms(kTinyLlamaKernels),
+            groupKernelsIntoPrograms(kTinyLlamaKernels));
   auto two = groupKernelsIntoPrograms(kTinyLlamaKernels, 2);
   EXPECT_EQ(two.size(), 2u);
   auto one = groupKernelsIntoPrograms({"infer_rms_norm<float, float>"});

@@ -105,7 +105,8 @@ template <typename T> void launch(const AttentionParams &p, cudaStream_t stream 
   unsigned shared = infer::kernels::attentionSharedBytes(p.headDim, int(sizeof(T)));
   // The instantiation codegen names for this head size.
   const bool small = infer::kernels::attentionHeadClass(p.headDim) == 64;
-  auto *kernel = small ? infer::kernels::infer_attention<T, 64> : infer::kernels::infer_attention<T, 256>;
+  auto *kernel =
+      small ? infer::kernels::infer_attention<T, 64> : infer::kernels::infer_attention<T, 256>;
   static unsigned allowed[2] = {48 * 1024, 48 * 1024}; // per T and class: the default until raised
   if (shared > allowed[small]) {
     CUDA_CHECK(

@@ -285,7 +285,8 @@ void launchPrefill(const KvAttentionParams &p, long long maxNewTokens,
                                   : infer::kernels::infer_kv_prefill_attention_wgmma<T, 256>)
                          : (small ? infer::kernels::infer_kv_prefill_attention<T, 64>
                                   : infer::kernels::infer_kv_prefill_attention<T, 256>);
-  static int allowed[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}}; // per T, kernel, class
+  // Per T, kernel and class: the default limit until raised.
+  static int allowed[2][2] = {{48 * 1024, 48 * 1024}, {48 * 1024, 48 * 1024}};
   if (shared > allowed[wgmma][small]) {
     CUDA_CHECK(cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
     allowed[wgmma][small] = shared;
