@@ -98,6 +98,16 @@ Status checkCudaModule(const CudaModule &module, const ExecProgram &program) {
       return dataLossError(what + " runs cuBLASLt for a launch that is not a GEMM");
     if (launch.runner() == CudaLaunch::RUNNER_UNSPECIFIED)
       return dataLossError(what + " has no runner");
+    // The runtime sizes the GEMV's split-k workspace from this grid.
+    if (launch.has_gemv()) {
+      const CudaLaunch &gemv = launch.gemv();
+      for (int d = 0; d < gemv.grid_size(); ++d) {
+        const GridDim &dim = gemv.grid(d);
+        if (dim.symbol() != GridDim::ONE || dim.divisor() > 1 || dim.multiplier() < 1 ||
+            dim.multiplier() > (d == 0 ? 0x7fffffffLL : 65535LL))
+          return dataLossError(what + "'s GEMV grid is not a constant size");
+      }
+    }
   }
   return okStatus();
 }

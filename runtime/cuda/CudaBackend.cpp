@@ -529,21 +529,31 @@ Status CudaBackend::launchKernel(const art::CudaLaunch &cuda, CUfunction functio
 }
 
 Status CudaBackend::allocateGemvWorkspace() {
-  int64_t widest = 0;
+  // Every split of a GEMV stores its partial sums in a slice of its own
+  // (GemvGeometry.h): the workspace holds the widest n times the most splits.
+  int64_t widest = 0, splits = 1;
   for (const LoadedProgram *loaded : {&forward_, &step_}) {
     if (!loaded->program)
       continue;
-    for (int i = 0; i < loaded->launches->size(); ++i)
-      if (loaded->launches->Get(i).has_gemv())
-        if (const art::Attribute *n = art::findAttribute(loaded->program->launches(i), "n"))
-          widest = std::max<int64_t>(widest, n->int_value());
+    for (int i = 0; i < loaded->launches->size(); ++i) {
+      const art::CudaLaunch &cuda = loaded->launches->Get(i);
+      if (!cuda.has_gemv())
+        continue;
+      if (const art::Attribute *n = art::findAttribute(loaded->program->launches(i), "n"))
+        widest = std::max<int64_t>(widest, n->int_value());
+      // The reader checked that the grid is constant (checkCudaModule).
+      if (cuda.gemv().grid_size() > 1)
+        splits = std::max<int64_t>(splits, cuda.gemv().grid(1).multiplier());
+    }
   }
   if (widest == 0)
     return okStatus();
-  size_t floats = size_t(kernels::gemvWorkspaceFloats(widest));
+  size_t floats = size_t(kernels::gemvWorkspaceFloats(widest, splits));
   size_t counters = size_t(kernels::gemvCounters(widest));
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&gemvWorkspace_, std::max<size_t>(4 * floats, 16)));
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&gemvCounters_, std::max<size_t>(4 * counters, 16)));
+  // Artifacts compiled before the per-split slices add into a zeroed
+  // workspace; the memset keeps them running.
   INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(gemvWorkspace_, 0, std::max<size_t>(4 * floats, 16), stream_));
   INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(gemvCounters_, 0, std::max<size_t>(4 * counters, 16), stream_));
   INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));

@@ -57,6 +57,9 @@ if grep -q "^cuda: sm_" <<<"$info"; then
   "$corrupt" "$work/good.infer" "$work/cuda-empty-cubin.infer" cuda-empty-cubin ||
     { echo "FAIL: corrupt-artifact cuda-empty-cubin"; exit 1; }
   expect cuda-empty-cubin "GPU code: extra cubin 0 is empty or names no kernel"
+  "$corrupt" "$work/good.infer" "$work/cuda-gemv-grid.infer" cuda-gemv-grid ||
+    { echo "FAIL: corrupt-artifact cuda-gemv-grid"; exit 1; }
+  expect cuda-gemv-grid "'s GEMV grid is not a constant size"
 fi
 : >"$work/empty.infer"
 expect empty "truncated: the file is empty"

@@ -17,6 +17,7 @@
 //   exec-bad-weight    the exec program's first weight reference out of range (checksums fixed up)
 //   cuda-launch-records  the GPU code's last launch record dropped (checksums fixed up)
 //   cuda-empty-cubin   the GPU code's first extra cubin emptied (checksums fixed up)
+//   cuda-gemv-grid     the first GEMV record's k splits made to depend on T (checksums fixed up)
 //
 // Mutations that fix up checksums test the checks behind them.
 //
@@ -79,7 +80,8 @@ int main(int argc, char **argv) {
     encodeHeader(header, bytes.data());
   } else if (mutation == "weight-past-eof" || mutation == "bad-manifest" ||
              mutation == "exec-buffer-past-arena" || mutation == "exec-bad-weight" ||
-             mutation == "cuda-launch-records" || mutation == "cuda-empty-cubin") {
+             mutation == "cuda-launch-records" || mutation == "cuda-empty-cubin" ||
+             mutation == "cuda-gemv-grid") {
     std::string manifestBytes;
     if (mutation == "bad-manifest") {
       manifestBytes.assign(header.manifestSize, '\xff');
@@ -95,6 +97,17 @@ int main(int argc, char **argv) {
           return 1;
         }
         manifest.mutable_cuda()->mutable_extra_cubins(0)->clear_cubin();
+      } else if (mutation == "cuda-gemv-grid") {
+        bool changed = false;
+        for (CudaLaunch &launch : *manifest.mutable_cuda()->mutable_launches())
+          if (!changed && launch.has_gemv() && launch.gemv().grid_size() > 1) {
+            launch.mutable_gemv()->mutable_grid(1)->set_symbol(GridDim::TOKENS);
+            changed = true;
+          }
+        if (!changed) {
+          std::fprintf(stderr, "corrupt-artifact: no GEMV record to change\n");
+          return 1;
+        }
       } else if (mutation == "weight-past-eof") {
         manifest.mutable_weights(0)->set_offset(header.weightsSize + kWeightAlignment);
       } else if (mutation == "exec-buffer-past-arena") {

@@ -3,7 +3,11 @@
 runs `infer-run forward --device cuda` on a golden input and compares the logits with
 PyTorch's: fp32 within 1e-3 max abs, bf16/fp16 within 3e-2 max abs relative to the golden
 logits' largest magnitude. With --sanitizer TOOL (memcheck, racecheck, initcheck, synccheck)
-the forward runs under compute-sanitizer and must report no error.
+the forward runs under compute-sanitizer and must report no error. With --repeat N the forward
+runs N times and every run's logits must be the same bits as the first's (run-to-run
+determinism); --first-row keeps only batch row 0 of the input and the golden (7 tokens of the
+shared goldens: a forward of T <= 8 tokens runs the decode GEMV, whose k splits meet in a fixed
+order).
 
 Exits 77 (ctest SKIP) when there is no usable NVIDIA GPU, or no compute-sanitizer for
 --sanitizer, so CI machines without a GPU skip cleanly.
@@ -11,6 +15,7 @@ Exits 77 (ctest SKIP) when there is no usable NVIDIA GPU, or no compute-sanitize
   check_gpu.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
                --golden M.out0.npy --dtype fp32|bf16|fp16 [--sanitizer memcheck]
                [--artifact M.infer]   (already compiled with --target cuda --dtype D)
+               [--repeat N] [--first-row]
 """
 import argparse, ctypes, os, shutil, subprocess, sys, tempfile
 
@@ -55,6 +60,8 @@ def main():
     ap.add_argument("--sanitizer", choices=["memcheck", "racecheck", "initcheck", "synccheck"])
     ap.add_argument("--input-name", default="input_ids")
     ap.add_argument("--artifact", help="use this artifact (compiled by the caller) instead of compiling")
+    ap.add_argument("--repeat", type=int, default=1, help="runs that must give the same bits")
+    ap.add_argument("--first-row", action="store_true", help="batch row 0 of input and golden only")
     a = ap.parse_args()
     if not gpu_present():
         print("SKIP: no NVIDIA GPU (libcuda.so.1 missing or no device)")
@@ -73,21 +80,34 @@ def main():
         if not a.artifact and run([a.infer_compile, a.model, "-o", artifact, "--target", "cuda",
                                    "--dtype", a.dtype] + line_info).returncode:
             return 1
-        out = os.path.join(tmp, "logits.npy")
-        cmd = [a.infer_run, artifact, "forward", "--device", "cuda",
-               "--input", f"{a.input_name}={a.input}", "--output", f"logits={out}"]
-        if sanitizer:
-            cmd = [sanitizer, "--tool", a.sanitizer, "--error-exitcode", "3"] + cmd
-        proc = run(cmd)
-        if proc.returncode:
-            return 1
+        source, want = a.input, np.load(a.golden)
+        if a.first_row:
+            source, want = os.path.join(tmp, "input.npy"), want[:1]
+            np.save(source, np.load(a.input)[:1])
+        runs = []
+        for attempt in range(max(a.repeat, 1)):
+            out = os.path.join(tmp, f"logits{attempt}.npy")
+            cmd = [a.infer_run, artifact, "forward", "--device", "cuda",
+                   "--input", f"{a.input_name}={source}", "--output", f"logits={out}"]
+            if sanitizer:
+                cmd = [sanitizer, "--tool", a.sanitizer, "--error-exitcode", "3"] + cmd
+            proc = run(cmd)
+            if proc.returncode:
+                return 1
+            runs.append(np.load(out) if not sanitizer else None)
         if sanitizer:
             summary = [line for line in proc.stdout.splitlines() if "ERROR SUMMARY" in line
                        or "RACECHECK SUMMARY" in line]
             print(f"PASS: compute-sanitizer --tool {a.sanitizer} on {name} {a.dtype}: "
                   f"{' '.join(summary) or 'no errors'}")
             return 0
-        got, want = np.load(out), np.load(a.golden)
+        got = runs[0]
+    for attempt, other in enumerate(runs[1:], start=2):
+        if other.tobytes() != got.tobytes():
+            differ = int(np.count_nonzero(other != got))
+            print(f"FAIL: run {attempt}'s logits differ from run 1's in {differ} of {got.size} "
+                  f"values ({name}, {a.dtype}): not run-to-run deterministic")
+            return 1
     if got.shape != want.shape:
         print(f"FAIL: shape {got.shape} != golden {want.shape}")
         return 1
@@ -99,7 +119,8 @@ def main():
     ok = err <= tolerance and np.isfinite(got).all()
     print(f"{'PASS' if ok else 'FAIL'}: {name} on {os.path.basename(a.input)} ({a.dtype}, infer-run "
           f"--device cuda): max {'relative' if relative else 'abs'} error {err:.3g} "
-          f"(tolerance {tolerance:g}), logits {tuple(got.shape)}")
+          f"(tolerance {tolerance:g}), logits {tuple(got.shape)}"
+          + (f", {len(runs)} runs bit-identical" if len(runs) > 1 else ""))
     return 0 if ok else 1
 
 

@@ -5,7 +5,8 @@
 #   test/gpu/run-all.sh BIN_DIR MODELS_DIR [KERNEL_TEST_DIR]
 #
 # Each model is compiled once per dtype (--target cuda) and checked on both
-# golden inputs, then run under compute-sanitizer (memcheck, racecheck and
+# golden inputs and for the same bits in five runs of a 7-token forward, then
+# run under compute-sanitizer (memcheck, racecheck and
 # synccheck on bf16, initcheck on fp32); greedy generation runs through the
 # step program; the nvcc-built kernel tests in KERNEL_TEST_DIR run last, alone
 # (they time kernels). The models' checks run side by side (one job per
@@ -35,6 +36,9 @@ model_checks() {
       check --model "$base.onnx" --input "$base.in$input.npy" --golden "$base.out$input.npy" \
         --dtype $dtype --artifact "$artifact"
     done
+    # Run-to-run determinism of a 7-token forward (the decode GEMV's k splits).
+    check --model "$base.onnx" --input "$base.in0.npy" --golden "$base.out0.npy" \
+      --dtype $dtype --artifact "$artifact" --first-row --repeat 5
   done
   # initcheck on fp32 (see test/gpu/CMakeLists.txt: bf16 cuBLASLt outputs are
   # reported as uninitialized), the others on bf16.

@@ -528,7 +528,7 @@ __device__ __forceinline__ float4 sumOfWarpGroups(const GemvShared &shared, int 
 /// Sums the k groups' partials of the tile and writes the output, directly
 /// (one split) or through the workspace (module comment of GemvGeometry.h).
 /// Under the rms_norm prologue the splits' squares meet the same way, in the
-/// tile's slot after the sums (GemvGeometry.h, gemvSquaresOffset).
+/// split's squares after all the sums (GemvGeometry.h, gemvSplitSquares).
 template <typename T, int kWarpsN, int kWarpsK, int kTile, int kPrologue>
 __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shared,
                                            long long tileColumn, bool emptySplit, int *last) {
@@ -557,23 +557,24 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shar
     }
     return;
   }
-  float *sums = p.workspace + tileColumn * kGemvMaxRows; // [kGemvMaxRows][kTile]
-  float *squares = p.workspace + gemvSquaresOffset(p.n) + blockIdx.x * kGemvMaxRows;
+  // Each split stores its partials in a slice of its own; the last block
+  // adds the splits' slices in split order, so the sum is the same bits at
+  // every launch (fp32 atomics would add them in arrival order).
+  float *sums = gemvSplitSums(p.workspace, p.n, blockIdx.y) + tileColumn * kGemvMaxRows;
+  float *squares = gemvSplitSquares(p.workspace, p.n, gridDim.y, blockIdx.y) +
+                   blockIdx.x * kGemvMaxRows; // [kGemvMaxRows]
   if (!emptySplit) {
     for (int i = threadIdx.x; i < total; i += kGemvThreads) {
       const int t = i / kVectors, c = (i % kVectors) * 4;
       if (tileColumn + c >= p.n)
         continue;
-      const float4 v = sumOfWarpGroups<kWarpsK, kTile>(shared, t, c);
-      asm volatile(
-          "red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(sums + t * kTile + c),
-          "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-          : "memory");
+      __stcg(reinterpret_cast<float4 *>(sums + t * kTile + c),
+             sumOfWarpGroups<kWarpsK, kTile>(shared, t, c));
     }
     if (kPrologue == 1 && threadIdx.x < rows)
-      atomicAdd(squares + threadIdx.x, shared.squares[threadIdx.x]);
+      __stcg(squares + threadIdx.x, shared.squares[threadIdx.x]);
   }
-  // Our adds are visible before the count says so; the last block's reads
+  // Our slice is visible before the count says so; the last block's reads
   // come after it saw everyone's count.
   __threadfence();
   __syncthreads();
@@ -583,21 +584,48 @@ __device__ __forceinline__ void finishTile(const GemvParams &p, GemvShared &shar
   if (!*last)
     return;
   __threadfence();
+  // The splits whose k range is not empty (blockKRange's gemvSplitChunk), in
+  // 32-bit arithmetic: the call of a 64-bit division made the kernel spill
+  // registers (k of a GEMM is far below 2^31).
+  const unsigned splits = gridDim.y, k32 = unsigned(p.k);
+  const unsigned chunk = ((k32 + splits - 1) / splits + kGemvSplitRows - 1) / kGemvSplitRows *
+                         kGemvSplitRows;
+  int filled = 1;
+  while (unsigned(filled) < splits && filled * chunk < k32)
+    ++filled;
   if constexpr (kPrologue == 1) {
-    // Every thread reads the row sums before any is zeroed.
-    if (threadIdx.x < rows)
-      shared.squares[threadIdx.x] = __ldcg(squares + threadIdx.x);
+    if (threadIdx.x < rows) {
+      float sum = 0.f;
+      for (int s = 0; s < filled; ++s)
+        sum += __ldcg(gemvSplitSquares(p.workspace, p.n, gridDim.y, s) + blockIdx.x * kGemvMaxRows +
+                      threadIdx.x);
+      shared.squares[threadIdx.x] = sum;
+    }
     __syncthreads();
-    if (threadIdx.x < rows)
-      __stcg(squares + threadIdx.x, 0.f);
   }
   for (int i = threadIdx.x; i < total; i += kGemvThreads) {
     const int t = i / kVectors, c = (i % kVectors) * 4;
     if (tileColumn + c >= p.n)
       continue;
-    float4 *slot = reinterpret_cast<float4 *>(sums + t * kTile + c);
-    const float4 v = __ldcg(slot);
-    __stcg(slot, make_float4(0.f, 0.f, 0.f, 0.f));
+    // Split 0's slot of this float4, then split s's s * stride floats on.
+    const float *slot =
+        gemvSplitSums(p.workspace, p.n, 0) + tileColumn * kGemvMaxRows + t * kTile + c;
+    const long long stride = gemvSplitSumsFloats(p.n);
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    // Loads in groups of kGroup, issued together: the policy's launches
+    // (gemvShape: at most 8 splits at the decode shapes) take one round trip.
+    constexpr int kGroup = 8;
+    for (int s = 0; s < filled; s += kGroup, slot += kGroup * stride) {
+      float4 part[kGroup];
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j)
+        if (s + j < filled)
+          part[j] = __ldcg(reinterpret_cast<const float4 *>(slot + j * stride));
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j)
+        if (s + j < filled)
+          v.x += part[j].x, v.y += part[j].y, v.z += part[j].z, v.w += part[j].w;
+    }
     writeOutput<T>(p, t, tileColumn + c, v,
                    kPrologue == 1 ? inverseRms(p, shared.squares[t]) : 1.f);
   }
@@ -744,8 +772,8 @@ __device__ __forceinline__ void prefetchWeightsThenWaitForPreviousKernel(const G
 
 /// grid = gemvGrid(k, n, transposed) (the kernel reads its tiling from it),
 /// block = kGemvThreads, no dynamic shared memory; workspace/counters sized
-/// by gemvWorkspaceFloats/gemvCounters and zeroed once (each launch leaves
-/// them zeroed).
+/// by gemvWorkspaceFloats/gemvCounters; the counters zeroed once (each
+/// launch leaves them zeroed), the workspace needs no initial values.
 template <typename T> __global__ void __launch_bounds__(kGemvThreads) infer_gemv(GemvParams p) {
   gemvimpl::prefetchWeightsThenWaitForPreviousKernel<T>(
       p, gemvWarpsNOfGrid(p.n, p.transposed, gridDim.x));

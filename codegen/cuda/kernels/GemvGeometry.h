@@ -18,16 +18,20 @@
 //   v   split 1  | ...         |  | ...         |     32-row steps of the split
 //
 // With one split a block writes its tile of the output directly. With more,
-// each block adds its partial sums into the tile's slice of the workspace
-// (8 x tileColumns floats at column offset * 8, fp32 atomics), then counts
-// itself done in counters[tile]; the block that counts last reads the sums,
-// adds bias and residual, writes the output, and zeroes the slice and the
-// counter again. Under the rms_norm prologue (Gemv.cuh) the blocks add
-// their rows' sums of squared inputs the same way, into the tile's
-// kGemvMaxRows floats after all the sums (gemvSquaresOffset), and the last
-// block scales the output rows by 1 / rms. The grid never depends on rows. The split order of the
-// atomic adds is not fixed, so with more than one split the result may differ
-// between launches in the last bit before the rounding to T.
+// each block stores its partial sums in its split's slice of the workspace
+// (kGemvMaxRows x tileColumns floats at column offset * kGemvMaxRows of the
+// split's sums, gemvSplitSums), then counts itself done in counters[tile];
+// the block that counts last adds the slices of the tile in split order,
+// adds bias and residual, writes the output and zeroes the counter again.
+// Under the rms_norm prologue (Gemv.cuh) the blocks store their rows' sums
+// of squared inputs the same way, in kGemvMaxRows floats per tile and split
+// after all the splits' sums (gemvSplitSquares), and the last block scales
+// the output rows by 1 / rms. The grid never depends on rows. The order of
+// every addition is fixed, so a launch gives the same bits at every run
+// (fp32 atomics added the splits in arrival order before, and greedy ids of
+// a random-weight model differed between runs: bench/results/
+// llama3-8b-serving.md); the workspace needs no initial values, only the
+// counters start at zero.
 //
 // No alignment is required of any pointer or of k and n: 16-byte accesses are
 // used where pointers and row pitches allow, element accesses elsewhere. The
@@ -159,19 +163,32 @@ INFER_GEMV_GEOMETRY_FN GemvGrid gemvGrid(long long k, long long n, int transpose
   return grid;
 }
 
-/// Where a launch's rms_norm squares start in the workspace (after its
-/// sums): kGemvMaxRows floats per tile, for the prologue's row statistics.
-INFER_GEMV_GEOMETRY_FN long long gemvSquaresOffset(long long n) {
+/// fp32 sums of one split: kGemvMaxRows rows of every tile's columns.
+INFER_GEMV_GEOMETRY_FN long long gemvSplitSumsFloats(long long n) {
   return (long long)kGemvMaxRows *
          ((n + kGemvMaxTileColumns - 1) / kGemvMaxTileColumns * kGemvMaxTileColumns);
 }
 
-/// fp32 workspace for every launch with n <= maxN (zeroed once by the
-/// runtime): kGemvMaxRows rows of every tile's columns, then kGemvMaxRows
-/// squares per tile.
-INFER_GEMV_GEOMETRY_FN long long gemvWorkspaceFloats(long long maxN) {
-  return gemvSquaresOffset(maxN) +
-         (long long)kGemvMaxRows * ((maxN + kGemvMinTileColumns - 1) / kGemvMinTileColumns);
+/// fp32 squares of one split (rms_norm prologue): kGemvMaxRows per tile.
+INFER_GEMV_GEOMETRY_FN long long gemvSplitSquaresFloats(long long n) {
+  return (long long)kGemvMaxRows * ((n + kGemvMinTileColumns - 1) / kGemvMinTileColumns);
+}
+
+/// Split `split`'s sums in the workspace: [tile][kGemvMaxRows][tileColumns].
+INFER_GEMV_GEOMETRY_FN float *gemvSplitSums(float *workspace, long long n, long long split) {
+  return workspace + split * gemvSplitSumsFloats(n);
+}
+
+/// Split `split`'s squares, after all `splits` splits' sums: [tile][kGemvMaxRows].
+INFER_GEMV_GEOMETRY_FN float *gemvSplitSquares(float *workspace, long long n, long long splits,
+                                               long long split) {
+  return workspace + splits * gemvSplitSumsFloats(n) + split * gemvSplitSquaresFloats(n);
+}
+
+/// fp32 workspace for every launch with n <= maxN and at most maxSplits k
+/// splits (no initial values needed).
+INFER_GEMV_GEOMETRY_FN long long gemvWorkspaceFloats(long long maxN, long long maxSplits) {
+  return maxSplits * (gemvSplitSumsFloats(maxN) + gemvSplitSquaresFloats(maxN));
 }
 
 /// Counters (unsigned int, zeroed once by the runtime) for every launch with

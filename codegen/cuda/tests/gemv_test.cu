@@ -4,9 +4,11 @@
 // and infer_gemv_rows<T> (GemvRows.cuh) for bf16 and f16, W [n, k], row 1,
 // with and without bias and residual, over odd and round shapes (k = 3,
 // n = 5 up to k = 2048, n = 2560), with every operand 16-byte aligned and
-// with every operand one element off. Each case runs twice in a row (the
-// second launch must find the split-k workspace and counters zeroed again),
-// and after each shape the whole workspace and all counters must read zero.
+// with every operand one element off. Each case runs twice in a row over a
+// split-k workspace filled with different garbage (0xff bytes: NaN, then 0x7f:
+// 3.4e38) and must give the same bits both times (the splits meet in a fixed
+// order, GemvGeometry.h); the second launch must find the counters zeroed
+// again, and after each shape all counters must read zero.
 // Every tile width and a range of k splits (including empty splits) run
 // through the same kernel body as well, and a programmatic (PDL) launch with
 // the weight prefetch must wait for a slow producer of its input. The reference sums in double over
@@ -89,8 +91,11 @@ template <typename T> struct TypeInfo : infer::kerneltest::Element<T> {
   static constexpr double tolerance = infer::kerneltest::pickTolerance<T>(1e-5, 1e-2, 2e-3);
 };
 
-/// The workspace and counters every launch shares, sized for the largest n.
+/// The workspace and counters every launch shares, sized for the largest n
+/// and the most k splits of any launch here (launch() checks).
 constexpr i64 kMaxN = 128256;
+constexpr i64 kMaxSplits = 64;
+const i64 kWorkspaceFloats = gemvWorkspaceFloats(kMaxN, kMaxSplits);
 float *gWorkspace = nullptr;
 unsigned *gCounters = nullptr;
 int gFailures = 0;
@@ -152,10 +157,20 @@ void launchRows(const GemvParams &p, bool programmatic = false, cudaStream_t str
   }
 }
 
+/// The split-k workspace infer_gemv's launch by launch() uses.
+i64 workspaceFloatsOf(const GemvParams &p, int warpsN, unsigned splits) {
+  return gemvWorkspaceFloats(p.n, warpsN ? splits : gemvGrid(p.k, p.n, p.transposed).y);
+}
+
 /// warpsN 0: infer_gemv with gemvGrid(); else gemvForced with that tile
 /// width and `splits` splits.
 template <typename T>
 void launch(const GemvParams &p, int warpsN = 0, unsigned splits = 1, cudaStream_t stream = 0) {
+  if (workspaceFloatsOf(p, warpsN, splits) > kWorkspaceFloats) {
+    std::fprintf(stderr, "gemv_test: n=%lld with %u splits needs a larger workspace\n", p.n,
+                 splits);
+    std::abort();
+  }
   if (warpsN == 0) {
     const GemvGrid g = gemvGrid(p.k, p.n, p.transposed);
     if (p.prologue == 1)
@@ -172,15 +187,17 @@ void launch(const GemvParams &p, int warpsN = 0, unsigned splits = 1, cudaStream
   CUDA_CHECK(cudaGetLastError());
 }
 
-/// True when the whole workspace and every counter read zero.
-bool workspaceClean() {
-  std::vector<float> ws(size_t(gemvWorkspaceFloats(kMaxN)));
+/// True when every counter reads zero (the workspace needs no initial values).
+bool countersClean() {
   std::vector<unsigned> counters(size_t(gemvCounters(kMaxN)));
-  CUDA_CHECK(cudaMemcpy(ws.data(), gWorkspace, ws.size() * sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(counters.data(), gCounters, counters.size() * sizeof(unsigned),
                         cudaMemcpyDeviceToHost));
-  return std::all_of(ws.begin(), ws.end(), [](float v) { return v == 0.f; }) &&
-         std::all_of(counters.begin(), counters.end(), [](unsigned v) { return v == 0u; });
+  return std::all_of(counters.begin(), counters.end(), [](unsigned v) { return v == 0u; });
+}
+
+/// Fills the first `floats` of the split-k workspace with the byte `garbage`.
+void soilWorkspace(int garbage, i64 floats = kWorkspaceFloats) {
+  CUDA_CHECK(cudaMemset(gWorkspace, garbage, size_t(floats) * sizeof(float)));
 }
 
 /// Device copy of host values, `offset` elements into its allocation.
@@ -237,15 +254,18 @@ public:
     (void)cudaFree(outputBase_);
   }
 
-  /// Runs one case twice (infer_gemv_rows when rowsKernel); returns false
-  /// (and reports) on a mismatch.
+  /// Runs one case twice over differently soiled workspaces
+  /// (infer_gemv_rows when rowsKernel); returns false (and reports) on a
+  /// mismatch with the reference or between the two runs' bits.
   bool run(int rows, bool useBias, bool useResidual, int warpsN = 0, unsigned splits = 1,
            bool rowsKernel = false) {
     GemvParams p = gemvParams(input_->data, weight_->data, output_, rows, k_, n_, transposed_);
     p.bias = useBias ? biasDevice_->data : nullptr;
     p.residual = useResidual ? residualDevice_->data : nullptr;
     ++cases_;
+    std::vector<unsigned char> first;
     for (int attempt = 0; attempt < 2; ++attempt) {
+      soilWorkspace(attempt == 0 ? 0xff : 0x7f, workspaceFloatsOf(p, warpsN, splits));
       CUDA_CHECK(cudaMemset(outputBase_, 0xff, outputBytes_ + sizeof(T) + kGuard));
       if (rowsKernel)
         launchRows<T>(p);
@@ -281,6 +301,15 @@ public:
                     int(useBias), int(useResidual), warpsN, splits,
                     attempt + 1, error, TypeInfo<T>::tolerance,
                     untouched ? "" : " [wrote past rows * n]");
+        return false;
+      }
+      if (attempt == 0) {
+        first = raw;
+      } else if (raw != first) {
+        std::printf("FAIL %s: %s rows %d bias %d residual %d warpsN %d splits %u: the second run's "
+                    "bits differ from the first's\n",
+                    label().c_str(), rowsKernel ? "infer_gemv_rows" : "infer_gemv", rows,
+                    int(useBias), int(useResidual), warpsN, splits);
         return false;
       }
     }
@@ -340,9 +369,9 @@ template <typename T> void testShape(i64 k, i64 n, int transposed, bool misalign
   if (!misaligned && gemvRowsSupported(k, n, transposed, int(sizeof(T))))
     for (int combo = 0; combo < 4; ++combo)
       failed += cases.run(1, combo & 1, combo & 2, 0, 1, /*rowsKernel=*/true) ? 0 : 1;
-  const bool clean = workspaceClean();
+  const bool clean = countersClean();
   if (!clean) {
-    std::printf("FAIL %s: workspace or counters not zero afterwards\n", cases.label().c_str());
+    std::printf("FAIL %s: counters not zero afterwards\n", cases.label().c_str());
     ++failed;
   }
   std::printf("%s %-40s %3d cases x2, max_err %.3e (tol %.0e)\n", failed ? "FAIL" : "PASS",
@@ -426,7 +455,7 @@ void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = 
     // One ulp of T in a folded input moves a dot product by about that much.
     failed += error <= 2 * TypeInfo<T>::tolerance ? 0 : 1;
   }
-  if (!workspaceClean())
+  if (!countersClean())
     ++failed;
   std::printf("%s %s %s prologue %s [%s] k=%lld n=%lld rows %s, max_err %.3e (tol %.0e)\n",
               failed ? "FAIL" : "PASS", TypeInfo<T>::name,
@@ -598,7 +627,7 @@ void testProgrammaticLaunch(i64 k, i64 n, int transposed, bool rowsKernel = fals
     failed += error <= TypeInfo<T>::tolerance ? 0 : 1;
   }
   (void)cudaFree(output);
-  if (!workspaceClean())
+  if (!countersClean())
     ++failed;
   std::printf("%s %s %s: programmatic launch after a slow producer %s k=%lld n=%lld: max_err "
               "%.3e (tol %.0e)\n",
@@ -899,8 +928,8 @@ int main(int argc, char **argv) {
     std::printf("infer_gemv_rows: %d registers, %d blocks per SM at k = 4096\n",
                 attributes.numRegs, blocks);
   }
-  CUDA_CHECK(cudaMalloc(&gWorkspace, size_t(gemvWorkspaceFloats(kMaxN)) * sizeof(float)));
-  CUDA_CHECK(cudaMemset(gWorkspace, 0, size_t(gemvWorkspaceFloats(kMaxN)) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&gWorkspace, size_t(kWorkspaceFloats) * sizeof(float)));
+  soilWorkspace(0xff);
   CUDA_CHECK(cudaMalloc(&gCounters, size_t(gemvCounters(kMaxN)) * sizeof(unsigned)));
   CUDA_CHECK(cudaMemset(gCounters, 0, size_t(gemvCounters(kMaxN)) * sizeof(unsigned)));
 
@@ -945,8 +974,8 @@ int main(int argc, char **argv) {
   timeLayerChain(tinyllamaLayer, 4, 22, "tinyllama");
   const i64 llama3Layer[][2] = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
   timeLayerChain(llama3Layer, 4, 8, "llama3-8b");
-  if (!workspaceClean()) {
-    std::printf("FAIL: workspace or counters not zero after the timing runs\n");
+  if (!countersClean()) {
+    std::printf("FAIL: counters not zero after the timing runs\n");
     ++gFailures;
   }
   (void)cudaFree(gWorkspace);
