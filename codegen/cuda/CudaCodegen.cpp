@@ -11,11 +11,14 @@
 #include "codegen/cuda/kernels/KvPrefillGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace infer::codegen {
@@ -569,10 +572,30 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
     jobs.push_back({source, builder.nameExpressions(), options.ptxArch, options.lineInfo});
   std::vector<StatusOr<NvrtcOutput>> outputs = compileInSeparateProcesses(jobs);
   std::map<std::string, std::string> loweredNames;
+  std::vector<std::pair<double, std::string>> times;
   for (size_t i = 0; i < programs.size(); ++i) {
     if (!outputs[i].ok())
       return outputs[i].status();
     loweredNames.insert(outputs[i]->loweredNames.begin(), outputs[i]->loweredNames.end());
+    std::set<std::string> families;
+    for (const std::string &expression : programs[i]) {
+      std::string family = kernelFamilyOf(expression);
+      size_t scope = family.rfind("::");
+      families.insert(scope == std::string::npos ? family : family.substr(scope + 2));
+    }
+    std::string line;
+    for (const std::string &family : families)
+      line += (line.empty() ? "" : ", ") + family + (family == kElementwiseKernelPrefix ? "*" : "");
+    times.push_back({outputs[i]->seconds, line});
+  }
+  if (options.programTimes) {
+    std::stable_sort(times.begin(), times.end(),
+                     [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (const auto &[seconds, families] : times) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2f s ", seconds);
+      options.programTimes->push_back(text + families);
+    }
   }
   auto lower = [&](art::CudaLaunch &launch) -> Status {
     if (launch.runner() != art::CudaLaunch::KERNEL)

@@ -40,6 +40,11 @@ struct CudaCodegenOptions {
   /// NVRTC -lineinfo: source lines in sanitizer and profiler reports, at the
   /// price of a reproducible artifact (NVRTC records the working directory).
   bool lineInfo = false;
+  /// When set, receives one line per NVRTC program of the cubins: its
+  /// seconds and its kernel families ("2.10 s infer_attention,
+  /// infer_sample"), longest first (infer-compile prints them: the NVRTC
+  /// time of a first compile is the longest program's).
+  std::vector<std::string> *programTimes = nullptr;
 };
 
 /// Fills `manifest.cuda` for `manifest.exec`. Errors name the launch and
@@ -69,6 +74,10 @@ constexpr size_t kMaxNvrtcPrograms = 6;
 std::vector<std::vector<std::string>>
 groupKernelsIntoPrograms(const std::vector<std::string> &expressions,
                          size_t maxPrograms = kMaxNvrtcPrograms);
+
+/// The kernel family of a name expression: the template's name
+/// (kElementwiseKernelPrefix for every generated elementwise kernel).
+std::string kernelFamilyOf(const std::string &expression);
 
 /// "major.minor" of the NVRTC infer-compile runs with.
 std::string nvrtcVersion();

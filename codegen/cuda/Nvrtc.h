@@ -18,6 +18,9 @@ struct NvrtcOutput {
   std::string ptx;
   /// Name expression -> lowered (mangled) name.
   std::map<std::string, std::string> loweredNames;
+  /// Wall seconds the compile took (compileInSeparateProcesses; not part of
+  /// the artifact).
+  double seconds = 0;
 };
 
 /// Compiles `source` (which may include the kernel headers embedded in

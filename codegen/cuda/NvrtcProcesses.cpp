@@ -15,6 +15,7 @@
 #include "codegen/cuda/Nvrtc.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -26,8 +27,8 @@ namespace infer::codegen {
 namespace {
 
 // The child's reply: a status byte (0 ok), then fields of an 8-byte length
-// and the bytes: on success cubin, ptx, the name count, each name and its
-// lowered form; on failure the error message.
+// and the bytes: on success cubin, ptx, the compile's seconds, the name
+// count, each name and its lowered form; on failure the error message.
 void appendField(std::string &out, std::string_view field) {
   uint64_t size = field.size();
   out.append(reinterpret_cast<const char *>(&size), sizeof size);
@@ -44,6 +45,7 @@ std::string encode(const StatusOr<NvrtcOutput> &result) {
   out.push_back(0);
   appendField(out, result->cubin);
   appendField(out, result->ptx);
+  appendField(out, std::to_string(result->seconds));
   appendField(out, std::to_string(result->loweredNames.size()));
   for (const auto &[expression, lowered] : result->loweredNames) {
     appendField(out, expression);
@@ -80,9 +82,10 @@ public:
       return internalError(text);
     }
     NvrtcOutput output;
-    std::string count;
-    if (!field(output.cubin) || !field(output.ptx) || !field(count))
+    std::string seconds, count;
+    if (!field(output.cubin) || !field(output.ptx) || !field(seconds) || !field(count))
       return internalError("the NVRTC child process sent a truncated result");
+    output.seconds = std::strtod(seconds.c_str(), nullptr);
     unsigned long names = std::strtoul(count.c_str(), nullptr, 10);
     for (unsigned long i = 0; i < names; ++i) {
       std::string expression, lowered;
@@ -125,7 +128,13 @@ std::string readAll(int fd) {
 }
 
 StatusOr<NvrtcOutput> compileJob(const NvrtcJob &job) {
-  return compileWithNvrtc(job.source, job.nameExpressions, job.arch, job.lineInfo);
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<NvrtcOutput> output =
+      compileWithNvrtc(job.source, job.nameExpressions, job.arch, job.lineInfo);
+  if (output.ok())
+    output->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return output;
 }
 
 } // namespace

@@ -17,13 +17,6 @@
 namespace infer::codegen {
 namespace {
 
-/// The kernel family of a name expression: the template's name.
-std::string familyOf(const std::string &expression) {
-  if (expression.rfind(kElementwiseKernelPrefix, 0) == 0)
-    return kElementwiseKernelPrefix;
-  return expression.substr(0, expression.find('<'));
-}
-
 /// Rough relative NVRTC cost of one kernel of a family: ptxas's seconds for
 /// one instantiation, measured on 2 cores (session 20,
 /// bench/results/tinyllama-1.1b-compile.md): infer_attention 2.1, the mma.sync
@@ -41,11 +34,17 @@ int kernelCost(const std::string &family) {
 }
 } // namespace
 
+std::string kernelFamilyOf(const std::string &expression) {
+  if (expression.rfind(kElementwiseKernelPrefix, 0) == 0)
+    return kElementwiseKernelPrefix;
+  return expression.substr(0, expression.find('<'));
+}
+
 std::vector<std::vector<std::string>>
 groupKernelsIntoPrograms(const std::vector<std::string> &expressions, size_t maxPrograms) {
   std::map<std::string, std::vector<std::string>> families;
   for (const std::string &expression : expressions)
-    families[familyOf(expression)].push_back(expression);
+    families[kernelFamilyOf(expression)].push_back(expression);
   struct Family {
     int cost;
     std::string name;

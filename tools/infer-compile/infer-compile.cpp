@@ -165,6 +165,8 @@ int writeArtifact(ModuleOp module, const Options &options,
       infer::codegen::CudaCodegenOptions codegenOptions;
       codegenOptions.lineInfo = options.cudaLineInfo;
       codegenOptions.embedPtx = options.embedPtx;
+      std::vector<std::string> programTimes;
+      codegenOptions.programTimes = &programTimes;
       infer::Status status = infer::codegen::generateCudaModule(manifest, codegenOptions);
       if (!status.ok()) {
         emitError(module.getLoc()) << status.message();
@@ -185,6 +187,11 @@ int writeArtifact(ModuleOp module, const Options &options,
       if (options.embedPtx)
         llvm::errs() << ", PTX " << manifest.cuda().ptx().size() / 1024 << " KiB";
       llvm::errs() << " in " << llvm::format("%.2f", seconds) << " s\n";
+      // Where a first compile's NVRTC time goes: the longest program.
+      llvm::errs() << "  NVRTC programs, longest first:";
+      for (size_t i = 0; i < programTimes.size(); ++i)
+        llvm::errs() << (i ? "; " : " ") << programTimes[i];
+      llvm::errs() << "\n";
       return success();
     };
 #else
