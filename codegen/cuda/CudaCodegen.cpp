@@ -578,11 +578,8 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
       return outputs[i].status();
     loweredNames.insert(outputs[i]->loweredNames.begin(), outputs[i]->loweredNames.end());
     std::set<std::string> families;
-    for (const std::string &expression : programs[i]) {
-      std::string family = kernelFamilyOf(expression);
-      size_t scope = family.rfind("::");
-      families.insert(scope == std::string::npos ? family : family.substr(scope + 2));
-    }
+    for (const std::string &expression : programs[i])
+      families.insert(kernelFamilyOf(expression));
     std::string line;
     for (const std::string &family : families)
       line += (line.empty() ? "" : ", ") + family + (family == kElementwiseKernelPrefix ? "*" : "");

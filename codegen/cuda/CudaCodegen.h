@@ -75,7 +75,7 @@ std::vector<std::vector<std::string>>
 groupKernelsIntoPrograms(const std::vector<std::string> &expressions,
                          size_t maxPrograms = kMaxNvrtcPrograms);
 
-/// The kernel family of a name expression: the template's name
+/// The kernel family of a name expression: the template's unqualified name
 /// (kElementwiseKernelPrefix for every generated elementwise kernel).
 std::string kernelFamilyOf(const std::string &expression);
 
