@@ -32,7 +32,8 @@ namespace infer::cuda {
   X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)    \
   X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)                                \
   X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)                      \
-  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul) X(cublasLtGetStatusString)
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul) X(cublasLtGetStatusString) \
+  X(cublasLtGetVersion)
 
 struct CudaApi {
 #define INFER_DECLARE(name) decltype(&::name) name = nullptr;

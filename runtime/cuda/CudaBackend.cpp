@@ -177,7 +177,11 @@ Status CudaBackend::load() {
   // The arena, once, at the artifact's bound (offsets are planned there).
   RETURN_IF_ERROR(allocateArena(forward_));
   report_.arenaBytes = uint64_t(affineAt(program_->arena().size(), program_->arena().bound_tokens()));
-  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api));
+  int multiprocessors = 0;
+  INFER_CU_CHECK(api, api.cuDeviceGetAttribute(&multiprocessors,
+                                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_));
+  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api, report_.deviceName + ", " +
+                                                      std::to_string(multiprocessors) + " SMs"));
   useGraphs_ = !environmentIs("INFER_CUDA_GRAPHS", "0");
   usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
   useGemv_ = !environmentIs("INFER_GEMV", "0");

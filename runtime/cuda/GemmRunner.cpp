@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ int gemmTuneCandidates(const char *setting, std::string *warning) {
   return value == 0 ? 1 : int(value);
 }
 
-StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api) {
+StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api,
+                                                          const std::string &device) {
   std::unique_ptr<GemmRunner> runner(new GemmRunner(api));
   INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&runner->handle_));
   INFER_CU_CHECK(api, api.cuMemAlloc(&runner->workspace_, kWorkspaceBytes));
@@ -65,7 +67,20 @@ StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api) {
   runner->tuneCandidates_ = gemmTuneCandidates(std::getenv("INFER_GEMM_TUNE"), &warning);
   if (!warning.empty())
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  const char *cacheSetting = std::getenv("INFER_GEMM_TUNING_CACHE");
+  if (runner->tuneCandidates_ > 1 && !(cacheSetting && std::strcmp(cacheSetting, "0") == 0))
+    if (std::optional<std::string> path = GemmTuningCache::pathFor(
+            std::getenv("INFER_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), std::getenv("HOME")))
+      runner->cache_ = std::make_unique<GemmTuningCache>(
+          *path, device + ", cuBLASLt " + std::to_string(api.cublasLtGetVersion()));
   return runner;
+}
+
+std::string GemmRunner::cacheKey(const ShapeKey &bucket) {
+  const auto &[type, k, n, tokens, transposed, bias, residual] = bucket;
+  return std::string(art::elementTypeName(art::ElementType(type))) + " k" + std::to_string(k) +
+         " n" + std::to_string(n) + " T" + std::to_string(tokens) + (transposed ? " nk" : " kn") +
+         " bias" + std::to_string(int(bias)) + " residual" + std::to_string(int(residual));
 }
 
 GemmRunner::~GemmRunner() {
@@ -158,6 +173,19 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
                                      &tuned->second, &check) == CUBLAS_STATUS_SUCCESS &&
         check.workspaceSize <= kWorkspaceBytes)
       plan.algo = tuned->second;
+  } else if (std::optional<GemmAlgorithmBytes> kept = cache_ ? cache_->find(cacheKey(bucket))
+                                                               : std::nullopt) {
+    // Tuned by an earlier process: the same algorithm without timing, where
+    // this cuBLASLt still accepts it for the shape.
+    static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(GemmAlgorithmBytes));
+    cublasLtMatmulAlgo_t algo;
+    std::memcpy(&algo, kept->data(), sizeof algo);
+    cublasLtMatmulHeuristicResult_t check{};
+    if (api_.cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, &algo,
+                                     &check) == CUBLAS_STATUS_SUCCESS &&
+        check.workspaceSize <= kWorkspaceBytes)
+      plan.algo = algo;
+    tuned_[bucket] = plan.algo;
   } else {
     for (int i = 0; i < found_count; ++i)
       if (heuristics[i].state == CUBLAS_STATUS_SUCCESS)
@@ -224,6 +252,16 @@ Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream strea
                   powerOfTwoAtLeast(args.tokens), args.boolAttr("transpose_weight", false),
                   plan.bias, plan.residual};
   tuned_[bucket] = plan.algo;
+  if (cache_ && status.ok()) {
+    GemmAlgorithmBytes bytes;
+    std::memcpy(bytes.data(), &plan.algo, sizeof bytes);
+    Status kept = cache_->remember(cacheKey(bucket), bytes);
+    if (!kept.ok() && !cacheWarned_) {
+      std::fprintf(stderr, "warning: GEMM tuning cache: %s (INFER_CACHE_DIR picks another "
+                   "directory, INFER_GEMM_TUNING_CACHE=0 turns it off)\n", kept.message().c_str());
+      cacheWarned_ = true;
+    }
+  }
   return status;
 }
 

@@ -13,13 +13,15 @@
 // timed on the first launch's own operands and the fastest is kept for every
 // T of the bucket it is valid for (cublasLtMatmulAlgoCheck), so a server's
 // many step sizes tune a few times, not once per size (INFER_GEMM_TUNE=0:
-// the heuristic's first).
+// the heuristic's first). Each choice is kept in the tuning cache
+// (GemmTuningCache.h), which later processes take it from without timing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CUDA_GEMMRUNNER_H
 #define INFER_RUNTIME_CUDA_GEMMRUNNER_H
 
 #include "runtime/cuda/CudaApi.h"
+#include "runtime/cuda/GemmTuningCache.h"
 #include "runtime/exec/LaunchArgs.h"
 
 #include <map>
@@ -37,8 +39,11 @@ int gemmTuneCandidates(const char *setting, std::string *warning);
 
 class GemmRunner {
 public:
-  /// Allocates the workspace and the cuBLASLt handle.
-  static StatusOr<std::unique_ptr<GemmRunner>> create(const CudaApi &api);
+  /// Allocates the workspace and the cuBLASLt handle; opens the tuning cache
+  /// for `device` (its name and multiprocessors; the cuBLASLt version is
+  /// added) unless tuning or the cache is off.
+  static StatusOr<std::unique_ptr<GemmRunner>> create(const CudaApi &api,
+                                                      const std::string &device);
   ~GemmRunner();
 
   Status run(const exec::LaunchArgs &args, CUstream stream);
@@ -61,6 +66,8 @@ private:
 
   /// (element type, k, n, T, transposed, bias, residual).
   using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, bool, bool, bool>;
+  /// A bucket's key in the tuning cache ("bf16 k2048 n2560 T16 nk bias0 residual1").
+  static std::string cacheKey(const ShapeKey &bucket);
 
   const CudaApi &api_;
   cublasLtHandle_t handle_ = nullptr;
@@ -70,6 +77,9 @@ private:
   std::map<ShapeKey, Plan> plans_;
   /// The tuned algorithm by shape with T rounded up to a power of two.
   std::map<ShapeKey, cublasLtMatmulAlgo_t> tuned_;
+  /// Tuned algorithms of earlier processes (none when off).
+  std::unique_ptr<GemmTuningCache> cache_;
+  bool cacheWarned_ = false;
 };
 
 } // namespace infer::cuda

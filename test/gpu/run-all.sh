@@ -74,6 +74,12 @@ switch_checks() {
     --greedy "$base.greedy.json" --dtype bf16 --golden-steps 8 --golden-only --compare-prefill
 }
 
+# The GEMM tuning cache: a second process takes the first one's cuBLASLt choices.
+tuning_cache_check() {
+  python3 "$here/check_tuning_cache.py" --infer-compile "$bin/infer-compile" \
+    --infer-run "$bin/infer-run" --model "$models/tiny-llama.onnx"; record $?
+}
+
 jobs=()
 start() { local name=$1; shift; "$@" > "$tmp/job.$name.log" 2>&1 & jobs+=("$name"); }
 for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
@@ -85,6 +91,7 @@ if [ -f "$models/tiny-llama.greedy.json" ]; then
     start "switch.${setting%=*}" switch_checks $setting
   done
 fi
+[ -f "$models/tiny-llama.onnx" ] && start "tuning-cache" tuning_cache_check
 wait
 for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done
 if [ -n "$kernels" ]; then
