@@ -168,10 +168,7 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
   auto tuned = tuned_.find(bucket);
   if (tuned != tuned_.end()) {
     // Tuned at another T of this bucket: keep it where it is valid here.
-    cublasLtMatmulHeuristicResult_t check{};
-    if (api_.cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c,
-                                     &tuned->second, &check) == CUBLAS_STATUS_SUCCESS &&
-        check.workspaceSize <= kWorkspaceBytes)
+    if (accepts(plan, tuned->second))
       plan.algo = tuned->second;
   } else if (std::optional<GemmAlgorithmBytes> kept = cache_ ? cache_->find(cacheKey(bucket))
                                                                : std::nullopt) {
@@ -180,10 +177,7 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
     static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(GemmAlgorithmBytes));
     cublasLtMatmulAlgo_t algo;
     std::memcpy(&algo, kept->data(), sizeof algo);
-    cublasLtMatmulHeuristicResult_t check{};
-    if (api_.cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, &algo,
-                                     &check) == CUBLAS_STATUS_SUCCESS &&
-        check.workspaceSize <= kWorkspaceBytes)
+    if (accepts(plan, algo))
       plan.algo = algo;
     tuned_[bucket] = plan.algo;
   } else {
@@ -194,6 +188,13 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
       plan.candidates.clear();
   }
   return &plans_.emplace(key, plan).first->second;
+}
+
+bool GemmRunner::accepts(const Plan &plan, const cublasLtMatmulAlgo_t &algo) const {
+  cublasLtMatmulHeuristicResult_t check{};
+  return api_.cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, &algo,
+                                      &check) == CUBLAS_STATUS_SUCCESS &&
+         check.workspaceSize <= kWorkspaceBytes;
 }
 
 Status GemmRunner::matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo,

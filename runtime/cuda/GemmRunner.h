@@ -59,6 +59,8 @@ private:
   };
   explicit GemmRunner(const CudaApi &api) : api_(api) {}
   StatusOr<Plan *> plan(const exec::LaunchArgs &args);
+  /// Whether cuBLASLt accepts `algo` for the plan's shape within our workspace.
+  bool accepts(const Plan &plan, const cublasLtMatmulAlgo_t &algo) const;
   Status matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo, const exec::LaunchArgs &args,
                 CUstream stream);
   /// Times every candidate on the launch's own operands and keeps the fastest.

@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 namespace infer::cuda {
@@ -32,15 +32,10 @@ std::optional<GemmAlgorithmBytes> fromHex(const std::string &text) {
   if (text.size() != 16 * algorithm.size())
     return std::nullopt;
   for (size_t i = 0; i < algorithm.size(); ++i) {
-    uint64_t value = 0;
-    for (size_t j = 0; j < 16; ++j) {
-      const char c = text[i * 16 + j];
-      const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (digit < 0)
-        return std::nullopt;
-      value = value << 4 | uint64_t(digit);
-    }
-    algorithm[i] = value;
+    const char *first = text.data() + i * 16, *last = first + 16;
+    auto [end, error] = std::from_chars(first, last, algorithm[i], 16);
+    if (error != std::errc() || end != last)
+      return std::nullopt;
   }
   return algorithm;
 }
@@ -51,8 +46,9 @@ nlohmann::json readFile(const std::string &path) {
   if (!in)
     return nlohmann::json::object();
   nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || json.value("format", 0) != kFormat || !json.contains("devices") ||
-      !json["devices"].is_object())
+  // Checked before read: a value of another type would throw.
+  if (!json.is_object() || !json.contains("format") || !json["format"].is_number_integer() ||
+      json["format"] != kFormat || !json.contains("devices") || !json["devices"].is_object())
     return nlohmann::json::object();
   return json;
 }

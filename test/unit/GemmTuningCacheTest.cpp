@@ -62,6 +62,7 @@ TEST_F(GemmTuningCacheTest, TheFilesEntryWinsOverAConcurrentChoice) {
 TEST_F(GemmTuningCacheTest, AMalformedFileCountsAsEmptyAndIsReplaced) {
   fs::create_directories(fs::path(file()).parent_path());
   for (const char *text : {"not json", "{\"format\": 99, \"devices\": {}}",
+                           "{\"format\": \"one\", \"devices\": {}}", "[1, 2]",
                            "{\"format\": 1, \"devices\": {\"gpu\": {\"shape\": \"12zz\"}}}"}) {
     std::ofstream(file()) << text;
     GemmTuningCache cache(file(), "gpu");
