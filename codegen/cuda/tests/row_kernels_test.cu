@@ -320,7 +320,7 @@ const RotaryCase kRotaryCases[] = {
     {2, 7, 4, 3, 60, 44, false, RotarySource::PerTokenCache, 0, 2, true},
 };
 
-template <typename T, typename C> void testRotary(const RotaryCase &c) {
+template <typename T, typename C> void testRotary(const RotaryCase &c, int threads) {
   Device device;
   const i64 tokens = c.batch * c.seq, features = c.numHeads * c.headDim, half = c.rotaryDim / 2;
   const i64 cacheRows = 512;
@@ -389,13 +389,13 @@ template <typename T, typename C> void testRotary(const RotaryCase &c) {
   p.perTokenCacheBatch = c.source == RotarySource::PerTokenCache ? c.perTokenCacheBatch : 0;
   p.positionBatch = c.positionBatch > 0 ? c.positionBatch : 1;
   p.interleaved = c.interleaved;
-  infer_rotary<T, C><<<unsigned(tokens), kRowThreads>>>(p);
+  infer_rotary<T, C><<<unsigned(tokens), threads>>>(p);
   const char *source[] = {"inv_freq", "cache[pos]", "cache[token]"};
   compare(label<T, C>("rotary") +
-              shape(" b%lld s%lld heads %lld/%lld dim %lld/%lld %s %s pos%lld%s", c.batch, c.seq,
-                    c.rotatedHeads, c.numHeads, c.rotaryDim, c.headDim,
+              shape(" b%lld s%lld heads %lld/%lld dim %lld/%lld %s %s pos%lld%s block %d", c.batch,
+                    c.seq, c.rotatedHeads, c.numHeads, c.rotaryDim, c.headDim,
                     c.interleaved ? "interleaved" : "half-split", source[int(c.source)],
-                    c.positionBatch, c.inPlace ? " in-place" : ""),
+                    c.positionBatch, c.inPlace ? " in-place" : "", threads),
           device, static_cast<T *>(p.output), ref);
 }
 
@@ -476,8 +476,10 @@ template <typename T, typename W> void testRowFamilies() {
     testRmsNorm<T, W>(s, index % 2 ? 1.f : 0.f);
     testLayerNorm<T, W>(s, index++ % 2 == 0);
   }
+  // The compiled block and a narrower one (more chunks a thread).
   for (const RotaryCase &c : kRotaryCases)
-    testRotary<T, W>(c);
+    for (int threads : {kRotaryThreads, 32})
+      testRotary<T, W>(c, threads);
 }
 
 template <typename T> void testGatedActivations() {
@@ -523,20 +525,27 @@ void timeRowKernels() {
              timeUs([&] { infer_rms_norm<bf16, bf16><<<unsigned(tokens), threads>>>(p); }),
              4.0 * tokens * hidden);
   }
-  // Packed qkv rows rotated in place (q and k heads; v untouched), positions
+  // Packed qkv rows (q and k heads rotated, v heads copied when written to
+  // another buffer, as compiled steps do; untouched in place), positions
   // 0 .. tokens - 1, angles from inv_freq (sincosf) or from a cos/sin cache.
   struct Qkv {
     i64 heads, kvHeads, headDim;
   };
+  struct RotaryTiming {
+    bool cached, inPlace;
+  };
   for (Qkv m : {Qkv{32, 8, 128}, Qkv{32, 4, 64}}) {
-    for (bool cached : {false, true}) {
+    for (RotaryTiming r : {RotaryTiming{false, false}, RotaryTiming{false, true},
+                           RotaryTiming{true, true}}) {
+      const bool cached = r.cached;
       Device device;
       const i64 numHeads = m.heads + 2 * m.kvHeads, half = m.headDim / 2;
       RotaryParams p{};
-      void *qkv = device.output(sizeof(bf16) * tokens * numHeads * m.headDim);
-      cudaMemset(qkv, 0, sizeof(bf16) * tokens * numHeads * m.headDim);
+      const size_t rowBytes = sizeof(bf16) * numHeads * m.headDim;
+      void *qkv = device.output(rowBytes * tokens);
+      cudaMemset(qkv, 0, rowBytes * tokens);
       p.input = qkv;
-      p.output = qkv;
+      p.output = r.inPlace ? qkv : device.output(rowBytes * tokens);
       std::vector<i64> positions(tokens);
       for (i64 t = 0; t < tokens; ++t)
         positions[t] = t;
@@ -559,12 +568,15 @@ void timeRowKernels() {
       p.rotaryDim = m.headDim;
       p.positionBatch = 1;
       char what[96];
-      std::snprintf(what, sizeof what, "rotary bf16 %lld x %lld/%lld heads x %lld %s", tokens,
-                    p.rotatedHeads, numHeads, m.headDim, cached ? "cos/sin cache" : "inv_freq");
+      std::snprintf(what, sizeof what, "rotary bf16 %lld x %lld/%lld heads x %lld %s%s", tokens,
+                    p.rotatedHeads, numHeads, m.headDim, cached ? "cos/sin cache" : "inv_freq",
+                    r.inPlace ? " in place" : "");
+      // Bytes read and written: the rotated heads in place, every head otherwise.
+      const double bytes = 4.0 * tokens * (r.inPlace ? p.rotatedHeads : numHeads) * m.headDim;
       for (int threads : blockSizes)
         report(what, threads,
                timeUs([&] { infer_rotary<bf16, float><<<unsigned(tokens), threads>>>(p); }),
-               4.0 * tokens * p.rotatedHeads * m.headDim);
+               bytes);
     }
   }
   for (i64 features : {14336LL, 5632LL}) {
