@@ -957,6 +957,14 @@ bool timePrefill(long long seq, long long H, long long KV, long long D) {
   const size_t outElements = size_t(seq * H * D);
   std::vector<T> paged(outElements), dense(outElements);
 
+  // The step's KV write before the attention: K and V rows of every token
+  // into the paged cache (bytes read + written / 4.3 TB/s).
+  const double kvWriteMs = timeMs(
+      [&] { infer::kernels::infer_kv_write<T><<<unsigned(seq), kKvAttentionThreads>>>(ts.p); }, 20);
+  const double kvBytes = 4.0 * double(seq * KV * D) * double(sizeof(T));
+  std::printf("timing bf16 prefill seq=%lld heads=%lld/%lld D=%lld kv_write     %.4f ms, %.0f GB/s "
+              "(floor %.4f ms)\n",
+              seq, H, KV, D, kvWriteMs, kvBytes / (kvWriteMs * 1e-3) * 1e-9, kvBytes / 4.3e12 * 1e3);
   report("kv_prefill", timeMs([&] { launchPrefill<T>(ts.p, seq); }, 20));
   CUDA_CHECK(cudaMemcpy(paged.data(), ts.out.ptr, outElements * sizeof(T), cudaMemcpyDeviceToHost));
   std::vector<T> pagedWgmma(outElements);
