@@ -1186,29 +1186,20 @@ union SharedAll {
   FastShared fast;
 };
 
-/// Copies n elements of T from a to aDst and from b to bDst; 16-byte words
-/// when all four are aligned. Each step loads from both rows before it
-/// stores (the compiler may not move a load above a store that might alias
-/// it), so a thread's K and V words take one round trip to memory, not two.
-template <typename T>
-__device__ __forceinline__ void copyRowPair(const T *a, T *aDst, const T *b, T *bDst, long long n) {
+/// Copies n elements of T; 16-byte words when both ends are aligned.
+template <typename T> __device__ __forceinline__ void copyRow(const T *src, T *dst, long long n) {
   long long start = 0;
-  if (aligned16(a) && aligned16(aDst) && aligned16(b) && aligned16(bDst)) {
+  if (aligned16(src) && aligned16(dst)) {
     constexpr int kPer = Pack<T>::kSize;
     const long long packs = n / kPer;
-    for (long long i = threadIdx.x; i < packs; i += blockDim.x) {
-      const Pack<T> x = reinterpret_cast<const Pack<T> *>(a)[i];
-      const Pack<T> y = reinterpret_cast<const Pack<T> *>(b)[i];
-      reinterpret_cast<Pack<T> *>(aDst)[i] = x;
-      reinterpret_cast<Pack<T> *>(bDst)[i] = y;
-    }
+    const Pack<T> *s = reinterpret_cast<const Pack<T> *>(src);
+    Pack<T> *d = reinterpret_cast<Pack<T> *>(dst);
+    for (long long i = threadIdx.x; i < packs; i += blockDim.x)
+      d[i] = s[i];
     start = packs * kPer;
   }
-  for (long long i = start + threadIdx.x; i < n; i += blockDim.x) {
-    const T x = a[i], y = b[i];
-    aDst[i] = x;
-    bDst[i] = y;
-  }
+  for (long long i = start + threadIdx.x; i < n; i += blockDim.x)
+    dst[i] = src[i];
 }
 
 } // namespace kvimpl
@@ -1226,8 +1217,8 @@ template <typename T> __device__ __forceinline__ void writeTokenKv(const KvAtten
   const long long rowElems = p.numKvHeads * p.headDim;
   T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems;
   T *vDst = kDst + p.blockSize * rowElems;
-  copyRowPair(static_cast<const T *>(p.k) + t * p.kRowStride, kDst,
-              static_cast<const T *>(p.v) + t * p.vRowStride, vDst, rowElems);
+  copyRow(static_cast<const T *>(p.k) + t * p.kRowStride, kDst, rowElems);
+  copyRow(static_cast<const T *>(p.v) + t * p.vRowStride, vDst, rowElems);
 }
 
 } // namespace kvimpl
