@@ -364,6 +364,26 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         rows.set_fuses_next(foldsNext);
         *cuda.mutable_gemv_single_row() = std::move(rows);
       }
+      // Decode of 2 .. kGemvRowsMultiRows tokens: the same kernel over those
+      // rows; it folds the launch before it as infer_gemv_fused would and
+      // leaves the gated activation to the next GEMM's prologue.
+      if (kernels::gemvMultiRowsSupported(k, n, transposed, elementBytes)) {
+        const bool multiFolds = foldsIntoGemv(index, k, out);
+        const int multiPrologue =
+            !multiFolds ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
+        art::CudaLaunch multi;
+        multi.set_runner(art::CudaLaunch::KERNEL);
+        useKernel(multi, ns + "infer_gemv_rows<" + t + ", " + std::to_string(multiPrologue) +
+                             ", false, " + std::to_string(kernels::kGemvRowsMultiRows) + ">");
+        *multi.add_grid() = gridDim(art::GridDim::ONE, kernels::gemvRowsGrid(n));
+        *multi.add_grid() = gridDim(art::GridDim::ONE, 1);
+        *multi.add_grid() = gridDim(art::GridDim::ONE, 1);
+        multi.set_block_x(kernels::kGemvRowsThreads);
+        multi.set_shared_bytes(uint32_t(
+            kernels::gemvRowsSharedBytes(k, elementBytes, kernels::kGemvRowsMultiRows)));
+        multi.set_fuses_previous(multiFolds);
+        *cuda.mutable_gemv_multi_row() = std::move(multi);
+      }
     }
     break;
   }

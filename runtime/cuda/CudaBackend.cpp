@@ -237,7 +237,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
     CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, rows = nullptr,
-               fused = nullptr, decode = nullptr;
+               multiRows = nullptr, fused = nullptr, decode = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
@@ -256,10 +256,14 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (launch.has_gemv_single_row()) {
       ASSIGN_OR_RETURN(rows, resolve(launch.gemv_single_row(), i));
     }
+    if (launch.has_gemv_multi_row()) {
+      ASSIGN_OR_RETURN(multiRows, resolve(launch.gemv_multi_row(), i));
+    }
     loaded.prologues.push_back(prologue);
     loaded.prefills.push_back(prefill);
     loaded.gemvs.push_back(gemv);
     loaded.gemvRows.push_back(rows);
+    loaded.gemvMultiRows.push_back(multiRows);
     loaded.fusedPrologues.push_back(fused);
     loaded.decodes.push_back(decode);
   }
@@ -573,6 +577,9 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
     return nullptr;
   if (tokens == 1 && useGemvRows_ && cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
     record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
+  else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRows && useGemvRows_ &&
+           cuda.has_gemv_multi_row() && loaded.gemvMultiRows[size_t(index)])
+    record = &cuda.gemv_multi_row(), found = loaded.gemvMultiRows[size_t(index)];
   else if (tokens <= kernels::kGemvMaxRows && cuda.has_gemv() && loaded.gemvs[size_t(index)])
     record = &cuda.gemv(), found = loaded.gemvs[size_t(index)];
   if (function)

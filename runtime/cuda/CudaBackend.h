@@ -78,7 +78,8 @@ private:
     const artifact::ExecProgram *program = nullptr;
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
-    std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, fusedPrologues, decodes;
+    std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
+        fusedPrologues, decodes;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -187,7 +188,8 @@ private:
   bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
   bool usePrefillKernel_ = true; ///< INFER_KV_PREFILL=0: the per-token kernel for every step
   bool useGemv_ = true;          ///< INFER_GEMV=0: cuBLASLt for every GEMM
-  /// INFER_GEMV_ROWS=0: infer_gemv at T = 1 too (CudaLaunch.gemv_single_row unused).
+  /// INFER_GEMV_ROWS=0: infer_gemv at T = 1 too (CudaLaunch.gemv_single_row
+  /// and gemv_multi_row unused).
   bool useGemvRows_ = true;
   /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
   /// run as one kernel (CudaLaunch.fused_prologue).
@@ -221,8 +223,9 @@ private:
   CUdeviceptr kvDecodeWorkspace_ = 0, kvDecodeCounters_ = 0;
   Status allocateGemvWorkspace();
   /// The small-T kernel GEMM launch `index` runs as at this T, or null for
-  /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row), else infer_gemv
-  /// up to kGemvMaxRows; its function goes to `function` when given.
+  /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row) and over 2 ..
+  /// kGemvRowsMultiRows rows (gemv_multi_row), else infer_gemv up to
+  /// kGemvMaxRows; its function goes to `function` when given.
   const artifact::CudaLaunch *gemvFor(const LoadedProgram &loaded, int index, int64_t tokens,
                                       CUfunction *function = nullptr) const;
   /// Whether GEMM `index` at this T writes the gated activation after it

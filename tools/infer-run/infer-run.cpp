@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/cuda/kernels/GemvGeometry.h"
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuBackend.h"
@@ -190,8 +191,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                 cuda.extra_cubins_size() ? "s" : "", ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
-    int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, prefill = 0, rotary = 0,
-        decode = 0;
+    int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, multiRows = 0,
+        prefill = 0, rotary = 0, decode = 0;
     std::map<std::string, int> rowKernels, decodeKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
@@ -201,6 +202,9 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       rowsGated += launch.gemv_single_row().fuses_next();
       if (launch.has_gemv_single_row())
         ++rowKernels[launch.gemv_single_row().function()];
+      multiRows += launch.has_gemv_multi_row();
+      if (launch.has_gemv_multi_row())
+        ++rowKernels[launch.gemv_multi_row().function()];
       prefill += launch.has_prefill();
       rotary += launch.has_fused_prologue();
       decode += launch.has_decode();
@@ -210,11 +214,12 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
                   "them), %d with a batch-1 row GEMV (%d fold, %d write the gated activation "
-                  "after them), %d paged attentions with a "
+                  "after them; %d also over 2-%d rows), %d paged attentions with a "
                   "prefill kernel (%d can fold the rotary before them into the KV write, %d "
                   "run it, the KV write and the attention as one kernel in decode steps), "
                   "sampler %s\n",
-                  gemv, folding, rows, rowsFolding, rowsGated, prefill, rotary, decode,
+                  gemv, folding, rows, rowsFolding, rowsGated, multiRows,
+                  infer::kernels::kGemvRowsMultiRows, prefill, rotary, decode,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
     for (const auto &[function, uses] : rowKernels)
       std::printf("  step row GEMV kernel %s (%d launches)\n", function.c_str(), uses);

@@ -222,9 +222,25 @@ INFER_GEMV_GEOMETRY_FN unsigned gemvRowsGrid(long long n) {
   return unsigned(blocks < wave ? blocks : wave);
 }
 
-/// Dynamic shared memory of infer_gemv_rows: the staged input row.
-INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementBytes) {
-  return k * elementBytes;
+/// Dynamic shared memory of infer_gemv_rows: the staged input rows.
+INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementBytes,
+                                                     int rows = 1) {
+  return (long long)rows * k * elementBytes;
+}
+
+/// The most input rows of infer_gemv_rows' multi-row form
+/// (CudaLaunch.gemv_multi_row: decode steps of 2 .. kGemvRowsMultiRows
+/// tokens; more run infer_gemv). Each row adds an LDS and 8 FMAs a 16-byte
+/// weight load: at four, a multiprocessor still multiplies faster than
+/// HBM feeds it.
+constexpr int kGemvRowsMultiRows = 4;
+
+/// Whether the multi-row form runs a GEMM: as gemvRowsSupported, with all
+/// kGemvRowsMultiRows input rows within the staging limit.
+INFER_GEMV_GEOMETRY_FN bool gemvMultiRowsSupported(long long k, long long n, int transposed,
+                                                   int elementBytes) {
+  return gemvRowsSupported(k, n, transposed, elementBytes) &&
+         gemvRowsSharedBytes(k, elementBytes, kGemvRowsMultiRows) <= kGemvRowsMaxSharedBytes;
 }
 
 } // namespace kernels

@@ -1,9 +1,11 @@
 //===- GemvRows.cuh - batch-1 GEMV over [n, k] weights, a warp per row ----===//
 //
-// infer_gemv_rows<T, kPrologue> (GemvParams; T bf16 or f16): out[j] =
-// sum_k x[k] W[j, k] (+ bias[j]) (+ residual[j]) for one input row (T = 1,
-// batch-1 decode), W [n, k] (`transpose_weight`), k a multiple of 8 and W
-// 16-byte aligned (codegen checks both: gemvRowsSupported).
+// infer_gemv_rows<T, kPrologue, kGatedPairs, kRows> (GemvParams; T bf16 or
+// f16): out[t, j] = sum_k x[t, k] W[j, k] (+ bias[j]) (+ residual[t, j]) for
+// up to kRows input rows (one: batch-1 decode; up to kGemvRowsMultiRows:
+// decode of a few sequences), W [n, k] (`transpose_weight`), k a multiple of
+// 8 and W 16-byte aligned (codegen checks both: gemvRowsSupported,
+// gemvMultiRowsSupported).
 //
 // Why a second GEMV: infer_gemv cuts [k, n] weights into column tiles and k
 // splits, so a small matrix ends in a split-k reduction (atomics, a counter,
@@ -11,7 +13,7 @@
 // its bytes. Over [n, k] weights an output is one contiguous row: a warp
 // owns whole rows and reduces them with shuffles; nothing crosses blocks.
 //
-//   block (8 warps): stage x (through the prologue) in shared memory once,
+//   block (8 warps): stage x's rows (through the prologue) in shared memory once,
 //   then warp w takes rows blockIdx.x * 8 + w, + gridDim.x * 8, ...; a row
 //   is read in units of 8 x 16 bytes per lane (4 KiB per warp), the next
 //   unit's loads in flight while the current one is multiplied.
@@ -90,31 +92,43 @@ __device__ __forceinline__ void loadUnit(const uint4 *weight, long long vectors,
       out[u] = gemvimpl::loadStream(src + u * 32);
 }
 
-/// Stages input row 0 through the prologue in `staged` (vectors x 16 bytes)
-/// and returns the factor of every output: 1 / rms under the rms_norm
-/// prologue, else 1.
-template <typename T, int kPrologue>
-__device__ __forceinline__ float stageInput(const GemvParams &p, uint4 *staged, long long vectors,
-                                            float *warpSquares) {
+/// Stages input rows 0 .. p.rows - 1 (at most kRows) through the prologue in
+/// `staged` (row r at r * vectors, vectors x 16 bytes each) and sets each
+/// row's output factor: 1 / rms under the rms_norm prologue, else 1.
+template <typename T, int kPrologue, int kRows>
+__device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, long long vectors,
+                                           float (*warpSquares)[kRows], float (&scale)[kRows]) {
   constexpr int kN = kPerLoad<T>;
-  float squares = 0.f;
-  for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads)
-    staged[i] = gemvimpl::loadInput<T, kPrologue>(p, &squares, 0, i * kN, kN);
+  const int rows = int(p.rows);
+  float squares[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    squares[r] = 0.f;
+    scale[r] = 1.f;
+    if (kRows == 1 || r < rows)
+      for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads)
+        staged[r * vectors + i] = gemvimpl::loadInput<T, kPrologue>(p, &squares[r], r, i * kN, kN);
+  }
   if constexpr (kPrologue != 1) {
     __syncthreads();
-    return 1.f;
   } else {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      squares += __shfl_xor_sync(0xffffffffu, squares, o);
-    if ((threadIdx.x & 31) == 0)
-      warpSquares[threadIdx.x >> 5] = squares;
-    __syncthreads();
-    float total = 0.f;
+    for (int r = 0; r < kRows; ++r) {
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w)
-      total += warpSquares[w];
-    return gemvimpl::inverseRms(p, total);
+      for (int o = 16; o > 0; o >>= 1)
+        squares[r] += __shfl_xor_sync(0xffffffffu, squares[r], o);
+      if ((threadIdx.x & 31) == 0)
+        warpSquares[threadIdx.x >> 5][r] = squares[r];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float total = 0.f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w)
+        total += warpSquares[w][r];
+      scale[r] = gemvimpl::inverseRms(p, total);
+    }
   }
 }
 
@@ -143,7 +157,12 @@ __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const Gem
 } // namespace gemvrows
 
 /// grid = gemvRowsGrid(n), block = kGemvRowsThreads, dynamic shared memory
-/// gemvRowsSharedBytes(k, sizeof(T)); p.rows must be 1 and p.transposed 1.
+/// gemvRowsSharedBytes(k, sizeof(T), kRows); p.transposed 1 and p.rows from 1
+/// to kRows: kRows 1 is batch-1 decode, kGemvRowsMultiRows serves decode
+/// steps of 2 .. kGemvRowsMultiRows tokens (CudaLaunch.gemv_multi_row). Each
+/// 16 bytes of weights are multiplied with every staged input row, so the
+/// weights stream once whatever the rows; input row t and output row t are
+/// t * (k or p.inputRowStride) and t * n (t * n / 2 under kGatedPairs) apart.
 ///
 /// kGatedPairs: the output rows are a packed [gate | up] (n even) that a
 /// gated activation reads next (CudaLaunch.fuses_next): the warp takes row j
@@ -152,10 +171,10 @@ __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const Gem
 /// the GEMV and the activation compute apart. The down GEMV after it then
 /// reads one plain row instead of computing the activation for the whole
 /// row in each of its ~260 blocks (its gated prologue).
-template <typename T, int kPrologue, bool kGatedPairs = false>
+template <typename T, int kPrologue, bool kGatedPairs = false, int kRows = 1>
 __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParams p) {
-  extern __shared__ uint4 staged[]; // k / kPerLoad<T>
-  __shared__ float warpSquares[gemvrows::kWarps];
+  extern __shared__ uint4 staged[]; // kRows x k / kPerLoad<T>
+  __shared__ float warpSquares[gemvrows::kWarps][kRows];
   uint4 current[gemvrows::kUnitLoads];
   gemvrows::loadFirstUnitThenWaitForPreviousKernel<T, kGatedPairs>(p, current);
   using namespace gemvrows;
@@ -163,18 +182,24 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
   // j + half (`second`).
   const long long half = p.n / 2, taken = rowsTaken<kGatedPairs>(p);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int rows = int(p.rows);
   const long long vectors = p.k / kPerLoad<T>;
   const long long units = (vectors + kUnitLoads * 32 - 1) / (kUnitLoads * 32);
   const uint4 *weight = static_cast<const uint4 *>(p.weight);
   const long long rowStride = (long long)gridDim.x * kWarps;
+  const long long outStride = kGatedPairs ? half : p.n;
   long long row = (long long)blockIdx.x * kWarps + warp, unit = 0;
   bool second = false;
   INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
-  const float scale = stageInput<T, kPrologue>(p, staged, vectors, warpSquares);
+  float scale[kRows];
+  stageInput<T, kPrologue, kRows>(p, staged, vectors, warpSquares, scale);
   const T *bias = static_cast<const T *>(p.bias);
   const T *residual = static_cast<const T *>(p.residual);
   T *out = static_cast<T *>(p.output);
-  float sum = 0.f, gate = 0.f;
+  float sum[kRows], gate[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    sum[r] = gate[r] = 0.f;
   while (row < taken) {
     long long nextRow = row, nextUnit = unit + 1;
     bool nextSecond = second;
@@ -194,26 +219,35 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
 #pragma unroll
     for (int u = 0; u < kUnitLoads; ++u)
       if (first + u * 32 < vectors)
-        sum = dot16<T>(current[u], staged[first + u * 32], sum);
-    if (nextUnit == 0) {
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1)
-        sum += __shfl_xor_sync(0xffffffffu, sum, o);
-      if (lane == 0) {
-        const long long outputRow = second ? row + half : row;
-        float r = sum * scale;
-        if (bias)
-          r += toFloat(bias[outputRow]);
-        if (residual)
-          r += toFloat(residual[outputRow]);
-        if (!kGatedPairs)
-          out[row] = fromFloat<T>(r);
-        else if (!second)
-          gate = toFloat(fromFloat<T>(r));
-        else
-          out[row] = fromFloat<T>(gatedValue<T>(p.activation, gate) * toFloat(fromFloat<T>(r)));
+        for (int r = 0; r < kRows; ++r)
+          if (kRows == 1 || r < rows)
+            sum[r] = dot16<T>(current[u], staged[r * vectors + first + u * 32], sum[r]);
+    if (nextUnit == 0) {
+      const long long outputRow = second ? row + half : row;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (kRows > 1 && r >= rows)
+          break;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+          sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], o);
+        if (lane == 0) {
+          float v = sum[r] * scale[r];
+          if (bias)
+            v += toFloat(bias[outputRow]);
+          if (residual)
+            v += toFloat(residual[r * p.n + outputRow]);
+          if (!kGatedPairs)
+            out[r * outStride + row] = fromFloat<T>(v);
+          else if (!second)
+            gate[r] = toFloat(fromFloat<T>(v));
+          else
+            out[r * outStride + row] =
+                fromFloat<T>(gatedValue<T>(p.activation, gate[r]) * toFloat(fromFloat<T>(v)));
+        }
+        sum[r] = 0.f;
       }
-      sum = 0.f;
     }
     row = nextRow;
     unit = nextUnit;

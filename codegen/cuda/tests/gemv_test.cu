@@ -135,25 +135,38 @@ void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<T>, p));
 }
 
-/// Launches infer_gemv_rows<T, p.prologue> (one input row, [n, k] weights)
-/// with gemvRowsGrid()'s geometry, programmatically when asked.
+/// infer_gemv_rows<T, p.prologue, false, kRows> over p.rows input rows with
+/// gemvRowsGrid()'s geometry, programmatically when asked.
+template <typename T, int kRows>
+void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
+  cudaLaunchAttribute attribute;
+  const size_t shared = size_t(gemvRowsSharedBytes(p.k, int(sizeof(T)), kRows));
+  auto *kernel = p.prologue == 1   ? infer_gemv_rows<T, 1, false, kRows>
+                 : p.prologue == 2 ? infer_gemv_rows<T, 2, false, kRows>
+                                   : infer_gemv_rows<T, 0, false, kRows>;
+  if (shared > 48 * 1024)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(shared)));
+  const cudaLaunchConfig_t config = launchConfig(dim3(gemvRowsGrid(p.n), 1, 1), kGemvRowsThreads,
+                                                 shared, stream, programmatic, attribute);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+}
+
+/// Launches infer_gemv_rows as the runtime does ([n, k] weights): the
+/// one-row kernel for one input row, the multi-row one (kRows
+/// kGemvRowsMultiRows) for 2 .. kGemvRowsMultiRows.
 template <typename T>
 void launchRows(const GemvParams &p, bool programmatic = false, cudaStream_t stream = 0) {
   if constexpr (sizeof(T) != 2) {
     std::fprintf(stderr, "infer_gemv_rows has no %zu-byte kernel\n", sizeof(T));
     std::abort();
+  } else if (p.rows == 1) {
+    launchRowsOf<T, 1>(p, programmatic, stream);
+  } else if (p.rows <= kGemvRowsMultiRows) {
+    launchRowsOf<T, kGemvRowsMultiRows>(p, programmatic, stream);
   } else {
-    cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config =
-        launchConfig(dim3(gemvRowsGrid(p.n), 1, 1), kGemvRowsThreads,
-                     size_t(gemvRowsSharedBytes(p.k, int(sizeof(T)))), stream, programmatic,
-                     attribute);
-    if (p.prologue == 1)
-      CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_rows<T, 1>, p));
-    else if (p.prologue == 2)
-      CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_rows<T, 2>, p));
-    else
-      CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_rows<T, 0>, p));
+    std::fprintf(stderr, "infer_gemv_rows takes at most %d rows\n", kGemvRowsMultiRows);
+    std::abort();
   }
 }
 
@@ -364,11 +377,14 @@ template <typename T> void testShape(i64 k, i64 n, int transposed, bool misalign
           continue;
         failed += cases.run(rows, true, true, warpsN, s) ? 0 : 1;
       }
-  // infer_gemv_rows where codegen would pick it (gemvRowsSupported; the
-  // weights are 16-byte aligned in artifacts): one row, bias and residual.
+  // infer_gemv_rows where codegen would pick it (gemvRowsSupported,
+  // gemvMultiRowsSupported; the weights are 16-byte aligned in artifacts):
+  // one row and 2 .. kGemvRowsMultiRows, bias and residual.
   if (!misaligned && gemvRowsSupported(k, n, transposed, int(sizeof(T))))
-    for (int combo = 0; combo < 4; ++combo)
-      failed += cases.run(1, combo & 1, combo & 2, 0, 1, /*rowsKernel=*/true) ? 0 : 1;
+    for (int rows = 1; rows <= kGemvRowsMultiRows; ++rows)
+      if (rows == 1 || gemvMultiRowsSupported(k, n, transposed, int(sizeof(T))))
+        for (int combo = 0; combo < 4; ++combo)
+          failed += cases.run(rows, combo & 1, combo & 2, 0, 1, /*rowsKernel=*/true) ? 0 : 1;
   const bool clean = countersClean();
   if (!clean) {
     std::printf("FAIL %s: counters not zero afterwards\n", cases.label().c_str());
@@ -408,9 +424,12 @@ void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = 
   CUDA_CHECK(cudaMalloc(&output, size_t(kGemvMaxRows * n) * sizeof(T)));
   int failed = 0;
   double worst = 0;
-  for (int rows : {1, 5, 8}) {
-    if (rowsKernel && rows > 1)
-      break;
+  const bool multiRows =
+      rowsKernel && gemvMultiRowsSupported(k, n, transposed, int(sizeof(T)));
+  const std::vector<int> rowCounts = !rowsKernel ? std::vector<int>{1, 5, 8}
+                                     : multiRows ? std::vector<int>{1, 2, kGemvRowsMultiRows}
+                                                 : std::vector<int>{1};
+  for (int rows : rowCounts) {
     GemvParams p = gemvParams(input.data, weight.data, output, rows, k, n, transposed);
     p.prologue = prologue;
     p.inputRowStride = stride;
@@ -461,7 +480,7 @@ void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = 
               failed ? "FAIL" : "PASS", TypeInfo<T>::name,
               rowsKernel ? "infer_gemv_rows" : "infer_gemv",
               prologue == 1 ? "rms_norm" : "silu*up", transposed ? "n,k" : "k,n", k, n,
-              rowsKernel ? "1" : "1/5/8", worst, 2 * TypeInfo<T>::tolerance);
+              !rowsKernel ? "1/5/8" : multiRows ? "1/2/4" : "1", worst, 2 * TypeInfo<T>::tolerance);
   (void)cudaFree(output);
   gFailures += failed;
 }
