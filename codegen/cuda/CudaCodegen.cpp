@@ -365,12 +365,13 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         *cuda.mutable_gemv_single_row() = std::move(rows);
       }
       // Decode of 2 .. kGemvRowsMultiRows tokens: the same kernel over those
-      // rows; it folds the launch before it as infer_gemv_fused would and
-      // leaves the gated activation to the next GEMM's prologue.
+      // rows; it folds an rms_norm before it as infer_gemv_fused would. A
+      // gated activation runs as its own launch: folded, each of the ~260
+      // blocks would compute it for every row.
       if (kernels::gemvMultiRowsSupported(k, n, transposed, elementBytes)) {
-        const bool multiFolds = foldsIntoGemv(index, k, out);
-        const int multiPrologue =
-            !multiFolds ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
+        const bool multiFolds = foldsIntoGemv(index, k, out) &&
+                                launch(index - 1).kind() == art::Launch::RMS_NORM;
+        const int multiPrologue = multiFolds ? 1 : 0;
         art::CudaLaunch multi;
         multi.set_runner(art::CudaLaunch::KERNEL);
         useKernel(multi, ns + "infer_gemv_rows<" + t + ", " + std::to_string(multiPrologue) +

@@ -17,6 +17,10 @@
               reference runs each prompt at the index it has in the batch, padding with a
               one-token request), and --seed 8 changes at least one request
   errors      bad ids, empty prompts, prompts over the context, --device cuda on a cpu artifact
+  rows        (--compare-rows, cuda 16-bit) 2, 3 and 4 one-token prompts batched give each
+              request's tokens alone, exactly: every step of such a batch runs its GEMMs on the
+              row GEMV's multi-row form (decode buckets 2 and 4), whose output row t has the bits
+              the one-row form gives input row t alone, and its other kernels work per sequence
   prefill     (--compare-prefill, cuda 16-bit) prompts of 23 to 50 tokens batched give the
               same first two tokens with the tensor-core paged prefill kernel as with
               INFER_KV_PREFILL=0 (the one-block-per-token kernel for every step). Later tokens
@@ -79,6 +83,8 @@ def main():
     ap.add_argument("--golden-steps", type=int, default=0, help="compare only the first N golden steps")
     ap.add_argument("--compare-prefill", action="store_true",
                     help="also run the prefill check (cuda, 16-bit artifacts)")
+    ap.add_argument("--compare-rows", action="store_true",
+                    help="also run the rows check (cuda, 16-bit artifacts)")
     ap.add_argument("--golden-only", action="store_true",
                     help="only the golden check (bf16: batch-size-dependent GEMM rounding may "
                          "legitimately flip near-ties between batched and lone runs)")
@@ -132,6 +138,16 @@ def main():
                 failures.append(f"prefill: {got} with the prefill kernel, {expected} without")
             else:
                 print(f"prefill: the first 2 tokens of {len(got)} requests of 23-50 prompt tokens match")
+
+        if a.compare_rows:
+            for n in (2, 3, 4):
+                singles = [[t] for t in prompt[:n]]
+                together = [r["generated"] for r in generate(a.infer_run, artifact, singles)["requests"]]
+                apart = [generate(a.infer_run, artifact, [p])["requests"][0]["generated"] for p in singles]
+                if together != apart:
+                    failures.append(f"rows: {n} one-token prompts batched {together} != alone {apart}")
+                else:
+                    print(f"rows: {n} one-token prompts batched = alone ({NEW} tokens each)")
 
         if a.golden_only:
             for f in failures:

@@ -57,7 +57,7 @@ generate_checks() {
     --inputs "$base.in0.npy" "$base.in1.npy"
   case $model in tiny-llama|tiny-qwen2)
     echo "generate $model bf16:"; generate --model "$base.onnx" --greedy "$base.greedy.json" --dtype bf16 \
-      --golden-steps 8 --golden-only --compare-prefill;;
+      --golden-steps 8 --golden-only --compare-prefill --compare-rows;;
   esac
 }
 

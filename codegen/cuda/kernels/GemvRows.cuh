@@ -102,12 +102,20 @@ __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, l
   const int rows = int(p.rows);
   float squares[kRows];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    squares[r] = 0.f;
-    scale[r] = 1.f;
-    if (kRows == 1 || r < rows)
-      for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads)
-        staged[r * vectors + i] = gemvimpl::loadInput<T, kPrologue>(p, &squares[r], r, i * kN, kN);
+  for (int r = 0; r < kRows; ++r)
+    squares[r] = 0.f, scale[r] = 1.f;
+  // Every row's loads before any store: one round trip to memory a step for
+  // all rows (row by row, four rows took four times a row's staging).
+  for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads) {
+    uint4 values[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      if (kRows == 1 || r < rows)
+        values[r] = gemvimpl::loadInput<T, kPrologue>(p, &squares[r], r, i * kN, kN);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      if (kRows == 1 || r < rows)
+        staged[r * vectors + i] = values[r];
   }
   if constexpr (kPrologue != 1) {
     __syncthreads();

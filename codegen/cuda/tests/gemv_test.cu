@@ -822,23 +822,31 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
     i64 prefetchBytes; // < 0: plain launches
     bool prologues;    // as the step runs them: rms_norm into qkv and gate/up, act into down
     bool rowsKernel;   // infer_gemv_rows over [n, k] weights (wave unused)
+    int rows = 1;      // input rows (decode tokens); the step folds no act at rows > 1
   };
   const i64 full = kGemvResidentBlocks;
   const Variant variants[] = {{full, -1, false, false},          {full, -1, true, false},
                               {full, 32 << 10, false, false},    {full / 2, -1, false, false},
                               {full / 2, 32 << 10, false, false}, {full / 3, -1, false, false},
                               {full / 3, 64 << 10, false, false}, {0, -1, false, true},
-                              {0, -1, true, true},                {0, 0, true, true}};
+                              {0, -1, true, true},                {0, 0, true, true},
+                              {full, 32 << 10, false, false, 2},  {0, 0, true, true, 2},
+                              {full, 32 << 10, false, false, 4},  {0, 0, true, true, 4}};
   for (const Variant &v : variants) {
+    if (v.rowsKernel && v.rows > 1 && count == 4 &&
+        !gemvMultiRowsSupported(shapes[3][0], shapes[3][1], 1, int(sizeof(bf16))))
+      continue;
     const bool programmatic = v.prefetchBytes >= 0;
     const double ms = replayMs(
         [&](cudaStream_t stream) {
           for (int layer = 0; layer < layers; ++layer)
             for (int i = 0; i < count; ++i) {
               const TimedWeights &w = *weights[size_t(i)];
-              GemvParams p = w.params(layer, 1, v.rowsKernel ? 1 : 0);
+              // [n, k] as infer-compile stores them, except the rows-1
+              // infer_gemv variants of session 13 ([k, n]).
+              GemvParams p = w.params(layer, v.rows, v.rowsKernel || v.rows > 1 ? 1 : 0);
               p.prefetchBytes = programmatic ? v.prefetchBytes : 0;
-              if (v.prologues && count == 4 && i != 1) {
+              if (v.prologues && count == 4 && i != 1 && (v.rows == 1 || i != 3)) {
                 p.prologue = i == 3 ? 2 : 1;
                 p.normWeight = w.input + w.k; // any k values of the second row
                 p.normEpsilon = 1e-5f;
@@ -861,9 +869,9 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
       std::snprintf(how, sizeof(how), "programmatic + prefetch %lld KiB", v.prefetchBytes >> 10);
     else
       std::snprintf(how, sizeof(how), v.prologues ? "plain, with the step's prologues" : "plain");
-    std::printf("chain %-10s %d layers x %d GEMVs, rows 1, waves of %3lld blocks, %-32s: %.2f us "
+    std::printf("chain %-10s %d layers x %d GEMVs, rows %d, waves of %3lld blocks, %-32s: %.2f us "
                 "per layer, %.0f GB/s (floor %.2f us at 4.3 TB/s)\n",
-                model, layers, count, v.wave, how, layerUs, layerBytes / layerUs / 1e3,
+                model, layers, count, v.rows, v.wave, how, layerUs, layerBytes / layerUs / 1e3,
                 layerBytes / 4.3e6);
     std::fflush(stdout);
   }
