@@ -577,7 +577,7 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
     return nullptr;
   if (tokens == 1 && useGemvRows_ && cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
     record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
-  else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRows && useGemvRows_ &&
+  else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && useGemvRows_ &&
            cuda.has_gemv_multi_row() && loaded.gemvMultiRows[size_t(index)])
     record = &cuda.gemv_multi_row(), found = loaded.gemvMultiRows[size_t(index)];
   else if (tokens <= kernels::kGemvMaxRows && cuda.has_gemv() && loaded.gemvs[size_t(index)])

@@ -223,8 +223,8 @@ private:
   CUdeviceptr kvDecodeWorkspace_ = 0, kvDecodeCounters_ = 0;
   Status allocateGemvWorkspace();
   /// The small-T kernel GEMM launch `index` runs as at this T, or null for
-  /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row) and over 2 ..
-  /// kGemvRowsMultiRows rows (gemv_multi_row), else infer_gemv up to
+  /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row) and at 2 ..
+  /// kGemvRowsMultiRowsRun (gemv_multi_row), else infer_gemv up to
   /// kGemvMaxRows; its function goes to `function` when given.
   const artifact::CudaLaunch *gemvFor(const LoadedProgram &loaded, int index, int64_t tokens,
                                       CUfunction *function = nullptr) const;

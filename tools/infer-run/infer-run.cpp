@@ -214,12 +214,12 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
                   "them), %d with a batch-1 row GEMV (%d fold, %d write the gated activation "
-                  "after them; %d also over 2-%d rows), %d paged attentions with a "
+                  "after them; %d also in steps of up to %d tokens), %d paged attentions with a "
                   "prefill kernel (%d can fold the rotary before them into the KV write, %d "
                   "run it, the KV write and the attention as one kernel in decode steps), "
                   "sampler %s\n",
                   gemv, folding, rows, rowsFolding, rowsGated, multiRows,
-                  infer::kernels::kGemvRowsMultiRows, prefill, rotary, decode,
+                  infer::kernels::kGemvRowsMultiRowsRun, prefill, rotary, decode,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
     for (const auto &[function, uses] : rowKernels)
       std::printf("  step row GEMV kernel %s (%d launches)\n", function.c_str(), uses);

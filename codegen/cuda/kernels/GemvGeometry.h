@@ -229,11 +229,18 @@ INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementByt
 }
 
 /// The most input rows of infer_gemv_rows' multi-row form
-/// (CudaLaunch.gemv_multi_row: decode steps of 2 .. kGemvRowsMultiRows
-/// tokens; more run infer_gemv). Each row adds an LDS and 8 FMAs a 16-byte
-/// weight load: at four, a multiprocessor still multiplies faster than
-/// HBM feeds it.
+/// (CudaLaunch.gemv_multi_row; its staging is sized for them).
 constexpr int kGemvRowsMultiRows = 4;
+
+/// The decode steps the runtime runs on the multi-row form: T = 2; larger T
+/// run infer_gemv. Each row adds an LDS, 8 conversions and 8 FMAs to every
+/// 16-byte weight load, and at four rows the CUDA-core dot products, not
+/// the weight stream, set the pace. Measured on the H200 (session 23, gemv_test
+/// --chain-only, TinyLlama's four GEMVs of a layer, programmatic, floor 20.5
+/// us): rows 1 27.7 us; rows 2 34.6 (infer_gemv 38.5); rows 4 48.8
+/// (infer_gemv 39.2). End to end (bench, 128 in / 128 out): batch 2 1,534 ->
+/// 1,588 tok/s, batch 4 2,991 -> 2,555 had it run T = 4 too.
+constexpr int kGemvRowsMultiRowsRun = 2;
 
 /// Whether the multi-row form runs a GEMM: as gemvRowsSupported, with all
 /// kGemvRowsMultiRows input rows within the staging limit.
