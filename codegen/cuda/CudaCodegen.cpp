@@ -398,7 +398,6 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     ASSIGN_OR_RETURN(std::string c, typeName(table));
     useKernel(cuda, ns + "infer_rotary<" + t + ", " + c + ">");
     *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
-    cuda.set_block_x(kernels::kRotaryThreads);
     break;
   }
   case art::Launch::ATTENTION: {

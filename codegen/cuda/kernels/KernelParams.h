@@ -24,13 +24,6 @@ namespace kernels {
 /// (token, head) for per-head norms), grid.x = rows.
 constexpr int kRowThreads = 256;
 
-/// The rotary's block (grid.x = tokens): a token's row has few chunks to
-/// rotate (half of the q and k heads' width), so smaller blocks keep more
-/// tokens in flight. Llama-3-8B's packed qkv at 2,048 tokens, written to
-/// another buffer: 21.9 us with 64 threads, 23.8 with 256 (row_kernels_test
-/// timings, session 23).
-constexpr int kRotaryThreads = 64;
-
 /// out[t] = table[ids[t]] (+ positionTable[positionOffset + pos(t)]), pos(t)
 /// = positionIds[t] when given (the step program), else t % seq. ids were
 /// range-checked by the runtime on the host. grid.x = tokens.

@@ -478,7 +478,7 @@ template <typename T, typename W> void testRowFamilies() {
   }
   // The compiled block and a narrower one (more chunks a thread).
   for (const RotaryCase &c : kRotaryCases)
-    for (int threads : {kRotaryThreads, 32})
+    for (int threads : {kRowThreads, 32})
       testRotary<T, W>(c, threads);
 }
 
