@@ -364,9 +364,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         rows.set_fuses_next(foldsNext);
         *cuda.mutable_gemv_single_row() = std::move(rows);
       }
-      // Decode of 2 .. kGemvRowsMultiRows tokens: the same kernel over those
-      // rows; it folds an rms_norm before it as infer_gemv_fused would. A
-      // gated activation runs as its own launch: folded, each of the ~260
+      // Steps of 2 .. kGemvRowsMultiRowsRun tokens: the same kernel over
+      // those rows; it folds an rms_norm before it as infer_gemv_fused would.
+      // A gated activation runs as its own launch: folded, each of the ~260
       // blocks would compute it for every row.
       if (kernels::gemvMultiRowsSupported(k, n, transposed, elementBytes)) {
         const bool multiFolds = foldsIntoGemv(index, k, out) &&

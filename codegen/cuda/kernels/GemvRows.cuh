@@ -2,8 +2,8 @@
 //
 // infer_gemv_rows<T, kPrologue, kGatedPairs, kRows> (GemvParams; T bf16 or
 // f16): out[t, j] = sum_k x[t, k] W[j, k] (+ bias[j]) (+ residual[t, j]) for
-// up to kRows input rows (one: batch-1 decode; up to kGemvRowsMultiRows:
-// decode of a few sequences), W [n, k] (`transpose_weight`), k a multiple of
+// up to kRows input rows (one: batch-1 decode; kGemvRowsMultiRows: the form
+// the runtime runs at T = 2, GemvGeometry.h), W [n, k] (`transpose_weight`), k a multiple of
 // 8 and W 16-byte aligned (codegen checks both: gemvRowsSupported,
 // gemvMultiRowsSupported).
 //
@@ -104,8 +104,9 @@ __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, l
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
     squares[r] = 0.f, scale[r] = 1.f;
-  // Every row's loads before any store: one round trip to memory a step for
-  // all rows (row by row, four rows took four times a row's staging).
+  // Every row's loads before any store, so that the rows' round trips to
+  // memory overlap (staged row by row, the first version was slower at T = 2
+  // than infer_gemv: bench/results/tinyllama-1.1b-serving.md, "Session 23").
   for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads) {
     uint4 values[kRows];
 #pragma unroll
@@ -166,10 +167,11 @@ __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const Gem
 
 /// grid = gemvRowsGrid(n), block = kGemvRowsThreads, dynamic shared memory
 /// gemvRowsSharedBytes(k, sizeof(T), kRows); p.transposed 1 and p.rows from 1
-/// to kRows: kRows 1 is batch-1 decode, kGemvRowsMultiRows serves decode
-/// steps of 2 .. kGemvRowsMultiRows tokens (CudaLaunch.gemv_multi_row). Each
+/// to kRows: kRows 1 is batch-1 decode, kGemvRowsMultiRows the form of
+/// CudaLaunch.gemv_multi_row (run at 2 .. kGemvRowsMultiRowsRun tokens). Each
 /// 16 bytes of weights are multiplied with every staged input row, so the
-/// weights stream once whatever the rows; input row t and output row t are
+/// weights stream once whatever the rows, and output row t gets the bits the
+/// one-row kernel gives input row t alone; input row t and output row t are
 /// t * (k or p.inputRowStride) and t * n (t * n / 2 under kGatedPairs) apart.
 ///
 /// kGatedPairs: the output rows are a packed [gate | up] (n even) that a
