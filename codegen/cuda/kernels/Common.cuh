@@ -130,24 +130,16 @@ template <> __device__ __forceinline__ float activate<2>(float x) {
 /// IEEE division wins back 0.7.
 __device__ __forceinline__ float siluFast(float x) { return __fdividef(x, 1.f + __expf(-x)); }
 
-/// act(gate) in the GEMVs' gated activations (GemvParams::activation: the
-/// gated prologue, infer_gemv_rows' gated pairs): 16-bit T rounds the product
-/// with up to T, so silu may take siluFast there; fp32 keeps libm's.
+/// act(gate) in the gated activations (GemvParams::activation: the gated
+/// prologue, infer_gemv_rows' gated pairs; infer_gated_activation): 16-bit T
+/// rounds the product with up to T, so silu may take siluFast there; fp32
+/// keeps libm's. With libm's silu infer_gated_activation was bound by its
+/// instructions, not its bytes: Llama-3-8B's 2,048 x 14,336 took 74.6 us (2.4
+/// TB/s), with siluFast 45.4 us (3.9 TB/s; row_kernels_test timings, session 23).
 template <typename T> __device__ __forceinline__ float gatedValue(int activation, float gate) {
   return activation == 0   ? (sizeof(T) == 2 ? siluFast(gate) : activate<0>(gate))
          : activation == 1 ? activate<1>(gate)
                            : activate<2>(gate);
-}
-
-/// gatedValue with the activation known at compile time
-/// (infer_gated_activation). With libm's silu that kernel was bound by its
-/// instructions, not its bytes: Llama-3-8B's 2,048 x 14,336 took 74.6 us (2.4
-/// TB/s), with siluFast 45.4 us (3.9 TB/s; row_kernels_test timings, session 23).
-template <typename T, int Activation> __device__ __forceinline__ float gatedValueOf(float gate) {
-  if constexpr (Activation == 0 && sizeof(T) == 2)
-    return siluFast(gate);
-  else
-    return activate<Activation>(gate);
 }
 
 } // namespace kernels

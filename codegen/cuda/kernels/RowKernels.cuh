@@ -115,11 +115,11 @@ __device__ __forceinline__ void gatedRow(const T *gate, const T *up, T *out, lon
         loadChunk(up + i, u);
 #pragma unroll
         for (int k = 0; k < kChunk; ++k)
-          g[k] = gatedValueOf<T, Activation>(g[k]) * u[k];
+          g[k] = gatedValue<T>(Activation, g[k]) * u[k];
         storeChunk(out + i, g);
       },
       [&](long long i) {
-        out[i] = fromFloat<T>(gatedValueOf<T, Activation>(toFloat(gate[i])) * toFloat(up[i]));
+        out[i] = fromFloat<T>(gatedValue<T>(Activation, toFloat(gate[i])) * toFloat(up[i]));
       });
 }
 
