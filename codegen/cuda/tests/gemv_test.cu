@@ -152,9 +152,10 @@ void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
 }
 
-/// Launches infer_gemv_rows as the runtime does ([n, k] weights): the
-/// one-row kernel for one input row, the multi-row one (kRows
-/// kGemvRowsMultiRows) for 2 .. kGemvRowsMultiRows.
+/// Launches infer_gemv_rows over [n, k] weights: the one-row kernel for one
+/// input row, the multi-row one (kRows kGemvRowsMultiRows, the instantiation
+/// codegen names) for 2 .. kGemvRowsMultiRows, its whole capacity (the
+/// runtime runs it up to kGemvRowsMultiRowsRun rows).
 template <typename T>
 void launchRows(const GemvParams &p, bool programmatic = false, cudaStream_t stream = 0) {
   if constexpr (sizeof(T) != 2) {
