@@ -217,19 +217,27 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (launch.runner() != art::CudaLaunch::KERNEL)
       return dataLossError(reader_.path() + ": launch " + std::to_string(index) +
                            " has no GPU runner");
-    auto found = byName.find(launch.function());
-    if (found != byName.end())
-      return found->second;
-    ASSIGN_OR_RETURN(CUfunction function, findFunction(launch.function()));
-    byName[launch.function()] = function;
-    if (sharedCarveout_ >= 0)
-      INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
-                                                 CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                                                 sharedCarveout_));
-    if (launch.shared_bytes() > 48 * 1024)
+    CUfunction function = nullptr;
+    if (auto found = byName.find(launch.function()); found != byName.end()) {
+      function = found->second;
+    } else {
+      ASSIGN_OR_RETURN(function, findFunction(launch.function()));
+      byName[launch.function()] = function;
+      if (sharedCarveout_ >= 0)
+        INFER_CU_CHECK(api, api.cuFuncSetAttribute(
+                                function, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                sharedCarveout_));
+    }
+    // A kernel that several launches run (one GEMV kernel for matrices of
+    // different k) may use the most dynamic shared memory any of them asks;
+    // set only by the first launch, a later, larger one failed to launch.
+    int &allowed = dynamicSharedAllowed_[function];
+    if (launch.shared_bytes() > 48 * 1024 && int(launch.shared_bytes()) > allowed) {
       INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
                                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                  int(launch.shared_bytes())));
+      allowed = int(launch.shared_bytes());
+    }
     return function;
   };
   for (int i = 0; i < loaded.launches->size(); ++i) {
