@@ -231,12 +231,14 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     // A kernel that several launches run (one GEMV kernel for matrices of
     // different k) may use the most dynamic shared memory any of them asks;
     // set only by the first launch, a later, larger one failed to launch.
-    int &allowed = dynamicSharedAllowed_[function];
-    if (launch.shared_bytes() > 48 * 1024 && int(launch.shared_bytes()) > allowed) {
-      INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
-                                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                 int(launch.shared_bytes())));
-      allowed = int(launch.shared_bytes());
+    if (launch.shared_bytes() > 48 * 1024) {
+      int allowed = 0;
+      INFER_CU_CHECK(api, api.cuFuncGetAttribute(
+                              &allowed, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function));
+      if (int(launch.shared_bytes()) > allowed)
+        INFER_CU_CHECK(api, api.cuFuncSetAttribute(function,
+                                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                   int(launch.shared_bytes())));
     }
     return function;
   };

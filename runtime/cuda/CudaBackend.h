@@ -191,8 +191,6 @@ private:
   /// INFER_GEMV_ROWS=0: infer_gemv at T = 1 too (CudaLaunch.gemv_single_row
   /// and gemv_multi_row unused).
   bool useGemvRows_ = true;
-  /// The dynamic shared memory each resolved kernel was allowed beyond 48 KiB.
-  std::map<CUfunction, int> dynamicSharedAllowed_;
   /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
   /// run as one kernel (CudaLaunch.fused_prologue).
   bool useFusedRotary_ = false;
