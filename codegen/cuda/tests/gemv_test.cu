@@ -22,7 +22,9 @@
 // weight bytes, beside a device-to-device copy. Weights rotate over at least
 // two copies totalling >= 768 MB (at most 64 copies) so that L2 (60 MB) does
 // not serve them. Then the GEMVs of whole layers in one graph, plainly and
-// as programmatic launches with the weight prefetch. Options for manual runs: --small (no large shapes, e.g.
+// as programmatic launches with the weight prefetch. The kernels ask for the
+// runtime's shared-memory carveout (100) from their first launch through
+// launchEx / launchRows on. Options for manual runs: --small (no large shapes, e.g.
 // under compute-sanitizer), --no-timing, --chain-only (of the timing, only
 // the layer chains), --sweep (the tile width x split
 // sweep gemvShape()'s policy was chosen from).
@@ -117,6 +119,14 @@ GemvParams gemvParams(const void *input, const void *weight, void *output, i64 r
   return p;
 }
 
+/// The shared-memory carveout every kernel asks for in the runtime
+/// (INFER_SMEM_CARVEOUT's default, docs/codegen.md). Timed with the driver's
+/// choice instead, the layer chains of infer_gemv ran 5-7 us a layer faster
+/// (session 24), which the runtime does not see.
+template <typename Kernel> void preferRuntimeCarveout(Kernel *kernel) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+}
+
 /// Launches infer_gemv<T> (infer_gemv_fused<T, p.prologue> with a prologue)
 /// with gemvGrid()'s grid for waves of `wave` blocks, as a programmatic
 /// dependent launch when `programmatic`.
@@ -127,6 +137,9 @@ void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config =
       launchConfig(dim3(g.x, g.y, g.z), kGemvThreads, 0, stream, programmatic, attribute);
+  preferRuntimeCarveout(infer_gemv_fused<T, 1>);
+  preferRuntimeCarveout(infer_gemv_fused<T, 2>);
+  preferRuntimeCarveout(infer_gemv<T>);
   if (p.prologue == 1)
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 1>, p));
   else if (p.prologue == 2)
@@ -144,6 +157,7 @@ void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
   auto *kernel = p.prologue == 1   ? infer_gemv_rows<T, 1, false, kRows>
                  : p.prologue == 2 ? infer_gemv_rows<T, 2, false, kRows>
                                    : infer_gemv_rows<T, 0, false, kRows>;
+  preferRuntimeCarveout(kernel);
   if (shared > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(shared)));
