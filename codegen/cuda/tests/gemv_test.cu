@@ -22,9 +22,8 @@
 // weight bytes, beside a device-to-device copy. Weights rotate over at least
 // two copies totalling >= 768 MB (at most 64 copies) so that L2 (60 MB) does
 // not serve them. Then the GEMVs of whole layers in one graph, plainly and
-// as programmatic launches with the weight prefetch. The kernels ask for the
-// runtime's shared-memory carveout (100) from their first launch through
-// launchEx / launchRows on. Options for manual runs: --small (no large shapes, e.g.
+// as programmatic launches with the weight prefetch. The timed kernels ask
+// for the runtime's shared-memory carveout (100). Options for manual runs: --small (no large shapes, e.g.
 // under compute-sanitizer), --no-timing, --chain-only (of the timing, only
 // the layer chains), --sweep (the tile width x split
 // sweep gemvShape()'s policy was chosen from).
@@ -119,14 +118,6 @@ GemvParams gemvParams(const void *input, const void *weight, void *output, i64 r
   return p;
 }
 
-/// The shared-memory carveout every kernel asks for in the runtime
-/// (INFER_SMEM_CARVEOUT's default, docs/codegen.md). Timed with the driver's
-/// choice instead, the layer chains of infer_gemv ran 5-7 us a layer faster
-/// (session 24), which the runtime does not see.
-template <typename Kernel> void preferRuntimeCarveout(Kernel *kernel) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-}
-
 /// Launches infer_gemv<T> (infer_gemv_fused<T, p.prologue> with a prologue)
 /// with gemvGrid()'s grid for waves of `wave` blocks, as a programmatic
 /// dependent launch when `programmatic`.
@@ -137,9 +128,6 @@ void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config =
       launchConfig(dim3(g.x, g.y, g.z), kGemvThreads, 0, stream, programmatic, attribute);
-  preferRuntimeCarveout(infer_gemv_fused<T, 1>);
-  preferRuntimeCarveout(infer_gemv_fused<T, 2>);
-  preferRuntimeCarveout(infer_gemv<T>);
   if (p.prologue == 1)
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 1>, p));
   else if (p.prologue == 2)
@@ -157,7 +145,6 @@ void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
   auto *kernel = p.prologue == 1   ? infer_gemv_rows<T, 1, false, kRows>
                  : p.prologue == 2 ? infer_gemv_rows<T, 2, false, kRows>
                                    : infer_gemv_rows<T, 0, false, kRows>;
-  preferRuntimeCarveout(kernel);
   if (shared > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(shared)));
@@ -894,6 +881,26 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
     delete w;
 }
 
+/// Every timed kernel asks for the shared-memory carveout the runtime gives
+/// all of ours (INFER_SMEM_CARVEOUT's default, docs/codegen.md): timed with
+/// the driver's choice, infer_gemv's layer chains ran 5-7 us a layer faster
+/// (session 24), which the runtime does not see.
+void preferRuntimeCarveout() {
+  const auto prefer = [](auto *kernel) {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+  };
+  prefer(infer_gemv<bf16>);
+  prefer(infer_gemv_fused<bf16, 1>);
+  prefer(infer_gemv_fused<bf16, 2>);
+  prefer(gemvForced<bf16>);
+  prefer(infer_gemv_rows<bf16, 0>);
+  prefer(infer_gemv_rows<bf16, 1>);
+  prefer(infer_gemv_rows<bf16, 2>);
+  prefer(infer_gemv_rows<bf16, 0, false, kGemvRowsMultiRows>);
+  prefer(infer_gemv_rows<bf16, 1, false, kGemvRowsMultiRows>);
+  prefer(infer_gemv_rows<bf16, 2, false, kGemvRowsMultiRows>);
+}
+
 /// Device-to-device copy rate (bytes read + written), the practical ceiling.
 void timeCopy() {
   const size_t bytes = size_t(1) << 30;
@@ -996,6 +1003,7 @@ int main(int argc, char **argv) {
     return gFailures ? 1 : 0;
   }
 
+  preferRuntimeCarveout();
   if (!chainOnly)
     timeCopy();
   struct Shape {
