@@ -385,6 +385,22 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         multi.set_fuses_previous(multiFolds);
         *cuda.mutable_gemv_multi_row() = std::move(multi);
       }
+      // Steps of 2 .. max_rows tokens on tensor cores (GemvRowsMma.cuh).
+      if (int mmaRows = kernels::gemvMmaMaxRows(k, n, transposed, elementBytes); mmaRows >= 2) {
+        const bool mmaFolds = foldsIntoGemv(index, k, out) &&
+                              launch(index - 1).kind() == art::Launch::RMS_NORM;
+        art::CudaLaunch mma;
+        mma.set_runner(art::CudaLaunch::KERNEL);
+        useKernel(mma, ns + "infer_gemv_rows_mma<" + t + ", " + (mmaFolds ? "1>" : "0>"));
+        *mma.add_grid() = gridDim(art::GridDim::ONE, kernels::gemvMmaGrid(n));
+        *mma.add_grid() = gridDim(art::GridDim::ONE, 1);
+        *mma.add_grid() = gridDim(art::GridDim::ONE, 1);
+        mma.set_block_x(kernels::kGemvRowsThreads);
+        mma.set_shared_bytes(uint32_t(kernels::gemvMmaSharedBytes(k, elementBytes, mmaRows)));
+        mma.set_fuses_previous(mmaFolds);
+        mma.set_max_rows(uint32_t(mmaRows));
+        *cuda.mutable_gemv_mma() = std::move(mma);
+      }
     }
     break;
   }
@@ -542,7 +558,7 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/KvAttention.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/GemvRows.cuh\"\n";
+       << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n";
   return text.str();
 }
 

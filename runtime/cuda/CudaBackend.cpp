@@ -186,6 +186,8 @@ Status CudaBackend::load() {
   usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
   useGemv_ = !environmentIs("INFER_GEMV", "0");
   useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
+  if (const char *mmaMin = std::getenv("INFER_GEMV_MMA_MIN"))
+    gemvMmaMinTokens_ = std::atoi(mmaMin);
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
@@ -247,7 +249,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
     CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, rows = nullptr,
-               multiRows = nullptr, fused = nullptr, decode = nullptr;
+               multiRows = nullptr, mma = nullptr, fused = nullptr, decode = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
@@ -269,11 +271,15 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (launch.has_gemv_multi_row()) {
       ASSIGN_OR_RETURN(multiRows, resolve(launch.gemv_multi_row(), i));
     }
+    if (launch.has_gemv_mma()) {
+      ASSIGN_OR_RETURN(mma, resolve(launch.gemv_mma(), i));
+    }
     loaded.prologues.push_back(prologue);
     loaded.prefills.push_back(prefill);
     loaded.gemvs.push_back(gemv);
     loaded.gemvRows.push_back(rows);
     loaded.gemvMultiRows.push_back(multiRows);
+    loaded.gemvMmas.push_back(mma);
     loaded.fusedPrologues.push_back(fused);
     loaded.decodes.push_back(decode);
   }
@@ -587,6 +593,9 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
     return nullptr;
   if (tokens == 1 && useGemvRows_ && cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
     record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
+  else if (gemvMmaMinTokens_ > 0 && tokens >= gemvMmaMinTokens_ && cuda.has_gemv_mma() &&
+           tokens <= int64_t(cuda.gemv_mma().max_rows()) && loaded.gemvMmas[size_t(index)])
+    record = &cuda.gemv_mma(), found = loaded.gemvMmas[size_t(index)];
   else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && useGemvRows_ &&
            cuda.has_gemv_multi_row() && loaded.gemvMultiRows[size_t(index)])
     record = &cuda.gemv_multi_row(), found = loaded.gemvMultiRows[size_t(index)];

@@ -79,7 +79,7 @@ private:
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
     std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
-        fusedPrologues, decodes;
+        gemvMmas, fusedPrologues, decodes;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -191,6 +191,8 @@ private:
   /// INFER_GEMV_ROWS=0: infer_gemv at T = 1 too (CudaLaunch.gemv_single_row
   /// and gemv_multi_row unused).
   bool useGemvRows_ = true;
+  /// Fewest tokens of a step that run gemv_mma (INFER_GEMV_MMA_MIN; 0: never).
+  int gemvMmaMinTokens_ = 3;
   /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
   /// run as one kernel (CudaLaunch.fused_prologue).
   bool useFusedRotary_ = false;

@@ -250,6 +250,49 @@ INFER_GEMV_GEOMETRY_FN bool gemvMultiRowsSupported(long long k, long long n, int
          gemvRowsSharedBytes(k, elementBytes, kGemvRowsMultiRows) <= kGemvRowsMaxSharedBytes;
 }
 
+/// infer_gemv_rows_mma (GemvRowsMma.cuh): decode of up to kGemvMmaRows
+/// tokens over [n, k] weights on tensor cores, a block per tile of
+/// kGemvMmaTileRows output rows whose k is split over its 8 warps.
+constexpr int kGemvMmaRows = 8;
+constexpr int kGemvMmaTileRows = 8;
+
+/// 16-byte vectors between two staged input rows of infer_gemv_rows_mma:
+/// the row's own, plus 64 bytes where that is a multiple of 128 bytes, so
+/// that the 8 lanes of a quarter warp, which read 4 consecutive vectors of
+/// two rows, hit 8 different 16-byte bank groups.
+INFER_GEMV_GEOMETRY_FN long long gemvMmaRowVectors(long long k, int elementBytes) {
+  const long long vectors = k * elementBytes / 16;
+  return vectors % 8 == 0 ? vectors + 4 : vectors;
+}
+
+/// Dynamic shared memory of infer_gemv_rows_mma staging `rows` input rows.
+INFER_GEMV_GEOMETRY_FN long long gemvMmaSharedBytes(long long k, int elementBytes, int rows) {
+  return (long long)rows * gemvMmaRowVectors(k, elementBytes) * 16;
+}
+
+/// The most tokens infer_gemv_rows_mma runs a GEMM for: kGemvMmaRows, fewer
+/// where their staged rows would pass kGemvRowsMaxSharedBytes (Llama-3-8B's
+/// down projection, k = 14,336: 3); 0 where the kernel does not apply
+/// ([k, n] weights, a 32-bit type, k not whole 16-byte vectors).
+INFER_GEMV_GEOMETRY_FN int gemvMmaMaxRows(long long k, long long n, int transposed,
+                                          int elementBytes) {
+  if (!transposed || elementBytes != 2 || k <= 0 || n <= 0 || k % 8 != 0)
+    return 0;
+  int rows = kGemvMmaRows;
+  while (rows > 0 && gemvMmaSharedBytes(k, elementBytes, rows) > kGemvRowsMaxSharedBytes)
+    --rows;
+  return rows;
+}
+
+/// Blocks of infer_gemv_rows_mma: one per tile of kGemvMmaTileRows output
+/// rows, at most two per multiprocessor (a block takes its next tile
+/// gridDim.x on).
+INFER_GEMV_GEOMETRY_FN unsigned gemvMmaGrid(long long n) {
+  const long long tiles = (n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
+  const long long wave = (long long)kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;
+  return unsigned(tiles < wave ? tiles : wave);
+}
+
 } // namespace kernels
 } // namespace infer
 

@@ -92,12 +92,28 @@ __device__ __forceinline__ void loadUnit(const uint4 *weight, long long vectors,
       out[u] = gemvimpl::loadStream(src + u * 32);
 }
 
+/// The output factor of staged row r under the rms_norm prologue, 1 / rms,
+/// from the warps' sums of its squares (stageInput, after its barrier).
+template <int kRows>
+__device__ __forceinline__ float stagedRowScale(const GemvParams &p,
+                                                const float (*warpSquares)[kRows], int r) {
+  float total = 0.f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w)
+    total += warpSquares[w][r];
+  return gemvimpl::inverseRms(p, total);
+}
+
 /// Stages input rows 0 .. p.rows - 1 (at most kRows) through the prologue in
-/// `staged` (row r at r * vectors, vectors x 16 bytes each) and sets each
-/// row's output factor: 1 / rms under the rms_norm prologue, else 1.
-template <typename T, int kPrologue, int kRows>
+/// `staged` (row r at r * rowStride, vectors x 16 bytes each) and, with
+/// kScales, sets each row's output factor in every thread: 1 / rms under the
+/// rms_norm prologue, else 1 (without, threads that need one take
+/// stagedRowScale: each costs an IEEE division and square root, which every
+/// thread of the block computing 8 of them made a chain 3 us slower, session 24).
+template <typename T, int kPrologue, int kRows, bool kScales = true>
 __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, long long vectors,
-                                           float (*warpSquares)[kRows], float (&scale)[kRows]) {
+                                           long long rowStride, float (*warpSquares)[kRows],
+                                           float (&scale)[kRows]) {
   constexpr int kN = kPerLoad<T>;
   const int rows = int(p.rows);
   float squares[kRows];
@@ -116,13 +132,15 @@ __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, l
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
       if (kRows == 1 || r < rows)
-        staged[r * vectors + i] = values[r];
+        staged[r * rowStride + i] = values[r];
   }
   if constexpr (kPrologue != 1) {
     __syncthreads();
   } else {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
+      if (kRows > 1 && r >= rows)
+        break; // block-uniform
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1)
         squares[r] += __shfl_xor_sync(0xffffffffu, squares[r], o);
@@ -130,13 +148,11 @@ __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, l
         warpSquares[threadIdx.x >> 5][r] = squares[r];
     }
     __syncthreads();
+    if constexpr (kScales) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      float total = 0.f;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w)
-        total += warpSquares[w][r];
-      scale[r] = gemvimpl::inverseRms(p, total);
+      for (int r = 0; r < kRows; ++r)
+        if (kRows == 1 || r < rows)
+          scale[r] = stagedRowScale<kRows>(p, warpSquares, r);
     }
   }
 }
@@ -202,7 +218,7 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
   bool second = false;
   INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
   float scale[kRows];
-  stageInput<T, kPrologue, kRows>(p, staged, vectors, warpSquares, scale);
+  stageInput<T, kPrologue, kRows>(p, staged, vectors, vectors, warpSquares, scale);
   const T *bias = static_cast<const T *>(p.bias);
   const T *residual = static_cast<const T *>(p.residual);
   T *out = static_cast<T *>(p.output);

@@ -35,7 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/tests/KernelTestSupport.cuh"
-#include "codegen/cuda/kernels/GemvRows.cuh"
+#include "codegen/cuda/kernels/GemvRowsMma.cuh"
 
 #include <cuda_runtime.h>
 
@@ -70,6 +70,10 @@ template __global__ void infer_gemv_rows<__nv_bfloat16, 0, true>(GemvParams);
 template __global__ void infer_gemv_rows<__nv_bfloat16, 1, true>(GemvParams);
 template __global__ void infer_gemv_rows<__half, 0, true>(GemvParams);
 template __global__ void infer_gemv_rows<__half, 1, true>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 0>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 1>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__half, 0>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__half, 1>(GemvParams);
 } // namespace kernels
 } // namespace infer
 
@@ -118,6 +122,13 @@ GemvParams gemvParams(const void *input, const void *weight, void *output, i64 r
   return p;
 }
 
+/// The shared-memory carveout every kernel asks for in the runtime
+/// (INFER_SMEM_CARVEOUT's default, docs/codegen.md): kernels of one chain
+/// that ask for different carveouts cannot share a multiprocessor.
+template <typename Kernel> void preferRuntimeCarveout(Kernel *kernel) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+}
+
 /// Launches infer_gemv<T> (infer_gemv_fused<T, p.prologue> with a prologue)
 /// with gemvGrid()'s grid for waves of `wave` blocks, as a programmatic
 /// dependent launch when `programmatic`.
@@ -128,6 +139,9 @@ void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config =
       launchConfig(dim3(g.x, g.y, g.z), kGemvThreads, 0, stream, programmatic, attribute);
+  preferRuntimeCarveout(infer_gemv_fused<T, 1>);
+  preferRuntimeCarveout(infer_gemv_fused<T, 2>);
+  preferRuntimeCarveout(infer_gemv<T>);
   if (p.prologue == 1)
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 1>, p));
   else if (p.prologue == 2)
@@ -145,6 +159,7 @@ void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
   auto *kernel = p.prologue == 1   ? infer_gemv_rows<T, 1, false, kRows>
                  : p.prologue == 2 ? infer_gemv_rows<T, 2, false, kRows>
                                    : infer_gemv_rows<T, 0, false, kRows>;
+  preferRuntimeCarveout(kernel);
   if (shared > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(shared)));
@@ -170,6 +185,43 @@ void launchRows(const GemvParams &p, bool programmatic = false, cudaStream_t str
     std::fprintf(stderr, "infer_gemv_rows takes at most %d rows\n", kGemvRowsMultiRows);
     std::abort();
   }
+}
+
+/// infer_gemv_rows_mma<T, p.prologue> (rms_norm or none) with gemvMmaGrid()'s
+/// geometry and shared memory for p.rows staged rows.
+template <typename T>
+void launchRowsMma(const GemvParams &p, bool programmatic = false, cudaStream_t stream = 0) {
+  if constexpr (sizeof(T) != 2) {
+    std::fprintf(stderr, "infer_gemv_rows_mma has no %zu-byte kernel\n", sizeof(T));
+    std::abort();
+  } else {
+    if (p.rows < 1 || p.rows > gemvMmaMaxRows(p.k, p.n, p.transposed, int(sizeof(T))) ||
+        p.prologue == 2) {
+      std::fprintf(stderr, "infer_gemv_rows_mma does not run %lld rows of k = %lld (prologue %d)\n",
+                   p.rows, p.k, p.prologue);
+      std::abort();
+    }
+    cudaLaunchAttribute attribute;
+    const size_t shared = size_t(gemvMmaSharedBytes(p.k, int(sizeof(T)), int(p.rows)));
+    auto *kernel = p.prologue == 1 ? infer_gemv_rows_mma<T, 1> : infer_gemv_rows_mma<T, 0>;
+    preferRuntimeCarveout(kernel);
+    if (shared > 48 * 1024)
+      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      int(shared)));
+    const cudaLaunchConfig_t config = launchConfig(dim3(gemvMmaGrid(p.n), 1, 1), kGemvRowsThreads,
+                                                   shared, stream, programmatic, attribute);
+    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+  }
+}
+
+/// Which decode GEMV a case runs: infer_gemv, infer_gemv_rows (one row, or
+/// the multi-row form), infer_gemv_rows_mma.
+enum class Kernel { gemv, rows, rowsMma };
+
+const char *kernelName(Kernel kernel) {
+  return kernel == Kernel::rows ? "infer_gemv_rows"
+         : kernel == Kernel::rowsMma ? "infer_gemv_rows_mma"
+                                     : "infer_gemv";
 }
 
 /// The split-k workspace infer_gemv's launch by launch() uses.
@@ -270,10 +322,10 @@ public:
   }
 
   /// Runs one case twice over differently soiled workspaces
-  /// (infer_gemv_rows when rowsKernel); returns false (and reports) on a
+  /// (`kernel`; warpsN and splits are infer_gemv's); returns false (and reports) on a
   /// mismatch with the reference or between the two runs' bits.
   bool run(int rows, bool useBias, bool useResidual, int warpsN = 0, unsigned splits = 1,
-           bool rowsKernel = false) {
+           Kernel kernel = Kernel::gemv) {
     GemvParams p = gemvParams(input_->data, weight_->data, output_, rows, k_, n_, transposed_);
     p.bias = useBias ? biasDevice_->data : nullptr;
     p.residual = useResidual ? residualDevice_->data : nullptr;
@@ -282,8 +334,10 @@ public:
     for (int attempt = 0; attempt < 2; ++attempt) {
       soilWorkspace(attempt == 0 ? 0xff : 0x7f, workspaceFloatsOf(p, warpsN, splits));
       CUDA_CHECK(cudaMemset(outputBase_, 0xff, outputBytes_ + sizeof(T) + kGuard));
-      if (rowsKernel)
+      if (kernel == Kernel::rows)
         launchRows<T>(p);
+      else if (kernel == Kernel::rowsMma)
+        launchRowsMma<T>(p);
       else
         launch<T>(p, warpsN, splits);
       CUDA_CHECK(cudaDeviceSynchronize());
@@ -312,7 +366,7 @@ public:
       if (!untouched || !(error <= TypeInfo<T>::tolerance)) {
         std::printf("FAIL %s: %s rows %d bias %d residual %d warpsN %d splits %u run %d: "
                     "max_err %.3e (tol %.0e)%s\n",
-                    label().c_str(), rowsKernel ? "infer_gemv_rows" : "infer_gemv", rows,
+                    label().c_str(), kernelName(kernel), rows,
                     int(useBias), int(useResidual), warpsN, splits,
                     attempt + 1, error, TypeInfo<T>::tolerance,
                     untouched ? "" : " [wrote past rows * n]");
@@ -323,7 +377,7 @@ public:
       } else if (raw != first) {
         std::printf("FAIL %s: %s rows %d bias %d residual %d warpsN %d splits %u: the second run's "
                     "bits differ from the first's\n",
-                    label().c_str(), rowsKernel ? "infer_gemv_rows" : "infer_gemv", rows,
+                    label().c_str(), kernelName(kernel), rows,
                     int(useBias), int(useResidual), warpsN, splits);
         return false;
       }
@@ -386,7 +440,15 @@ template <typename T> void testShape(i64 k, i64 n, int transposed, bool misalign
     for (int rows = 1; rows <= kGemvRowsMultiRows; ++rows)
       if (rows == 1 || gemvMultiRowsSupported(k, n, transposed, int(sizeof(T))))
         for (int combo = 0; combo < 4; ++combo)
-          failed += cases.run(rows, combo & 1, combo & 2, 0, 1, /*rowsKernel=*/true) ? 0 : 1;
+          failed += cases.run(rows, combo & 1, combo & 2, 0, 1, Kernel::rows) ? 0 : 1;
+  // infer_gemv_rows_mma: every row count it takes, bias and residual.
+  if (!misaligned)
+    for (int rows = 1; rows <= gemvMmaMaxRows(k, n, transposed, int(sizeof(T))); ++rows)
+      for (int combo = 0; combo < 4; ++combo) {
+        if (large && combo != rows % 4)
+          continue;
+        failed += cases.run(rows, combo & 1, combo & 2, 0, 1, Kernel::rowsMma) ? 0 : 1;
+      }
   const bool clean = countersClean();
   if (!clean) {
     std::printf("FAIL %s: counters not zero afterwards\n", cases.label().c_str());
@@ -415,7 +477,8 @@ template <typename T> void testType(bool small) {
 /// [gate | up] row of 2k. The reference computes the prologue in double,
 /// rounds it to T as the separate kernels store it, then the dot products.
 template <typename T>
-void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = false) {
+void testPrologue(int prologue, i64 k, i64 n, int transposed, Kernel kernel = Kernel::gemv) {
+  const bool rowsKernel = kernel == Kernel::rows;
   const i64 stride = prologue == 1 ? k : 2 * k;
   std::vector<double> x, w, g;
   std::vector<T> hostX = randomValues<T>(size_t(kGemvMaxRows * stride), x);
@@ -428,9 +491,11 @@ void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = 
   double worst = 0;
   const bool multiRows =
       rowsKernel && gemvMultiRowsSupported(k, n, transposed, int(sizeof(T)));
-  const std::vector<int> rowCounts = !rowsKernel ? std::vector<int>{1, 5, 8}
-                                     : multiRows ? std::vector<int>{1, 2, kGemvRowsMultiRows}
-                                                 : std::vector<int>{1};
+  const int mmaRows = gemvMmaMaxRows(k, n, transposed, int(sizeof(T)));
+  const std::vector<int> rowCounts = kernel == Kernel::rowsMma ? std::vector<int>{1, 3, mmaRows}
+                                     : !rowsKernel ? std::vector<int>{1, 5, 8}
+                                     : multiRows   ? std::vector<int>{1, 2, kGemvRowsMultiRows}
+                                                   : std::vector<int>{1};
   for (int rows : rowCounts) {
     GemvParams p = gemvParams(input.data, weight.data, output, rows, k, n, transposed);
     p.prologue = prologue;
@@ -443,6 +508,8 @@ void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = 
     p.upRowStride = stride;
     if (rowsKernel)
       launchRows<T>(p);
+    else if (kernel == Kernel::rowsMma)
+      launchRowsMma<T>(p);
     else
       launch<T>(p);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -478,11 +545,13 @@ void testPrologue(int prologue, i64 k, i64 n, int transposed, bool rowsKernel = 
   }
   if (!countersClean())
     ++failed;
+  std::string counts;
+  for (int rows : rowCounts)
+    counts += (counts.empty() ? "" : "/") + std::to_string(rows);
   std::printf("%s %s %s prologue %s [%s] k=%lld n=%lld rows %s, max_err %.3e (tol %.0e)\n",
-              failed ? "FAIL" : "PASS", TypeInfo<T>::name,
-              rowsKernel ? "infer_gemv_rows" : "infer_gemv",
+              failed ? "FAIL" : "PASS", TypeInfo<T>::name, kernelName(kernel),
               prologue == 1 ? "rms_norm" : "silu*up", transposed ? "n,k" : "k,n", k, n,
-              !rowsKernel ? "1/5/8" : multiRows ? "1/2/4" : "1", worst, 2 * TypeInfo<T>::tolerance);
+              counts.c_str(), worst, 2 * TypeInfo<T>::tolerance);
   (void)cudaFree(output);
   gFailures += failed;
 }
@@ -496,11 +565,19 @@ template <typename T> void testPrologues() {
     }
   if constexpr (sizeof(T) == 2)
     for (int prologue : {1, 2}) {
-      testPrologue<T>(prologue, 64, 128, 1, /*rowsKernel=*/true);
-      testPrologue<T>(prologue, 2048, 2560, 1, true);
-      testPrologue<T>(prologue, 264, 37, 1, true);
-      testPrologue<T>(prologue, 14336, 300, 1, true);
+      testPrologue<T>(prologue, 64, 128, 1, Kernel::rows);
+      testPrologue<T>(prologue, 2048, 2560, 1, Kernel::rows);
+      testPrologue<T>(prologue, 264, 37, 1, Kernel::rows);
+      testPrologue<T>(prologue, 14336, 300, 1, Kernel::rows);
     }
+  // infer_gemv_rows_mma folds the rms_norm only (a gated activation runs as
+  // its own launch before it).
+  if constexpr (sizeof(T) == 2) {
+    testPrologue<T>(1, 64, 128, 1, Kernel::rowsMma);
+    testPrologue<T>(1, 2048, 2560, 1, Kernel::rowsMma);
+    testPrologue<T>(1, 264, 37, 1, Kernel::rowsMma);
+    testPrologue<T>(1, 14336, 300, 1, Kernel::rowsMma);
+  }
 }
 
 /// infer_gemv_rows<T, prologue, true> (gated pairs, CudaLaunch.fuses_next):
@@ -606,7 +683,7 @@ __global__ void writeInputLate(T *input, const T *source, i64 count, unsigned lo
 /// with programmatic stream serialization and prefetchBytes set, must match
 /// the reference of the written input. Both layouts, rows 1 and 8.
 template <typename T>
-void testProgrammaticLaunch(i64 k, i64 n, int transposed, bool rowsKernel = false) {
+void testProgrammaticLaunch(i64 k, i64 n, int transposed, Kernel kernel = Kernel::gemv) {
   std::vector<double> x, w;
   std::vector<T> hostX = randomValues<T>(size_t(kGemvMaxRows * k), x);
   std::vector<T> hostW = randomValues<T>(size_t(k * n), w);
@@ -616,7 +693,7 @@ void testProgrammaticLaunch(i64 k, i64 n, int transposed, bool rowsKernel = fals
   int failed = 0;
   double worst = 0;
   for (int rows : {1, 8}) {
-    if (rowsKernel && rows > 1)
+    if (kernel == Kernel::rows && rows > 1)
       break;
     CUDA_CHECK(cudaMemset(input.data, 0xff, size_t(kGemvMaxRows * k) * sizeof(T)));
     CUDA_CHECK(cudaMemset(output, 0xff, size_t(kGemvMaxRows * n) * sizeof(T)));
@@ -625,8 +702,10 @@ void testProgrammaticLaunch(i64 k, i64 n, int transposed, bool rowsKernel = fals
     CUDA_CHECK(cudaGetLastError());
     GemvParams p = gemvParams(input.data, weight.data, output, rows, k, n, transposed);
     p.prefetchBytes = 32 << 10;
-    if (rowsKernel)
+    if (kernel == Kernel::rows)
       launchRows<T>(p, /*programmatic=*/true);
+    else if (kernel == Kernel::rowsMma)
+      launchRowsMma<T>(p, /*programmatic=*/true);
     else
       launchEx<T>(p, /*programmatic=*/true, 0);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -653,7 +732,7 @@ void testProgrammaticLaunch(i64 k, i64 n, int transposed, bool rowsKernel = fals
   std::printf("%s %s %s: programmatic launch after a slow producer %s k=%lld n=%lld: max_err "
               "%.3e (tol %.0e)\n",
               failed ? "FAIL" : "PASS", TypeInfo<T>::name,
-              rowsKernel ? "infer_gemv_rows" : "infer_gemv", transposed ? "[n,k]" : "[k,n]", k, n,
+              kernelName(kernel), transposed ? "[n,k]" : "[k,n]", k, n,
               worst, TypeInfo<T>::tolerance);
   gFailures += failed;
 }
@@ -806,6 +885,55 @@ void timeShape(i64 k, i64 n, int transposed, const char *model, bool sweep) {
   }
 }
 
+/// Each decode GEMV of a layer alone over [n, k] weights, at the row counts
+/// the runtime gives each kernel: microseconds per launch inside a graph of
+/// 40 programmatic launches over rotating copies (no prologue), beside the
+/// bytes / 4.3 TB/s floor.
+void timeRowsShapes(const i64 (*shapes)[2], int count, const char *model) {
+  for (int i = 0; i < count; ++i) {
+    TimedWeights w(shapes[i][0], shapes[i][1]);
+    const double bytes = double(w.k) * double(w.n) * sizeof(bf16);
+    std::string line;
+    struct Run {
+      Kernel kernel;
+      int rows;
+    };
+    for (const Run &r : {Run{Kernel::rows, 1}, Run{Kernel::rowsMma, 1}, Run{Kernel::rows, 2},
+                         Run{Kernel::rowsMma, 2}, Run{Kernel::gemv, 4}, Run{Kernel::rowsMma, 4},
+                         Run{Kernel::gemv, 8}, Run{Kernel::rowsMma, 8}}) {
+      if ((r.kernel == Kernel::rowsMma &&
+           r.rows > gemvMmaMaxRows(w.k, w.n, 1, int(sizeof(bf16)))) ||
+          (r.kernel == Kernel::rows && r.rows > 1 &&
+           !gemvMultiRowsSupported(w.k, w.n, 1, int(sizeof(bf16)))))
+        continue;
+      const double ms = replayMs(
+                            [&](cudaStream_t stream) {
+                              for (int l = 0; l < 40; ++l) {
+                                GemvParams p = w.params(l, r.rows, 1);
+                                p.prefetchBytes = 32 << 10;
+                                if (r.kernel == Kernel::rows)
+                                  launchRows<bf16>(p, l > 0, stream);
+                                else if (r.kernel == Kernel::rowsMma)
+                                  launchRowsMma<bf16>(p, l > 0, stream);
+                                else
+                                  launchEx<bf16>(p, l > 0, stream);
+                              }
+                            },
+                            5) /
+                        40;
+      char item[64];
+      std::snprintf(item, sizeof(item), " %s/%d %.2f", r.kernel == Kernel::rows ? "rows"
+                                                        : r.kernel == Kernel::rowsMma ? "mma"
+                                                                                      : "gemv",
+                    r.rows, ms * 1e3);
+      line += item;
+    }
+    std::printf("shape %-10s k=%5lld n=%6lld floor %.2f us:%s\n", model, w.k, w.n,
+                bytes / 4.3e6, line.c_str());
+    std::fflush(stdout);
+  }
+}
+
 /// The decode GEMVs of `layers` transformer layers (qkv, o, gate/up, down of
 /// one model, each layer its own weights) at rows 1 in one graph: launched
 /// plainly, or programmatically with the weight prefetch, with gemvGrid()'s
@@ -823,21 +951,36 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
     i64 wave;
     i64 prefetchBytes; // < 0: plain launches
     bool prologues;    // as the step runs them: rms_norm into qkv and gate/up, act into down
-    bool rowsKernel;   // infer_gemv_rows over [n, k] weights (wave unused)
+    Kernel kernel;     // infer_gemv_rows(_mma) over [n, k] weights (wave unused)
     int rows = 1;      // input rows (decode tokens); the step folds no act at rows > 1
+    bool downAct = true; // the act prologue into down where it applies (infer_gemv_rows,
+                         // rows 1); without: as under gated pairs (the act then in gate/up)
   };
+  const Kernel gemv = Kernel::gemv, rowsK = Kernel::rows, mma = Kernel::rowsMma;
   const i64 full = kGemvResidentBlocks;
-  const Variant variants[] = {{full, -1, false, false},          {full, -1, true, false},
-                              {full, 32 << 10, false, false},    {full / 2, -1, false, false},
-                              {full / 2, 32 << 10, false, false}, {full / 3, -1, false, false},
-                              {full / 3, 64 << 10, false, false}, {0, -1, false, true},
-                              {0, -1, true, true},                {0, 0, true, true},
-                              {full, 32 << 10, false, false, 2},  {0, 0, true, true, 2},
-                              {full, 32 << 10, false, false, 4},  {0, 0, true, true, 4}};
+  const Variant variants[] = {{full, -1, false, gemv},          {full, -1, true, gemv},
+                              {full, 32 << 10, false, gemv},    {full / 2, -1, false, gemv},
+                              {full / 2, 32 << 10, false, gemv}, {full / 3, -1, false, gemv},
+                              {full / 3, 64 << 10, false, gemv}, {0, -1, false, rowsK},
+                              {0, -1, true, rowsK},              {0, 0, true, rowsK},
+                              {0, 0, true, rowsK, 1, false},     {0, 0, true, mma, 1},
+                              {0, 0, false, rowsK, 1},           {0, 0, false, mma, 1},
+                              {0, 0, false, mma, 4},
+                              {full, 32 << 10, false, gemv, 2},  {0, 0, true, rowsK, 2},
+                              {0, 0, true, mma, 2},              {full, 32 << 10, false, gemv, 4},
+                              {0, 0, true, rowsK, 4},            {0, 0, true, mma, 4},
+                              {full, 32 << 10, false, gemv, 8},  {0, 0, true, mma, 8}};
   for (const Variant &v : variants) {
-    if (v.rowsKernel && v.rows > 1 && count == 4 &&
-        !gemvMultiRowsSupported(shapes[3][0], shapes[3][1], 1, int(sizeof(bf16))))
+    bool runs = true;
+    for (int i = 0; i < count; ++i) {
+      if (v.kernel == rowsK && v.rows > 1)
+        runs = runs && gemvMultiRowsSupported(shapes[i][0], shapes[i][1], 1, int(sizeof(bf16)));
+      if (v.kernel == mma)
+        runs = runs && v.rows <= gemvMmaMaxRows(shapes[i][0], shapes[i][1], 1, int(sizeof(bf16)));
+    }
+    if (!runs)
       continue;
+    const bool downAct = v.downAct && v.kernel == rowsK && v.rows == 1;
     const bool programmatic = v.prefetchBytes >= 0;
     const double ms = replayMs(
         [&](cudaStream_t stream) {
@@ -846,26 +989,30 @@ void timeLayerChain(const i64 (*shapes)[2], int count, int layers, const char *m
               const TimedWeights &w = *weights[size_t(i)];
               // [n, k] as infer-compile stores them, except the rows-1
               // infer_gemv variants of session 13 ([k, n]).
-              GemvParams p = w.params(layer, v.rows, v.rowsKernel || v.rows > 1 ? 1 : 0);
+              GemvParams p = w.params(layer, v.rows, v.kernel != gemv || v.rows > 1 ? 1 : 0);
               p.prefetchBytes = programmatic ? v.prefetchBytes : 0;
-              if (v.prologues && count == 4 && i != 1 && (v.rows == 1 || i != 3)) {
+              const bool act = i == 3 && (v.kernel == gemv ? v.rows == 1 : downAct);
+              if (v.prologues && count == 4 && i != 1 && (i != 3 || act)) {
                 p.prologue = i == 3 ? 2 : 1;
                 p.normWeight = w.input + w.k; // any k values of the second row
                 p.normEpsilon = 1e-5f;
                 p.up = w.input + w.k; // gate | up in one row of 2k
                 p.inputRowStride = p.upRowStride = i == 3 ? 2 * w.k : w.k;
               }
-              if (v.rowsKernel)
+              if (v.kernel == rowsK)
                 launchRows<bf16>(p, programmatic && layer + i > 0, stream);
+              else if (v.kernel == mma)
+                launchRowsMma<bf16>(p, programmatic && layer + i > 0, stream);
               else
                 launchEx<bf16>(p, programmatic && layer + i > 0, stream, v.wave);
             }
         },
         10);
     const double layerUs = ms * 1e3 / layers;
-    char how[80];
-    if (v.rowsKernel)
-      std::snprintf(how, sizeof(how), "infer_gemv_rows [n,k]%s%s", v.prologues ? ", prologues" : "",
+    char how[96];
+    if (v.kernel != gemv)
+      std::snprintf(how, sizeof(how), "%s [n,k]%s%s%s", kernelName(v.kernel),
+                    v.prologues ? ", prologues" : "", v.prologues && !downAct ? " (no act)" : "",
                     programmatic ? ", programmatic" : "");
     else if (programmatic)
       std::snprintf(how, sizeof(how), "programmatic + prefetch %lld KiB", v.prefetchBytes >> 10);
@@ -977,6 +1124,18 @@ int main(int argc, char **argv) {
     std::printf("infer_gemv_rows: %d registers, %d blocks per SM at k = 4096\n",
                 attributes.numRegs, blocks);
   }
+  for (auto kernel : {infer_gemv_rows_mma<bf16, 0>, infer_gemv_rows_mma<bf16, 1>}) {
+    cudaFuncAttributes attributes;
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    const int shared = int(gemvMmaSharedBytes(5632, 2, kGemvMmaRows));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+    int blocks = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kGemvRowsThreads,
+                                                             size_t(shared)));
+    std::printf("infer_gemv_rows_mma: %d registers, %zu bytes static shared, %d blocks per SM at "
+                "k = 5632, 8 rows\n",
+                attributes.numRegs, attributes.sharedSizeBytes, blocks);
+  }
   CUDA_CHECK(cudaMalloc(&gWorkspace, size_t(kWorkspaceFloats) * sizeof(float)));
   soilWorkspace(0xff);
   CUDA_CHECK(cudaMalloc(&gCounters, size_t(gemvCounters(kMaxN)) * sizeof(unsigned)));
@@ -994,7 +1153,8 @@ int main(int argc, char **argv) {
     testProgrammaticLaunch<bf16>(2048, 2560, transposed);
     testProgrammaticLaunch<float>(333, 512, transposed);
   }
-  testProgrammaticLaunch<bf16>(2048, 2560, 1, /*rowsKernel=*/true);
+  testProgrammaticLaunch<bf16>(2048, 2560, 1, Kernel::rows);
+  testProgrammaticLaunch<bf16>(2048, 2560, 1, Kernel::rowsMma);
   std::printf("%s: %d failed\n", gFailures ? "FAILED" : "correctness OK", gFailures);
   std::fflush(stdout);
   if (!timing) {
@@ -1021,6 +1181,9 @@ int main(int argc, char **argv) {
     if (!chainOnly)
       timeShape(s.k, s.n, s.transposed, s.model, sweep);
   const i64 tinyllamaLayer[][2] = {{2048, 2560}, {2048, 2048}, {2048, 11264}, {5632, 2048}};
+  const i64 tinyllamaShapes[][2] = {{2048, 2560}, {2048, 2048}, {2048, 11264}, {5632, 2048},
+                                    {2048, 32000}};
+  timeRowsShapes(tinyllamaShapes, 5, "tinyllama");
   timeLayerChain(tinyllamaLayer, 4, 22, "tinyllama");
   const i64 llama3Layer[][2] = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
   timeLayerChain(llama3Layer, 4, 8, "llama3-8b");

@@ -1,0 +1,194 @@
+//===- GemvRowsMma.cuh - decode GEMV of up to 8 tokens on tensor cores ----===//
+//
+// infer_gemv_rows_mma<T, kPrologue> (GemvParams; T bf16 or f16): out[t, j] =
+// sum_k x[t, k] W[j, k] (+ bias[j]) (+ residual[t, j]) for t < p.rows <=
+// gemvMmaMaxRows(k, n) (at most kGemvMmaRows = 8), W [n, k]
+// (`transpose_weight`), k a multiple of 8 and W 16-byte aligned.
+//
+// Why a third GEMV: decode steps of 2-8 tokens ran infer_gemv, whose column
+// tiles end in a split-k reduction across blocks (a workspace, a counter, the
+// last block) and cost ~39 us a TinyLlama layer against the one-row kernel's
+// 27.7; the row kernel over several rows (infer_gemv_rows<.., kRows>) does
+// 8 conversions and 8 FMAs per row for each 16 bytes of weights, and at four
+// rows those set its pace (48.8 us). Here the rows are the N of an
+// mma.m16n8k16, so one instruction multiplies 512 bytes of weights with all
+// of them, and nothing crosses blocks:
+//
+//   block (8 warps): stage x's rows (through the rms_norm prologue) in
+//   shared memory once; then for each tile of 16 output rows (blockIdx.x,
+//   + gridDim.x, ...) warp w takes the w-th eighth of k, lane (g, q) =
+//   (lane / 4, lane % 4) loads rows g and g + 8 of the tile at 16-byte
+//   vector 4s + q of step s (32 k: 64 contiguous bytes of each row per
+//   load instruction), and the warps' accumulators meet in shared memory,
+//   added in warp order (the same bits whatever the timing).
+//
+// A lane's 8 elements of a vector are K {2q, 2q+1, 2q+8, 2q+9} of two mmas
+// (elements 0-3, then 4-7), the same permutation for the weights (A: rows g,
+// g + 8, loaded words as they are) and for x (B: staged row g's same vector,
+// zeros for g >= p.rows), as infer_gemv's [n, k] path (Gemv.cuh).
+//
+// As infer_gemv_rows: a unit (4 steps, 8 loads a lane) of weights is in
+// flight while the previous one is multiplied, the first before the kernel
+// waits for the previous one (programmatic dependent launch), and the
+// rms_norm prologue stages round_T(x * (normWeight + offset)) and scales
+// each output by 1 / rms.
+//
+// Compiled by NVRTC: CUDA headers only, no standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_GEMVROWSMMA_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_GEMVROWSMMA_CUH
+
+#include "codegen/cuda/kernels/GemvRows.cuh"
+
+namespace infer {
+namespace kernels {
+namespace gemvrowsmma {
+
+using gemvimpl::U32;
+using gemvrows::kWarps;
+
+/// Steps (32 k of the tile's 8 rows each) in a unit of weights: a 16-byte
+/// load a step and lane.
+constexpr int kUnitSteps = 8;
+
+/// Where a warp's loads go: its share of k as steps [stepBegin, stepEnd) of
+/// the rows, in units of kUnitSteps.
+struct WarpRange {
+  long long vectors, stepBegin, stepEnd, units;
+};
+
+__device__ __forceinline__ WarpRange warpRange(const GemvParams &p, int elementBytes, int warp) {
+  WarpRange r;
+  r.vectors = p.k * elementBytes / 16;
+  const long long steps = (r.vectors + 3) / 4;
+  r.stepBegin = steps * warp / kWarps;
+  r.stepEnd = steps * (warp + 1) / kWarps;
+  r.units = (r.stepEnd - r.stepBegin + kUnitSteps - 1) / kUnitSteps;
+  return r;
+}
+
+/// The unit `unit` of the warp's range in tile `tile`: for each step, the
+/// tile's row g at vector 4s + q (zeros past n or past the row).
+__device__ __forceinline__ void loadUnit(const uint4 *weight, long long n, const WarpRange &r,
+                                         long long tile, long long unit, int g, int q,
+                                         uint4 (&out)[kUnitSteps]) {
+  const long long row = tile * kGemvMmaTileRows + g;
+  const long long firstStep = r.stepBegin + unit * kUnitSteps;
+#pragma unroll
+  for (int s = 0; s < kUnitSteps; ++s) {
+    const long long vector = (firstStep + s) * 4 + q;
+    out[s] = firstStep + s < r.stepEnd && vector < r.vectors && row < n
+                 ? gemvimpl::loadStream(weight + row * r.vectors + vector)
+                 : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+/// acc (each step's first 16 k) and acc2 (its second) += the staged rows
+/// (A rows g < rows; A rows 8-15 are zeros) times the unit's weights (B).
+template <typename T>
+__device__ __forceinline__ void multiplyUnit(const uint4 (&w)[kUnitSteps], const uint4 *staged,
+                                             long long rowVectors, const WarpRange &r,
+                                             long long unit, int g, int q, int rows,
+                                             float (&acc)[4], float (&acc2)[4]) {
+  const long long firstStep = r.stepBegin + unit * kUnitSteps;
+#pragma unroll
+  for (int s = 0; s < kUnitSteps; ++s) {
+    const long long vector = (firstStep + s) * 4 + q;
+    if (firstStep + s >= r.stepEnd)
+      break; // warp-uniform
+    const uint4 x = g < rows && vector < r.vectors ? staged[g * rowVectors + vector]
+                                                   : make_uint4(0u, 0u, 0u, 0u);
+    gemvimpl::mma<T>(acc, x.x, 0u, x.y, 0u, w[s].x, w[s].y);
+    gemvimpl::mma<T>(acc2, x.z, 0u, x.w, 0u, w[s].z, w[s].w);
+  }
+}
+
+} // namespace gemvrowsmma
+
+/// grid = gemvMmaGrid(n), block = kGemvRowsThreads, dynamic shared memory
+/// gemvMmaSharedBytes(k, sizeof(T), rows) for the most rows it will run;
+/// p.transposed 1, 1 <= p.rows <= gemvMmaMaxRows(k, n, ..). kPrologue 0 or 1
+/// (rms_norm). Input row t and output row t are t * (k or p.inputRowStride)
+/// and t * n apart.
+template <typename T, int kPrologue>
+__global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows_mma(GemvParams p) {
+  static_assert(kPrologue == 0 || kPrologue == 1, "rms_norm is the one prologue");
+  using namespace gemvrowsmma;
+  extern __shared__ uint4 staged[]; // rows x gemvMmaRowVectors(k)
+  // The warps' accumulators of two tiles in turn (a warp may write the next
+  // tile's while the first two warps still add this one's).
+  __shared__ float2 partials[2][kWarps][32];
+  __shared__ float warpSquares[kWarps][kGemvMmaRows];
+  __shared__ float rowScale[kGemvMmaRows];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
+  const WarpRange range = warpRange(p, int(sizeof(T)), warp);
+  const long long tiles = (p.n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
+  const uint4 *weight = static_cast<const uint4 *>(p.weight);
+  long long tile = blockIdx.x;
+  uint4 current[kUnitSteps];
+  if (range.units > 0)
+    loadUnit(weight, p.n, range, tile, 0, g, q, current);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  const long long rowVectors = gemvMmaRowVectors(p.k, int(sizeof(T)));
+  float unusedScale[kGemvMmaRows];
+  gemvrows::stageInput<T, kPrologue, kGemvMmaRows, false>(p, staged, range.vectors, rowVectors,
+                                                          warpSquares, unusedScale);
+  const int rows = int(p.rows);
+  // One thread a staged row computes its output factor (read after the
+  // first tile's barrier).
+  if (threadIdx.x < rows)
+    rowScale[threadIdx.x] =
+        kPrologue == 1 ? gemvrows::stagedRowScale<kGemvMmaRows>(p, warpSquares, threadIdx.x) : 1.f;
+  const T *bias = static_cast<const T *>(p.bias);
+  const T *residual = static_cast<const T *>(p.residual);
+  T *out = static_cast<T *>(p.output);
+  int buffer = 0;
+  for (; tile < tiles; tile += gridDim.x) {
+    // Two chains of mmas (a step's first and second 16 k), added at the end.
+    float acc[4] = {0.f, 0.f, 0.f, 0.f}, acc2[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 1
+    for (long long unit = 0; unit < range.units; ++unit) {
+      long long nextTile = tile, nextUnit = unit + 1;
+      if (nextUnit == range.units)
+        nextTile += gridDim.x, nextUnit = 0;
+      uint4 next[kUnitSteps];
+      if (nextTile < tiles)
+        loadUnit(weight, p.n, range, nextTile, nextUnit, g, q, next);
+      multiplyUnit<T>(current, staged, rowVectors, range, unit, g, q, rows, acc, acc2);
+#pragma unroll
+      for (int u = 0; u < kUnitSteps; ++u)
+        current[u] = next[u];
+    }
+    // acc[0], acc[1]: (token g, the tile's rows 2q and 2q + 1); acc[2], acc[3]
+    // belong to the zero A rows 8-15.
+    partials[buffer][warp][lane] = make_float2(acc[0] + acc2[0], acc[1] + acc2[1]);
+    __syncthreads(); // also orders rowScale's and staged's writes before any use
+    if (threadIdx.x < kGemvMmaTileRows * kGemvMmaRows) {
+      const int m = threadIdx.x >> 3, t = threadIdx.x & 7;
+      const long long row = tile * kGemvMmaTileRows + m;
+      if (t < rows && row < p.n) {
+        const int from = t * 4 + (m >> 1);
+        float sum = 0.f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w)
+          sum += (m & 1) ? partials[buffer][w][from].y : partials[buffer][w][from].x;
+        float v = sum * rowScale[t];
+        if (bias)
+          v += toFloat(bias[row]);
+        if (residual)
+          v += toFloat(residual[t * p.n + row]);
+        out[t * p.n + row] = fromFloat<T>(v);
+      }
+    }
+    buffer ^= 1;
+  }
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_GEMVROWSMMA_CUH
