@@ -2,6 +2,8 @@
 
 #include "runtime/cuda/CudaApi.h"
 
+#include "codegen/cuda/kernels/GemvGeometry.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -65,16 +67,37 @@ bool environmentIs(const char *name, const char *value) {
   return set && std::string(set) == value;
 }
 
-StatusOr<int> sharedCarveoutSetting(const char *value) {
-  constexpr int kDefault = 100; // the same carveout for every kernel (docs/codegen.md)
+namespace {
+
+/// `value` (an environment variable's, null when unset) as an integer in
+/// [low, high], `fallback` when unset; else an error naming the variable
+/// and saying what it takes.
+StatusOr<int> integerSetting(const char *name, const char *value, int low, int high,
+                             int fallback, const char *takes) {
   if (!value)
-    return kDefault;
+    return fallback;
   char *end = nullptr;
   const long parsed = std::strtol(value, &end, 10);
-  if (end == value || *end != '\0' || parsed < -1 || parsed > 100)
-    return invalidArgumentError(std::string("INFER_SMEM_CARVEOUT must be -1 or 0..100, not '") +
-                                value + "'");
+  if (end == value || *end != '\0' || parsed < low || parsed > high)
+    return invalidArgumentError(std::string(name) + " must be " + takes + ", not '" + value +
+                                "'");
   return int(parsed);
+}
+
+} // namespace
+
+StatusOr<int> sharedCarveoutSetting(const char *value) {
+  constexpr int kDefault = 100; // the same carveout for every kernel (docs/codegen.md)
+  return integerSetting("INFER_SMEM_CARVEOUT", value, -1, 100, kDefault, "-1 or 0..100");
+}
+
+StatusOr<int> gemvMmaMinTokensSetting(const char *value) {
+  // Measured on the H200 (bench/results/tinyllama-1.1b-serving.md, session
+  // 25): ahead of infer_gemv at 3, 4 and 8 tokens. Two tokens keep the row
+  // GEMV, whose output rows have the bits each request gets alone.
+  constexpr int kDefault = 3;
+  return integerSetting("INFER_GEMV_MMA_MIN", value, 0, kernels::kGemvMmaRows, kDefault,
+                        "0 (never) or the fewest tokens of a step, up to 8");
 }
 
 StatusOr<const CudaApi *> loadCudaApi() {

@@ -186,14 +186,14 @@ Status CudaBackend::load() {
   usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
   useGemv_ = !environmentIs("INFER_GEMV", "0");
   useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
-  if (const char *mmaMin = std::getenv("INFER_GEMV_MMA_MIN"))
-    gemvMmaMinTokens_ = std::atoi(mmaMin);
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
   ASSIGN_OR_RETURN(sharedCarveout_, sharedCarveoutSetting(std::getenv("INFER_SMEM_CARVEOUT")));
+  ASSIGN_OR_RETURN(gemvMmaMinTokens_,
+                   gemvMmaMinTokensSetting(std::getenv("INFER_GEMV_MMA_MIN")));
   RETURN_IF_ERROR(allocateGemvWorkspace());
   return okStatus();
 }

@@ -191,7 +191,8 @@ private:
   /// INFER_GEMV_ROWS=0: infer_gemv at T = 1 too (CudaLaunch.gemv_single_row
   /// and gemv_multi_row unused).
   bool useGemvRows_ = true;
-  /// Fewest tokens of a step that run gemv_mma (INFER_GEMV_MMA_MIN; 0: never).
+  /// Fewest tokens of a step that run gemv_mma (INFER_GEMV_MMA_MIN,
+  /// gemvMmaMinTokensSetting; 0: never).
   int gemvMmaMinTokens_ = 3;
   /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
   /// run as one kernel (CudaLaunch.fused_prologue).
@@ -225,9 +226,11 @@ private:
   CUdeviceptr kvDecodeWorkspace_ = 0, kvDecodeCounters_ = 0;
   Status allocateGemvWorkspace();
   /// The small-T kernel GEMM launch `index` runs as at this T, or null for
-  /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row) and at 2 ..
-  /// kGemvRowsMultiRowsRun (gemv_multi_row), else infer_gemv up to
-  /// kGemvMaxRows; its function goes to `function` when given.
+  /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row),
+  /// infer_gemv_rows_mma at gemvMmaMinTokens_ .. its max_rows (gemv_mma),
+  /// infer_gemv_rows at 2 .. kGemvRowsMultiRowsRun (gemv_multi_row), else
+  /// infer_gemv up to kGemvMaxRows; its function goes to `function` when
+  /// given.
   const artifact::CudaLaunch *gemvFor(const LoadedProgram &loaded, int index, int64_t tokens,
                                       CUfunction *function = nullptr) const;
   /// Whether GEMM `index` at this T writes the gated activation after it

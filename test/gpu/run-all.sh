@@ -63,8 +63,10 @@ generate_checks() {
 
 # The same with the switches beyond the defaults: programmatic dependent launch in
 # prefill steps too (INFER_PDL=1), the rotary folded into the KV write,
-# decode steps on three kernels instead of infer_kv_decode (INFER_KV_DECODE=0)
-# and the driver's shared-memory carveout per kernel (INFER_SMEM_CARVEOUT=-1).
+# decode steps on three kernels instead of infer_kv_decode (INFER_KV_DECODE=0),
+# the driver's shared-memory carveout per kernel (INFER_SMEM_CARVEOUT=-1) and
+# decode steps of 3-8 tokens on infer_gemv instead of the tensor-core GEMV
+# (INFER_GEMV_MMA_MIN=0).
 switch_checks() {
   local setting=$1 base=$models/tiny-llama
   export "$setting"
@@ -87,7 +89,8 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
-  for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1; do
+  for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1 \
+      INFER_GEMV_MMA_MIN=0; do
     start "switch.${setting%=*}" switch_checks $setting
   done
 fi

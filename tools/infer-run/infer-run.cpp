@@ -31,6 +31,7 @@
 #include <chrono>
 #include <memory>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -192,8 +193,9 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
     int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, multiRows = 0,
-        prefill = 0, rotary = 0, decode = 0;
-    std::map<std::string, int> rowKernels, decodeKernels;
+        mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;
+    uint32_t mmaRowsLeast = 0, mmaRowsMost = 0;
+    std::map<std::string, int> rowKernels, mmaKernels, decodeKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
       folding += launch.gemv().fuses_previous();
@@ -205,6 +207,14 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       multiRows += launch.has_gemv_multi_row();
       if (launch.has_gemv_multi_row())
         ++rowKernels[launch.gemv_multi_row().function()];
+      if (launch.has_gemv_mma()) {
+        const uint32_t most = launch.gemv_mma().max_rows();
+        mmaRowsLeast = mmas == 0 ? most : std::min(mmaRowsLeast, most);
+        mmaRowsMost = std::max(mmaRowsMost, most);
+        ++mmas;
+        mmaFolding += launch.gemv_mma().fuses_previous();
+        ++mmaKernels[launch.gemv_mma().function()];
+      }
       prefill += launch.has_prefill();
       rotary += launch.has_fused_prologue();
       decode += launch.has_decode();
@@ -223,6 +233,17 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str());
     for (const auto &[function, uses] : rowKernels)
       std::printf("  step row GEMV kernel %s (%d launches)\n", function.c_str(), uses);
+    if (mmas > 0) {
+      // max_rows is 8 unless the staged rows would not fit (a wide down GEMM).
+      std::string most = std::to_string(mmaRowsMost);
+      if (mmaRowsLeast != mmaRowsMost)
+        most = std::to_string(mmaRowsLeast) + "-" + most;
+      std::printf("  step: %d GEMMs with a tensor-core decode GEMV for steps of up to %s tokens "
+                  "(%d fold the norm before them)\n",
+                  mmas, most.c_str(), mmaFolding);
+    }
+    for (const auto &[function, uses] : mmaKernels)
+      std::printf("  step tensor-core GEMV kernel %s (%d launches)\n", function.c_str(), uses);
     for (const auto &[function, uses] : decodeKernels)
       std::printf("  step decode attention kernel %s (%d launches)\n", function.c_str(), uses);
   } else {

@@ -5,27 +5,32 @@
 // gemvMmaMaxRows(k, n) (at most kGemvMmaRows = 8), W [n, k]
 // (`transpose_weight`), k a multiple of 8 and W 16-byte aligned.
 //
-// Why a third GEMV: decode steps of 2-8 tokens ran infer_gemv, whose column
+// Why a third GEMV: decode steps of 3-8 tokens ran infer_gemv, whose column
 // tiles end in a split-k reduction across blocks (a workspace, a counter, the
-// last block) and cost ~39 us a TinyLlama layer against the one-row kernel's
-// 27.7; the row kernel over several rows (infer_gemv_rows<.., kRows>) does
-// 8 conversions and 8 FMAs per row for each 16 bytes of weights, and at four
-// rows those set its pace (48.8 us). Here the rows are the N of an
-// mma.m16n8k16, so one instruction multiplies 512 bytes of weights with all
-// of them, and nothing crosses blocks:
+// last block); the row kernel over several rows (infer_gemv_rows<.., kRows>)
+// does 8 conversions and 8 FMAs per row for each 16 bytes of weights, and at
+// four rows those set its pace. Here the tokens are the M of an
+// mma.m16n8k16 (rows 8-15 zero) and 8 output rows its N, so one instruction
+// multiplies 256 bytes of weights with every token, and nothing crosses
+// blocks:
 //
 //   block (8 warps): stage x's rows (through the rms_norm prologue) in
-//   shared memory once; then for each tile of 16 output rows (blockIdx.x,
+//   shared memory once; then for each tile of 8 output rows (blockIdx.x,
 //   + gridDim.x, ...) warp w takes the w-th eighth of k, lane (g, q) =
-//   (lane / 4, lane % 4) loads rows g and g + 8 of the tile at 16-byte
-//   vector 4s + q of step s (32 k: 64 contiguous bytes of each row per
-//   load instruction), and the warps' accumulators meet in shared memory,
-//   added in warp order (the same bits whatever the timing).
+//   (lane / 4, lane % 4) loads the tile's row g at 16-byte vector 4s + q of
+//   step s (32 k: 64 contiguous bytes of each row per load instruction), and
+//   the warps' accumulators meet in shared memory, added in warp order (the
+//   same bits whatever the timing).
 //
 // A lane's 8 elements of a vector are K {2q, 2q+1, 2q+8, 2q+9} of two mmas
-// (elements 0-3, then 4-7), the same permutation for the weights (A: rows g,
-// g + 8, loaded words as they are) and for x (B: staged row g's same vector,
-// zeros for g >= p.rows), as infer_gemv's [n, k] path (Gemv.cuh).
+// (elements 0-3, then 4-7), the same permutation for the weights (B: column
+// g, the loaded words as they are) and for x (A: staged row g's same vector,
+// zeros for g >= p.rows).
+//
+// Measured on the H200 (session 25; bench/results/tinyllama-1.1b-serving.md):
+// gemv_test's TinyLlama layer chain with the rms_norm prologues at 4 tokens
+// 44.7 us against infer_gemv's 53.0; tinyllama-1.1b decode TPOT at batch 3 /
+// 4 / 8 1.295 / 1.287 / 1.383 -> 1.231 / 1.223 / 1.360 ms.
 //
 // As infer_gemv_rows: a unit (4 steps, 8 loads a lane) of weights is in
 // flight while the previous one is multiplied, the first before the kernel
@@ -84,6 +89,25 @@ __device__ __forceinline__ void loadUnit(const uint4 *weight, long long n, const
   }
 }
 
+/// The kernel's first statement (check_kernel_entries.py): the warp's range
+/// of k and the first unit of its first tile's weights (no kernel's output)
+/// are requested, then the next kernel may launch, then the wait for the
+/// previous kernel's output (as infer_gemv_rows).
+__device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const GemvParams &p,
+                                                                       int elementBytes,
+                                                                       WarpRange &range,
+                                                                       uint4 (&unit)[kUnitSteps]) {
+  const int lane = threadIdx.x & 31;
+  range = warpRange(p, elementBytes, threadIdx.x >> 5);
+  if (range.units > 0)
+    loadUnit(static_cast<const uint4 *>(p.weight), p.n, range, blockIdx.x, 0, lane >> 2, lane & 3,
+             unit);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// acc (each step's first 16 k) and acc2 (its second) += the staged rows
 /// (A rows g < rows; A rows 8-15 are zeros) times the unit's weights (B).
 template <typename T>
@@ -113,26 +137,21 @@ __device__ __forceinline__ void multiplyUnit(const uint4 (&w)[kUnitSteps], const
 /// and t * n apart.
 template <typename T, int kPrologue>
 __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows_mma(GemvParams p) {
-  static_assert(kPrologue == 0 || kPrologue == 1, "rms_norm is the one prologue");
-  using namespace gemvrowsmma;
   extern __shared__ uint4 staged[]; // rows x gemvMmaRowVectors(k)
   // The warps' accumulators of two tiles in turn (a warp may write the next
   // tile's while the first two warps still add this one's).
-  __shared__ float2 partials[2][kWarps][32];
-  __shared__ float warpSquares[kWarps][kGemvMmaRows];
+  __shared__ float2 partials[2][gemvrows::kWarps][32];
+  __shared__ float warpSquares[gemvrows::kWarps][kGemvMmaRows];
   __shared__ float rowScale[kGemvMmaRows];
+  gemvrowsmma::WarpRange range;
+  uint4 current[gemvrowsmma::kUnitSteps];
+  gemvrowsmma::loadFirstUnitThenWaitForPreviousKernel(p, int(sizeof(T)), range, current);
+  static_assert(kPrologue == 0 || kPrologue == 1, "rms_norm is the one prologue");
+  using namespace gemvrowsmma;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
-  const WarpRange range = warpRange(p, int(sizeof(T)), warp);
   const long long tiles = (p.n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
   const uint4 *weight = static_cast<const uint4 *>(p.weight);
   long long tile = blockIdx.x;
-  uint4 current[kUnitSteps];
-  if (range.units > 0)
-    loadUnit(weight, p.n, range, tile, 0, g, q, current);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
   const long long rowVectors = gemvMmaRowVectors(p.k, int(sizeof(T)));
   float unusedScale[kGemvMmaRows];
   gemvrows::stageInput<T, kPrologue, kGemvMmaRows, false>(p, staged, range.vectors, rowVectors,
