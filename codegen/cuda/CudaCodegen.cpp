@@ -385,7 +385,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         multi.set_fuses_previous(multiFolds);
         *cuda.mutable_gemv_multi_row() = std::move(multi);
       }
-      // Steps of 2 .. max_rows tokens on tensor cores (GemvRowsMma.cuh).
+      // Steps of up to max_rows tokens on tensor cores (GemvRowsMma.cuh; the
+      // runtime runs it from INFER_GEMV_MMA_MIN, 3, tokens on).
       if (int mmaRows = kernels::gemvMmaMaxRows(k, n, transposed, elementBytes); mmaRows >= 2) {
         const bool mmaFolds = foldsIntoGemv(index, k, out) &&
                               launch(index - 1).kind() == art::Launch::RMS_NORM;

@@ -122,13 +122,6 @@ GemvParams gemvParams(const void *input, const void *weight, void *output, i64 r
   return p;
 }
 
-/// The shared-memory carveout every kernel asks for in the runtime
-/// (INFER_SMEM_CARVEOUT's default, docs/codegen.md): kernels of one chain
-/// that ask for different carveouts cannot share a multiprocessor.
-template <typename Kernel> void preferRuntimeCarveout(Kernel *kernel) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-}
-
 /// Launches infer_gemv<T> (infer_gemv_fused<T, p.prologue> with a prologue)
 /// with gemvGrid()'s grid for waves of `wave` blocks, as a programmatic
 /// dependent launch when `programmatic`.
@@ -139,9 +132,6 @@ void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config =
       launchConfig(dim3(g.x, g.y, g.z), kGemvThreads, 0, stream, programmatic, attribute);
-  preferRuntimeCarveout(infer_gemv_fused<T, 1>);
-  preferRuntimeCarveout(infer_gemv_fused<T, 2>);
-  preferRuntimeCarveout(infer_gemv<T>);
   if (p.prologue == 1)
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv_fused<T, 1>, p));
   else if (p.prologue == 2)
@@ -159,7 +149,6 @@ void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
   auto *kernel = p.prologue == 1   ? infer_gemv_rows<T, 1, false, kRows>
                  : p.prologue == 2 ? infer_gemv_rows<T, 2, false, kRows>
                                    : infer_gemv_rows<T, 0, false, kRows>;
-  preferRuntimeCarveout(kernel);
   if (shared > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(shared)));
@@ -204,7 +193,6 @@ void launchRowsMma(const GemvParams &p, bool programmatic = false, cudaStream_t 
     cudaLaunchAttribute attribute;
     const size_t shared = size_t(gemvMmaSharedBytes(p.k, int(sizeof(T)), int(p.rows)));
     auto *kernel = p.prologue == 1 ? infer_gemv_rows_mma<T, 1> : infer_gemv_rows_mma<T, 0>;
-    preferRuntimeCarveout(kernel);
     if (shared > 48 * 1024)
       CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       int(shared)));
@@ -1046,6 +1034,8 @@ void preferRuntimeCarveout() {
   prefer(infer_gemv_rows<bf16, 0, false, kGemvRowsMultiRows>);
   prefer(infer_gemv_rows<bf16, 1, false, kGemvRowsMultiRows>);
   prefer(infer_gemv_rows<bf16, 2, false, kGemvRowsMultiRows>);
+  prefer(infer_gemv_rows_mma<bf16, 0>);
+  prefer(infer_gemv_rows_mma<bf16, 1>);
 }
 
 /// Device-to-device copy rate (bytes read + written), the practical ceiling.
