@@ -28,12 +28,14 @@
 // zeros for g >= p.rows).
 //
 // Measured on the H200 (session 25; bench/results/tinyllama-1.1b-serving.md):
-// gemv_test's TinyLlama layer chain with the rms_norm prologues at 4 tokens
-// 44.7 us against infer_gemv's 53.0; tinyllama-1.1b decode TPOT at batch 3 /
-// 4 / 8 1.295 / 1.287 / 1.383 -> 1.231 / 1.223 / 1.360 ms.
+// gemv_test's TinyLlama layer chain of four GEMVs at 4 tokens 41.1-41.7 us
+// (44.4-44.8 with the rms_norms folded) against infer_gemv's 45.5 (whose
+// rms_norms run as their own launches); tinyllama-1.1b decode TPOT at batch
+// 3 / 4 / 8 1.295 / 1.287 / 1.383 -> 1.231 / 1.223 / 1.360 ms.
 //
-// As infer_gemv_rows: a unit (4 steps, 8 loads a lane) of weights is in
-// flight while the previous one is multiplied, the first before the kernel
+// As infer_gemv_rows: a unit of weights (kUnitSteps = 8 steps, a 16-byte
+// load a step and lane: 4 KB a warp) is in flight while the previous one is
+// multiplied, the first before the kernel
 // waits for the previous one (programmatic dependent launch), and the
 // rms_norm prologue stages round_T(x * (normWeight + offset)) and scales
 // each output by 1 / rms.
