@@ -212,6 +212,11 @@ private:
   }
   /// grid.x for one block per row of `rowElements` of the launch's output.
   StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;
+  /// A decode GEMV record of the row-GEMV family (GemvRows.cuh,
+  /// GemvRowsMma.cuh): kernel `expression` on `blocks` x 1 x 1 blocks of
+  /// kGemvRowsThreads with `sharedBytes` of dynamic shared memory.
+  art::CudaLaunch rowGemvRecord(const std::string &expression, int64_t blocks,
+                                int64_t sharedBytes, bool foldsPrevious);
   /// Registers `expression` (a template instantiation) and returns its slot.
   void useKernel(art::CudaLaunch &cuda, const std::string &expression) {
     auto [it, inserted] = expressionIndex_.try_emplace(expression, expressions_.size());
@@ -234,6 +239,20 @@ art::GridDim gridDim(art::GridDim::Symbol symbol, int64_t multiplier, int64_t di
   dim.set_multiplier(multiplier);
   dim.set_divisor(divisor);
   return dim;
+}
+
+art::CudaLaunch ModuleBuilder::rowGemvRecord(const std::string &expression, int64_t blocks,
+                                             int64_t sharedBytes, bool foldsPrevious) {
+  art::CudaLaunch record;
+  record.set_runner(art::CudaLaunch::KERNEL);
+  useKernel(record, expression);
+  *record.add_grid() = gridDim(art::GridDim::ONE, blocks);
+  *record.add_grid() = gridDim(art::GridDim::ONE, 1);
+  *record.add_grid() = gridDim(art::GridDim::ONE, 1);
+  record.set_block_x(kernels::kGemvRowsThreads);
+  record.set_shared_bytes(uint32_t(sharedBytes));
+  record.set_fuses_previous(foldsPrevious);
+  return record;
 }
 
 /// infer_kv_attention's grid and block (KvDecodeGeometry.h), also
@@ -345,60 +364,39 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       // (GemvRows.cuh), folding the launch before it whatever the layout.
       int elementBytes = int(art::elementSize(out));
       if (kernels::gemvRowsSupported(k, n, transposed, elementBytes)) {
-        art::CudaLaunch rows;
-        rows.set_runner(art::CudaLaunch::KERNEL);
         // A gated activation the GEMV before it writes (fuses_next) is not
         // computed again here.
         bool folds = foldsIntoGemv(index, k, out) && !rowsFoldForward(index - 2);
         bool foldsNext = rowsFoldForward(index);
         int rowsPrologue =
             !folds ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
-        useKernel(rows, ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
-                            (foldsNext ? ", true>" : ", false>"));
-        *rows.add_grid() = gridDim(art::GridDim::ONE, kernels::gemvRowsGrid(n));
-        *rows.add_grid() = gridDim(art::GridDim::ONE, 1);
-        *rows.add_grid() = gridDim(art::GridDim::ONE, 1);
-        rows.set_block_x(kernels::kGemvRowsThreads);
-        rows.set_shared_bytes(uint32_t(kernels::gemvRowsSharedBytes(k, elementBytes)));
-        rows.set_fuses_previous(folds);
+        art::CudaLaunch rows = rowGemvRecord(
+            ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
+                (foldsNext ? ", true>" : ", false>"),
+            kernels::gemvRowsGrid(n), kernels::gemvRowsSharedBytes(k, elementBytes), folds);
         rows.set_fuses_next(foldsNext);
         *cuda.mutable_gemv_single_row() = std::move(rows);
       }
+      // The multi-token forms below fold an rms_norm before them as
+      // infer_gemv_fused would. A gated activation runs as its own launch:
+      // folded, each of the ~260 blocks would compute it for every row.
+      const bool foldsNorm =
+          foldsIntoGemv(index, k, out) && launch(index - 1).kind() == art::Launch::RMS_NORM;
+      const std::string normPrologue = foldsNorm ? "1" : "0";
       // Steps of 2 .. kGemvRowsMultiRowsRun tokens: the same kernel over
-      // those rows; it folds an rms_norm before it as infer_gemv_fused would.
-      // A gated activation runs as its own launch: folded, each of the ~260
-      // blocks would compute it for every row.
-      if (kernels::gemvMultiRowsSupported(k, n, transposed, elementBytes)) {
-        const bool multiFolds = foldsIntoGemv(index, k, out) &&
-                                launch(index - 1).kind() == art::Launch::RMS_NORM;
-        const int multiPrologue = multiFolds ? 1 : 0;
-        art::CudaLaunch multi;
-        multi.set_runner(art::CudaLaunch::KERNEL);
-        useKernel(multi, ns + "infer_gemv_rows<" + t + ", " + std::to_string(multiPrologue) +
-                             ", false, " + std::to_string(kernels::kGemvRowsMultiRows) + ">");
-        *multi.add_grid() = gridDim(art::GridDim::ONE, kernels::gemvRowsGrid(n));
-        *multi.add_grid() = gridDim(art::GridDim::ONE, 1);
-        *multi.add_grid() = gridDim(art::GridDim::ONE, 1);
-        multi.set_block_x(kernels::kGemvRowsThreads);
-        multi.set_shared_bytes(uint32_t(
-            kernels::gemvRowsSharedBytes(k, elementBytes, kernels::kGemvRowsMultiRows)));
-        multi.set_fuses_previous(multiFolds);
-        *cuda.mutable_gemv_multi_row() = std::move(multi);
-      }
+      // those rows.
+      if (kernels::gemvMultiRowsSupported(k, n, transposed, elementBytes))
+        *cuda.mutable_gemv_multi_row() = rowGemvRecord(
+            ns + "infer_gemv_rows<" + t + ", " + normPrologue + ", false, " +
+                std::to_string(kernels::kGemvRowsMultiRows) + ">",
+            kernels::gemvRowsGrid(n),
+            kernels::gemvRowsSharedBytes(k, elementBytes, kernels::kGemvRowsMultiRows), foldsNorm);
       // Steps of up to max_rows tokens on tensor cores (GemvRowsMma.cuh; the
       // runtime runs it from INFER_GEMV_MMA_MIN, 3, tokens on).
       if (int mmaRows = kernels::gemvMmaMaxRows(k, n, transposed, elementBytes); mmaRows >= 2) {
-        const bool mmaFolds = foldsIntoGemv(index, k, out) &&
-                              launch(index - 1).kind() == art::Launch::RMS_NORM;
-        art::CudaLaunch mma;
-        mma.set_runner(art::CudaLaunch::KERNEL);
-        useKernel(mma, ns + "infer_gemv_rows_mma<" + t + ", " + (mmaFolds ? "1>" : "0>"));
-        *mma.add_grid() = gridDim(art::GridDim::ONE, kernels::gemvMmaGrid(n));
-        *mma.add_grid() = gridDim(art::GridDim::ONE, 1);
-        *mma.add_grid() = gridDim(art::GridDim::ONE, 1);
-        mma.set_block_x(kernels::kGemvRowsThreads);
-        mma.set_shared_bytes(uint32_t(kernels::gemvMmaSharedBytes(k, elementBytes, mmaRows)));
-        mma.set_fuses_previous(mmaFolds);
+        art::CudaLaunch mma = rowGemvRecord(
+            ns + "infer_gemv_rows_mma<" + t + ", " + normPrologue + ">", kernels::gemvMmaGrid(n),
+            kernels::gemvMmaSharedBytes(k, elementBytes, mmaRows), foldsNorm);
         mma.set_max_rows(uint32_t(mmaRows));
         *cuda.mutable_gemv_mma() = std::move(mma);
       }
