@@ -233,7 +233,10 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     // A kernel that several launches run (one GEMV kernel for matrices of
     // different k) may use the most dynamic shared memory any of them asks;
     // set only by the first launch, a later, larger one failed to launch.
-    if (launch.shared_bytes() > 48 * 1024) {
+    // The default limit is 48 KiB less the kernel's static shared memory, so
+    // a launch of a little under 48 KiB can need it raised too
+    // (infer_gemv_rows_mma has 4 KiB of static shared memory).
+    if (launch.shared_bytes() > 0) {
       int allowed = 0;
       INFER_CU_CHECK(api, api.cuFuncGetAttribute(
                               &allowed, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function));

@@ -109,6 +109,17 @@ inline cudaLaunchConfig_t launchConfig(dim3 grid, unsigned block, size_t sharedB
   return config;
 }
 
+/// Lets `kernel` launch with `bytes` of dynamic shared memory. The default
+/// limit is 48 KiB less the kernel's static shared memory, so a launch of
+/// under 48 KiB can need it raised too (as the runtime does, CudaBackend.cpp).
+template <typename Kernel> void allowDynamicShared(Kernel *kernel, size_t bytes) {
+  cudaFuncAttributes attributes{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  if (bytes > size_t(attributes.maxDynamicSharedSizeBytes))
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(bytes)));
+}
+
 /// The tolerance of a test for T, from its three (f32, bf16, f16).
 template <typename T> constexpr double pickTolerance(double f32, double bf16, double f16);
 template <> constexpr double pickTolerance<float>(double f32, double, double) { return f32; }
