@@ -395,7 +395,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       // runtime runs it from INFER_GEMV_MMA_MIN, 3, tokens on).
       if (int mmaRows = kernels::gemvMmaMaxRows(k, n, transposed, elementBytes); mmaRows >= 2) {
         art::CudaLaunch mma = rowGemvRecord(
-            ns + "infer_gemv_rows_mma<" + t + ", " + normPrologue + ">", kernels::gemvMmaGrid(n),
+            ns + "infer_gemv_rows_mma<" + t + ", " + normPrologue + ", " +
+                std::to_string(kernels::gemvMmaSplits(n)) + ">",
+            kernels::gemvMmaGrid(n),
             kernels::gemvMmaSharedBytes(k, elementBytes, mmaRows), foldsNorm);
         mma.set_max_rows(uint32_t(mmaRows));
         *cuda.mutable_gemv_mma() = std::move(mma);

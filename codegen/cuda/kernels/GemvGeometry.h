@@ -284,9 +284,19 @@ INFER_GEMV_GEOMETRY_FN int gemvMmaMaxRows(long long k, long long n, int transpos
   return rows;
 }
 
+/// Warps of infer_gemv_rows_mma that share a tile's k (its kSplits): all 8
+/// where the tiles are at most two a block, so that every warp has work;
+/// else 1, each warp streaming whole tiles without waiting for the others
+/// (GemvRowsMma.cuh).
+INFER_GEMV_GEOMETRY_FN int gemvMmaSplits(long long n) {
+  const long long tiles = (n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
+  const long long wave = (long long)kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;
+  return tiles <= 2 * wave ? 8 : 1;
+}
+
 /// Blocks of infer_gemv_rows_mma: one per tile of kGemvMmaTileRows output
 /// rows, at most two per multiprocessor (a block takes its next tile
-/// gridDim.x on).
+/// gridDim.x on, or with gemvMmaSplits 1 each warp 8 * gridDim.x on).
 INFER_GEMV_GEOMETRY_FN unsigned gemvMmaGrid(long long n) {
   const long long tiles = (n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
   const long long wave = (long long)kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;

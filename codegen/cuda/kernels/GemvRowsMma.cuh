@@ -1,6 +1,6 @@
 //===- GemvRowsMma.cuh - decode GEMV of up to 8 tokens on tensor cores ----===//
 //
-// infer_gemv_rows_mma<T, kPrologue> (GemvParams; T bf16 or f16): out[t, j] =
+// infer_gemv_rows_mma<T, kPrologue, kSplits> (GemvParams; T bf16 or f16): out[t, j] =
 // sum_k x[t, k] W[j, k] (+ bias[j]) (+ residual[t, j]) for t < p.rows <=
 // gemvMmaMaxRows(k, n) (at most kGemvMmaRows = 8), W [n, k]
 // (`transpose_weight`), k a multiple of 8 and W 16-byte aligned.
@@ -21,6 +21,18 @@
 //   step s (32 k: 64 contiguous bytes of each row per load instruction), and
 //   the warps' accumulators meet in shared memory, added in warp order (the
 //   same bits whatever the timing).
+//
+// That is kSplits = 8. Where the tiles are more than two a block
+// (gemvMmaSplits: gate/up, the LM head), kSplits = 1: each warp takes whole
+// tiles of its own (tile blockIdx.x + gridDim.x * warp, then 8 * gridDim.x
+// on) and writes them, with no barrier or shared-memory reduction a tile.
+// gemv_test --mma-splits (session 26, H200, 4 tokens, in one run): gate/up
+// 19.4 -> 19.0 us, the LM head 52.1 -> 48.8 (Llama-3-8B's 370.7 -> 364.2);
+// the shorter shapes run slower that way (qkv 5.9 -> 9.3), as with k split
+// over 2 or 4 warps. Neither a deeper pipeline of units (2-8 in flight, in
+// rotating or unrolled registers) nor loads of whole 128-byte lines (moved
+// to their lanes by shuffles) streamed faster; the long shapes stay at
+// ~55-60% of HBM (bench/results/tinyllama-1.1b-serving.md, session 26).
 //
 // A lane's 8 elements of a vector are K {2q, 2q+1, 2q+8, 2q+9} of two mmas
 // (elements 0-3, then 4-7), the same permutation for the weights (B: column
@@ -65,12 +77,13 @@ struct WarpRange {
   long long vectors, stepBegin, stepEnd, units;
 };
 
-__device__ __forceinline__ WarpRange warpRange(const GemvParams &p, int elementBytes, int warp) {
+__device__ __forceinline__ WarpRange warpRange(const GemvParams &p, int elementBytes, int member,
+                                               int splits) {
   WarpRange r;
   r.vectors = p.k * elementBytes / 16;
   const long long steps = (r.vectors + 3) / 4;
-  r.stepBegin = steps * warp / kWarps;
-  r.stepEnd = steps * (warp + 1) / kWarps;
+  r.stepBegin = steps * member / splits;
+  r.stepEnd = steps * (member + 1) / splits;
   r.units = (r.stepEnd - r.stepBegin + kUnitSteps - 1) / kUnitSteps;
   return r;
 }
@@ -91,19 +104,26 @@ __device__ __forceinline__ void loadUnit(const uint4 *weight, long long n, const
   }
 }
 
+/// The first tile of the warp's group (kWarps / kSplits groups a block; tile
+/// blockIdx.x + gridDim.x * group, then kWarps / kSplits * gridDim.x on).
+template <int kSplits> __device__ __forceinline__ long long firstTile() {
+  return blockIdx.x + (long long)gridDim.x * ((threadIdx.x >> 5) / kSplits);
+}
+
 /// The kernel's first statement (check_kernel_entries.py): the warp's range
 /// of k and the first unit of its first tile's weights (no kernel's output)
 /// are requested, then the next kernel may launch, then the wait for the
 /// previous kernel's output (as infer_gemv_rows).
+template <int kSplits>
 __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const GemvParams &p,
                                                                        int elementBytes,
                                                                        WarpRange &range,
                                                                        uint4 (&unit)[kUnitSteps]) {
   const int lane = threadIdx.x & 31;
-  range = warpRange(p, elementBytes, threadIdx.x >> 5);
-  if (range.units > 0)
-    loadUnit(static_cast<const uint4 *>(p.weight), p.n, range, blockIdx.x, 0, lane >> 2, lane & 3,
-             unit);
+  range = warpRange(p, elementBytes, (threadIdx.x >> 5) % kSplits, kSplits);
+  const long long tile = firstTile<kSplits>();
+  if (range.units > 0 && tile * kGemvMmaTileRows < p.n)
+    loadUnit(static_cast<const uint4 *>(p.weight), p.n, range, tile, 0, lane >> 2, lane & 3, unit);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -130,14 +150,67 @@ __device__ __forceinline__ void multiplyUnit(const uint4 (&w)[kUnitSteps], const
   }
 }
 
+/// out[t, row] = sum * scale[t] (+ bias[row]) (+ residual[t, row]).
+template <typename T>
+__device__ __forceinline__ void writeOutput(const GemvParams &p, const float *rowScale, int t,
+                                            long long row, float sum) {
+  const T *bias = static_cast<const T *>(p.bias);
+  const T *residual = static_cast<const T *>(p.residual);
+  float v = sum * rowScale[t];
+  if (bias)
+    v += toFloat(bias[row]);
+  if (residual)
+    v += toFloat(residual[t * p.n + row]);
+  static_cast<T *>(p.output)[t * p.n + row] = fromFloat<T>(v);
+}
+
+/// Writes tile `tile`'s outputs from the accumulators: acc[0], acc[1] are
+/// (token g, the tile's rows 2q and 2q + 1) of the warp's share of k
+/// (acc[2], acc[3] belong to the zero A rows 8-15). A warp with the whole k
+/// (kSplits 1) writes its own; else the 8 warps' shares meet in
+/// `partials[buffer]` and the first 64 threads add them in warp order (the
+/// same bits whatever the timing).
+template <typename T, int kSplits>
+__device__ __forceinline__ void finishTile(const GemvParams &p, const float (&acc)[4],
+                                           const float (&acc2)[4], long long tile,
+                                           float2 (*partials)[kWarps][32], int buffer,
+                                           const float *rowScale, int rows) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  if (kSplits == 1) {
+    const long long row = tile * kGemvMmaTileRows + 2 * q;
+    if (g < rows) {
+      if (row < p.n)
+        writeOutput<T>(p, rowScale, g, row, 0.f + (acc[0] + acc2[0]));
+      if (row + 1 < p.n)
+        writeOutput<T>(p, rowScale, g, row + 1, 0.f + (acc[1] + acc2[1]));
+    }
+    return;
+  }
+  partials[buffer][threadIdx.x >> 5][lane] = make_float2(acc[0] + acc2[0], acc[1] + acc2[1]);
+  __syncthreads(); // also orders rowScale's and staged's writes before any use
+  if (threadIdx.x < kGemvMmaTileRows * kGemvMmaRows) {
+    const int m = threadIdx.x >> 3, t = threadIdx.x & 7;
+    const long long row = tile * kGemvMmaTileRows + m;
+    if (t < rows && row < p.n) {
+      const int from = t * 4 + (m >> 1);
+      float sum = 0.f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w)
+        sum += (m & 1) ? partials[buffer][w][from].y : partials[buffer][w][from].x;
+      writeOutput<T>(p, rowScale, t, row, sum);
+    }
+  }
+}
+
 } // namespace gemvrowsmma
 
 /// grid = gemvMmaGrid(n), block = kGemvRowsThreads, dynamic shared memory
 /// gemvMmaSharedBytes(k, sizeof(T), rows) for the most rows it will run;
 /// p.transposed 1, 1 <= p.rows <= gemvMmaMaxRows(k, n, ..). kPrologue 0 or 1
-/// (rms_norm). Input row t and output row t are t * (k or p.inputRowStride)
-/// and t * n apart.
-template <typename T, int kPrologue>
+/// (rms_norm). kSplits = gemvMmaSplits(n): 8, the block's warps share a
+/// tile's k; 1, each warp takes whole tiles of its own. Input row t and
+/// output row t are t * (k or p.inputRowStride) and t * n apart.
+template <typename T, int kPrologue, int kSplits>
 __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows_mma(GemvParams p) {
   extern __shared__ uint4 staged[]; // rows x gemvMmaRowVectors(k)
   // The warps' accumulators of two tiles in turn (a warp may write the next
@@ -147,35 +220,38 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows_mma(GemvP
   __shared__ float rowScale[kGemvMmaRows];
   gemvrowsmma::WarpRange range;
   uint4 current[gemvrowsmma::kUnitSteps];
-  gemvrowsmma::loadFirstUnitThenWaitForPreviousKernel(p, int(sizeof(T)), range, current);
+  gemvrowsmma::loadFirstUnitThenWaitForPreviousKernel<kSplits>(p, int(sizeof(T)), range, current);
   static_assert(kPrologue == 0 || kPrologue == 1, "rms_norm is the one prologue");
+  static_assert(kSplits == 1 || kSplits == gemvrows::kWarps,
+                "a tile's k is split over every warp of the block or none");
   using namespace gemvrowsmma;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
+  constexpr int kGroups = kWarps / kSplits;
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const long long tiles = (p.n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
   const uint4 *weight = static_cast<const uint4 *>(p.weight);
-  long long tile = blockIdx.x;
+  long long tile = firstTile<kSplits>();
+  const long long tileStride = (long long)gridDim.x * kGroups;
   const long long rowVectors = gemvMmaRowVectors(p.k, int(sizeof(T)));
   float unusedScale[kGemvMmaRows];
   gemvrows::stageInput<T, kPrologue, kGemvMmaRows, false>(p, staged, range.vectors, rowVectors,
                                                           warpSquares, unusedScale);
   const int rows = int(p.rows);
   // One thread a staged row computes its output factor (read after the
-  // first tile's barrier).
+  // first tile's barrier, or this one where warps take tiles of their own).
   if (threadIdx.x < rows)
     rowScale[threadIdx.x] =
         kPrologue == 1 ? gemvrows::stagedRowScale<kGemvMmaRows>(p, warpSquares, threadIdx.x) : 1.f;
-  const T *bias = static_cast<const T *>(p.bias);
-  const T *residual = static_cast<const T *>(p.residual);
-  T *out = static_cast<T *>(p.output);
+  if (kSplits < kWarps)
+    __syncthreads();
   int buffer = 0;
-  for (; tile < tiles; tile += gridDim.x) {
+  for (; tile < tiles; tile += tileStride, buffer ^= 1) {
     // Two chains of mmas (a step's first and second 16 k), added at the end.
     float acc[4] = {0.f, 0.f, 0.f, 0.f}, acc2[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 1
     for (long long unit = 0; unit < range.units; ++unit) {
       long long nextTile = tile, nextUnit = unit + 1;
       if (nextUnit == range.units)
-        nextTile += gridDim.x, nextUnit = 0;
+        nextTile += tileStride, nextUnit = 0;
       uint4 next[kUnitSteps];
       if (nextTile < tiles)
         loadUnit(weight, p.n, range, nextTile, nextUnit, g, q, next);
@@ -184,28 +260,7 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows_mma(GemvP
       for (int u = 0; u < kUnitSteps; ++u)
         current[u] = next[u];
     }
-    // acc[0], acc[1]: (token g, the tile's rows 2q and 2q + 1); acc[2], acc[3]
-    // belong to the zero A rows 8-15.
-    partials[buffer][warp][lane] = make_float2(acc[0] + acc2[0], acc[1] + acc2[1]);
-    __syncthreads(); // also orders rowScale's and staged's writes before any use
-    if (threadIdx.x < kGemvMmaTileRows * kGemvMmaRows) {
-      const int m = threadIdx.x >> 3, t = threadIdx.x & 7;
-      const long long row = tile * kGemvMmaTileRows + m;
-      if (t < rows && row < p.n) {
-        const int from = t * 4 + (m >> 1);
-        float sum = 0.f;
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w)
-          sum += (m & 1) ? partials[buffer][w][from].y : partials[buffer][w][from].x;
-        float v = sum * rowScale[t];
-        if (bias)
-          v += toFloat(bias[row]);
-        if (residual)
-          v += toFloat(residual[t * p.n + row]);
-        out[t * p.n + row] = fromFloat<T>(v);
-      }
-    }
-    buffer ^= 1;
+    finishTile<T, kSplits>(p, acc, acc2, tile, partials, buffer, rowScale, rows);
   }
 }
 

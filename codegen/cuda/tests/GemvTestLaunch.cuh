@@ -42,10 +42,14 @@ template __global__ void infer_gemv_rows<__nv_bfloat16, 0, true>(GemvParams);
 template __global__ void infer_gemv_rows<__nv_bfloat16, 1, true>(GemvParams);
 template __global__ void infer_gemv_rows<__half, 0, true>(GemvParams);
 template __global__ void infer_gemv_rows<__half, 1, true>(GemvParams);
-template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 0>(GemvParams);
-template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 1>(GemvParams);
-template __global__ void infer_gemv_rows_mma<__half, 0>(GemvParams);
-template __global__ void infer_gemv_rows_mma<__half, 1>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 0, 1>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 0, 8>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 1, 1>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__nv_bfloat16, 1, 8>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__half, 0, 1>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__half, 0, 8>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__half, 1, 1>(GemvParams);
+template __global__ void infer_gemv_rows_mma<__half, 1, 8>(GemvParams);
 } // namespace kernels
 } // namespace infer
 
@@ -53,6 +57,7 @@ namespace {
 
 using namespace infer::kernels;
 using bf16 = __nv_bfloat16;
+using infer::kerneltest::allowDynamicShared;
 using infer::kerneltest::launchConfig;
 using i64 = long long;
 
@@ -121,9 +126,7 @@ void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
   auto *kernel = p.prologue == 1   ? infer_gemv_rows<T, 1, false, kRows>
                  : p.prologue == 2 ? infer_gemv_rows<T, 2, false, kRows>
                                    : infer_gemv_rows<T, 0, false, kRows>;
-  if (shared > 48 * 1024)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(shared)));
+  allowDynamicShared(kernel, shared);
   const cudaLaunchConfig_t config = launchConfig(dim3(gemvRowsGrid(p.n), 1, 1), kGemvRowsThreads,
                                                  shared, stream, programmatic, attribute);
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
@@ -148,8 +151,21 @@ void launchRows(const GemvParams &p, bool programmatic = false, cudaStream_t str
   }
 }
 
-/// infer_gemv_rows_mma<T, p.prologue> (rms_norm or none) with gemvMmaGrid()'s
-/// geometry and shared memory for p.rows staged rows.
+/// The warps sharing a tile's k that launchRowsMma runs infer_gemv_rows_mma
+/// with: 0 = gemvMmaSplits(n), as codegen picks; else 1 or 8 (the
+/// correctness cases run both forms, --mma-splits times both).
+int gMmaSplits = 0;
+
+/// infer_gemv_rows_mma<T, prologue, splits>.
+template <typename T> auto *mmaKernel(int prologue, int splits) {
+  if (splits == 1)
+    return prologue == 1 ? infer_gemv_rows_mma<T, 1, 1> : infer_gemv_rows_mma<T, 0, 1>;
+  return prologue == 1 ? infer_gemv_rows_mma<T, 1, 8> : infer_gemv_rows_mma<T, 0, 8>;
+}
+
+/// infer_gemv_rows_mma<T, p.prologue, gMmaSplits or gemvMmaSplits()> (rms_norm
+/// or none) with gemvMmaGrid()'s geometry and shared memory for p.rows
+/// staged rows.
 template <typename T>
 void launchRowsMma(const GemvParams &p, bool programmatic = false, cudaStream_t stream = 0) {
   if constexpr (sizeof(T) != 2) {
@@ -164,13 +180,22 @@ void launchRowsMma(const GemvParams &p, bool programmatic = false, cudaStream_t 
     }
     cudaLaunchAttribute attribute;
     const size_t shared = size_t(gemvMmaSharedBytes(p.k, int(sizeof(T)), int(p.rows)));
-    auto *kernel = p.prologue == 1 ? infer_gemv_rows_mma<T, 1> : infer_gemv_rows_mma<T, 0>;
-    if (shared > 48 * 1024)
-      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(shared)));
+    auto *kernel = mmaKernel<T>(p.prologue, gMmaSplits ? gMmaSplits : gemvMmaSplits(p.n));
+    allowDynamicShared(kernel, shared);
     const cudaLaunchConfig_t config = launchConfig(dim3(gemvMmaGrid(p.n), 1, 1), kGemvRowsThreads,
                                                    shared, stream, programmatic, attribute);
-    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+    if (const cudaError_t status = cudaLaunchKernelEx(&config, kernel, p); status != cudaSuccess) {
+      cudaFuncAttributes a{};
+      (void)cudaFuncGetAttributes(&a, kernel);
+      std::fprintf(stderr,
+                   "infer_gemv_rows_mma (splits %d) k=%lld n=%lld rows %lld, %zu bytes dynamic "
+                   "shared, grid %u, programmatic %d: %s (kernel: %d registers, %zu static, max "
+                   "dynamic %d)\n",
+                   gMmaSplits ? gMmaSplits : gemvMmaSplits(p.n), p.k, p.n, p.rows, shared,
+                   gemvMmaGrid(p.n), int(programmatic), cudaGetErrorString(status), a.numRegs,
+                   a.sharedSizeBytes, a.maxDynamicSharedSizeBytes);
+      std::exit(1);
+    }
   }
 }
 
@@ -179,9 +204,10 @@ void launchRowsMma(const GemvParams &p, bool programmatic = false, cudaStream_t 
 enum class Kernel { gemv, rows, rowsMma };
 
 const char *kernelName(Kernel kernel) {
-  return kernel == Kernel::rows ? "infer_gemv_rows"
-         : kernel == Kernel::rowsMma ? "infer_gemv_rows_mma"
-                                     : "infer_gemv";
+  const char *mma = gMmaSplits == 1   ? "infer_gemv_rows_mma<1 split>"
+                    : gMmaSplits == 8 ? "infer_gemv_rows_mma<8 splits>"
+                                      : "infer_gemv_rows_mma";
+  return kernel == Kernel::rows ? "infer_gemv_rows" : kernel == Kernel::rowsMma ? mma : "infer_gemv";
 }
 
 /// The split-k workspace infer_gemv's launch by launch() uses.

@@ -325,8 +325,10 @@ void preferRuntimeCarveout() {
   prefer(infer_gemv_rows<bf16, 0, false, kGemvRowsMultiRows>);
   prefer(infer_gemv_rows<bf16, 1, false, kGemvRowsMultiRows>);
   prefer(infer_gemv_rows<bf16, 2, false, kGemvRowsMultiRows>);
-  prefer(infer_gemv_rows_mma<bf16, 0>);
-  prefer(infer_gemv_rows_mma<bf16, 1>);
+  for (int splits : {1, 8}) {
+    prefer(mmaKernel<bf16>(0, splits));
+    prefer(mmaKernel<bf16>(1, splits));
+  }
 }
 
 /// Device-to-device copy rate (bytes read + written), the practical ceiling.

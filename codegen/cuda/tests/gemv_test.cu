@@ -29,7 +29,9 @@
 // the runtime's shared-memory carveout (100). Options for manual runs:
 // --small (no large shapes, e.g. under compute-sanitizer), --no-timing,
 // --chain-only (of the timing, only the layer chains), --sweep (the tile
-// width x split sweep gemvShape()'s policy was chosen from).
+// width x split sweep gemvShape()'s policy was chosen from), --mma-splits
+// (infer_gemv_rows_mma per shape and in the layer chain with a tile's k over
+// 1 and 8 warps, what gemvMmaSplits() was chosen from).
 //
 //   nvcc -std=c++17 -O2 -arch=sm_90a -I<repo> -o gemv_test
 //       codegen/cuda/tests/gemv_test.cu
@@ -209,14 +211,19 @@ template <typename T> void testShape(i64 k, i64 n, int transposed, bool misalign
       if (rows == 1 || gemvMultiRowsSupported(k, n, transposed, int(sizeof(T))))
         for (int combo = 0; combo < 4; ++combo)
           failed += cases.run(rows, combo & 1, combo & 2, 0, 1, Kernel::rows) ? 0 : 1;
-  // infer_gemv_rows_mma: every row count it takes, bias and residual.
+  // infer_gemv_rows_mma: every row count it takes, bias and residual, with
+  // a tile's k split over 8 warps and over none.
   if (!misaligned)
-    for (int rows = 1; rows <= gemvMmaMaxRows(k, n, transposed, int(sizeof(T))); ++rows)
-      for (int combo = 0; combo < 4; ++combo) {
-        if (large && combo != rows % 4)
-          continue;
-        failed += cases.run(rows, combo & 1, combo & 2, 0, 1, Kernel::rowsMma) ? 0 : 1;
-      }
+    for (int splits : {1, 8}) {
+      gMmaSplits = splits;
+      for (int rows = 1; rows <= gemvMmaMaxRows(k, n, transposed, int(sizeof(T))); ++rows)
+        for (int combo = 0; combo < 4; ++combo) {
+          if (large && combo != (rows + splits) % 4)
+            continue;
+          failed += cases.run(rows, combo & 1, combo & 2, 0, 1, Kernel::rowsMma) ? 0 : 1;
+        }
+    }
+  gMmaSplits = 0;
   const bool clean = countersClean();
   if (!clean) {
     std::printf("FAIL %s: counters not zero afterwards\n", cases.label().c_str());
@@ -341,10 +348,14 @@ template <typename T> void testPrologues() {
   // infer_gemv_rows_mma folds the rms_norm only (a gated activation runs as
   // its own launch before it).
   if constexpr (sizeof(T) == 2) {
-    testPrologue<T>(1, 64, 128, 1, Kernel::rowsMma);
-    testPrologue<T>(1, 2048, 2560, 1, Kernel::rowsMma);
-    testPrologue<T>(1, 264, 37, 1, Kernel::rowsMma);
-    testPrologue<T>(1, 14336, 300, 1, Kernel::rowsMma);
+    for (int splits : {1, 8}) {
+      gMmaSplits = splits;
+      testPrologue<T>(1, 64, 128, 1, Kernel::rowsMma);
+      testPrologue<T>(1, 2048, 2560, 1, Kernel::rowsMma);
+      testPrologue<T>(1, 264, 37, 1, Kernel::rowsMma);
+      testPrologue<T>(1, 14336, 300, 1, Kernel::rowsMma);
+    }
+    gMmaSplits = 0;
   }
 }
 
@@ -512,7 +523,8 @@ void testProgrammaticLaunch(i64 k, i64 n, int transposed, Kernel kernel = Kernel
 /// only the layer chains, --sweep adds the
 /// tuning sweep to it.
 int main(int argc, char **argv) {
-  bool probe = false, small = false, timing = true, sweep = false, chainOnly = false;
+  bool probe = false, small = false, timing = true, sweep = false, chainOnly = false,
+       mmaSplits = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--probe"))
       probe = true;
@@ -524,8 +536,10 @@ int main(int argc, char **argv) {
       chainOnly = true;
     else if (!std::strcmp(argv[i], "--sweep"))
       sweep = true;
+    else if (!std::strcmp(argv[i], "--mma-splits"))
+      mmaSplits = true;
     else {
-      std::fprintf(stderr, "usage: %s [--probe] [--small] [--no-timing] [--chain-only] [--sweep]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--probe] [--small] [--no-timing] [--chain-only] [--sweep] [--mma-splits]\n", argv[0]);
       return 2;
     }
   }
@@ -556,7 +570,8 @@ int main(int argc, char **argv) {
     std::printf("infer_gemv_rows: %d registers, %d blocks per SM at k = 4096\n",
                 attributes.numRegs, blocks);
   }
-  for (auto kernel : {infer_gemv_rows_mma<bf16, 0>, infer_gemv_rows_mma<bf16, 1>}) {
+  for (auto kernel : {mmaKernel<bf16>(0, 1), mmaKernel<bf16>(1, 1), mmaKernel<bf16>(0, 8),
+                      mmaKernel<bf16>(1, 8)}) {
     cudaFuncAttributes attributes;
     CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
     const int shared = int(gemvMmaSharedBytes(5632, 2, kGemvMmaRows));
@@ -586,7 +601,11 @@ int main(int argc, char **argv) {
     testProgrammaticLaunch<float>(333, 512, transposed);
   }
   testProgrammaticLaunch<bf16>(2048, 2560, 1, Kernel::rows);
-  testProgrammaticLaunch<bf16>(2048, 2560, 1, Kernel::rowsMma);
+  for (int splits : {1, 8}) {
+    gMmaSplits = splits;
+    testProgrammaticLaunch<bf16>(2048, 2560, 1, Kernel::rowsMma);
+  }
+  gMmaSplits = 0;
   std::printf("%s: %d failed\n", gFailures ? "FAILED" : "correctness OK", gFailures);
   std::fflush(stdout);
   if (!timing) {
@@ -616,6 +635,19 @@ int main(int argc, char **argv) {
   const i64 tinyllamaShapes[][2] = {{2048, 2560}, {2048, 2048}, {2048, 11264}, {5632, 2048},
                                     {2048, 32000}};
   timeRowsShapes(tinyllamaShapes, 5, "tinyllama");
+  if (mmaSplits) {
+    const i64 llama3Shapes[][2] = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096},
+                                   {4096, 128256}};
+    for (int splits : {1, 8}) {
+      gMmaSplits = splits;
+      std::printf("infer_gemv_rows_mma with a tile's k over %d warps:\n", splits);
+      timeRowsShapes(tinyllamaShapes, 5, "tinyllama");
+      timeRowsShapes(llama3Shapes, 5, "llama3-8b");
+      timeLayerChain(tinyllamaLayer, 4, 22, "tinyllama");
+    }
+    gMmaSplits = 0;
+    std::printf("infer_gemv_rows_mma with gemvMmaSplits():\n");
+  }
   timeLayerChain(tinyllamaLayer, 4, 22, "tinyllama");
   const i64 llama3Layer[][2] = {{4096, 6144}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
   timeLayerChain(llama3Layer, 4, 8, "llama3-8b");
