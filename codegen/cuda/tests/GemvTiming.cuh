@@ -331,6 +331,24 @@ void preferRuntimeCarveout() {
   }
 }
 
+/// A few plain launches for a profiler (--mma-profile, no correctness run):
+/// TinyLlama's gate/up GEMV at 4 tokens on infer_gemv_rows_mma with a tile's
+/// k over 1 warp, then over 8, then infer_gemv_rows at one token; three
+/// launches each over rotating weights.
+void profileMma() {
+  const TimedWeights w(2048, 11264);
+  for (int splits : {1, 8}) {
+    gMmaSplits = splits;
+    for (int i = 0; i < 3; ++i)
+      launchRowsMma<bf16>(w.params(i, 4, 1));
+  }
+  gMmaSplits = 0;
+  for (int i = 0; i < 3; ++i)
+    launchRows<bf16>(w.params(i, 1, 1));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::printf("profiled launches done\n");
+}
+
 /// Device-to-device copy rate (bytes read + written), the practical ceiling.
 void timeCopy() {
   const size_t bytes = size_t(1) << 30;

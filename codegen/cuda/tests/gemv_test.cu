@@ -31,7 +31,8 @@
 // --chain-only (of the timing, only the layer chains), --sweep (the tile
 // width x split sweep gemvShape()'s policy was chosen from), --mma-splits
 // (infer_gemv_rows_mma per shape and in the layer chain with a tile's k over
-// 1 and 8 warps, what gemvMmaSplits() was chosen from).
+// 1 and 8 warps, what gemvMmaSplits() was chosen from), --mma-profile (only
+// a few launches of the tensor-core and row GEMVs on one shape, for ncu).
 //
 //   nvcc -std=c++17 -O2 -arch=sm_90a -I<repo> -o gemv_test
 //       codegen/cuda/tests/gemv_test.cu
@@ -520,11 +521,12 @@ void testProgrammaticLaunch(i64 k, i64 n, int transposed, Kernel kernel = Kernel
 
 /// Options (none in CTest): --probe stops after finding the device, --small
 /// skips the large shapes, --no-timing skips the timing, --chain-only times
-/// only the layer chains, --sweep adds the
-/// tuning sweep to it.
+/// only the layer chains, --sweep adds the tuning sweep to it, --mma-splits
+/// times the tensor-core GEMV's two forms, --mma-profile only launches a few
+/// GEMVs (for ncu).
 int main(int argc, char **argv) {
   bool probe = false, small = false, timing = true, sweep = false, chainOnly = false,
-       mmaSplits = false;
+       mmaSplits = false, mmaProfile = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--probe"))
       probe = true;
@@ -538,8 +540,10 @@ int main(int argc, char **argv) {
       sweep = true;
     else if (!std::strcmp(argv[i], "--mma-splits"))
       mmaSplits = true;
+    else if (!std::strcmp(argv[i], "--mma-profile"))
+      mmaProfile = true;
     else {
-      std::fprintf(stderr, "usage: %s [--probe] [--small] [--no-timing] [--chain-only] [--sweep] [--mma-splits]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--probe] [--small] [--no-timing] [--chain-only] [--sweep] [--mma-splits] [--mma-profile]\n", argv[0]);
       return 2;
     }
   }
@@ -551,6 +555,11 @@ int main(int argc, char **argv) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount);
+  if (mmaProfile) {
+    preferRuntimeCarveout();
+    profileMma();
+    return 0;
+  }
   for (auto kernel : {infer_gemv<float>, infer_gemv<bf16>, infer_gemv<__half>,
                       infer_gemv_fused<bf16, 1>, infer_gemv_fused<bf16, 2>}) {
     cudaFuncAttributes attributes;
