@@ -79,6 +79,13 @@ template <typename T> __device__ __forceinline__ float dot16(const uint4 &w, con
   return s;
 }
 
+/// Whether unit `unit` of a row of `vectors` 16-byte vectors is whole (all
+/// but a row's last unit when the row is not a multiple of 4 KiB): its loads
+/// and dot products then need no bounds checks (~12 instructions a load).
+__device__ __forceinline__ bool wholeUnit(long long vectors, long long unit) {
+  return (unit + 1) * kUnitLoads * 32 <= vectors;
+}
+
 /// The unit `unit` of row `row`: loads u < kUnitLoads at 16-byte index
 /// (unit * kUnitLoads + u) * 32 + lane of the row, those before `vectors`.
 template <typename T>
@@ -86,6 +93,12 @@ __device__ __forceinline__ void loadUnit(const uint4 *weight, long long vectors,
                                          long long unit, int lane, uint4 (&out)[kUnitLoads]) {
   const long long first = unit * kUnitLoads * 32 + lane;
   const uint4 *src = weight + row * vectors + first;
+  if (wholeUnit(vectors, unit)) {
+#pragma unroll
+    for (int u = 0; u < kUnitLoads; ++u)
+      out[u] = gemvimpl::loadStream(src + u * 32);
+    return;
+  }
 #pragma unroll
   for (int u = 0; u < kUnitLoads; ++u)
     if (first + u * 32 < vectors)
@@ -242,13 +255,22 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
     if (nextRow < taken)
       loadUnit<T>(weight, vectors, nextSecond ? nextRow + half : nextRow, nextUnit, lane, next);
     const long long first = unit * kUnitLoads * 32 + lane;
+    if (wholeUnit(vectors, unit)) {
 #pragma unroll
-    for (int u = 0; u < kUnitLoads; ++u)
-      if (first + u * 32 < vectors)
+      for (int u = 0; u < kUnitLoads; ++u)
 #pragma unroll
         for (int r = 0; r < kRows; ++r)
           if (kRows == 1 || r < rows)
             sum[r] = dot16<T>(current[u], staged[r * vectors + first + u * 32], sum[r]);
+    } else {
+#pragma unroll
+      for (int u = 0; u < kUnitLoads; ++u)
+        if (first + u * 32 < vectors)
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+            if (kRows == 1 || r < rows)
+              sum[r] = dot16<T>(current[u], staged[r * vectors + first + u * 32], sum[r]);
+    }
     if (nextUnit == 0) {
       const long long outputRow = second ? row + half : row;
 #pragma unroll

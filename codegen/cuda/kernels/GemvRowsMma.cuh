@@ -88,6 +88,12 @@ __device__ __forceinline__ WarpRange warpRange(const GemvParams &p, int elementB
   return r;
 }
 
+/// Whether the unit from step firstStep on lies wholly in the warp's range
+/// and in the rows (every unit but a range's last, in the models' shapes).
+__device__ __forceinline__ bool wholeUnit(const WarpRange &r, long long firstStep) {
+  return firstStep + kUnitSteps <= r.stepEnd && (firstStep + kUnitSteps) * 4 <= r.vectors;
+}
+
 /// The unit `unit` of the warp's range in tile `tile`: for each step, the
 /// tile's row g at vector 4s + q (zeros past n or past the row).
 __device__ __forceinline__ void loadUnit(const uint4 *weight, long long n, const WarpRange &r,
@@ -95,6 +101,16 @@ __device__ __forceinline__ void loadUnit(const uint4 *weight, long long n, const
                                          uint4 (&out)[kUnitSteps]) {
   const long long row = tile * kGemvMmaTileRows + g;
   const long long firstStep = r.stepBegin + unit * kUnitSteps;
+  if (wholeUnit(r, firstStep) && (tile + 1) * kGemvMmaTileRows <= n) {
+    // Every load in range: 8 loads at fixed offsets from one address (the
+    // checks below cost ~25 instructions a step, and the kernel is bound by
+    // its instruction issue before the bytes).
+    const uint4 *from = weight + row * r.vectors + firstStep * 4 + q;
+#pragma unroll
+    for (int s = 0; s < kUnitSteps; ++s)
+      out[s] = gemvimpl::loadStream(from + s * 4);
+    return;
+  }
 #pragma unroll
   for (int s = 0; s < kUnitSteps; ++s) {
     const long long vector = (firstStep + s) * 4 + q;
@@ -138,6 +154,19 @@ __device__ __forceinline__ void multiplyUnit(const uint4 (&w)[kUnitSteps], const
                                              long long unit, int g, int q, int rows,
                                              float (&acc)[4], float (&acc2)[4]) {
   const long long firstStep = r.stepBegin + unit * kUnitSteps;
+  if (wholeUnit(r, firstStep)) {
+    // A rows g >= rows multiply row rows - 1 (finite values, in the staged
+    // rows): they give only outputs of tokens past p.rows, which are not
+    // written, so no zeros need selecting.
+    const uint4 *x = staged + (g < rows ? g : rows - 1) * rowVectors + firstStep * 4 + q;
+#pragma unroll
+    for (int s = 0; s < kUnitSteps; ++s) {
+      const uint4 v = x[s * 4];
+      gemvimpl::mma<T>(acc, v.x, 0u, v.y, 0u, w[s].x, w[s].y);
+      gemvimpl::mma<T>(acc2, v.z, 0u, v.w, 0u, w[s].z, w[s].w);
+    }
+    return;
+  }
 #pragma unroll
   for (int s = 0; s < kUnitSteps; ++s) {
     const long long vector = (firstStep + s) * 4 + q;
