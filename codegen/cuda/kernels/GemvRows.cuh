@@ -81,7 +81,8 @@ template <typename T> __device__ __forceinline__ float dot16(const uint4 &w, con
 
 /// Whether unit `unit` of a row of `vectors` 16-byte vectors is whole (all
 /// but a row's last unit when the row is not a multiple of 4 KiB): its loads
-/// and dot products then need no bounds checks (~12 instructions a load).
+/// and dot products then need no bounds checks (~10 instructions a load of
+/// ~54; session 26, bench/results/tinyllama-1.1b-serving.md).
 __device__ __forceinline__ bool wholeUnit(long long vectors, long long unit) {
   return (unit + 1) * kUnitLoads * 32 <= vectors;
 }

@@ -31,8 +31,12 @@
 // the shorter shapes run slower that way (qkv 5.9 -> 9.3), as with k split
 // over 2 or 4 warps. Neither a deeper pipeline of units (2-8 in flight, in
 // rotating or unrolled registers) nor loads of whole 128-byte lines (moved
-// to their lanes by shuffles) streamed faster; the long shapes stay at
-// ~55-60% of HBM (bench/results/tinyllama-1.1b-serving.md, session 26).
+// to their lanes by shuffles) streamed faster. What cost was instructions:
+// per-step bounds checks made ~58 a warp-wide load (ncu), so whole units
+// (wholeUnit) load and multiply without them: 5.2 -> 2.8 M instructions on
+// gate/up, the layer chain at 4 tokens 44.0 -> 41.6 us; the long shapes are
+// still at ~60% of HBM, their warps now waiting on loads
+// (bench/results/tinyllama-1.1b-serving.md, session 26).
 //
 // A lane's 8 elements of a vector are K {2q, 2q+1, 2q+8, 2q+9} of two mmas
 // (elements 0-3, then 4-7), the same permutation for the weights (B: column
