@@ -73,7 +73,7 @@ namespace {
 /// [low, high], `fallback` when unset; else an error naming the variable
 /// and saying what it takes.
 StatusOr<int> integerSetting(const char *name, const char *value, int low, int high,
-                             int fallback, const char *takes) {
+                             int fallback, const std::string &takes) {
   if (!value)
     return fallback;
   char *end = nullptr;
@@ -97,7 +97,8 @@ StatusOr<int> gemvMmaMinTokensSetting(const char *value) {
   // GEMV, whose output rows have the bits each request gets alone.
   constexpr int kDefault = 3;
   return integerSetting("INFER_GEMV_MMA_MIN", value, 0, kernels::kGemvMmaRows, kDefault,
-                        "0 (never) or the fewest tokens of a step, up to 8");
+                        "0 (never) or the fewest tokens of a step, up to " +
+                            std::to_string(kernels::kGemvMmaRows));
 }
 
 StatusOr<const CudaApi *> loadCudaApi() {

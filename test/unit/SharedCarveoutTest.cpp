@@ -2,6 +2,8 @@
 
 #include "runtime/cuda/CudaApi.h"
 
+#include "codegen/cuda/kernels/GemvGeometry.h"
+
 #include <gtest/gtest.h>
 
 namespace infer::cuda {
@@ -52,6 +54,8 @@ TEST(GemvMmaMinTokensTest, RejectsAnythingElseNamingTheVariable) {
     ASSERT_FALSE(fewest.ok()) << "'" << text << "'";
     EXPECT_NE(fewest.status().message().find("INFER_GEMV_MMA_MIN"), std::string::npos);
     EXPECT_NE(fewest.status().message().find(std::string("'") + text + "'"), std::string::npos);
+    EXPECT_NE(fewest.status().message().find("up to " + std::to_string(kernels::kGemvMmaRows)),
+              std::string::npos);
   }
 }
 
