@@ -184,18 +184,7 @@ void launchRowsMma(const GemvParams &p, bool programmatic = false, cudaStream_t 
     allowDynamicShared(kernel, shared);
     const cudaLaunchConfig_t config = launchConfig(dim3(gemvMmaGrid(p.n), 1, 1), kGemvRowsThreads,
                                                    shared, stream, programmatic, attribute);
-    if (const cudaError_t status = cudaLaunchKernelEx(&config, kernel, p); status != cudaSuccess) {
-      cudaFuncAttributes a{};
-      (void)cudaFuncGetAttributes(&a, kernel);
-      std::fprintf(stderr,
-                   "infer_gemv_rows_mma (splits %d) k=%lld n=%lld rows %lld, %zu bytes dynamic "
-                   "shared, grid %u, programmatic %d: %s (kernel: %d registers, %zu static, max "
-                   "dynamic %d)\n",
-                   gMmaSplits ? gMmaSplits : gemvMmaSplits(p.n), p.k, p.n, p.rows, shared,
-                   gemvMmaGrid(p.n), int(programmatic), cudaGetErrorString(status), a.numRegs,
-                   a.sharedSizeBytes, a.maxDynamicSharedSizeBytes);
-      std::exit(1);
-    }
+    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
   }
 }
 
