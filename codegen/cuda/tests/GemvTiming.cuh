@@ -105,24 +105,13 @@ double graphMs(const TimedWeights &w, int rows, int transposed, int warpsN, unsi
          perGraph;
 }
 
-/// Milliseconds per launch over `reps` eager launches on the legacy stream.
+/// Milliseconds per launch over `reps` eager launches on the legacy stream,
+/// each over the next copy of the weights.
 double eagerMs(const TimedWeights &w, int rows, int transposed, int warpsN, unsigned splits,
                int reps) {
-  for (int i = 0; i < 3; ++i)
-    launch<bf16>(w.params(i, rows, transposed), warpsN, splits);
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start));
-  for (int i = 0; i < reps; ++i)
-    launch<bf16>(w.params(i, rows, transposed), warpsN, splits);
-  CUDA_CHECK(cudaEventRecord(stop));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  return double(ms) / reps;
+  int copy = 0;
+  return infer::kerneltest::timeMs(
+      [&] { launch<bf16>(w.params(copy++, rows, transposed), warpsN, splits); }, reps);
 }
 
 /// Prints the sweep of tile widths and split counts (inside graphs, what

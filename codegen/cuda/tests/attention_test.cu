@@ -262,23 +262,7 @@ template <typename T> bool timeCase(int seq, int heads, int kvHeads, int headDim
   T *output = nullptr;
   CUDA_CHECK(cudaMalloc(&output, size_t(outElements) * sizeof(T)));
   ops.params.output = output;
-  for (int i = 0; i < 3; ++i)
-    launch<T>(ops.params);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  const int reps = 20;
-  CUDA_CHECK(cudaEventRecord(start));
-  for (int i = 0; i < reps; ++i)
-    launch<T>(ops.params);
-  CUDA_CHECK(cudaEventRecord(stop));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float elapsed = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  double ms = double(elapsed) / reps;
+  const double ms = infer::kerneltest::timeMs([&] { launch<T>(ops.params); }, 20);
   double flops = 4.0 * double(seq) * seq * heads * headDim / 2;
 
   std::vector<T> result(static_cast<size_t>(outElements));
