@@ -136,6 +136,15 @@ __device__ __forceinline__ void copyAsync16(unsigned sharedDst, const void *glob
                : "memory");
 }
 
+/// copyAsync16 of `bytes` (16 or 0) bytes of globalSrc, the rest of the 16
+/// zero-filled: with 0 nothing is read.
+__device__ __forceinline__ void copyAsync16OrZero(unsigned sharedDst, const void *globalSrc,
+                                                  unsigned bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedDst), "l"(globalSrc),
+               "r"(bytes)
+               : "memory");
+}
+
 __device__ __forceinline__ void storeShared16(unsigned sharedDst, unsigned x, unsigned y,
                                               unsigned z, unsigned w) {
   asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(sharedDst), "r"(x), "r"(y),

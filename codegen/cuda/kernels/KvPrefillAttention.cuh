@@ -47,9 +47,10 @@ template <typename T> struct PagedRows {
   unsigned blockStride, rowElems, blockSize;
   int blockShift; // log2(blockSize), or -1 when it is not a power of two
 
-  __device__ __forceinline__ const T *operator()(int row) const {
+  /// Row `row`, with blockShift >= 0 known (kPowerOfTwo) or not.
+  template <bool kPowerOfTwo> __device__ __forceinline__ const T *at(int row) const {
     unsigned block, offset;
-    if (blockShift >= 0) {
+    if (kPowerOfTwo) {
       block = unsigned(row) >> blockShift;
       offset = unsigned(row) - (block << blockShift);
     } else {
@@ -57,6 +58,9 @@ template <typename T> struct PagedRows {
       offset = unsigned(row) - block * blockSize;
     }
     return base + __ldg(table + block) * (long long)blockStride + offset * rowElems;
+  }
+  __device__ __forceinline__ const T *operator()(int row) const {
+    return blockShift >= 0 ? at<true>(row) : at<false>(row);
   }
 };
 

@@ -27,9 +27,10 @@
 // (after a proxy fence, as wgmma reads through the async proxy) and frees the
 // stages the next copies overwrite.
 //
-// H200, 2,048-token prefill, 32 heads / 8 KV heads: 227-229 TFLOP/s against
-// the mma.sync kernel's 183-185 (kv_attention_test --prefill-timings). The
-// same design at head size 64 runs at 172 against 181, so 64 keeps mma.sync.
+// H200, 2,048-token prefill, 32 heads / 8 KV heads: 330 TFLOP/s against the
+// mma.sync kernel's 183-185 (kv_attention_test --prefill-timings; 234 before
+// session 27 made the copies short and moved them behind the softmax). The
+// same design at head size 64 ran at 172 against 181, so 64 keeps mma.sync.
 //
 // Head size 128 without softcap, 16-byte aligned rows, compiled for sm_90a
 // (kvPrefillWgmmaSupported; at 64 the mma.sync kernel is faster): anything
@@ -59,23 +60,61 @@ static_assert(kKvPrefillBlockQ == kKvPrefillWgmmaKeys &&
               "two warpgroups of 64 query rows; Q and K/V tiles of the same 128 rows");
 
 /// Copies rows [row0, row0 + 128) of one head (row r's first element at
-/// rows(r)) into the swizzled tile at `tile` (Wgmma.cuh: [column half][row]
-/// [64]); this thread copies 16-byte column `chunk` of rows firstRow,
-/// firstRow + rowStep, ... Rows at or past rowEnd become zero.
-template <int kD, typename Rows>
-__device__ __forceinline__ void loadSwizzledTile(unsigned tile, const Rows &rows, int row0,
+/// rowAt(r)) into the swizzled tile at `tile` (Wgmma.cuh: [column half][row]
+/// [64]); this thread (of kThreads copying the tile) copies 16-byte column
+/// `chunk` of rows firstRow, firstRow + rowStep, ... Rows at or past rowEnd
+/// (> row0) become zero.
+///
+/// The copies run on the MMA warps between issuing a tile's MMAs and waiting
+/// for its scores, so they are kept short: a fixed trip count (unrolled), the
+/// source addresses (block-table reads) of a batch of rows before its copies so
+/// that those reads are in flight together, and rows past the end zero-filled
+/// by the copy itself (source size 0; the address is the last row's, not
+/// read) instead of a branch per row.
+template <int kD, int kThreads, typename RowAt>
+__device__ __forceinline__ void copySwizzledRows(unsigned tile, const RowAt &rowAt, int row0,
                                                  int rowEnd, int chunk, int firstRow) {
-  constexpr int kRowStep = kKvPrefillThreads / (kD / 8);
+  constexpr int kRowStep = kThreads / (kD / 8);
+  constexpr int kRowsPerThread = kKvPrefillWgmmaKeys / kRowStep;
+  // Sources in batches of at most 8 (16 registers of addresses).
+  constexpr int kBatch = kRowsPerThread < 8 ? kRowsPerThread : 8;
+  static_assert(kKvPrefillWgmmaKeys % kRowStep == 0 && kRowsPerThread % kBatch == 0,
+                "whole rows per thread");
   const unsigned half = unsigned(chunk >> 3) * (kKvPrefillWgmmaKeys * 128);
 #pragma unroll
-  for (int r = firstRow; r < kKvPrefillWgmmaKeys; r += kRowStep) {
-    const unsigned dst = tile + half + wgmma::swizzledChunk(r, chunk & 7);
-    const int row = row0 + r;
-    if (row >= rowEnd)
-      attention_detail::storeShared16(dst, 0u, 0u, 0u, 0u);
-    else
-      attention_detail::copyAsync16(dst, rows(row) + chunk * 8);
+  for (int b = 0; b < kRowsPerThread; b += kBatch) {
+    const void *sources[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i)
+      sources[i] = rowAt(min(row0 + firstRow + (b + i) * kRowStep, rowEnd - 1)) + chunk * 8;
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int r = firstRow + (b + i) * kRowStep;
+      attention_detail::copyAsync16OrZero(tile + half + wgmma::swizzledChunk(r, chunk & 7),
+                                          sources[i], row0 + r < rowEnd ? 16u : 0u);
+    }
   }
+}
+
+/// copySwizzledRows over query rows (StridedRows) or cached K/V rows
+/// (PagedRows: the block size's power-of-two test once a tile, not a row).
+template <int kD, int kThreads = kKvPrefillThreads, typename T>
+__device__ __forceinline__ void loadSwizzledTile(unsigned tile,
+                                                 const attention_detail::StridedRows<T> &rows,
+                                                 int row0, int rowEnd, int chunk, int firstRow) {
+  copySwizzledRows<kD, kThreads>(tile, rows, row0, rowEnd, chunk, firstRow);
+}
+template <int kD, int kThreads = kKvPrefillThreads, typename T>
+__device__ __forceinline__ void loadSwizzledTile(unsigned tile,
+                                                 const kv_prefill_detail::PagedRows<T> &rows,
+                                                 int row0, int rowEnd, int chunk, int firstRow) {
+  if (rows.blockShift >= 0)
+    copySwizzledRows<kD, kThreads>(
+        tile, [&](int row) { return rows.template at<true>(row); }, row0, rowEnd, chunk, firstRow);
+  else
+    copySwizzledRows<kD, kThreads>(
+        tile, [&](int row) { return rows.template at<false>(row); }, row0, rowEnd, chunk,
+        firstRow);
 }
 
 /// One block on wgmma: warpgroup w owns query rows q0 + 64 w .. q0 + 64 w + 63,
@@ -201,13 +240,10 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   // Warpgroup 1 issues its MMAs after warpgroup 0 has issued its own (named
   // barrier 1), so that the tensor cores take them in that order and warpgroup
   // 0's softmax runs while they do warpgroup 1's (ping-pong, as
-  // FlashAttention-3). Then the copies (K of tile + 3, V of tile + 2): their
-  // block-table reads and address math wait on memory, which must not delay
-  // the MMAs.
-  auto afterIssue = [&](int tile) {
+  // FlashAttention-3).
+  auto letWarpgroup1Issue = [&] {
     if (warpgroup == 0)
       asm volatile("bar.arrive 1, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
-    issueCopies(tile + 3, tile + 2);
   };
   for (int tile = 0; tile < tiles; ++tile) {
     // K of tile + 1 and V of tile are in shared memory for every thread, and
@@ -219,15 +255,19 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
     if (warpgroup == 1)
       asm volatile("bar.sync 1, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
     // Each branch waits for what it issued (ptxas serializes wgmma whose
-    // issue and wait it cannot pair up).
+    // issue and wait it cannot pair up). The copies (K of tile + 3, V of
+    // tile + 2) go after the softmax, while P V runs: there they delay
+    // neither the MMAs nor the softmax (session 27: 312 -> 330 TFLOP/s against
+    // issuing them right after the MMAs).
     if (tile + 1 < groupTiles) {
       wgmma::fence();
       issueScores(tile + 1);
       issueValues(tile);
-      afterIssue(tile);
+      letWarpgroup1Issue();
       wgmma::wait<1>(); // S done, P V may still run
       wgmma::pin(s);
       const attention_detail::RowPairSoftmax::Rescale factors = weigh(tile + 1);
+      issueCopies(tile + 3, tile + 2);
       wgmma::wait<0>();
       wgmma::pin(out);
       attention_detail::RowPairSoftmax::rescale(out, factors);
@@ -235,11 +275,13 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
     } else if (tile < groupTiles) {
       wgmma::fence();
       issueValues(tile);
-      afterIssue(tile);
+      letWarpgroup1Issue();
+      issueCopies(tile + 3, tile + 2);
       wgmma::wait<0>();
       wgmma::pin(out);
     } else {
-      afterIssue(tile);
+      letWarpgroup1Issue();
+      issueCopies(tile + 3, tile + 2);
     }
   }
   attention_detail::waitAsync<0>(); // Q's copy when no key tile was loaded
