@@ -65,14 +65,14 @@ INFER_KV_PREFILL_GEOMETRY_FN bool kvPrefillWgmmaSupported(long long headDim, int
 }
 
 /// Dynamic shared memory of infer_kv_prefill_attention_wgmma: Q and the K/V
-/// stages, 1,024-byte aligned (swizzle atoms), or what the fallback path
-/// needs if that is more: 230,400 bytes (of the 232,448 an H100/H200 block
-/// may have).
+/// stages, 1,024-byte aligned (swizzle atoms), and the stages' 12 mbarriers,
+/// or what the fallback path needs if that is more: 230,528 bytes (of the
+/// 232,448 an H100/H200 block may have).
 INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillWgmmaSharedBytes(long long headDim, int elementBytes) {
   if (!kvPrefillWgmmaSupported(headDim, elementBytes))
     return 0;
   const int tileBytes = kKvPrefillWgmmaKeys * int(headDim) * 2;
-  const int wgmmaBytes = 1024 + tileBytes * (1 + 2 * kKvPrefillWgmmaStages);
+  const int wgmmaBytes = 1024 + tileBytes * (1 + 2 * kKvPrefillWgmmaStages) + 128;
   const int fallbackBytes = kvPrefillSharedBytes(headDim, elementBytes);
   return wgmmaBytes > fallbackBytes ? wgmmaBytes : fallbackBytes;
 }

@@ -23,14 +23,15 @@
 // tensor cores together and the softmax of tile j + 1 runs while P V does;
 // warpgroup 1 issues after warpgroup 0 (ping-pong). K and V are copied
 // (cp.async, each thread the same 16-byte column of several rows) two tiles
-// ahead, each through three stages; one barrier per tile publishes them
-// (after a proxy fence, as wgmma reads through the async proxy) and frees the
-// stages the next copies overwrite.
+// ahead, each through three stages, with an mbarrier per stage that says it is
+// full (every thread's copies landed) and one that says it is free (every
+// thread's MMAs reading it are done): no block-wide barrier a tile.
 //
-// H200, 2,048-token prefill, 32 heads / 8 KV heads: 330 TFLOP/s against the
+// H200, 2,048-token prefill, 32 heads / 8 KV heads: 342 TFLOP/s against the
 // mma.sync kernel's 183-185 (kv_attention_test --prefill-timings; 234 before
-// session 27 made the copies short and moved them behind the softmax). The
-// same design at head size 64 ran at 172 against 181, so 64 keeps mma.sync.
+// session 27 made the copies short, moved them behind the softmax and
+// replaced the block barrier a tile by mbarriers). The same design at head
+// size 64 ran at 172 against 181, so 64 keeps mma.sync.
 //
 // Head size 128 without softcap, 16-byte aligned rows, compiled for sm_90a
 // (kvPrefillWgmmaSupported; at 64 the mma.sync kernel is faster): anything
@@ -117,9 +118,42 @@ __device__ __forceinline__ void loadSwizzledTile(unsigned tile,
         firstRow);
 }
 
+/// mbarrier objects (8 bytes of shared memory each, sm_80+ PTX) at shared
+/// address `bar`: a phase completes when `count` arrivals came; waits name
+/// the phase by its parity.
+__device__ __forceinline__ void barrierInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+/// Arrives on `bar` once this thread's cp.async copies so far have landed
+/// (the arrival is one of the phase's count).
+__device__ __forceinline__ void barrierArriveOnCopies(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void barrierArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+/// Waits until the phase of `bar` with this parity has completed.
+__device__ __forceinline__ void barrierWait(unsigned bar, unsigned parity) {
+  asm volatile("{\n"
+               ".reg .pred ready;\n"
+               "WAIT:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 ready, [%0], %1;\n"
+               "@!ready bra WAIT;\n"
+               "}\n" ::"r"(bar),
+               "r"(parity)
+               : "memory");
+}
+
 /// One block on wgmma: warpgroup w owns query rows q0 + 64 w .. q0 + 64 w + 63,
 /// warp w' of it rows 16 w' .. 16 w' + 15 of those (RowPairSoftmax layout).
 /// Requires !ScoreMap(scale, softcap).prescale and op.aligned.
+///
+/// No block-wide barrier a tile: each K and V stage has a `full` mbarrier
+/// (every thread arrives when its copies into the stage have landed) and an
+/// `empty` one (every thread arrives when its warpgroup's MMAs reading the
+/// stage are done), so a warpgroup waits for the data it reads and a copy for
+/// the stage it overwrites, not for the other warpgroup's softmax (session 27:
+/// 331 -> 342 TFLOP/s against one __syncthreads a tile).
 template <typename T, int kD, typename KeyRows>
 __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &op,
                                                unsigned char *smem, int q0) {
@@ -130,6 +164,17 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   constexpr unsigned kTileBytes = kHalfBytes * (kD / 64);
   const unsigned qTile = (attention_detail::sharedAddress(smem) + 1023u) & ~1023u;
   const unsigned kvTiles = qTile + kTileBytes; // stage s: K at + 2 s kTileBytes, V after it
+  // The mbarriers after the last stage: full K, full V, empty K, empty V,
+  // kStages each. The tile in a stage changes every kStages tiles, so the
+  // phase of tile j's fill (and release) is j / kStages.
+  const unsigned barriers = kvTiles + 2 * kStages * kTileBytes;
+  auto fullBarrier = [&](bool values, int tile) {
+    return barriers + unsigned((values ? kStages : 0) + tile % kStages) * 8u;
+  };
+  auto emptyBarrier = [&](bool values, int tile) {
+    return barriers + unsigned(2 * kStages + (values ? kStages : 0) + tile % kStages) * 8u;
+  };
+  auto parityOf = [](int tile) { return unsigned(tile / kStages) & 1u; };
 
   const int seq = op.seq, kvSeq = op.kvSeq, causal = op.causal;
   // Through a shuffle, so that the compiler sees the warpgroup (and every
@@ -139,30 +184,48 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   const int warp = (int(threadIdx.x) >> 5) & 3, lane = int(threadIdx.x) & 31;
   const int chunk = int(threadIdx.x) % (kD / 8), firstRow = int(threadIdx.x) / (kD / 8);
 
+  if (threadIdx.x == 0)
+    for (int b = 0; b < 4 * kStages; ++b)
+      barrierInit(barriers + unsigned(b) * 8u, kKvPrefillThreads);
+  __syncthreads();
+
   loadSwizzledTile<kD>(qTile, op.q, q0, seq, chunk, firstRow);
   const int tiles =
       (attention_detail::blockKeyEnd(q0, kKvPrefillBlockQ, seq, kvSeq, causal) + kKeys - 1) /
       kKeys;
-  // K and V move through their stages on separate schedules, each two tiles
-  // ahead: S of tile j + 1 needs K of j + 1 when O += P V of tile j needs V of
-  // j, so iteration j copies K of j + 3 (over K of j, used by S in iteration
-  // j - 1) and V of j + 2 (over V of j - 1) as one copy group. A group is
-  // committed either way, so that waits count groups.
+  // K or V of `tile` into its stage, once every thread has released the tile
+  // kStages before it there; the stage's full barrier counts this thread's
+  // copies (and Q's, for K of tile 0). K and V move on separate schedules,
+  // each two tiles ahead: S of tile j + 1 needs K of j + 1 when O += P V of
+  // tile j needs V of j, so iteration j copies K of j + 3 (over K of j, read by
+  // S in iteration j - 1) and V of j + 2 (over V of j - 1).
   auto copyRows = [&](bool values, int tile) {
-    if (tile < tiles)
-      loadSwizzledTile<kD>(kvTiles + unsigned(tile % kStages) * 2 * kTileBytes +
-                               (values ? kTileBytes : 0u),
-                           values ? op.v : op.k, tile * kKeys, kvSeq, chunk, firstRow);
+    if (tile >= tiles)
+      return;
+    if (tile >= kStages)
+      barrierWait(emptyBarrier(values, tile), parityOf(tile - kStages));
+    loadSwizzledTile<kD>(kvTiles + unsigned(tile % kStages) * 2 * kTileBytes +
+                             (values ? kTileBytes : 0u),
+                         values ? op.v : op.k, tile * kKeys, kvSeq, chunk, firstRow);
+    barrierArriveOnCopies(fullBarrier(values, tile));
   };
-  auto issueCopies = [&](int kTile, int vTile) {
-    copyRows(false, kTile);
-    copyRows(true, vTile);
-    attention_detail::commitAsync();
+  auto copyNext = [&](int tile) {
+    copyRows(false, tile + 3);
+    copyRows(true, tile + 2);
+  };
+  // Every thread releases every tile once, whether its warpgroup read it or not.
+  auto release = [&](bool values, int tile) {
+    if (tile < tiles)
+      barrierArrive(emptyBarrier(values, tile));
+  };
+  auto waitFull = [&](bool values, int tile) {
+    barrierWait(fullBarrier(values, tile), parityOf(tile));
   };
   copyRows(false, 0);
-  attention_detail::commitAsync(); // with Q's copies: group 0
-  issueCopies(1, 0);
-  issueCopies(2, 1);
+  copyRows(false, 1);
+  copyRows(true, 0);
+  copyRows(false, 2);
+  copyRows(true, 1);
 
   const int groupFirst = q0 + warpgroup * kRowsPerWarpgroup;
   const bool groupActive = groupFirst < seq;
@@ -210,22 +273,6 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
     for (int kk = 0; kk < kKeys / 16; ++kk)
       attention_detail::weightsAsOperandA<T>(weights[kk], s, kk);
   };
-
-  // Tile 0's scores before the loop; then per tile j: S of tile j + 1 and
-  // O += P V of tile j are issued together, and the softmax of tile j + 1
-  // runs on the CUDA cores while the tensor cores do P V (wgmma groups
-  // complete in order: waiting for all but the newest leaves P V running).
-  attention_detail::waitAsync<2>(); // Q and K of tile 0
-  wgmma::fenceSharedForAsyncProxy();
-  __syncthreads();
-  if (groupTiles > 0) {
-    wgmma::fence();
-    issueScores(0);
-    wgmma::wait<0>();
-    wgmma::pin(s);
-    weigh(0); // O is still zero: nothing to rescale
-    packWeights();
-  }
   // O += P V of `tile` (its weights in `weights`), issued as one wgmma group.
   auto issueValues = [&](int tile) {
     // V (keys x D) as the transposed B: 16 keys per step (2,048 bytes), the
@@ -237,54 +284,86 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
                                  wgmma::descriptor(v + unsigned(kk) * 2048, kHalfBytes, 1024), 1);
     wgmma::commit();
   };
-  // Warpgroup 1 issues its MMAs after warpgroup 0 has issued its own (named
-  // barrier 1), so that the tensor cores take them in that order and warpgroup
-  // 0's softmax runs while they do warpgroup 1's (ping-pong, as
-  // FlashAttention-3).
-  auto letWarpgroup1Issue = [&] {
-    if (warpgroup == 0)
-      asm volatile("bar.arrive 1, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
-  };
-  for (int tile = 0; tile < tiles; ++tile) {
-    // K of tile + 1 and V of tile are in shared memory for every thread, and
-    // every warpgroup is done with K of tile and V of tile - 1, which the
-    // next copies overwrite.
-    attention_detail::waitAsync<1>();
-    wgmma::fenceSharedForAsyncProxy();
-    __syncthreads();
+  // Ping-pong, as FlashAttention-3: warpgroup 1 issues a tile's MMAs after
+  // warpgroup 0 has issued its own (named barrier 1), so that the tensor cores
+  // take them in that order and each warpgroup's softmax runs while they do
+  // the other's; warpgroup 0 issues tile j after warpgroup 1 issued tile j - 1
+  // (barrier 2), so that neither barrier sees two tiles' arrivals at once.
+  auto waitTurn = [&](int tile) {
     if (warpgroup == 1)
       asm volatile("bar.sync 1, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
+    else if (tile > 0)
+      asm volatile("bar.sync 2, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
+  };
+  auto passTurn = [&](int tile) {
+    if (warpgroup == 0)
+      asm volatile("bar.arrive 1, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
+    else if (tile + 1 < tiles)
+      asm volatile("bar.arrive 2, %0;\n" ::"n"(kKvPrefillThreads) : "memory");
+  };
+
+  // Tile 0's scores before the loop (Q came with K of tile 0); then per tile
+  // j: S of tile j + 1 and O += P V of tile j are issued together, and the
+  // softmax of tile j + 1 runs on the CUDA cores while the tensor cores do P V
+  // (wgmma groups complete in order: waiting for all but the newest leaves P
+  // V running).
+  waitFull(false, 0);
+  wgmma::fenceSharedForAsyncProxy();
+  if (groupTiles > 0) {
+    wgmma::fence();
+    issueScores(0);
+    wgmma::wait<0>();
+    wgmma::pin(s);
+    weigh(0); // O is still zero: nothing to rescale
+    packWeights();
+  }
+  release(false, 0);
+  for (int tile = 0; tile < tiles; ++tile) {
+    if (tile + 1 < groupTiles)
+      waitFull(false, tile + 1);
+    if (tile < groupTiles)
+      waitFull(true, tile);
+    // cp.async writes through the generic proxy, wgmma reads through the async one.
+    wgmma::fenceSharedForAsyncProxy();
+    waitTurn(tile);
     // Each branch waits for what it issued (ptxas serializes wgmma whose
-    // issue and wait it cannot pair up). The copies (K of tile + 3, V of
-    // tile + 2) go after the softmax, while P V runs: there they delay
-    // neither the MMAs nor the softmax (session 27: 312 -> 330 TFLOP/s against
-    // issuing them right after the MMAs).
+    // issue and wait it cannot pair up). The copies go after the softmax,
+    // while P V runs: there they delay neither the MMAs nor the softmax
+    // (session 27: 312 -> 330 TFLOP/s against issuing them right after the
+    // MMAs).
     if (tile + 1 < groupTiles) {
       wgmma::fence();
       issueScores(tile + 1);
       issueValues(tile);
-      letWarpgroup1Issue();
+      passTurn(tile);
       wgmma::wait<1>(); // S done, P V may still run
       wgmma::pin(s);
+      release(false, tile + 1);
       const attention_detail::RowPairSoftmax::Rescale factors = weigh(tile + 1);
-      issueCopies(tile + 3, tile + 2);
+      copyNext(tile);
       wgmma::wait<0>();
       wgmma::pin(out);
+      release(true, tile);
       attention_detail::RowPairSoftmax::rescale(out, factors);
       packWeights();
     } else if (tile < groupTiles) {
       wgmma::fence();
       issueValues(tile);
-      letWarpgroup1Issue();
-      issueCopies(tile + 3, tile + 2);
+      passTurn(tile);
+      release(false, tile + 1);
+      copyNext(tile);
       wgmma::wait<0>();
       wgmma::pin(out);
+      release(true, tile);
     } else {
-      letWarpgroup1Issue();
-      issueCopies(tile + 3, tile + 2);
+      passTurn(tile);
+      release(false, tile + 1);
+      release(true, tile);
+      copyNext(tile);
     }
   }
-  attention_detail::waitAsync<0>(); // Q's copy when no key tile was loaded
+  // Every copy of this thread has landed before the block's shared memory goes.
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
   if (groupActive)
     rows.store(out, op.out + 2 * t, op.outStride, rowA, seq, kOutTiles, true);
 }
