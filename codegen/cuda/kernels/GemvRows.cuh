@@ -88,22 +88,43 @@ __device__ __forceinline__ bool wholeUnit(long long vectors, long long unit) {
 }
 
 /// The unit `unit` of row `row`: loads u < kUnitLoads at 16-byte index
-/// (unit * kUnitLoads + u) * 32 + lane of the row, those before `vectors`.
+/// (unit * kUnitLoads + u) * 32 + lane of the row, those before `vectors`
+/// (kWhole: all of them, wholeUnit).
+template <bool kWhole>
+__device__ __forceinline__ void loadUnitOf(const uint4 *weight, long long vectors, long long row,
+                                           long long unit, int lane, uint4 (&out)[kUnitLoads]) {
+  const long long first = unit * kUnitLoads * 32 + lane;
+  const uint4 *src = weight + row * vectors + first;
+#pragma unroll
+  for (int u = 0; u < kUnitLoads; ++u)
+    if (kWhole || first + u * 32 < vectors)
+      out[u] = gemvimpl::loadStream(src + u * 32);
+}
 template <typename T>
 __device__ __forceinline__ void loadUnit(const uint4 *weight, long long vectors, long long row,
                                          long long unit, int lane, uint4 (&out)[kUnitLoads]) {
+  if (wholeUnit(vectors, unit))
+    loadUnitOf<true>(weight, vectors, row, unit, lane, out);
+  else
+    loadUnitOf<false>(weight, vectors, row, unit, lane, out);
+}
+
+/// sum[r] += the unit's weights `current` (loaded by loadUnit) times staged
+/// input row r, for the staged rows r < rows (kWhole: every load of the unit
+/// is in the row, wholeUnit).
+template <typename T, int kRows, bool kWhole>
+__device__ __forceinline__ void multiplyUnit(const uint4 (&current)[kUnitLoads],
+                                             const uint4 *staged, long long vectors,
+                                             long long unit, int lane, int rows,
+                                             float (&sum)[kRows]) {
   const long long first = unit * kUnitLoads * 32 + lane;
-  const uint4 *src = weight + row * vectors + first;
-  if (wholeUnit(vectors, unit)) {
-#pragma unroll
-    for (int u = 0; u < kUnitLoads; ++u)
-      out[u] = gemvimpl::loadStream(src + u * 32);
-    return;
-  }
 #pragma unroll
   for (int u = 0; u < kUnitLoads; ++u)
-    if (first + u * 32 < vectors)
-      out[u] = gemvimpl::loadStream(src + u * 32);
+    if (kWhole || first + u * 32 < vectors)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        if (kRows == 1 || r < rows)
+          sum[r] = dot16<T>(current[u], staged[r * vectors + first + u * 32], sum[r]);
 }
 
 /// The output factor of staged row r under the rms_norm prologue, 1 / rms,
@@ -119,21 +140,18 @@ __device__ __forceinline__ float stagedRowScale(const GemvParams &p,
 }
 
 /// Stages input rows 0 .. p.rows - 1 (at most kRows) through the prologue in
-/// `staged` (row r at r * rowStride, vectors x 16 bytes each) and, with
-/// kScales, sets each row's output factor in every thread: 1 / rms under the
-/// rms_norm prologue, else 1 (without, threads that need one take
-/// stagedRowScale: each costs an IEEE division and square root, which every
-/// thread of the block computing 8 of them made a chain 3 us slower, session 24).
-template <typename T, int kPrologue, int kRows, bool kScales = true>
+/// `staged` (row r at r * rowStride, vectors x 16 bytes each); under the
+/// rms_norm prologue each warp's sums of the rows' squares go to warpSquares
+/// (stagedRowScale turns them into a row's 1 / rms). Ends with a barrier.
+template <typename T, int kPrologue, int kRows>
 __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, long long vectors,
-                                           long long rowStride, float (*warpSquares)[kRows],
-                                           float (&scale)[kRows]) {
+                                           long long rowStride, float (*warpSquares)[kRows]) {
   constexpr int kN = kPerLoad<T>;
   const int rows = int(p.rows);
   float squares[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
-    squares[r] = 0.f, scale[r] = 1.f;
+    squares[r] = 0.f;
   // Every row's loads before any store, so that the rows' round trips to
   // memory overlap (staged row by row, the first version was slower at T = 2
   // than infer_gemv: bench/results/tinyllama-1.1b-serving.md, "Session 23").
@@ -148,9 +166,7 @@ __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, l
       if (kRows == 1 || r < rows)
         staged[r * rowStride + i] = values[r];
   }
-  if constexpr (kPrologue != 1) {
-    __syncthreads();
-  } else {
+  if constexpr (kPrologue == 1) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       if (kRows > 1 && r >= rows)
@@ -161,14 +177,8 @@ __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, l
       if ((threadIdx.x & 31) == 0)
         warpSquares[threadIdx.x >> 5][r] = squares[r];
     }
-    __syncthreads();
-    if constexpr (kScales) {
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-        if (kRows == 1 || r < rows)
-          scale[r] = stagedRowScale<kRows>(p, warpSquares, r);
-    }
   }
+  __syncthreads();
 }
 
 /// The rows (pairs of rows under kGatedPairs) the warps take in turn.
@@ -231,8 +241,14 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
   long long row = (long long)blockIdx.x * kWarps + warp, unit = 0;
   bool second = false;
   INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
+  stageInput<T, kPrologue, kRows>(p, staged, vectors, vectors, warpSquares);
+  // Each staged row's output factor in every thread: 1 / rms under the
+  // rms_norm prologue, else 1.
   float scale[kRows];
-  stageInput<T, kPrologue, kRows>(p, staged, vectors, vectors, warpSquares, scale);
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    scale[r] = kPrologue == 1 && (kRows == 1 || r < rows) ? stagedRowScale<kRows>(p, warpSquares, r)
+                                                          : 1.f;
   const T *bias = static_cast<const T *>(p.bias);
   const T *residual = static_cast<const T *>(p.residual);
   T *out = static_cast<T *>(p.output);
@@ -255,23 +271,10 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
     uint4 next[kUnitLoads];
     if (nextRow < taken)
       loadUnit<T>(weight, vectors, nextSecond ? nextRow + half : nextRow, nextUnit, lane, next);
-    const long long first = unit * kUnitLoads * 32 + lane;
-    if (wholeUnit(vectors, unit)) {
-#pragma unroll
-      for (int u = 0; u < kUnitLoads; ++u)
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          if (kRows == 1 || r < rows)
-            sum[r] = dot16<T>(current[u], staged[r * vectors + first + u * 32], sum[r]);
-    } else {
-#pragma unroll
-      for (int u = 0; u < kUnitLoads; ++u)
-        if (first + u * 32 < vectors)
-#pragma unroll
-          for (int r = 0; r < kRows; ++r)
-            if (kRows == 1 || r < rows)
-              sum[r] = dot16<T>(current[u], staged[r * vectors + first + u * 32], sum[r]);
-    }
+    if (wholeUnit(vectors, unit))
+      multiplyUnit<T, kRows, true>(current, staged, vectors, unit, lane, rows, sum);
+    else
+      multiplyUnit<T, kRows, false>(current, staged, vectors, unit, lane, rows, sum);
     if (nextUnit == 0) {
       const long long outputRow = second ? row + half : row;
 #pragma unroll

@@ -264,12 +264,13 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows_mma(GemvP
   long long tile = firstTile<kSplits>();
   const long long tileStride = (long long)gridDim.x * kGroups;
   const long long rowVectors = gemvMmaRowVectors(p.k, int(sizeof(T)));
-  float unusedScale[kGemvMmaRows];
-  gemvrows::stageInput<T, kPrologue, kGemvMmaRows, false>(p, staged, range.vectors, rowVectors,
-                                                          warpSquares, unusedScale);
+  gemvrows::stageInput<T, kPrologue, kGemvMmaRows>(p, staged, range.vectors, rowVectors,
+                                                   warpSquares);
   const int rows = int(p.rows);
   // One thread a staged row computes its output factor (read after the
-  // first tile's barrier, or this one where warps take tiles of their own).
+  // first tile's barrier, or this one where warps take tiles of their own):
+  // each costs an IEEE division and square root, and every thread computing
+  // all 8 made a chain 3 us slower (session 24).
   if (threadIdx.x < rows)
     rowScale[threadIdx.x] =
         kPrologue == 1 ? gemvrows::stagedRowScale<kGemvMmaRows>(p, warpSquares, threadIdx.x) : 1.f;
