@@ -117,19 +117,26 @@ void launchEx(const GemvParams &p, bool programmatic, cudaStream_t stream,
     CUDA_CHECK(cudaLaunchKernelEx(&config, infer_gemv<T>, p));
 }
 
+/// Launches a kernel of the infer_gemv_rows family (kGemvRowsThreads threads,
+/// `shared` bytes of dynamic shared memory, its limit raised first).
+inline void launchRowsKernel(void (*kernel)(GemvParams), unsigned grid, size_t shared,
+                             const GemvParams &p, bool programmatic, cudaStream_t stream) {
+  cudaLaunchAttribute attribute;
+  allowDynamicShared(kernel, shared);
+  const cudaLaunchConfig_t config =
+      launchConfig(dim3(grid, 1, 1), kGemvRowsThreads, shared, stream, programmatic, attribute);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+}
+
 /// infer_gemv_rows<T, p.prologue, false, kRows> over p.rows input rows with
 /// gemvRowsGrid()'s geometry, programmatically when asked.
 template <typename T, int kRows>
 void launchRowsOf(const GemvParams &p, bool programmatic, cudaStream_t stream) {
-  cudaLaunchAttribute attribute;
-  const size_t shared = size_t(gemvRowsSharedBytes(p.k, int(sizeof(T)), kRows));
   auto *kernel = p.prologue == 1   ? infer_gemv_rows<T, 1, false, kRows>
                  : p.prologue == 2 ? infer_gemv_rows<T, 2, false, kRows>
                                    : infer_gemv_rows<T, 0, false, kRows>;
-  allowDynamicShared(kernel, shared);
-  const cudaLaunchConfig_t config = launchConfig(dim3(gemvRowsGrid(p.n), 1, 1), kGemvRowsThreads,
-                                                 shared, stream, programmatic, attribute);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+  launchRowsKernel(kernel, gemvRowsGrid(p.n), size_t(gemvRowsSharedBytes(p.k, int(sizeof(T)), kRows)),
+                   p, programmatic, stream);
 }
 
 /// Launches infer_gemv_rows over [n, k] weights: the one-row kernel for one
@@ -178,13 +185,9 @@ void launchRowsMma(const GemvParams &p, bool programmatic = false, cudaStream_t 
                    p.rows, p.k, p.prologue);
       std::abort();
     }
-    cudaLaunchAttribute attribute;
-    const size_t shared = size_t(gemvMmaSharedBytes(p.k, int(sizeof(T)), int(p.rows)));
-    auto *kernel = mmaKernel<T>(p.prologue, gMmaSplits ? gMmaSplits : gemvMmaSplits(p.n));
-    allowDynamicShared(kernel, shared);
-    const cudaLaunchConfig_t config = launchConfig(dim3(gemvMmaGrid(p.n), 1, 1), kGemvRowsThreads,
-                                                   shared, stream, programmatic, attribute);
-    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+    launchRowsKernel(mmaKernel<T>(p.prologue, gMmaSplits ? gMmaSplits : gemvMmaSplits(p.n)),
+                     gemvMmaGrid(p.n), size_t(gemvMmaSharedBytes(p.k, int(sizeof(T)), int(p.rows))),
+                     p, programmatic, stream);
   }
 }
 
