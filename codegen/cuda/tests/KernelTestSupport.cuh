@@ -13,6 +13,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -138,6 +139,20 @@ inline bool haveDevice() {
   }
   return true;
 }
+
+/// `count` elements of device memory (at least one), freed with the buffer.
+template <typename T> struct DeviceBuffer {
+  T *ptr = nullptr;
+  explicit DeviceBuffer(size_t count) {
+    CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(count, 1) * sizeof(T)));
+  }
+  ~DeviceBuffer() {
+    if (ptr)
+      (void)cudaFree(ptr); // nothing to do about a failed free in a test
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+};
 
 } // namespace kerneltest
 } // namespace infer

@@ -37,7 +37,7 @@ using infer::kernels::kKvPrefillBlockQ;
 using infer::kernels::kKvPrefillThreads;
 using infer::kernels::KvAttentionParams;
 using infer::kerneltest::timeMs;
-
+using infer::kerneltest::DeviceBuffer;
 
 template <typename T> struct TypeInfo : infer::kerneltest::Element<T> {
   static constexpr double tolerance = infer::kerneltest::pickTolerance<T>(2e-5, 2e-2, 5e-3);
@@ -51,19 +51,6 @@ struct Case {
   int heads, kvHeads, headDim, blockSize;
   bool packed, misaligned;
   float softcap;
-};
-
-template <typename T> struct DeviceBuffer {
-  T *ptr = nullptr;
-  explicit DeviceBuffer(size_t count) {
-    CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(count, 1) * sizeof(T)));
-  }
-  ~DeviceBuffer() {
-    if (ptr)
-      (void)cudaFree(ptr); // nothing to do about a failed free in a test
-  }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
 };
 
 /// infer_kv_decode for heads of D elements (kvDecodeMaxDim: 64 or 128).
@@ -257,7 +244,6 @@ void launchPrefill(const KvAttentionParams &p, long long maxNewTokens,
   function<<<grid, kKvPrefillThreads, shared>>>(p);
   CUDA_CHECK(cudaGetLastError());
 }
-
 
 /// A packed-qkv rotary (rows of H + 2 KV heads of D, the first H + KV
 /// rotated over rotaryDim, positions per token) writing rotaryOut, and the

@@ -47,22 +47,9 @@ namespace {
 
 using infer::kernels::kSampleThreads;
 using infer::kernels::SampleParams;
-
+using infer::kerneltest::DeviceBuffer;
 
 template <typename T> using TypeInfo = infer::kerneltest::Element<T>;
-
-template <typename T> struct DeviceBuffer {
-  T *ptr = nullptr;
-  explicit DeviceBuffer(size_t count) {
-    CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(count, 1) * sizeof(T)));
-  }
-  ~DeviceBuffer() {
-    if (ptr)
-      (void)cudaFree(ptr); // nothing to do about a failed free in a test
-  }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-};
 
 template <typename T> void upload(T *device, const std::vector<T> &host) {
   CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
