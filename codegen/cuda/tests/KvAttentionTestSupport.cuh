@@ -150,22 +150,19 @@ struct DecodeWorkspace {
   long long floats = 0, counterCount = 0;
 
   void reserve(long long tokens, long long H, long long KV, long long D) {
-    const long long needFloats = infer::kernels::kvDecodeWorkspaceFloats(tokens, H, KV, D);
-    const long long needCounters = infer::kernels::kvDecodeCounterCount(tokens, H, KV);
-    if (needFloats > floats) {
-      if (workspace)
-        CUDA_CHECK(cudaFree(workspace));
-      CUDA_CHECK(cudaMalloc(&workspace, size_t(needFloats) * sizeof(float)));
-      CUDA_CHECK(cudaMemset(workspace, 0, size_t(needFloats) * sizeof(float)));
-      floats = needFloats;
-    }
-    if (needCounters > counterCount) {
-      if (counters)
-        CUDA_CHECK(cudaFree(counters));
-      CUDA_CHECK(cudaMalloc(&counters, size_t(needCounters) * sizeof(unsigned)));
-      CUDA_CHECK(cudaMemset(counters, 0, size_t(needCounters) * sizeof(unsigned)));
-      counterCount = needCounters;
-    }
+    growZeroed(workspace, floats, infer::kernels::kvDecodeWorkspaceFloats(tokens, H, KV, D));
+    growZeroed(counters, counterCount, infer::kernels::kvDecodeCounterCount(tokens, H, KV));
+  }
+
+  /// Reallocates `buffer` (of `count` elements) zeroed when `need` is more.
+  template <typename E> static void growZeroed(E *&buffer, long long &count, long long need) {
+    if (need <= count)
+      return;
+    if (buffer)
+      CUDA_CHECK(cudaFree(buffer));
+    CUDA_CHECK(cudaMalloc(&buffer, size_t(need) * sizeof(E)));
+    CUDA_CHECK(cudaMemset(buffer, 0, size_t(need) * sizeof(E)));
+    count = need;
   }
 
   /// True when every counter is back to zero.
