@@ -485,7 +485,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       *prefill.add_grid() = gridDim(art::GridDim::MAX_NEW_TOKENS, 1, kernels::kKvPrefillBlockQ);
       *prefill.add_grid() = gridDim(art::GridDim::ONE, intAttr(op, "num_heads", 0));
       *prefill.add_grid() = gridDim(art::GridDim::SEQUENCES, 1);
-      prefill.set_block_x(kernels::kKvPrefillThreads);
+      prefill.set_block_x(wgmma ? kernels::kKvPrefillWgmmaThreads : kernels::kKvPrefillThreads);
       prefill.set_shared_bytes(wgmma ? kernels::kvPrefillWgmmaSharedBytes(headDim, elementBytes)
                                      : kernels::kvPrefillSharedBytes(headDim, elementBytes));
       *cuda.mutable_prefill() = std::move(prefill);

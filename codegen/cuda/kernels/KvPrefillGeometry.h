@@ -50,10 +50,12 @@ INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillSharedBytes(long long headDim, int ele
 }
 
 /// infer_kv_prefill_attention_wgmma (KvPrefillWgmma.cuh, sm_90a): the same
-/// grid and block, key tiles of 128 positions in three K/V stages (a 128-row
+/// grid, key tiles of 128 positions in three K/V stages (a 128-row
 /// tile of K or V is 16 KiB per 64 columns).
 constexpr int kKvPrefillWgmmaKeys = 128;
 constexpr int kKvPrefillWgmmaStages = 3;
+/// Its block: two MMA warpgroups and one that copies K and V.
+constexpr int kKvPrefillWgmmaThreads = kKvPrefillThreads + 128;
 
 /// True when infer_kv_prefill_attention_wgmma runs this head on wgmma (head
 /// size 128, 16-bit elements; softcap and unaligned rows fall back to

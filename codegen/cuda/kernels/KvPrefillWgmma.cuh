@@ -9,8 +9,9 @@
 // itself, once per warpgroup of 64 rows, and its accumulators need no
 // fragments of the operands in registers.
 //
-//   block: 128 new tokens of one (sequence, query head), two warpgroups of
-//   64 rows; key tiles of 128 positions through the block table:
+//   block: 128 new tokens of one (sequence, query head), two MMA warpgroups
+//   of 64 rows and a producer warpgroup; key tiles of 128 positions through
+//   the block table:
 //
 //   shared: Q [2 halves of 64 columns][128 rows]  | stage 0: K, V | stage 1 ...
 //           (128-byte swizzled rows, Wgmma.cuh)
@@ -19,19 +20,23 @@
 //                                online softmax of S       registers (RowPairSoftmax)
 //                                O (64 x D) += P V         wgmma, P in registers
 //
-// Per key tile j and warpgroup, S of tile j + 1 and P V of tile j go to the
-// tensor cores together and the softmax of tile j + 1 runs while P V does;
-// warpgroup 1 issues after warpgroup 0 (ping-pong). K and V are copied
-// (cp.async, each thread the same 16-byte column of several rows) two tiles
-// ahead, each through three stages, with an mbarrier per stage that says it is
-// full (every thread's copies landed) and one that says it is free (every
-// thread's MMAs reading it are done): no block-wide barrier a tile.
+// Per key tile j and MMA warpgroup, S of tile j + 1 and P V of tile j go to
+// the tensor cores together and the softmax of tile j + 1 runs while P V
+// does; warpgroup 1 issues after warpgroup 0 (ping-pong). Warpgroup 2 only
+// copies (FlashAttention-3's warp specialization): Q, then K and V (cp.async)
+// through three stages each, with an mbarrier per stage that says it is full
+// (every producer thread's copies landed) and one that says it is free (every
+// MMA thread's MMAs reading it are done): no block-wide barrier a tile. It
+// keeps 72 registers a thread and gives the rest to the MMA warpgroups (216).
 //
-// H200, 2,048-token prefill, 32 heads / 8 KV heads: 342 TFLOP/s against the
-// mma.sync kernel's 183-185 (kv_attention_test --prefill-timings; 234 before
-// session 27 made the copies short, moved them behind the softmax and
-// replaced the block barrier a tile by mbarriers). The same design at head
-// size 64 ran at 172 against 181, so 64 keeps mma.sync.
+// H200, 2,048-token prefill, 32 heads / 8 KV heads (kv_attention_test
+// --prefill-timings): 416 TFLOP/s against the mma.sync kernel's 183-185.
+// Session 27 had the MMA warpgroups copy for themselves, behind the softmax:
+// 342. Session 28's producer first ran at 303 (its copies were ~26
+// instructions each, the MMA warpgroups waited for V) and at 377 / 416 with
+// shuffled row addresses and 56 / 72 of its registers (fewer, with the same
+// instructions, was slower: it issues its copies further apart). The session
+// 27 design at head size 64 ran at 172 against 181, so 64 keeps mma.sync.
 //
 // Head size 128 without softcap, 16-byte aligned rows, compiled for sm_90a
 // (kvPrefillWgmmaSupported; at 64 the mma.sync kernel is faster): anything
@@ -60,64 +65,6 @@ static_assert(kKvPrefillBlockQ == kKvPrefillWgmmaKeys &&
                   kKvPrefillBlockQ == 2 * kRowsPerWarpgroup,
               "two warpgroups of 64 query rows; Q and K/V tiles of the same 128 rows");
 
-/// Copies rows [row0, row0 + 128) of one head (row r's first element at
-/// rowAt(r)) into the swizzled tile at `tile` (Wgmma.cuh: [column half][row]
-/// [64]); this thread copies 16-byte column `chunk` of rows firstRow,
-/// firstRow + rowStep, ... Rows at or past rowEnd (> row0) become zero.
-///
-/// The copies run on the MMA warps (behind a tile's softmax, while P V
-/// runs), so they are kept short: a fixed trip count (unrolled), the source
-/// addresses (block-table reads) of a batch of rows before its copies so that
-/// those reads are in flight together, and rows past the end zero-filled by
-/// the copy itself (source size 0; the address is the last row's, not read)
-/// instead of a branch per row (session 27: 234 -> 311 TFLOP/s with the
-/// block-size test below).
-template <int kD, typename RowAt>
-__device__ __forceinline__ void copySwizzledRows(unsigned tile, const RowAt &rowAt, int row0,
-                                                 int rowEnd, int chunk, int firstRow) {
-  constexpr int kRowStep = kKvPrefillThreads / (kD / 8);
-  constexpr int kRowsPerThread = kKvPrefillWgmmaKeys / kRowStep;
-  // Sources in batches of at most 8 (16 registers of addresses).
-  constexpr int kBatch = kRowsPerThread < 8 ? kRowsPerThread : 8;
-  static_assert(kKvPrefillWgmmaKeys % kRowStep == 0 && kRowsPerThread % kBatch == 0,
-                "whole rows per thread");
-  const unsigned half = unsigned(chunk >> 3) * (kKvPrefillWgmmaKeys * 128);
-#pragma unroll
-  for (int b = 0; b < kRowsPerThread; b += kBatch) {
-    const void *sources[kBatch];
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i)
-      sources[i] = rowAt(min(row0 + firstRow + (b + i) * kRowStep, rowEnd - 1)) + chunk * 8;
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      const int r = firstRow + (b + i) * kRowStep;
-      attention_detail::copyAsync16OrZero(tile + half + wgmma::swizzledChunk(r, chunk & 7),
-                                          sources[i], row0 + r < rowEnd ? 16u : 0u);
-    }
-  }
-}
-
-/// copySwizzledRows over query rows (StridedRows) or cached K/V rows
-/// (PagedRows: the block size's power-of-two test once a tile, not a row).
-template <int kD, typename T>
-__device__ __forceinline__ void loadSwizzledTile(unsigned tile,
-                                                 const attention_detail::StridedRows<T> &rows,
-                                                 int row0, int rowEnd, int chunk, int firstRow) {
-  copySwizzledRows<kD>(tile, rows, row0, rowEnd, chunk, firstRow);
-}
-template <int kD, typename T>
-__device__ __forceinline__ void loadSwizzledTile(unsigned tile,
-                                                 const kv_prefill_detail::PagedRows<T> &rows,
-                                                 int row0, int rowEnd, int chunk, int firstRow) {
-  if (rows.blockShift >= 0)
-    copySwizzledRows<kD>(
-        tile, [&](int row) { return rows.template at<true>(row); }, row0, rowEnd, chunk, firstRow);
-  else
-    copySwizzledRows<kD>(
-        tile, [&](int row) { return rows.template at<false>(row); }, row0, rowEnd, chunk,
-        firstRow);
-}
-
 /// mbarrier objects (8 bytes of shared memory each, sm_80+ PTX) at shared
 /// address `bar`: a phase completes when `count` arrivals came; waits name
 /// the phase by its parity.
@@ -144,16 +91,136 @@ __device__ __forceinline__ void barrierWait(unsigned bar, unsigned parity) {
                : "memory");
 }
 
-/// One block on wgmma: warpgroup w owns query rows q0 + 64 w .. q0 + 64 w + 63,
-/// warp w' of it rows 16 w' .. 16 w' + 15 of those (RowPairSoftmax layout).
-/// Requires !ScoreMap(scale, softcap).prescale and op.aligned.
+/// Where the K/V stages and their mbarriers are (head size 128): stage s
+/// holds K at kvTiles + 2 s kTileBytes and V after it; after the last stage
+/// the mbarriers full K, full V, empty K, empty V, kStages each. The tile in a
+/// stage changes every kStages tiles, so the phase of tile j's fill (and
+/// release) is j / kStages.
+struct KvStages {
+  static constexpr unsigned kTileBytes = kKvPrefillWgmmaKeys * 128 * 2;
+  static constexpr int kStages = kKvPrefillWgmmaStages;
+  unsigned kvTiles;
+  __device__ __forceinline__ unsigned barriers() const {
+    return kvTiles + 2 * kStages * kTileBytes;
+  }
+  __device__ __forceinline__ unsigned tile(bool values, int tile) const {
+    return kvTiles + unsigned(tile % kStages) * 2 * kTileBytes + (values ? kTileBytes : 0u);
+  }
+  __device__ __forceinline__ unsigned full(bool values, int tile) const {
+    return barriers() + unsigned((values ? kStages : 0) + tile % kStages) * 8u;
+  }
+  __device__ __forceinline__ unsigned empty(bool values, int tile) const {
+    return barriers() + unsigned(2 * kStages + (values ? kStages : 0) + tile % kStages) * 8u;
+  }
+  __device__ __forceinline__ unsigned parityOf(int tile) const {
+    return unsigned(tile / kStages) & 1u;
+  }
+};
+
+/// Registers per thread of a warpgroup from here on (setmaxnreg, sm_90a; a
+/// multiple of 8 in [24, 256]; the block starts with 168 a thread): the
+/// producer gives registers to the two MMA warpgroups, which hold S, O and P.
+/// 72 / 216 measured best (416 TFLOP/s; 56 / 224: 377, 40 / 232: 357, 24 /
+/// 240 spills the producer: 316).
+template <int kRegisters> __device__ __forceinline__ void shrinkRegisters() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+template <int kRegisters> __device__ __forceinline__ void growRegisters() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+constexpr int kProducerRegisters = 72;
+constexpr int kConsumerRegisters = 216;
+static_assert(kConsumerRegisters * kKvPrefillThreads + kProducerRegisters * kThreadsPerWarpgroup <=
+                  168 * kKvPrefillWgmmaThreads,
+              "the MMA warpgroups take no more registers than the producer gives");
+
+/// Copies the 128 rows [row0, row0 + 128) of one head into the swizzled tile
+/// at `tile` (Wgmma.cuh: [column half][row][64]), head size 128: producer warp
+/// w copies rows 32 w .. 32 w + 31, two a copy instruction (lanes 0-15 the
+/// 16-byte columns of the first, lanes 16-31 those of the second). `laneRow`
+/// is this lane's address of row row0 + 32 w + lane (any valid row when that
+/// one does not exist), so a row's address costs two shuffles instead of a
+/// block-table read and 64-bit address arithmetic per copy; rows at or past
+/// `rowsLeft` (counted from 32 w) are zero-filled by the copy's source size.
+__device__ __forceinline__ void copyTileByWarp(unsigned tile, const char *laneRow, int rowsLeft) {
+  const int lane = int(threadIdx.x) & 31, warp = (int(threadIdx.x) >> 5) & 3;
+  const int chunk = lane & 15, second = lane >> 4;
+  // Row 32 w + 2 i + second: its 128-byte swizzle phase is (2 i) % 8 ^ second.
+  const unsigned rowBase = tile + unsigned(chunk >> 3) * (kKvPrefillWgmmaKeys * 128) +
+                           unsigned(warp * 32 + second) * 128;
+  const unsigned phase = unsigned((chunk & 7) ^ second);
+  const unsigned long long lanePointer = reinterpret_cast<unsigned long long>(laneRow);
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const int row = 2 * i + second;
+    const char *source =
+        reinterpret_cast<const char *>(__shfl_sync(0xffffffffu, lanePointer, row));
+    const unsigned destination =
+        rowBase + unsigned(i) * 256 + ((phase ^ unsigned((2 * i) & 7)) << 4);
+    attention_detail::copyAsync16OrZero(destination, source + chunk * 16,
+                                        row < rowsLeft ? 16u : 0u);
+  }
+}
+
+/// The producer warpgroup (FlashAttention-3's warp specialization): copies Q
+/// and every K and V tile into the stages, each as soon as the MMA
+/// warpgroups have released the tile kStages before it there, so that the
+/// MMA warpgroups issue no copy and wait only for data. Each lane reads one
+/// block-table entry a key tile, a tile ahead; position r's V row is as far
+/// from op.v.base as its K row from op.k.base (PagedRows).
+template <typename T>
+__device__ __forceinline__ void produceTiles(
+    const HeadOperands<T, kv_prefill_detail::PagedRows<T>> &op, unsigned qTile,
+    const KvStages &stage, int q0, int tiles) {
+  const int lane = int(threadIdx.x) & 31, firstRow = ((int(threadIdx.x) >> 5) & 3) * 32;
+  const int kvSeq = op.kvSeq;
+  // Row row0 + 32 w + lane of K (the last row for rows past the end).
+  auto keyRow = [&](int row0) {
+    return reinterpret_cast<const char *>(op.k(min(row0 + firstRow + lane, kvSeq - 1)));
+  };
+  const long long valueOffset =
+      reinterpret_cast<const char *>(op.v.base) - reinterpret_cast<const char *>(op.k.base);
+  const T *queryRow = op.q(min(q0 + firstRow + lane, op.seq - 1));
+  copyTileByWarp(qTile, reinterpret_cast<const char *>(queryRow), op.seq - q0 - firstRow);
+  // K or V of `tile` from this lane's row address; the stage's full barrier
+  // counts this thread's copies (and Q's, for K of tile 0).
+  auto copyRows = [&](bool values, int tile, const char *laneRow) {
+    if (tile >= kKvPrefillWgmmaStages)
+      barrierWait(stage.empty(values, tile), stage.parityOf(tile - kKvPrefillWgmmaStages));
+    copyTileByWarp(stage.tile(values, tile), laneRow,
+                   kvSeq - tile * kKvPrefillWgmmaKeys - firstRow);
+    barrierArriveOnCopies(stage.full(values, tile));
+  };
+  // In the order the MMA warpgroups read them: K of tile 0, then K of tile
+  // j + 1 with V of tile j (S of tile j + 1 and P V of tile j go together).
+  const char *keys = keyRow(0), *nextKeys = keyRow(kKvPrefillWgmmaKeys);
+  if (tiles > 0)
+    copyRows(false, 0, keys);
+  for (int tile = 0; tile < tiles; ++tile) {
+    const char *values = keys + valueOffset;
+    keys = nextKeys;
+    if (tile + 2 < tiles)
+      nextKeys = keyRow((tile + 2) * kKvPrefillWgmmaKeys);
+    if (tile + 1 < tiles)
+      copyRows(false, tile + 1, keys);
+    copyRows(true, tile, values);
+  }
+  // Every copy has landed before the block's shared memory goes.
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+/// One block on wgmma: warpgroups 0 and 1 do the MMAs and the softmax,
+/// warpgroup w of them owns query rows q0 + 64 w .. q0 + 64 w + 63, warp w' of
+/// it rows 16 w' .. 16 w' + 15 of those (RowPairSoftmax layout); warpgroup 2
+/// copies (produceTiles). Requires !ScoreMap(scale, softcap).prescale and
+/// op.aligned.
 ///
 /// No block-wide barrier a tile: each K and V stage has a `full` mbarrier
-/// (every thread arrives when its copies into the stage have landed) and an
-/// `empty` one (every thread arrives when its warpgroup's MMAs reading the
-/// stage are done), so a warpgroup waits for the data it reads and a copy for
-/// the stage it overwrites, not for the other warpgroup's softmax (session 27:
-/// 331 -> 342 TFLOP/s against one __syncthreads a tile).
+/// (every producer thread arrives when its copies into the stage have landed)
+/// and an `empty` one (every MMA thread arrives when its warpgroup's MMAs
+/// reading the stage are done), so a warpgroup waits for the data it reads and
+/// a copy for the stage it overwrites, not for the other warpgroup's softmax
+/// (session 27: 331 -> 342 TFLOP/s against one __syncthreads a tile).
 template <typename T, int kD, typename KeyRows>
 __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &op,
                                                unsigned char *smem, int q0) {
@@ -163,18 +230,9 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   constexpr unsigned kHalfBytes = kKeys * 128; // one 64-column half of a 128-row tile
   constexpr unsigned kTileBytes = kHalfBytes * (kD / 64);
   const unsigned qTile = (attention_detail::sharedAddress(smem) + 1023u) & ~1023u;
-  const unsigned kvTiles = qTile + kTileBytes; // stage s: K at + 2 s kTileBytes, V after it
-  // The mbarriers after the last stage: full K, full V, empty K, empty V,
-  // kStages each. The tile in a stage changes every kStages tiles, so the
-  // phase of tile j's fill (and release) is j / kStages.
-  const unsigned barriers = kvTiles + 2 * kStages * kTileBytes;
-  auto fullBarrier = [&](bool values, int tile) {
-    return barriers + unsigned((values ? kStages : 0) + tile % kStages) * 8u;
-  };
-  auto emptyBarrier = [&](bool values, int tile) {
-    return barriers + unsigned(2 * kStages + (values ? kStages : 0) + tile % kStages) * 8u;
-  };
-  auto parityOf = [](int tile) { return unsigned(tile / kStages) & 1u; };
+  const unsigned kvTiles = qTile + kTileBytes;
+  static_assert(kTileBytes == KvStages::kTileBytes, "head size 128");
+  const KvStages stage{kvTiles};
 
   const int seq = op.seq, kvSeq = op.kvSeq, causal = op.causal;
   // Through a shuffle, so that the compiler sees the warpgroup (and every
@@ -182,50 +240,31 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   // serialized (ptxas C7520).
   const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / kThreadsPerWarpgroup, 0);
   const int warp = (int(threadIdx.x) >> 5) & 3, lane = int(threadIdx.x) & 31;
-  const int chunk = int(threadIdx.x) % (kD / 8), firstRow = int(threadIdx.x) / (kD / 8);
 
   if (threadIdx.x == 0)
     for (int b = 0; b < 4 * kStages; ++b)
-      barrierInit(barriers + unsigned(b) * 8u, kKvPrefillThreads);
+      barrierInit(stage.barriers() + unsigned(b) * 8u,
+                  b < 2 * kStages ? kThreadsPerWarpgroup : kKvPrefillThreads);
   __syncthreads();
 
-  loadSwizzledTile<kD>(qTile, op.q, q0, seq, chunk, firstRow);
   const int tiles =
       (attention_detail::blockKeyEnd(q0, kKvPrefillBlockQ, seq, kvSeq, causal) + kKeys - 1) /
       kKeys;
-  // K or V of `tile` into its stage, once every thread has released the tile
-  // kStages before it there; the stage's full barrier counts this thread's
-  // copies (and Q's, for K of tile 0). K and V move on separate schedules,
-  // each two tiles ahead: S of tile j + 1 needs K of j + 1 when O += P V of
-  // tile j needs V of j, so iteration j copies K of j + 3 (over K of j, read by
-  // S in iteration j - 1) and V of j + 2 (over V of j - 1).
-  auto copyRows = [&](bool values, int tile) {
-    if (tile >= tiles)
-      return;
-    if (tile >= kStages)
-      barrierWait(emptyBarrier(values, tile), parityOf(tile - kStages));
-    loadSwizzledTile<kD>(kvTiles + unsigned(tile % kStages) * 2 * kTileBytes +
-                             (values ? kTileBytes : 0u),
-                         values ? op.v : op.k, tile * kKeys, kvSeq, chunk, firstRow);
-    barrierArriveOnCopies(fullBarrier(values, tile));
-  };
-  auto copyNext = [&](int tile) {
-    copyRows(false, tile + 3);
-    copyRows(true, tile + 2);
-  };
-  // Every thread releases every tile once, whether its warpgroup read it or not.
+  if (warpgroup == 2) {
+    shrinkRegisters<kProducerRegisters>();
+    produceTiles<T>(op, qTile, stage, q0, tiles);
+    return;
+  }
+  growRegisters<kConsumerRegisters>();
+
+  // Every MMA thread releases every tile once, whether its warpgroup read it or not.
   auto release = [&](bool values, int tile) {
     if (tile < tiles)
-      barrierArrive(emptyBarrier(values, tile));
+      barrierArrive(stage.empty(values, tile));
   };
   auto waitFull = [&](bool values, int tile) {
-    barrierWait(fullBarrier(values, tile), parityOf(tile));
+    barrierWait(stage.full(values, tile), stage.parityOf(tile));
   };
-  copyRows(false, 0);
-  copyRows(false, 1);
-  copyRows(true, 0);
-  copyRows(false, 2);
-  copyRows(true, 1);
 
   const int groupFirst = q0 + warpgroup * kRowsPerWarpgroup;
   const bool groupActive = groupFirst < seq;
@@ -251,7 +290,7 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   // S = Q K^T of `tile` into s, issued (not waited for) as one wgmma group.
   float s[kKeys / 8][4];
   auto issueScores = [&](int tile) {
-    const unsigned k = kvTiles + unsigned(tile % kStages) * 2 * kTileBytes;
+    const unsigned k = stage.tile(false, tile);
 #pragma unroll
     for (int ks = 0; ks < kD / 16; ++ks) {
       const unsigned offset = unsigned(ks >> 2) * kHalfBytes + unsigned(ks & 3) * 32;
@@ -277,7 +316,7 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   auto issueValues = [&](int tile) {
     // V (keys x D) as the transposed B: 16 keys per step (2,048 bytes), the
     // second 64-column half kHalfBytes further.
-    const unsigned v = kvTiles + unsigned(tile % kStages) * 2 * kTileBytes + kTileBytes;
+    const unsigned v = stage.tile(true, tile);
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk)
       wgmma::mmaRegisterA<T, kD>(out, weights[kk],
@@ -330,10 +369,7 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
     wgmma::fenceSharedForAsyncProxy();
     waitTurn(tile);
     // Each branch waits for what it issued (ptxas serializes wgmma whose
-    // issue and wait it cannot pair up). The copies go after the softmax,
-    // while P V runs: there they delay neither the MMAs nor the softmax
-    // (session 27: 312 -> 330 TFLOP/s against issuing them right after the
-    // MMAs).
+    // issue and wait it cannot pair up).
     if (tile + 1 < groupTiles) {
       wgmma::fence();
       issueScores(tile + 1);
@@ -343,7 +379,6 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
       wgmma::pin(s);
       release(false, tile + 1);
       const attention_detail::RowPairSoftmax::Rescale factors = weigh(tile + 1);
-      copyNext(tile);
       wgmma::wait<0>();
       wgmma::pin(out);
       release(true, tile);
@@ -354,7 +389,6 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
       issueValues(tile);
       passTurn(tile);
       release(false, tile + 1);
-      copyNext(tile);
       wgmma::wait<0>();
       wgmma::pin(out);
       release(true, tile);
@@ -362,11 +396,8 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
       passTurn(tile);
       release(false, tile + 1);
       release(true, tile);
-      copyNext(tile);
     }
   }
-  // Every copy of this thread has landed before the block's shared memory goes.
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
   if (groupActive)
     rows.store(out, op.out + 2 * t, op.outStride, rowA, seq, kOutTiles, true);
 }
@@ -375,11 +406,12 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
 
 /// Paged causal attention of the step's new tokens: infer_kv_prefill_attention
 /// (same grid, block and parameters) with dynamic shared memory
-/// kvPrefillWgmmaSharedBytes(headDim, sizeof(T)), on wgmma where the head
-/// allows it (see the top). One block per SM: up to 255 registers.
+/// kvPrefillWgmmaSharedBytes(headDim, sizeof(T)) and kKvPrefillWgmmaThreads
+/// threads, on wgmma where the head allows it (see the top). One block per
+/// SM: 168 registers a thread at launch, moved to the MMA warpgroups.
 /// kHeadClass: attentionHeadClass(p.headDim), for the mma.sync fallback.
 template <typename T, int kHeadClass>
-__global__ void __launch_bounds__(kKvPrefillThreads, 1)
+__global__ void __launch_bounds__(kKvPrefillWgmmaThreads, 1)
     infer_kv_prefill_attention_wgmma(KvAttentionParams p) {
   waitForPreviousKernel();
   extern __shared__ __align__(1024) unsigned char kvPrefillWgmmaShared[];
@@ -397,6 +429,10 @@ __global__ void __launch_bounds__(kKvPrefillThreads, 1)
     }
   }
 #endif
+  // The fallback's blocks are kKvPrefillThreads; the producer warpgroup has
+  // nothing to do there (exited threads do not hold up its barriers).
+  if (threadIdx.x >= kKvPrefillThreads)
+    return;
   attention_detail::runTensorCorePath<kHeadClass>(op, kvPrefillWgmmaShared, q0);
 }
 

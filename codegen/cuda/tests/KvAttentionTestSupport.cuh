@@ -238,7 +238,8 @@ void launchPrefill(const KvAttentionParams &p, long long maxNewTokens,
     return;
   const dim3 grid(unsigned((maxNewTokens + kKvPrefillBlockQ - 1) / kKvPrefillBlockQ),
                   unsigned(p.numHeads), unsigned(p.numSeqs));
-  function<<<grid, kKvPrefillThreads, shared>>>(p);
+  const int threads = wgmma ? infer::kernels::kKvPrefillWgmmaThreads : kKvPrefillThreads;
+  function<<<grid, threads, shared>>>(p);
   CUDA_CHECK(cudaGetLastError());
 }
 
