@@ -422,7 +422,11 @@ __global__ void __launch_bounds__(kKvPrefillWgmmaThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (attention_detail::HasTensorCores<T>::value) {
     if (op.aligned && !attention_detail::ScoreMap(op.scale, op.softcap).prescale) {
-      if (kvPrefillWgmmaSupported(op.headDim, int(sizeof(T)))) {
+      // A launch without the producer warpgroup (a record written for
+      // another block size) would wait forever for its copies: it takes the
+      // fallback instead.
+      if (kvPrefillWgmmaSupported(op.headDim, int(sizeof(T))) &&
+          blockDim.x == kKvPrefillWgmmaThreads) {
         kv_wgmma_detail::wgmmaAttention<T, 128>(op, kvPrefillWgmmaShared, q0);
         return;
       }

@@ -205,10 +205,14 @@ template <typename T> void launchDecodePlain(KvAttentionParams p) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-/// The prefill kernels (kvPrefillSupported must hold).
-enum class Prefill { MmaSync, Wgmma };
+/// The prefill kernels (kvPrefillSupported must hold). WgmmaNarrow: the
+/// wgmma kernel in a block without its producer warpgroup (a launch record
+/// for another block size), which must take the fallback path, not hang.
+enum class Prefill { MmaSync, Wgmma, WgmmaNarrow };
 const char *prefillName(Prefill kernel) {
-  return kernel == Prefill::Wgmma ? "kv_prefill_wgmma" : "kv_prefill";
+  return kernel == Prefill::Wgmma         ? "kv_prefill_wgmma"
+         : kernel == Prefill::WgmmaNarrow ? "kv_prefill_wgmma/256"
+                                          : "kv_prefill";
 }
 
 /// The tensor-core prefill: infer_kv_prefill_attention, or
@@ -217,7 +221,7 @@ const char *prefillName(Prefill kernel) {
 template <typename T>
 void launchPrefill(const KvAttentionParams &p, long long maxNewTokens,
                    Prefill kernel = Prefill::MmaSync) {
-  const bool wgmma = kernel == Prefill::Wgmma;
+  const bool wgmma = kernel != Prefill::MmaSync;
   const int shared =
       wgmma ? std::max(infer::kernels::kvPrefillWgmmaSharedBytes(p.headDim, int(sizeof(T))),
                        infer::kernels::kvPrefillSharedBytes(p.headDim, int(sizeof(T))))
@@ -238,7 +242,8 @@ void launchPrefill(const KvAttentionParams &p, long long maxNewTokens,
     return;
   const dim3 grid(unsigned((maxNewTokens + kKvPrefillBlockQ - 1) / kKvPrefillBlockQ),
                   unsigned(p.numHeads), unsigned(p.numSeqs));
-  const int threads = wgmma ? infer::kernels::kKvPrefillWgmmaThreads : kKvPrefillThreads;
+  const int threads =
+      kernel == Prefill::Wgmma ? infer::kernels::kKvPrefillWgmmaThreads : kKvPrefillThreads;
   function<<<grid, threads, shared>>>(p);
   CUDA_CHECK(cudaGetLastError());
 }

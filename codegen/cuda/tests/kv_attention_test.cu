@@ -14,11 +14,13 @@
 // infer_kv_write then infer_kv_prefill_attention<T> runs the same case
 // against the same reference, and so does infer_kv_prefill_attention_wgmma<T>
 // (wgmma at head size 128 without softcap on aligned rows, the former's path
-// otherwise); bf16 and f16 also run long prefill chunks (300
-// new tokens over 200 cached, a 1000-token prompt; block sizes 16 and 6)
-// through all three kernels. infer_kv_attention runs with the split-KV grid of
-// KvDecodeGeometry.h (workspace and counters; the counters must be left
-// zero) and again with the plain (tokens, kv heads) grid and no workspace.
+// otherwise), once more in 256-thread blocks (no producer warpgroup: the
+// former's path, where waiting for copies would hang); bf16 and f16 also run
+// long prefill chunks (300 new tokens over 200 cached, a 1000-token prompt;
+// block sizes 16 and 6) through all of these. infer_kv_attention runs with
+// the split-KV grid of KvDecodeGeometry.h (workspace and counters; the
+// counters must be left zero) and again with the plain (tokens, kv heads)
+// grid and no workspace.
 // Decode cases (16-bit types, also f32 on the general path) cover the fast
 // path: batch 1 at 2,000+ positions (many splits), 64 sequences x 1024, GQA
 // 8 and 4 at head size 128, head groups split over blocks (16 and 12 query
@@ -269,7 +271,7 @@ template <typename T> int runCase(const Case &c, const std::vector<Seq> &seqs, s
                   : 1;
 
   if (infer::kernels::kvPrefillSupported(D, int(sizeof(T)))) {
-    for (Prefill kernel : {Prefill::MmaSync, Prefill::Wgmma}) {
+    for (Prefill kernel : {Prefill::MmaSync, Prefill::Wgmma, Prefill::WgmmaNarrow}) {
       // From the cache as it was before the step, so that the write runs again.
       upload(cacheDev.ptr, cacheHost);
       CUDA_CHECK(cudaMemset(outDev.ptr, 0xff, size_t(outTotal) * sizeof(T)));
