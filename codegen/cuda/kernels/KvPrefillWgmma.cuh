@@ -241,6 +241,7 @@ __device__ __forceinline__ void wgmmaAttention(const HeadOperands<T, KeyRows> &o
   const int warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / kThreadsPerWarpgroup, 0);
   const int warp = (int(threadIdx.x) >> 5) & 3, lane = int(threadIdx.x) & 31;
 
+  // Full barriers count the producer's 128 threads, empty ones the 256 MMA threads.
   if (threadIdx.x == 0)
     for (int b = 0; b < 4 * kStages; ++b)
       barrierInit(stage.barriers() + unsigned(b) * 8u,
