@@ -130,8 +130,11 @@ template <int kRegisters> __device__ __forceinline__ void growRegisters() {
 }
 constexpr int kProducerRegisters = 72;
 constexpr int kConsumerRegisters = 216;
+/// What each thread of the block gets at launch (__launch_bounds__(kKvPrefillWgmmaThreads, 1):
+/// the SM's 65,536 registers in multiples of 8 a thread, 168).
+constexpr int kLaunchRegisters = (65536 / kKvPrefillWgmmaThreads) & ~7;
 static_assert(kConsumerRegisters * kKvPrefillThreads + kProducerRegisters * kThreadsPerWarpgroup <=
-                  168 * kKvPrefillWgmmaThreads,
+                  kLaunchRegisters * kKvPrefillWgmmaThreads,
               "the MMA warpgroups take no more registers than the producer gives");
 
 /// Copies the 128 rows [row0, row0 + 128) of one head into the swizzled tile
