@@ -1,0 +1,264 @@
+//===- KvAttentionGeneral.cuh - paged attention, any type -----------------===//
+//
+// infer_kv_attention's general path (attend; KvAttention.cuh's comment
+// describes it): f32, other head sizes, unaligned caches, more than 8 heads a
+// block. Compiled by NVRTC: CUDA headers only, no standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_KVATTENTIONGENERAL_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_KVATTENTIONGENERAL_CUH
+
+#include "codegen/cuda/kernels/KvAttentionCommon.cuh"
+
+namespace infer {
+namespace kernels {
+namespace kvimpl {
+
+//===----------------------------------------------------------------------===//
+// General path
+//===----------------------------------------------------------------------===//
+
+/// Shared memory of the general path's merge, sized for the largest pass.
+struct alignas(16) Shared {
+  float acc[kHeadsPerPass][kThreads * kChunk]; // [head][group * L * 8 + d]
+  float max[kHeadsPerPass][kMaxGroups];        // then the group's weight
+  float sum[kHeadsPerPass][kMaxGroups];
+};
+
+/// One pass: query heads firstHead .. firstHead + heads - 1 (heads <= HP) of
+/// token t, kv head g.
+template <typename T, int HP>
+__device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Token &tok,
+                                           long long t, long long g, long long firstHead,
+                                           int heads, int lanesLog2, bool vec, Shared &sm) {
+  constexpr int U = kUnroll;
+  const int L = 1 << lanesLog2;
+  const int tid = threadIdx.x;
+  const int c = tid & (L - 1);        // chunk of the head dimension
+  const int group = tid >> lanesLog2; // lane group
+  const int groups = kThreads >> lanesLog2;
+  const long long D = p.headDim;
+  const int d0 = c * kChunk;
+  const int count = D - d0 < kChunk ? (D - d0 > 0 ? int(D - d0) : 0) : kChunk;
+
+  // The pass's query heads in shared memory (the merge area, free until the
+  // keys are done), zero past the head size or the pass: row h holds the
+  // L * 8 elements the lanes of a group read.
+  const int width = L * kChunk;
+  {
+    const T *qRow = static_cast<const T *>(p.q) + t * p.qRowStride + firstHead * D;
+    for (int i = tid; i < HP * width; i += kThreads) {
+      const int h = i / width, d = i - h * width;
+      sm.acc[h][d] = h < heads && d < D ? toFloat(qRow[h * D + d]) : 0.f;
+    }
+  }
+  __syncthreads();
+
+  const bool capped = p.softcap > 0.f;
+  const float scaleLog2 = p.scale * kLog2e;
+  const float scaleOverCap = capped ? p.scale / p.softcap : 0.f;
+  const float capLog2 = p.softcap * kLog2e;
+
+  float m[HP], l[HP], acc[HP][kChunk];
+#pragma unroll
+  for (int h = 0; h < HP; ++h) {
+    m[h] = negativeInfinity();
+    l[h] = 0.f;
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e)
+      acc[h][e] = 0.f;
+  }
+
+  const long long rowElems = p.numKvHeads * D;
+  const long long halfElems = p.blockSize * rowElems;
+  const T *cache = static_cast<const T *>(p.cache) + g * D + d0;
+  const unsigned blockSize = unsigned(p.blockSize);
+  const bool pow2 = (blockSize & (blockSize - 1)) == 0;
+  const int blockShift = __ffs(int(blockSize)) - 1;
+  const int pos = tok.pos;
+
+  // Keys past pos load row pos again (cached) and are masked afterwards, so
+  // the step's loads go out together without branches; the block numbers of
+  // the next step are fetched while this one computes.
+  const int stride = groups * U;
+  long long blocks[U];
+  unsigned offsets[U];
+  auto locate = [&](int base) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      int key = base + u * groups + group;
+      key = key <= pos ? key : pos;
+      unsigned blockIndex;
+      if (pow2) {
+        blockIndex = unsigned(key) >> blockShift;
+        offsets[u] = unsigned(key) & (blockSize - 1);
+      } else {
+        blockIndex = unsigned(key) / blockSize;
+        offsets[u] = unsigned(key) - blockIndex * blockSize;
+      }
+      blocks[u] = __ldg(tok.table + blockIndex);
+    }
+  };
+  auto fetch = [&](Chunk<T> (&kc)[U], Chunk<T> (&vc)[U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const T *kp = cache + (blocks[u] * 2 * p.blockSize + offsets[u]) * rowElems;
+      kc[u].load(kp, count, vec);
+      vc[u].load(kp + halfElems, count, vec);
+    }
+  };
+  Chunk<T> kc[U], vc[U];
+  locate(0);
+  fetch(kc, vc);
+  if (stride <= pos)
+    locate(stride);
+  for (int base = 0; base <= pos; base += stride) {
+    // Step base + stride's rows load while this step computes; the block
+    // numbers run one step further ahead.
+    Chunk<T> kn[U], vn[U];
+    if (base + stride <= pos) {
+      fetch(kn, vn);
+      if (base + 2 * stride <= pos)
+        locate(base + 2 * stride);
+    }
+    bool valid[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      valid[u] = base + u * groups + group <= pos;
+
+    // Partial dots of this lane's chunk, summed over the group's L lanes.
+    float s[HP][U];
+#pragma unroll
+    for (int h = 0; h < HP; ++h) {
+      float q[kChunk];
+      const float4 *qs = reinterpret_cast<const float4 *>(&sm.acc[h][d0]);
+#pragma unroll
+      for (int j = 0; j < kChunk / 4; ++j) {
+        const float4 v = qs[j];
+        q[4 * j] = v.x;
+        q[4 * j + 1] = v.y;
+        q[4 * j + 2] = v.z;
+        q[4 * j + 3] = v.w;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        float dot = 0.f;
+#pragma unroll
+        for (int e = 0; e < kChunk; ++e)
+          dot = fmaf(q[e], kc[u].at(e), dot);
+        s[h][u] = dot;
+      }
+    }
+    for (int offset = 1; offset < L; offset <<= 1)
+#pragma unroll
+      for (int h = 0; h < HP; ++h)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          s[h][u] += __shfl_xor_sync(kFullMask, s[h][u], offset);
+
+#pragma unroll
+    for (int h = 0; h < HP; ++h) {
+      float top = m[h];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        float score = capped ? capLog2 * tanhf(s[h][u] * scaleOverCap) : s[h][u] * scaleLog2;
+        s[h][u] = valid[u] ? score : negativeInfinity();
+        top = fmaxf(top, s[h][u]);
+      }
+      // top is -inf only while the group has seen no key: keep all zero.
+      const float ref = top == negativeInfinity() ? 0.f : top;
+      const float alpha = exp2f(m[h] - ref);
+      float weight[U], total = 0.f;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        weight[u] = exp2f(s[h][u] - ref);
+        total += weight[u];
+      }
+      l[h] = l[h] * alpha + total;
+      m[h] = top;
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) {
+        float a = acc[h][e] * alpha;
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          a = fmaf(weight[u], vc[u].at(e), a);
+        acc[h][e] = a;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      kc[u] = kn[u];
+      vc[u] = vn[u];
+    }
+  }
+
+  __syncthreads(); // every group is done with the queries
+  // Publish the partial state: the group's lanes agree on m and l.
+#pragma unroll
+  for (int h = 0; h < HP; ++h) {
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e)
+      sm.acc[h][tid * kChunk + e] = acc[h][e];
+    if (c == 0) {
+      sm.max[h][group] = m[h];
+      sm.sum[h][group] = l[h];
+    }
+  }
+  __syncthreads();
+
+  // One warp per head: weight of group s = exp2(m_s - M) / sum_s l_s exp2(m_s - M).
+  const int lane = tid & 31, warp = tid >> 5;
+  for (int h = warp; h < heads; h += kThreads / 32) {
+    float top = negativeInfinity();
+    for (int s = lane; s < groups; s += 32)
+      top = fmaxf(top, sm.max[h][s]);
+    top = warpMax(top);
+    const float ref = top == negativeInfinity() ? 0.f : top;
+    float total = 0.f;
+    for (int s = lane; s < groups; s += 32) {
+      float w = exp2f(sm.max[h][s] - ref);
+      total += sm.sum[h][s] * w;
+      sm.max[h][s] = w;
+    }
+    total = warpSum(total);
+    const float inverse = total > 0.f ? 1.f / total : 0.f;
+    for (int s = lane; s < groups; s += 32)
+      sm.max[h][s] *= inverse;
+  }
+  __syncthreads();
+
+  T *out = static_cast<T *>(p.output) + t * p.numHeads * D + firstHead * D;
+  for (int i = tid; i < heads * int(D); i += kThreads) {
+    const int h = i / int(D), d = i - h * int(D);
+    float o = 0.f;
+    for (int s = 0; s < groups; ++s)
+      o = fmaf(sm.max[h][s], sm.acc[h][s * width + d], o);
+    out[(long long)h * D + d] = fromFloat<T>(o);
+  }
+  __syncthreads(); // the next pass reuses the shared memory
+}
+
+/// Query heads firstHead .. firstHead + heads - 1 of kv head g, in passes of
+/// up to kHeadsPerPass.
+template <typename T>
+__device__ __forceinline__ void attend(const KvAttentionParams &p, const Token &tok, long long t,
+                                       long long g, long long firstHead, int heads, Shared &sm) {
+  const long long chunks = (p.headDim + kChunk - 1) / kChunk;
+  int lanesLog2 = 0;
+  while ((1ll << lanesLog2) < chunks && lanesLog2 < 5)
+    ++lanesLog2;
+  const bool vec = p.headDim % kChunk == 0 && aligned16(p.cache);
+  for (int done = 0; done < heads; done += kHeadsPerPass) {
+    const int pass = heads - done < kHeadsPerPass ? heads - done : kHeadsPerPass;
+    if (pass > 1)
+      attendPass<T, kHeadsPerPass>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
+    else
+      attendPass<T, 1>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
+  }
+}
+
+} // namespace kvimpl
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_KVATTENTIONGENERAL_CUH
