@@ -13,7 +13,8 @@
 //   infer_kv_decode<T, C>  a decode step's rotary (RotaryParams), KV write and
 //                          infer_kv_attention's fast path in one kernel, the
 //                          cached keys loaded before it waits for the qkv
-//                          GEMV (DecodeStep below; docs/kv-cache.md).
+//                          GEMV (DecodeStep in KvAttentionFast.cuh;
+//                          docs/kv-cache.md).
 //
 // Fast path (16-bit T, headDim % 8 == 0 and <= 128, 16-byte aligned cache):
 // tensor cores on each warp's keys, split-KV across blocks. The block's
@@ -230,10 +231,11 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvi
 }
 
 /// A decode step's rotary, KV write and attention in one kernel
-/// (CudaLaunch.decode, DecodeStep above): infer_kv_attention's grid and
-/// workspace; 16-bit T, headDim % 8 == 0 and <= 128, a 16-byte aligned cache;
-/// every sequence of the step has one new token. kMaxDim: 64 for heads of
-/// up to 64 elements, 128 for 65 .. 128 (kvDecodeMaxDim, KvDecodeGeometry.h).
+/// (CudaLaunch.decode, DecodeStep in KvAttentionFast.cuh):
+/// infer_kv_attention's grid and workspace; 16-bit T, headDim % 8 == 0 and
+/// <= 128, a 16-byte aligned cache; every sequence of the step has one new
+/// token. kMaxDim: 64 for heads of up to 64 elements, 128 for 65 .. 128
+/// (kvDecodeMaxDim, KvDecodeGeometry.h).
 ///
 /// Registers: 64-wide heads are held to 112 a thread (instead of launch
 /// bounds' 128; 48 / 52 bytes of spills), meant to fit more of its blocks
