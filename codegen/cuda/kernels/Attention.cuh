@@ -166,19 +166,6 @@ __device__ __forceinline__ unsigned short bitsOf(__nv_bfloat16 x) {
 }
 __device__ __forceinline__ unsigned short bitsOf(__half x) { return __half_as_ushort(x); }
 
-/// Two floats rounded to T, the first in the low half (the lower address).
-template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi);
-template <> __device__ __forceinline__ unsigned packPair<__nv_bfloat16>(float lo, float hi) {
-  unsigned r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-template <> __device__ __forceinline__ unsigned packPair<__half>(float lo, float hi) {
-  unsigned r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
 /// Stores two consecutive elements; `paired`: dst is 4-byte aligned.
 template <typename T>
 __device__ __forceinline__ void storePair(T *dst, float x, float y, bool paired) {

@@ -29,6 +29,20 @@ template <> __device__ __forceinline__ __half fromFloat<__half>(float x) {
   return __float2half_rn(x);
 }
 
+/// Two floats rounded to T and packed in 32 bits, the first in the low half
+/// (the lower address).
+template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi);
+template <> __device__ __forceinline__ unsigned packPair<__nv_bfloat16>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+template <> __device__ __forceinline__ unsigned packPair<__half>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
 /// A development timing hook, compiled out unless INFER_KERNEL_STAMPS is
 /// defined (kv_attention_test --stamps; never in codegen's NVRTC source):
 /// thread 0 writes %globaltimer to inferKernelStamps[slot] (one timing

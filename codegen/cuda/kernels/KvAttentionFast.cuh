@@ -79,19 +79,6 @@ __device__ __forceinline__ void mma<__half>(float (&d)[4], unsigned a0, unsigned
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-/// (lo, hi) rounded to T and packed, lo in the low half.
-template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi);
-template <> __device__ __forceinline__ unsigned packPair<__nv_bfloat16>(float lo, float hi) {
-  unsigned r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-template <> __device__ __forceinline__ unsigned packPair<__half>(float lo, float hi) {
-  unsigned r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
 /// The 8 x 8 b16 matrix whose row lane / 4, columns 2 (lane % 4) + {0, 1} this
 /// lane holds, transposed into the same layout.
 __device__ __forceinline__ unsigned transpose8x8(unsigned x) {
