@@ -155,16 +155,42 @@ __device__ __forceinline__ void stageInput(const GemvParams &p, uint4 *staged, l
   // Every row's loads before any store, so that the rows' round trips to
   // memory overlap (staged row by row, the first version was slower at T = 2
   // than infer_gemv: bench/results/tinyllama-1.1b-serving.md, "Session 23").
-  for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads) {
-    uint4 values[kRows];
+  if constexpr (kRows == 1 && kPrologue == 0) {
+    // The plain one-row form (o, down): a thread's loads of kBatch vectors
+    // before any store too, since a store waits for its load and loads
+    // issued after it start a round trip of their own (TinyLlama's down
+    // GEMV, k = 5,632, was staged in three). Not the prologue forms: their
+    // operands would take them to 98 / 100 registers, past the 96 that let
+    // an infer_kv_decode block sit beside two qkv GEMV blocks (session 29).
+    constexpr int kBatch = 4;
+    const T *input = static_cast<const T *>(p.input);
+    for (long long first = threadIdx.x; first < vectors; first += kBatch * kGemvRowsThreads) {
+      uint4 values[kBatch];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      if (kRows == 1 || r < rows)
-        values[r] = gemvimpl::loadInput<T, kPrologue>(p, &squares[r], r, i * kN, kN);
+      for (int b = 0; b < kBatch; ++b) {
+        const long long i = first + b * kGemvRowsThreads;
+        if (i < vectors)
+          values[b] = gemvimpl::loadChecked(input + i * kN, kN);
+      }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      if (kRows == 1 || r < rows)
-        staged[r * rowStride + i] = values[r];
+      for (int b = 0; b < kBatch; ++b) {
+        const long long i = first + b * kGemvRowsThreads;
+        if (i < vectors)
+          staged[i] = values[b];
+      }
+    }
+  } else {
+    for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads) {
+      uint4 values[kRows];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        if (kRows == 1 || r < rows)
+          values[r] = gemvimpl::loadInput<T, kPrologue>(p, &squares[r], r, i * kN, kN);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        if (kRows == 1 || r < rows)
+          staged[r * rowStride + i] = values[r];
+    }
   }
   if constexpr (kPrologue == 1) {
 #pragma unroll
