@@ -177,6 +177,7 @@ __device__ __forceinline__ void waitForCopies() {
 /// the step's q rows and the cache, after the kernel's first-statement wait.
 struct NoDecode {
   static constexpr bool kFused = false;
+  struct CosSin {};
   __device__ __forceinline__ void waitForPreviousKernel() const {}
 };
 
@@ -199,14 +200,59 @@ template <typename C> struct DecodeStep {
   }
 
   /// Before the wait (positions and the rotary's tables are no kernel's
-  /// output): token t's cos / sin of every rotated pair in sm.rotaryTable.
-  template <typename Shared>
-  __device__ __forceinline__ void beforeWait(long long t, Shared &sm) const {
+  /// output), token t's cos / sin of every rotated pair go to
+  /// sm.rotaryTable: loadCosSin issues the loads of pair threadIdx.x
+  /// (rotaryDim / 2 <= kThreads) before the cached keys', storeCosSin stores
+  /// them after. The table row is guessed from the token's position in its
+  /// sequence (findToken), so its loads need not wait for the rotary's
+  /// position; storeCosSin reloads the row the position gives where the
+  /// guess was wrong. Issued after the keys' 32-64 KB, as before, the
+  /// tables' loads came back behind them while the qkv GEMV streamed.
+  struct CosSin {
+    float2 loaded; // cos, sin; or the inverse frequency in .x
+    long long position;
+    long long guessedRow;
+  };
+  __device__ __forceinline__ CosSin loadCosSin(long long t, int tokenPos) const {
     const RotaryParams &rp = *rotary;
-    const rowimpl::RotaryAngle angle = rowimpl::rotaryAngle(rp, t);
-    const long long half = rp.rotaryDim / 2;
-    for (int i = threadIdx.x; i < half; i += blockDim.x)
-      sm.rotaryTable[i] = rowimpl::rotaryCosSin<C>(rp, angle.scale, angle.cacheRow, half, i);
+    const long long half = rp.rotaryDim / 2, i = threadIdx.x;
+    CosSin out{make_float2(0.f, 0.f), 0, 0};
+    if (i >= half)
+      return out;
+    const long long seq = rp.seq > 0 ? rp.seq : 1;
+    const long long b = t / seq, s = t - b * seq;
+    out.position = rp.positions ? rp.positions[(rp.positionBatch > 1 ? b : 0) * seq + s] : s;
+    if (rp.invFreq) {
+      out.loaded.x = loadFloat<C>(rp.invFreq, i);
+      return out;
+    }
+    out.guessedRow = rp.perTokenCacheBatch > 0 ? (rp.perTokenCacheBatch > 1 ? b : 0) * seq + s
+                                               : cacheRowOf(rp, tokenPos);
+    const long long k = out.guessedRow * half + i;
+    out.loaded = make_float2(loadFloat<C>(rp.cosCache, k), loadFloat<C>(rp.sinCache, k));
+    return out;
+  }
+  template <typename Shared>
+  __device__ __forceinline__ void storeCosSin(CosSin cs, Shared &sm) const {
+    const RotaryParams &rp = *rotary;
+    const long long half = rp.rotaryDim / 2, i = threadIdx.x;
+    if (i >= half)
+      return;
+    float2 table = cs.loaded;
+    if (rp.invFreq) {
+      float sine, cosine; // rowimpl::rotaryCosSin's angle from the loaded frequency
+      sincosf(float(cs.position) * cs.loaded.x, &sine, &cosine);
+      table = make_float2(cosine, sine);
+    } else if (rp.perTokenCacheBatch <= 0 && cacheRowOf(rp, cs.position) != cs.guessedRow) {
+      table = rowimpl::rotaryCosSin<C>(rp, 0.f, cacheRowOf(rp, cs.position), half, i);
+    }
+    sm.rotaryTable[i] = table;
+  }
+  /// rowimpl::rotaryAngle's cache row of a position (the host checks
+  /// positions against the caches; clamped to stay in bounds).
+  __device__ __forceinline__ static long long cacheRowOf(const RotaryParams &rp,
+                                                          long long position) {
+    return position < 0 ? 0 : (position >= rp.cacheRows ? rp.cacheRows - 1 : position);
   }
 
   /// Element d of head h of a rotary row: `value` rotated with `other` (the
@@ -464,6 +510,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       for (int i = 0; i < KL; ++i)
         sm.q[lane][i] = qLoaded[i];
   }
+  typename Decode::CosSin cosSin{};
+  if constexpr (kDecode)
+    cosSin = decode.loadCosSin(t, pos);
   bool loaded = kDecode && step < stepEnd;
   if (loaded)
     loadStep();
@@ -501,7 +550,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
           });
     for (int later = copied ? copiedStep + kWarps : copiedStep; later < stepEnd; later += kWarps)
       forEachKvWord<T, DT>(kBase, vBase, rowOf(later), rowElems, D, prefetchL2, prefetchL2);
-    decode.beforeWait(t, sm);
+    decode.storeCosSin(cosSin, sm);
     INFER_DECODE_STAMP(2);
   }
   decode.waitForPreviousKernel();

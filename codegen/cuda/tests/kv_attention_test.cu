@@ -417,7 +417,10 @@ template <typename T> int testRotaryKvWrite(std::mt19937 &rng) {
 /// contexts 1 (nothing cached), 2, 17, 100, 300 and 2,100 (many splits) plus a
 /// padding token; GQA 32/4 x 64, 8/2 x 128 and 16/1 x 64 (two head groups);
 /// block sizes 16 and 6; full and half rotary, half-split and interleaved;
-/// softcap 0 and 30. The cache must come out identical (same bytes), the
+/// softcap 0 and 30; the rotary from inv_freq, from cos / sin caches at the
+/// tokens' positions, and from the caches at positions 5 past them (the
+/// fused kernel guesses the cache row from the position in the sequence and
+/// must reload it). The cache must come out identical (same bytes), the
 /// outputs within TypeInfo<T>::tolerance x max(1, |reference|) (only the
 /// order of fp32 sums differs), the split counters zero. The fused kernel's
 /// view of the rotary output (q, k, v pointers) is a buffer of NaNs that it
@@ -431,8 +434,19 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
   const std::vector<DecodeShape> shapes = {{32, 4, 64, 16, 64, 0, 0.f}, {8, 2, 128, 6, 64, 1, 0.f},
                                            {16, 1, 64, 16, 32, 0, 30.f}, {32, 4, 64, 6, 64, 1, 0.f}};
   const std::vector<Seq> seqs = {{1, 1}, {2, 1}, {17, 1}, {100, 1}, {300, 1}, {2100, 1}};
+  enum RotaryTable { kInvFreq, kCaches, kCachesShifted };
+  struct DecodeCase {
+    DecodeShape shape;
+    RotaryTable table;
+  };
+  std::vector<DecodeCase> decodeCases;
+  for (const DecodeShape &shape : shapes)
+    for (RotaryTable table : {kInvFreq, kCaches, kCachesShifted})
+      decodeCases.push_back({shape, table});
   int failures = 0, cases = 0;
-  for (const DecodeShape &shape : shapes) {
+  for (const DecodeCase &decodeCase : decodeCases) {
+    const DecodeShape &shape = decodeCase.shape;
+    const RotaryTable table = decodeCase.table;
     const long long H = shape.H, KV = shape.KV, D = shape.D, bs = shape.blockSize;
     const Step step(seqs, bs, 1, rng);
     const DeviceStep meta(step);
@@ -446,8 +460,19 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
       invFreq[i] = float(std::pow(10000.0, -2.0 * double(i) / double(shape.rotaryDim)));
     std::vector<long long> positions;
     for (const Seq &seq : seqs)
-      positions.push_back(seq.context - 1);
+      positions.push_back(seq.context - 1 + (table == kCachesShifted ? 5 : 0));
     positions.push_back(0); // padding
+    // cos / sin of every position the caches may be asked for.
+    const long long cacheRows = 2200, half = shape.rotaryDim / 2;
+    std::vector<float> cosHost(size_t(cacheRows * half)), sinHost(cosHost.size());
+    for (long long row = 0; row < cacheRows; ++row)
+      for (long long i = 0; i < half; ++i) {
+        cosHost[size_t(row * half + i)] = float(std::cos(double(row) * invFreq[size_t(i)]));
+        sinHost[size_t(row * half + i)] = float(std::sin(double(row) * invFreq[size_t(i)]));
+      }
+    DeviceBuffer<float> cosCache(cosHost.size()), sinCache(sinHost.size());
+    upload(cosCache.ptr, cosHost);
+    upload(sinCache.ptr, sinHost);
     DeviceBuffer<T> input(qkv.size()), rotated(qkv.size()), unread(qkv.size());
     DeviceBuffer<T> cacheSeparate{size_t(cacheElems)}, cacheFused{size_t(cacheElems)};
     DeviceBuffer<T> outSeparate{size_t(tokens * H * D)}, outFused{size_t(tokens * H * D)};
@@ -466,6 +491,12 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
       infer::kernels::RotaryKvWriteParams p =
           packedRotaryKv<T>(input.ptr, rotaryOut, freq.ptr, pos.ptr, tokens, H, KV, D,
                             shape.rotaryDim, shape.interleaved);
+      if (table != kInvFreq) {
+        p.rotary.invFreq = nullptr;
+        p.rotary.cosCache = cosCache.ptr;
+        p.rotary.sinCache = sinCache.ptr;
+        p.rotary.cacheRows = cacheRows;
+      }
       p.kv.output = out;
       p.kv.cache = cache;
       meta.fill(p.kv, step, bs);
@@ -504,9 +535,11 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
     ++cases;
     if (!sameCache || !(worst <= TypeInfo<T>::tolerance) || !countersZero) {
       std::printf("FAIL %s kv_decode H=%lld KV=%lld D=%lld bs=%lld rotary_dim=%lld "
-                  "interleaved=%d softcap=%g: %s worst error %.3g (tolerance %.3g)%s\n",
+                  "interleaved=%d softcap=%g %s: %s worst error %.3g (tolerance %.3g)%s\n",
                   TypeInfo<T>::name, H, KV, D, bs, shape.rotaryDim, shape.interleaved,
-                  double(shape.softcap), sameCache ? "cache same," : "cache differs,", worst,
+                  double(shape.softcap),
+                  table == kInvFreq ? "inv_freq" : table == kCaches ? "caches" : "caches+5",
+                  sameCache ? "cache same," : "cache differs,", worst,
                   TypeInfo<T>::tolerance, countersZero ? "" : ", a split counter left nonzero");
       ++failures;
     }
