@@ -201,13 +201,14 @@ template <typename C> struct DecodeStep {
 
   /// Before the wait (positions and the rotary's tables are no kernel's
   /// output), token t's cos / sin of every rotated pair go to
-  /// sm.rotaryTable: loadCosSin issues the loads of pair threadIdx.x
-  /// (rotaryDim / 2 <= kThreads) before the cached keys', storeCosSin stores
-  /// them after. The table row is guessed from the token's position in its
-  /// sequence (findToken), so its loads need not wait for the rotary's
-  /// position; storeCosSin reloads the row the position gives where the
-  /// guess was wrong. Issued after the keys' 32-64 KB, as before, the
-  /// tables' loads came back behind them while the qkv GEMV streamed.
+  /// sm.rotaryTable: loadCosSin issues the loads of pair threadIdx.x (one
+  /// a thread: rotaryDim <= headDim <= 128) before the cached keys',
+  /// storeCosSin stores them after. The table row is guessed from the
+  /// token's position in its sequence (findToken), so its loads need not
+  /// wait for the rotary's position; storeCosSin reloads the row the
+  /// position gives where the guess was wrong. Issued after the keys' 32-64
+  /// KB, as before, the tables' loads came back behind them while the qkv
+  /// GEMV streamed.
   struct CosSin {
     float2 loaded; // cos, sin; or the inverse frequency in .x
     long long position;
