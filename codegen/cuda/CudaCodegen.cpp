@@ -210,6 +210,32 @@ private:
     }
     return inputs == 1;
   }
+  /// KV_ATTENTION `index`'s infer_qkv_decode record (CudaLaunch.qkv_decode),
+  /// when its rotary (index - 1) reads the whole output of a GEMM (index - 2)
+  /// whose batch-1 GEMV folds the rms_norm before it.
+  std::optional<art::CudaLaunch> qkvDecodeRecord(int index, const std::string &t,
+                                                 const std::string &c, int maxDim) {
+    if (index < 3)
+      return std::nullopt;
+    const art::Launch &gemm = launch(index - 2), &rotary = launch(index - 1);
+    const art::ElementType type = outputType(gemm);
+    const int64_t k = intAttr(gemm, "k", 0), n = intAttr(gemm, "n", 0);
+    const int elementBytes = int(art::elementSize(type));
+    if (gemm.kind() != art::Launch::GEMM || !boolAttr(gemm, "transpose_weight") || k <= 0 ||
+        n <= 0 || !kernels::gemvRowsSupported(k, n, true, elementBytes) ||
+        launch(index - 3).kind() != art::Launch::RMS_NORM || !foldsIntoGemv(index - 2, k, type) ||
+        rowsFoldForward(index - 4) || rowsFoldForward(index - 2) || gemm.outputs_size() != 1)
+      return std::nullopt;
+    for (const art::Operand &operand : rotary.operands())
+      if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
+                                        operand.ref().buffer() != gemm.outputs(0)))
+        return std::nullopt;
+    return rowGemvRecord("infer::kernels::infer_qkv_decode<" + t + ", " + c + ", " +
+                             std::to_string(maxDim) + ">",
+                         int64_t(kernels::kGemvMultiprocessors) *
+                             kernels::kGemvRowsBlocksPerMultiprocessor,
+                         kernels::gemvRowsSharedBytes(k, elementBytes), /*foldsPrevious=*/true);
+  }
   /// grid.x for one block per row of `rowElements` of the launch's output.
   StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;
   /// A decode GEMV record of the row-GEMV family (GemvRows.cuh,
@@ -467,6 +493,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                               std::to_string(kernels::kvDecodeMaxDim(headDim)) + ">");
         setKvDecodeGrid(decode, intAttr(op, "num_heads", 0), kvHeads);
         *cuda.mutable_decode() = std::move(decode);
+        if (std::optional<art::CudaLaunch> fusedQkv =
+                qkvDecodeRecord(index, t, c, kernels::kvDecodeMaxDim(headDim)))
+          *cuda.mutable_qkv_decode() = std::move(*fusedQkv);
       }
     }
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");
@@ -557,6 +586,7 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/RowKernels.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Attention.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvAttention.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/QkvDecode.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
        << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n";

@@ -29,7 +29,7 @@ int kernelCost(const std::string &family) {
       {"infer_gemv", 10},        {"infer_gemv_fused", 10},
       {"infer_attention", 6},    {"infer_kv_prefill_attention", 6},
       {"infer_kv_prefill_attention_wgmma", 6}, {"infer_kv_attention", 5},
-      {"infer_kv_decode", 5},    {"infer_sample", 4}};
+      {"infer_kv_decode", 5},    {"infer_qkv_decode", 6},  {"infer_sample", 4}};
   auto found = costs.find(family);
   return found == costs.end() ? 1 : found->second;
 }

@@ -188,6 +188,7 @@ Status CudaBackend::load() {
   useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
+  useQkvDecode_ = !environmentIs("INFER_QKV_DECODE", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
@@ -195,6 +196,7 @@ Status CudaBackend::load() {
   ASSIGN_OR_RETURN(gemvMmaMinTokens_,
                    gemvMmaMinTokensSetting(std::getenv("INFER_GEMV_MMA_MIN")));
   RETURN_IF_ERROR(allocateGemvWorkspace());
+  RETURN_IF_ERROR(allocateQkvExchange());
   return okStatus();
 }
 
@@ -252,7 +254,8 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     ASSIGN_OR_RETURN(CUfunction function, resolve(launch, i));
     loaded.functions.push_back(function);
     CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, rows = nullptr,
-               multiRows = nullptr, mma = nullptr, fused = nullptr, decode = nullptr;
+               multiRows = nullptr, mma = nullptr, fused = nullptr, decode = nullptr,
+               qkvDecode = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
@@ -264,6 +267,9 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     }
     if (launch.has_decode()) {
       ASSIGN_OR_RETURN(decode, resolve(launch.decode(), i));
+    }
+    if (launch.has_qkv_decode()) {
+      ASSIGN_OR_RETURN(qkvDecode, resolve(launch.qkv_decode(), i));
     }
     if (launch.has_gemv()) {
       ASSIGN_OR_RETURN(gemv, resolve(launch.gemv(), i));
@@ -285,6 +291,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.gemvMmas.push_back(mma);
     loaded.fusedPrologues.push_back(fused);
     loaded.decodes.push_back(decode);
+    loaded.qkvDecodes.push_back(qkvDecode);
   }
   return okStatus();
 }
@@ -688,7 +695,19 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
                       (programmaticLaunch_ == ProgrammaticLaunch::Decode &&
                        step.tokens <= kernels::kGemvMaxRows);
   int count = loaded.program->launches_size();
+  qkvDecodeLaunches_ = 0;
+  int fusedAttention = -1; // a KV_ATTENTION run by infer_qkv_decode
   for (int i = 0; i < count && status.ok(); ++i) {
+    if (i == fusedAttention)
+      continue;
+    if (runsQkvDecode(loaded, i, step)) {
+      bool fused = false;
+      status = launchQkvDecode(loaded, i, step, context, fused);
+      if (fused)
+        fusedAttention = i + 2;
+      if (fused || !status.ok())
+        continue;
+    }
     // Folded into the next launch's GEMV (CudaLaunch.fuses_previous).
     if (i + 1 < count && !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1)))
       if (const art::CudaLaunch *gemv = gemvFor(loaded, i + 1, step.tokens);

@@ -79,7 +79,7 @@ private:
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
     std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
-        gemvMmas, fusedPrologues, decodes;
+        gemvMmas, fusedPrologues, decodes, qkvDecodes;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -115,6 +115,18 @@ private:
     return useKvDecode_ && step.maxNewTokens == 1 && step.tokens <= kernels::kGemvMaxRows &&
            loaded.launches->Get(index).has_decode() && loaded.decodes[size_t(index)];
   }
+  /// Whether GEMM `index` and the KV_ATTENTION two launches on run as one
+  /// infer_qkv_decode in this step (CudaLaunch.qkv_decode; batch-1 decode,
+  /// the GEMM on its single-row GEMV and the attention on infer_kv_decode).
+  bool runsQkvDecode(const LoadedProgram &loaded, int index,
+                     const exec::BoundInputs &step) const;
+  /// Launches infer_qkv_decode for GEMM `index` (CudaQkvDecode.cpp); false in
+  /// `fused` when the operands do not fit it (then nothing was launched).
+  Status launchQkvDecode(const LoadedProgram &loaded, int index, const exec::BoundInputs &step,
+                         const StepContext *context, bool &fused);
+  /// Allocates infer_qkv_decode's exchange for the step program's widest
+  /// qkv GEMM (none without a qkv_decode record).
+  Status allocateQkvExchange();
   /// Runs a whole step: the second time a [batch, seq] shape comes (GEMMs are
   /// tuned by then, and tuning synchronizes), the launches are captured into a
   /// CUDA graph that every later step of that shape replays in one call.
@@ -200,6 +212,13 @@ private:
   /// INFER_KV_DECODE=0: decode steps run the rotary, KV write and attention
   /// as three kernels (CudaLaunch.decode unused).
   bool useKvDecode_ = true;
+  /// INFER_QKV_DECODE=0: batch-1 decode runs the qkv GEMV and infer_kv_decode
+  /// as two kernels (CudaLaunch.qkv_decode unused).
+  bool useQkvDecode_ = true;
+  CUdeviceptr qkvExchange_ = 0;     ///< infer_qkv_decode's tagged GEMV outputs
+  uint64_t stepSerial_ = 0;         ///< QkvDecodeParams::stepSerial's value this step
+  CUdeviceptr stepSerialDevice_ = 0; ///< where this step's staging holds it
+  unsigned qkvDecodeLaunches_ = 0;  ///< infer_qkv_decode launches so far this step
   /// The shared-memory carveout (percent of the most an SM offers) every one
   /// of our kernels asks for: one value for all, so that the next kernel's
   /// blocks may become resident beside the previous kernel's (an SM runs

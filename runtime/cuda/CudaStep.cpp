@@ -224,6 +224,7 @@ Status CudaBackend::allocateStepStaging() {
   for (const art::Binding &binding : program.inputs())
     bytes += alignUp(size_t(exec::affineAt(program.buffers(int(binding.buffer())).size(), bound)));
   bytes += 4 * alignUp(size_t(bound) * 4); // the sampling rows: R <= T
+  bytes += alignUp(sizeof(stepSerial_));   // QkvDecodeParams::stepSerial
   INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_), bytes, 0));
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&staging_, bytes));
   INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&sampledTokensHost_),
@@ -330,6 +331,9 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     samplingRows_[2] = place(topP.data(), 4 * rows);
     samplingRows_[3] = place(uniform.data(), 4 * rows);
   }
+  // Last, so that a bucket's other addresses stay where its graph has them.
+  ++stepSerial_;
+  stepSerialDevice_ = place(&stepSerial_, sizeof(stepSerial_));
   if (offset > stagingBytes_)
     return internalError("step: the metadata outgrew its staging area");
   INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, stagingHost_, offset, stream_));

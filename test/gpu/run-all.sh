@@ -64,6 +64,7 @@ generate_checks() {
 # The same with the switches beyond the defaults: programmatic dependent launch in
 # prefill steps too (INFER_PDL=1), the rotary folded into the KV write,
 # decode steps on three kernels instead of infer_kv_decode (INFER_KV_DECODE=0),
+# batch-1 decode's qkv GEMV and attention as two kernels (INFER_QKV_DECODE=0),
 # the driver's shared-memory carveout per kernel (INFER_SMEM_CARVEOUT=-1) and
 # decode steps of 3-8 tokens on infer_gemv instead of the tensor-core GEMV
 # (INFER_GEMV_MMA_MIN=0).
@@ -90,7 +91,7 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
   for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1 \
-      INFER_GEMV_MMA_MIN=0; do
+      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0; do
     start "switch.${setting%=*}" switch_checks $setting
   done
 fi
@@ -99,7 +100,7 @@ wait
 for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done
 if [ -n "$kernels" ]; then
   for test in "$kernels"/row_kernels_test "$kernels"/attention_test "$kernels"/kv_attention_test \
-      "$kernels"/sampling_test "$kernels"/gemv_test; do
+      "$kernels"/sampling_test "$kernels"/gemv_test "$kernels"/qkv_decode_test; do
     [ -x "$test" ] || continue
     "$test"; rc=$?; record $rc
     echo "kernel test $(basename "$test"): exit $rc"

@@ -218,8 +218,9 @@ template <bool kGatedPairs> __device__ __forceinline__ long long rowsTaken(const
 /// places ours leave), then the wait for the previous kernel's output.
 template <typename T, bool kGatedPairs>
 __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const GemvParams &p,
+                                                                       unsigned block,
                                                                        uint4 (&unit)[kUnitLoads]) {
-  const long long row = (long long)blockIdx.x * kWarps + (threadIdx.x >> 5);
+  const long long row = (long long)block * kWarps + (threadIdx.x >> 5);
   if (row < rowsTaken<kGatedPairs>(p))
     loadUnit<T>(static_cast<const uint4 *>(p.weight), p.k / kPerLoad<T>, row, 0, threadIdx.x & 31,
                 unit);
@@ -229,31 +230,23 @@ __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const Gem
 #endif
 }
 
-} // namespace gemvrows
+/// gemvRows' exchange for infer_gemv_rows: nothing beyond the output.
+struct NoExchange {
+  template <typename T> __device__ __forceinline__ void put(long long, T) const {}
+};
 
-/// grid = gemvRowsGrid(n), block = kGemvRowsThreads, dynamic shared memory
-/// gemvRowsSharedBytes(k, sizeof(T), kRows); p.transposed 1 and p.rows from 1
-/// to kRows: kRows 1 is batch-1 decode, kGemvRowsMultiRows the form of
-/// CudaLaunch.gemv_multi_row (run at 2 .. kGemvRowsMultiRowsRun tokens). Each
-/// 16 bytes of weights are multiplied with every staged input row, so the
-/// weights stream once whatever the rows, and output row t gets the bits the
-/// one-row kernel gives input row t alone; input row t and output row t are
-/// t * (k or p.inputRowStride) and t * n (t * n / 2 under kGatedPairs) apart.
-///
-/// kGatedPairs: the output rows are a packed [gate | up] (n even) that a
-/// gated activation reads next (CudaLaunch.fuses_next): the warp takes row j
-/// and then row j + n / 2 and writes round_T(act(round_T(gate_j)) *
-/// round_T(up_j)) to out[j] (n / 2 outputs, p.activation), which is what
-/// the GEMV and the activation compute apart. The down GEMV after it then
-/// reads one plain row instead of computing the activation for the whole
-/// row in each of its ~260 blocks (its gated prologue).
-template <typename T, int kPrologue, bool kGatedPairs = false, int kRows = 1>
-__global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParams p) {
+/// infer_gemv_rows' body as block `block` of `blocks` (infer_qkv_decode runs
+/// it in part of its grid); exchange.put(row, value) also gets each output
+/// of input row 0 (QkvDecode.cuh). It waits for the previous kernel once the
+/// first weights are requested (loadFirstUnitThenWaitForPreviousKernel).
+template <typename T, int kPrologue, bool kGatedPairs, int kRows, typename Exchange>
+__device__ __forceinline__ void
+rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned block,
+                                                unsigned blocks, const Exchange &exchange) {
   extern __shared__ uint4 staged[]; // kRows x k / kPerLoad<T>
   __shared__ float warpSquares[gemvrows::kWarps][kRows];
   uint4 current[gemvrows::kUnitLoads];
-  gemvrows::loadFirstUnitThenWaitForPreviousKernel<T, kGatedPairs>(p, current);
-  using namespace gemvrows;
+  gemvrows::loadFirstUnitThenWaitForPreviousKernel<T, kGatedPairs>(p, block, current);
   // Under kGatedPairs a warp's row is a pair: gate row j, then up row
   // j + half (`second`).
   const long long half = p.n / 2, taken = rowsTaken<kGatedPairs>(p);
@@ -262,9 +255,9 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
   const long long vectors = p.k / kPerLoad<T>;
   const long long units = (vectors + kUnitLoads * 32 - 1) / (kUnitLoads * 32);
   const uint4 *weight = static_cast<const uint4 *>(p.weight);
-  const long long rowStride = (long long)gridDim.x * kWarps;
+  const long long rowStride = (long long)blocks * kWarps;
   const long long outStride = kGatedPairs ? half : p.n;
-  long long row = (long long)blockIdx.x * kWarps + warp, unit = 0;
+  long long row = (long long)block * kWarps + warp, unit = 0;
   bool second = false;
   INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
   stageInput<T, kPrologue, kRows>(p, staged, vectors, vectors, warpSquares);
@@ -316,9 +309,11 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
             v += toFloat(bias[outputRow]);
           if (residual)
             v += toFloat(residual[r * p.n + outputRow]);
-          if (!kGatedPairs)
+          if (!kGatedPairs) {
             out[r * outStride + row] = fromFloat<T>(v);
-          else if (!second)
+            if (r == 0)
+              exchange.template put<T>(row, fromFloat<T>(v));
+          } else if (!second)
             gate[r] = toFloat(fromFloat<T>(v));
           else
             out[r * outStride + row] =
@@ -335,6 +330,30 @@ __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParam
       current[u] = next[u];
   }
   INFER_KERNEL_STAMP_LATEST(200 + kPrologue); // the grid's last block's end (timing builds)
+}
+
+} // namespace gemvrows
+
+/// grid = gemvRowsGrid(n), block = kGemvRowsThreads, dynamic shared memory
+/// gemvRowsSharedBytes(k, sizeof(T), kRows); p.transposed 1 and p.rows from 1
+/// to kRows: kRows 1 is batch-1 decode, kGemvRowsMultiRows the form of
+/// CudaLaunch.gemv_multi_row (run at 2 .. kGemvRowsMultiRowsRun tokens). Each
+/// 16 bytes of weights are multiplied with every staged input row, so the
+/// weights stream once whatever the rows, and output row t gets the bits the
+/// one-row kernel gives input row t alone; input row t and output row t are
+/// t * (k or p.inputRowStride) and t * n (t * n / 2 under kGatedPairs) apart.
+///
+/// kGatedPairs: the output rows are a packed [gate | up] (n even) that a
+/// gated activation reads next (CudaLaunch.fuses_next): the warp takes row j
+/// and then row j + n / 2 and writes round_T(act(round_T(gate_j)) *
+/// round_T(up_j)) to out[j] (n / 2 outputs, p.activation), which is what
+/// the GEMV and the activation compute apart. The down GEMV after it then
+/// reads one plain row instead of computing the activation for the whole
+/// row in each of its ~260 blocks (its gated prologue).
+template <typename T, int kPrologue, bool kGatedPairs = false, int kRows = 1>
+__global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParams p) {
+  gemvrows::rowsLoadingFirstUnitBeforeWaitForPreviousKernel<T, kPrologue, kGatedPairs, kRows>(
+      p, blockIdx.x, gridDim.x, gemvrows::NoExchange());
 }
 
 } // namespace kernels

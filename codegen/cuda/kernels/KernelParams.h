@@ -237,6 +237,23 @@ struct ElementwiseParams {
   long long batch, seq, tokens;
 };
 
+/// infer_qkv_decode<T, C, kMaxDim> (kernels/QkvDecode.cuh): a batch-1
+/// decode layer's rms_norm + qkv GEMV (`gemv`, infer_gemv_rows<T, 1>) and the
+/// infer_kv_decode after it (`decode`) in one grid of kQkvDecodeBlocks blocks
+/// of kGemvRowsThreads threads (the first attentionY x attentionZ run the
+/// attention). The GEMV also writes each output, tagged, to `exchange` ([n]
+/// words), which the attention blocks poll; *stepSerial changes every step.
+constexpr int kQkvDecodeSplits = 2;
+struct QkvDecodeParams {
+  GemvParams gemv;
+  RotaryKvWriteParams decode;
+  unsigned *exchange;
+  const unsigned long long *stepSerial;
+  unsigned layer; // the launch's number in the step (its tag's low byte)
+  unsigned attentionY, attentionZ; // infer_kv_decode's grid y and z
+  unsigned lateTrigger; // experiment: let the next kernel launch after the poll
+};
+
 } // namespace kernels
 } // namespace infer
 

@@ -152,14 +152,15 @@ struct HeadGroup {
   long long g, headBase, group; // group: query heads per kv head
   int heads;
 };
-__device__ __forceinline__ HeadGroup headGroupOf(const KvAttentionParams &p) {
+__device__ __forceinline__ HeadGroup headGroupOf(const KvAttentionParams &p, long long t,
+                                                 unsigned y, unsigned gridY) {
   HeadGroup out{0, 0, 0, 0};
-  if ((long long)blockIdx.x >= p.tokens || p.numSeqs <= 0 || p.numKvHeads <= 0)
+  if (t >= p.tokens || p.numSeqs <= 0 || p.numKvHeads <= 0)
     return out;
   // grid.y = numKvHeads x head groups (numKvHeads alone: one group).
-  const long long groupsPerKv = gridDim.y >= p.numKvHeads ? gridDim.y / p.numKvHeads : 1;
-  out.g = blockIdx.y / groupsPerKv;
-  const long long part = blockIdx.y - out.g * groupsPerKv;
+  const long long groupsPerKv = gridY >= p.numKvHeads ? gridY / p.numKvHeads : 1;
+  out.g = y / groupsPerKv;
+  const long long part = y - out.g * groupsPerKv;
   if (out.g >= p.numKvHeads)
     return out;
   out.group = p.numHeads / p.numKvHeads;
@@ -167,6 +168,9 @@ __device__ __forceinline__ HeadGroup headGroupOf(const KvAttentionParams &p) {
   out.headBase = part * perBlock;
   out.heads = int(out.group - out.headBase < perBlock ? out.group - out.headBase : perBlock);
   return out;
+}
+__device__ __forceinline__ HeadGroup headGroupOf(const KvAttentionParams &p) {
+  return headGroupOf(p, blockIdx.x, blockIdx.y, gridDim.y);
 }
 
 template <typename T> __device__ __forceinline__ void kvAttention(const KvAttentionParams &p) {
@@ -208,7 +212,7 @@ __device__ __forceinline__ void decodeLoadingCacheBeforeWaitForPreviousKernel(
   static_assert(kMaxDim == 64 || kMaxDim == 128, "64- or 128-wide heads");
   __shared__ FastDecodeShared<kMaxDim> sm;
   INFER_DECODE_STAMP(0);
-  const DecodeStep<C> decode{&p.rotary};
+  const DecodeStep<C> decode{{}, &p.rotary};
   const HeadGroup hg = headGroupOf(p.kv);
   const long long D = p.kv.headDim;
   if (hg.heads <= 0 || D % 8 != 0 || D > kMaxDim || (kMaxDim == 128 && D <= 64) ||

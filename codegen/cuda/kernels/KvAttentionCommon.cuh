@@ -55,10 +55,13 @@ static_assert(kFastHeads == 8, "the fast path holds 8 heads in one mma n-tile");
 /// INFER_KERNEL_STAMP (Common.cuh) for infer_kv_decode's blocks of token 0,
 /// split 0: slot blockIdx.y * 16 + point (kv_attention_test --stamps names
 /// the points).
-#define INFER_DECODE_STAMP(point)                                                                 \
+#define INFER_DECODE_STAMP(point) INFER_DECODE_STAMP_AT(blockIdx.x, blockIdx.y, blockIdx.z, point)
+/// The same for the block of (token, y, z); fastAttend passes its grid's
+/// (FastGrid).
+#define INFER_DECODE_STAMP_AT(token, y, z, point)                                                 \
   do {                                                                                            \
-    if (blockIdx.x == 0 && blockIdx.z == 0 && blockIdx.y < 8)                                     \
-      INFER_KERNEL_STAMP(blockIdx.y * 16 + (point));                                              \
+    if ((token) == 0 && (z) == 0 && (y) < 8)                                                      \
+      INFER_KERNEL_STAMP((y) * 16 + (point));                                                     \
   } while (0)
 
 __device__ __forceinline__ float negativeInfinity() { return -__int_as_float(0x7f800000); }

@@ -175,7 +175,18 @@ __device__ __forceinline__ void waitForCopies() {
 
 /// fastAttend's plain mode (infer_kv_attention): q and every key come from
 /// the step's q rows and the cache, after the kernel's first-statement wait.
-struct NoDecode {
+/// fastAttend's block in its grid (y: kv head x head group, z: split; the
+/// number of token rows): the launch's own, except in infer_qkv_decode
+/// (QkvDecode.cuh), whose attention blocks are part of a larger grid.
+struct FastGrid {
+  __device__ __forceinline__ unsigned tokenRows() const { return gridDim.x; }
+  __device__ __forceinline__ unsigned blockY() const { return blockIdx.y; }
+  __device__ __forceinline__ unsigned gridY() const { return gridDim.y; }
+  __device__ __forceinline__ unsigned blockZ() const { return blockIdx.z; }
+  __device__ __forceinline__ unsigned gridZ() const { return gridDim.z; }
+};
+
+struct NoDecode : FastGrid {
   static constexpr bool kFused = false;
   struct CosSin {};
   __device__ __forceinline__ void waitForPreviousKernel() const {}
@@ -191,7 +202,7 @@ struct NoDecode {
 /// writes the new K and V to the cache, and the split with the last keys adds
 /// the new key to its softmax from shared memory. Nothing else reads the
 /// rotary's output (codegen checks), so it is not written.
-template <typename C> struct DecodeStep {
+template <typename C> struct DecodeStep : FastGrid {
   static constexpr bool kFused = true;
   const RotaryParams *rotary; // p.q, p.k, p.v point into rotary->output
 
@@ -418,7 +429,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
   const bool useGuess = guessed && tok.table == p.blockTables + t * p.maxBlocksPerSeq;
   if constexpr (kDecode)
-    INFER_DECODE_STAMP(1);
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 1);
   if constexpr (kCopySecondStep) {
     // Arrived with findToken's loads; shared memory frees the register.
     sm.table[warp][lane] = tableGuess;
@@ -431,10 +442,10 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const int pos = tok.pos;
   const int last = kDecode ? pos - 1 : pos;
   const int steps = last >= 0 ? last / KW + 1 : 0;
-  const bool split = p.workspace != nullptr && p.counters != nullptr && gridDim.z > 1;
-  const int splits = split ? (gridDim.z < kKvDecodeMaxSplits ? int(gridDim.z) : kKvDecodeMaxSplits)
+  const bool split = p.workspace != nullptr && p.counters != nullptr && decode.gridZ() > 1;
+  const int splits = split ? (decode.gridZ() < kKvDecodeMaxSplits ? int(decode.gridZ()) : kKvDecodeMaxSplits)
                            : 1;
-  const bool smallStep = gridDim.x <= unsigned(kGemvMaxRows) && steps > kMinStepsPerSplit;
+  const bool smallStep = decode.tokenRows() <= unsigned(kGemvMaxRows) && steps > kMinStepsPerSplit;
   const int minSteps = DT == 128 ? kMinStepsPerSplitWide
                        : smallStep ? kMinStepsPerSplitSmallStep
                                    : kMinStepsPerSplit;
@@ -443,7 +454,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const int perForMaxUsed = (steps + kMaxUsed - 1) / kMaxUsed;
   const int per = max(max(perForSplits, perForMaxUsed), minSteps);
   const int used = steps > 0 ? (steps + per - 1) / per : 1;
-  const int z = int(blockIdx.z);
+  const int z = int(decode.blockZ());
   if (z >= used) {
     decode.waitForPreviousKernel();
     return;
@@ -552,16 +563,16 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     for (int later = copied ? copiedStep + kWarps : copiedStep; later < stepEnd; later += kWarps)
       forEachKvWord<T, DT>(kBase, vBase, rowOf(later), rowElems, D, prefetchL2, prefetchL2);
     decode.storeCosSin(cosSin, sm);
-    INFER_DECODE_STAMP(2);
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 2);
   }
   decode.waitForPreviousKernel();
   if constexpr (kDecode) {
-    INFER_DECODE_STAMP(3);
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 3);
     decode.template stage<T, DT>(p, t, g, int(firstHead), heads, z == 0 && headBase == 0, sm);
   }
   __syncthreads();
   if constexpr (kDecode)
-    INFER_DECODE_STAMP(4);
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 4);
   if constexpr (kDecode)
     if (withNewKey)
       decode.template scoreNewKey<T, DT>(p, heads, sm);
@@ -657,7 +668,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
 
   if constexpr (kDecode)
-    INFER_DECODE_STAMP(5);
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 5);
   __syncwarp(); // the warp's copied step is read: its out may take the bytes
   // Merge the warps: the 8 lanes of one c share mA, mB; sum their partial l.
 #pragma unroll
@@ -705,7 +716,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
   __syncthreads();
   if constexpr (kDecode)
-    INFER_DECODE_STAMP(6);
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 6);
 
   const int items = heads * D;
   T *out = static_cast<T *>(p.output) + (t * p.numHeads + firstHead) * D;
@@ -720,14 +731,14 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       out[i] = fromFloat<T>(total > 0.f ? v / total : 0.f);
     }
     if constexpr (kDecode)
-      INFER_DECODE_STAMP(7);
+      INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 7);
     return;
   }
 
   // Record of this split; the unit's last block combines them all.
   const long long recordFloats = kvDecodeRecordFloats(p.headDim);
-  const long long unit = t * gridDim.y + blockIdx.y;
-  float *records = p.workspace + unit * gridDim.z * recordFloats;
+  const long long unit = t * decode.gridY() + decode.blockY();
+  float *records = p.workspace + unit * decode.gridZ() * recordFloats;
   float *record = records + z * recordFloats;
   if (tid < heads) {
     record[tid] = sm.top[tid];

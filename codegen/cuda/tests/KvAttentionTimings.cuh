@@ -11,6 +11,7 @@
 #define INFER_CODEGEN_CUDA_TESTS_KVATTENTIONTIMINGS_CUH
 
 #include "codegen/cuda/tests/KvAttentionTestSupport.cuh"
+#include "codegen/cuda/kernels/QkvDecode.cuh"
 
 namespace {
 
@@ -252,6 +253,55 @@ infer::kernels::GemvParams rowGemvParams(const void *input, const void *weight, 
   return g;
 }
 
+/// infer_qkv_decode (QkvDecode.cuh) for heads of D elements.
+template <typename T> auto qkvDecodeKernel(long long D) {
+  return infer::kernels::kvDecodeMaxDim(D) == 64 ? infer::kernels::infer_qkv_decode<T, float, 64>
+                                                 : infer::kernels::infer_qkv_decode<T, float, 128>;
+}
+
+__global__ void bumpStepSerial(unsigned long long *serial) { *serial += 1; }
+
+/// QkvDecodeParams::lateTrigger of the timings' launches (an experiment's knob).
+unsigned qkvDecodeLateTrigger = 0;
+
+/// infer_qkv_decode's exchange and step serial, and its launch in place of a
+/// batch-1 layer's qkv GEMV and infer_kv_decode. Layer 0 bumps the serial
+/// first (as the host would before a step) and launches without
+/// programmatic overlap, so that every launch's first reads see the bump.
+struct QkvDecodeLaunch {
+  DeviceBuffer<unsigned> exchange;
+  DeviceBuffer<unsigned long long> serial{1};
+  explicit QkvDecodeLaunch(long long n) : exchange(size_t(n)) {
+    CUDA_CHECK(cudaMemset(exchange.ptr, 0, size_t(n) * sizeof(unsigned)));
+    CUDA_CHECK(cudaMemset(serial.ptr, 0, sizeof(unsigned long long)));
+    CUDA_CHECK(cudaDeviceSynchronize()); // before launches on non-blocking streams
+  }
+  /// One wave of gemvRowsGrid's two blocks per multiprocessor: the y x
+  /// splits attention blocks and the GEMV's in the rest.
+  static unsigned grid() {
+    return unsigned(infer::kernels::kGemvMultiprocessors) *
+           unsigned(infer::kernels::kGemvRowsBlocksPerMultiprocessor);
+  }
+  void launch(const infer::kernels::GemvParams &qkv, const DecodeLaunch &decode, unsigned splits,
+              unsigned layer, long long D, cudaStream_t stream) {
+    if (layer == 0)
+      bumpStepSerial<<<1, 1, 0, stream>>>(serial.ptr);
+    infer::kernels::QkvDecodeParams f{};
+    f.gemv = qkv;
+    f.decode = decode.params;
+    f.exchange = exchange.ptr;
+    f.stepSerial = serial.ptr;
+    f.layer = layer;
+    f.attentionY = decode.y, f.attentionZ = splits;
+    f.lateTrigger = qkvDecodeLateTrigger;
+    cudaLaunchAttribute programmatic;
+    cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
+        dim3(grid()), infer::kernels::kGemvRowsThreads,
+        size_t(infer::kernels::gemvRowsSharedBytes(qkv.k, 2)), stream, layer > 0, programmatic);
+    CUDA_CHECK(cudaLaunchKernelEx(&c, qkvDecodeKernel<__nv_bfloat16>(D), f));
+  }
+};
+
 /// --layer-timings: microseconds per batch-1 decode layer (module comment),
 /// one sequence at `context` positions, H / KV heads of D, an MLP of
 /// `intermediate`, against the layer's weight bytes at 4.3 TB/s. The
@@ -263,7 +313,7 @@ infer::kernels::GemvParams rowGemvParams(const void *input, const void *weight, 
 /// as the step runs it since session 20) and the down GEMV reads one plain
 /// row; else the down GEMV computes it in its prologue (as before).
 void timeDecodeLayers(long long context, long long H, long long KV, long long D,
-                      long long intermediate, bool gatedPairs) {
+                      long long intermediate, bool gatedPairs, unsigned fusedSplits = 0) {
   using T = __nv_bfloat16;
   constexpr int kLayers = 16;
   std::mt19937 rng(5);
@@ -284,8 +334,9 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
                              (const void *)infer::kernels::infer_gemv_rows<T, 1>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 2>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 1, true>,
-                             (const void *)decodeKernel<T>(D)})
+                             (const void *)decodeKernel<T>(D), (const void *)qkvDecodeKernel<T>(D)})
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+  QkvDecodeLaunch fused(qkvWidth);
   cudaLaunchAttribute programmatic;
   auto launchRows = [&](const infer::kernels::GemvParams &g, cudaStream_t stream,
                         bool pairs = false) {
@@ -302,10 +353,14 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
     const T *base = weights.ptr + index * layerElems;
     infer::kernels::GemvParams qkv = rowGemvParams(h.ptr, base, ts.qkv.ptr, hidden, qkvWidth);
     qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
-    launchRows(qkv, stream);
-    cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
-        dim3(1, decode.y, decode.z), kKvAttentionThreads, 0, stream, true, programmatic);
-    CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), decode.params));
+    if (fusedSplits > 0) {
+      fused.launch(qkv, decode, fusedSplits, unsigned(index), D, stream);
+    } else {
+      launchRows(qkv, stream);
+      cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
+          dim3(1, decode.y, decode.z), kKvAttentionThreads, 0, stream, true, programmatic);
+      CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), decode.params));
+    }
     infer::kernels::GemvParams o =
         rowGemvParams(ts.out.ptr, base + qkvElems, h2.ptr, hidden, hidden);
     o.residual = h.ptr;
@@ -328,11 +383,14 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
   };
   const double usPerLayer = graphMicros(layer, kLayers, 10);
   const double floorUs = double(layerElems) * sizeof(T) / 4.3e12 * 1e6;
+  char attention[64];
+  std::snprintf(attention, sizeof(attention),
+                fusedSplits ? "infer_qkv_decode (%u splits)" : "qkv GEMV, decode", fusedSplits);
   std::printf("layer bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, intermediate %lld: "
-              "%.2f us per layer (rms_norm + qkv GEMV, decode, o GEMV, rms_norm + gate/up GEMV, "
+              "%.2f us per layer (rms_norm + %s, o GEMV, rms_norm + gate/up GEMV, "
               "down GEMV, the gated activation %s; %d layers, their own weights), floor %.2f us "
               "(%.1f MB at 4.3 TB/s)\n",
-              context, H, KV, D, intermediate, usPerLayer,
+              context, H, KV, D, intermediate, usPerLayer, attention,
               gatedPairs ? "in gate/up (pairs)" : "in down's prologue", kLayers, floorUs,
               double(layerElems) * sizeof(T) / 1e6);
 }
@@ -348,7 +406,7 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
 /// carveout: the shared-memory carveout all three kernels ask for (-1: the
 /// driver's choice per kernel; the runtime asks 100 of every kernel).
 void stampDecode(long long context, long long H, long long KV, long long D, unsigned splits = 0,
-                 int carveout = -1) {
+                 int carveout = -1, unsigned fusedSplits = 0) {
   using T = __nv_bfloat16;
   std::mt19937 rng(5);
   TimingStep ts({Seq{context, 1}}, H, KV, D, /*bs=*/16, rng);
@@ -366,21 +424,27 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   qkv.prologue = 1, qkv.normWeight = norm.ptr, qkv.normEpsilon = 1e-5f;
   const infer::kernels::GemvParams o = rowGemvParams(ts.out.ptr, wO.ptr, oOut.ptr, hidden, hidden);
   for (const void *kernel : {(const void *)infer::kernels::infer_gemv_rows<T, 1>,
-                             (const void *)decodeKernel<T>(D),
+                             (const void *)decodeKernel<T>(D), (const void *)qkvDecodeKernel<T>(D),
                              (const void *)infer::kernels::infer_gemv_rows<T, 0>})
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
+  QkvDecodeLaunch fused(qkvWidth);
   cudaLaunchAttribute programmatic;
   auto config = [&](dim3 grid, unsigned block, size_t shared, cudaStream_t stream) {
     return infer::kerneltest::launchConfig(grid, block, shared, stream, true, programmatic);
   };
-  auto layer = [&](int, cudaStream_t stream) {
+  auto layer = [&](int index, cudaStream_t stream) {
     const size_t rowsShared = size_t(infer::kernels::gemvRowsSharedBytes(hidden, 2));
-    cudaLaunchConfig_t c = config(dim3(infer::kernels::gemvRowsGrid(qkvWidth)),
-                                  infer::kernels::kGemvRowsThreads, rowsShared, stream);
-    CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_rows<T, 1>, qkv));
-    c = config(dim3(1, y, z), kKvAttentionThreads, 0, stream);
-    CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), r));
+    cudaLaunchConfig_t c;
+    if (fusedSplits > 0) {
+      fused.launch(qkv, decode, fusedSplits, unsigned(index), D, stream);
+    } else {
+      c = config(dim3(infer::kernels::gemvRowsGrid(qkvWidth)), infer::kernels::kGemvRowsThreads,
+                 rowsShared, stream);
+      CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_rows<T, 1>, qkv));
+      c = config(dim3(1, y, z), kKvAttentionThreads, 0, stream);
+      CUDA_CHECK(cudaLaunchKernelEx(&c, decodeKernel<T>(D), r));
+    }
     c = config(dim3(infer::kernels::gemvRowsGrid(hidden)), infer::kernels::kGemvRowsThreads,
                rowsShared, stream);
     CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_rows<T, 0>, o));
@@ -395,9 +459,10 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
   const double base = double(stamps[201]);
   auto us = [&](unsigned long long t) { return t ? (double(t) - base) / 1e3 : -1.0; };
   std::printf("stamps bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, grid (1, %u, %u), "
+              "fused splits %u, "
               "carveout %d: %.2f us per layer (qkv GEMV + decode + o GEMV); us after the qkv GEMV's end: its "
               "last wait release %.2f, the o GEMV's last wait release %.2f, its end %.2f\n",
-              context, H, KV, D, y, z, carveout, usPerLayer, us(stamps[211]), us(stamps[210]),
+              context, H, KV, D, y, z, fusedSplits, carveout, usPerLayer, us(stamps[211]), us(stamps[210]),
               us(stamps[200]));
   const char *points[] = {"entry", "token found", "before wait", "after wait",
                           "staged",  "keys done",   "merged",      "written"};
