@@ -493,9 +493,12 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                               std::to_string(kernels::kvDecodeMaxDim(headDim)) + ">");
         setKvDecodeGrid(decode, intAttr(op, "num_heads", 0), kvHeads);
         *cuda.mutable_decode() = std::move(decode);
-        if (std::optional<art::CudaLaunch> fusedQkv =
-                qkvDecodeRecord(index, t, c, kernels::kvDecodeMaxDim(headDim)))
-          *cuda.mutable_qkv_decode() = std::move(*fusedQkv);
+        // 64-wide heads only: at Llama-3-8B's 128-wide ones the fused layer
+        // measured no faster (kv_attention_test-style layer timings, session
+        // 31: 125.0-128.8 against 120.8-126.8 us).
+        if (kernels::kvDecodeMaxDim(headDim) == 64)
+          if (std::optional<art::CudaLaunch> fusedQkv = qkvDecodeRecord(index, t, c, 64))
+            *cuda.mutable_qkv_decode() = std::move(*fusedQkv);
       }
     }
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");

@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <vector>
@@ -120,6 +121,16 @@ private:
   /// the GEMM on its single-row GEMV and the attention on infer_kv_decode).
   bool runsQkvDecode(const LoadedProgram &loaded, int index,
                      const exec::BoundInputs &step) const;
+  /// Whether this step may run infer_qkv_decode at all (batch 1, contexts of
+  /// at most kQkvDecodeMaxContext, an exchange).
+  bool qkvDecodeStep(const exec::BoundInputs &step) const {
+    return useQkvDecode_ && qkvExchange_ && stepSerialDevice_ && shortContextStep_ &&
+           step.tokens == 1;
+  }
+  /// The next step's serial: its low byte (the tags' serial byte) differs
+  /// from the last infer_qkv_decode step's, whose words the exchange may
+  /// still hold (CudaQkvDecode.cpp).
+  void advanceStepSerial();
   /// Launches infer_qkv_decode for GEMM `index` (CudaQkvDecode.cpp); false in
   /// `fused` when the operands do not fit it (then nothing was launched).
   Status launchQkvDecode(const LoadedProgram &loaded, int index, const exec::BoundInputs &step,
@@ -183,7 +194,8 @@ private:
   Status replayOrCapture(Captured &captured, const std::function<Status()> &enqueue);
   void release(Captured &captured);
   /// Decode steps padded to a bucket of sequences, by (bucket, sampled on the device).
-  std::map<std::pair<int64_t, bool>, Captured> stepGraphs_;
+  /// By (bucket, device sampling, short context: shortContextStep_).
+  std::map<std::tuple<int64_t, bool, bool>, Captured> stepGraphs_;
   /// The step's inputs and sampling rows: pinned host memory and its device
   /// copy, uploaded in one cuMemcpyHtoDAsync per step.
   unsigned char *stagingHost_ = nullptr;
@@ -217,8 +229,14 @@ private:
   bool useQkvDecode_ = true;
   CUdeviceptr qkvExchange_ = 0;     ///< infer_qkv_decode's tagged GEMV outputs
   uint64_t stepSerial_ = 0;         ///< QkvDecodeParams::stepSerial's value this step
+  /// The serial of the last step that ran infer_qkv_decode (0: none; the
+  /// exchange's zero words carry its low byte).
+  uint64_t lastQkvDecodeSerial_ = 0;
   CUdeviceptr stepSerialDevice_ = 0; ///< where this step's staging holds it
   unsigned qkvDecodeLaunches_ = 0;  ///< infer_qkv_decode launches so far this step
+  /// Whether no sequence of this step is longer than kQkvDecodeMaxContext
+  /// (infer_qkv_decode's limit).
+  bool shortContextStep_ = false;
   /// The shared-memory carveout (percent of the most an SM offers) every one
   /// of our kernels asks for: one value for all, so that the next kernel's
   /// blocks may become resident beside the previous kernel's (an SM runs

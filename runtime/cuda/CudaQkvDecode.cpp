@@ -39,10 +39,22 @@ Status CudaBackend::allocateQkvExchange() {
   return okStatus();
 }
 
+void CudaBackend::advanceStepSerial() {
+  // A poll accepts a word whose tag is its own: the exchange holds the words
+  // of at most the last two infer_qkv_decode launches before this step's
+  // (each launch writes them all; the launch before the previous one
+  // finished before the previous one's GEMV wrote). Within a run of steps
+  // the layer byte and the serial byte keep consecutive tags apart; after
+  // steps without the kernel (prefill, batches) the serial byte must still
+  // differ from that last step's.
+  do
+    ++stepSerial_;
+  while ((stepSerial_ & 0xff) == (lastQkvDecodeSerial_ & 0xff));
+}
+
 bool CudaBackend::runsQkvDecode(const LoadedProgram &loaded, int index,
                                 const exec::BoundInputs &step) const {
-  if (!useQkvDecode_ || !qkvExchange_ || !stepSerialDevice_ || step.tokens != 1 ||
-      index + 2 >= loaded.program->launches_size())
+  if (!qkvDecodeStep(step) || index + 2 >= loaded.program->launches_size())
     return false;
   const art::CudaLaunch &attention = loaded.launches->Get(index + 2);
   if (!attention.has_qkv_decode() || !loaded.qkvDecodes[size_t(index + 2)] ||

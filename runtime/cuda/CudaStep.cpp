@@ -331,13 +331,17 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     samplingRows_[2] = place(topP.data(), 4 * rows);
     samplingRows_[3] = place(uniform.data(), 4 * rows);
   }
+  shortContextStep_ = std::all_of(given.contextLens.begin(), given.contextLens.end(),
+                                  [](int64_t n) { return n <= kernels::kQkvDecodeMaxContext; });
   // Last, so that a bucket's other addresses stay where its graph has them.
-  ++stepSerial_;
+  advanceStepSerial();
   stepSerialDevice_ = place(&stepSerial_, sizeof(stepSerial_));
   if (offset > stagingBytes_)
     return internalError("step: the metadata outgrew its staging area");
   INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, stagingHost_, offset, stream_));
   stepContext_.numSeqs = sizes.sequences;
+  if (qkvDecodeStep(sizes))
+    lastQkvDecodeSerial_ = stepSerial_;
 
   ++stepCalls_;
   if (std::find(profiledSteps_.begin(), profiledSteps_.end(), stepCalls_) != profiledSteps_.end()) {
@@ -359,7 +363,7 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
 
   if (bucket == 0)
     return enqueueStep(sizes, sample);
-  return replayOrCapture(stepGraphs_[{bucket, sample}],
+  return replayOrCapture(stepGraphs_[{bucket, sample, shortContextStep_}],
                          [&] { return enqueueStep(sizes, sample); });
 }
 

@@ -244,6 +244,12 @@ struct ElementwiseParams {
 /// attention). The GEMV also writes each output, tagged, to `exchange` ([n]
 /// words), which the attention blocks poll; *stepSerial changes every step.
 constexpr int kQkvDecodeSplits = 2;
+/// The longest context a step may have for the runtime to run
+/// infer_qkv_decode (one warp step of 32 keys per warp of one split, as
+/// infer_kv_decode splits it there): with its kQkvDecodeSplits splits it was
+/// slower at 1,000 positions (H200, TinyLlama, 1,000 in / 128 out: 847.5
+/// against 1,035.6 tok/s; bench/results/tinyllama-1.1b-serving.md, session 31).
+constexpr long long kQkvDecodeMaxContext = 256;
 struct QkvDecodeParams {
   GemvParams gemv;
   RotaryKvWriteParams decode;

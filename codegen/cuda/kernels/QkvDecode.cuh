@@ -26,12 +26,17 @@
 //
 // The exchange holds one 32-bit word per qkv output: (tag << 16) | the T
 // bits. An aligned 32-bit store and load are single-copy atomic, so a reader
-// that sees the tag sees the value. tag = (*stepSerial * 256 + layer) mod
-// 2^16, the host adding 1 to *stepSerial before each step: two launches in a
-// row differ in it, and a poller can only find the words of the launch
-// before its own (which wrote all of them: its attention blocks saw them all
-// before the launches after it could start) or of its own. (Prototype: a
-// one-layer model whose decode steps are 2^8 steps apart could alias.)
+// that sees the tag sees the value. tag = (serial byte << 8) | layer byte,
+// *stepSerial being the step's serial (the host's, in the step's staging
+// area, so a captured graph reads each replay's) and `layer` the launch's
+// number in the step. The exchange holds the words of at most the last two
+// launches before a poller's own (each launch writes all of them, and the
+// GEMV blocks of a launch wait for the one before the previous to finish),
+// whose tags differ from its own; the runtime keeps the serial byte of a
+// step apart from the last one that ran this kernel
+// (CudaBackend::advanceStepSerial). A poll that finds no tag for seconds
+// (a broken exchange) reports the words it waits for and traps rather than
+// hang the GPU.
 //
 // Batch-1 decode only (one token), 16-bit T, and
 // the conditions of infer_kv_decode's fast path.
@@ -148,7 +153,7 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
 #pragma unroll
       for (int e = 0; e < kPer + 2; ++e)
         ready = ready && (word[e] & 0xffff0000u) == tag;
-      if (++polls == (1u << 22)) { // prototype: seconds without the tag; say what is missing
+      if (++polls == (1u << 22)) { // seconds without the tag: say what is missing
 #pragma unroll
         for (int e = 0; e < kPer + 2; ++e)
           if ((word[e] & 0xffff0000u) != tag && threadIdx.x % 16 == 0)
