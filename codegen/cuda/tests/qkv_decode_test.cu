@@ -12,8 +12,13 @@
 // first input again at the next serial, so that a poll that took an earlier
 // launch's exchange words would give the wrong output.
 //
-// `--layer-timings`: kv_attention_test's batch-1 decode layers with the
-// separate kernels and with infer_qkv_decode (1 and 2 splits), alternating.
+// `--layer-timings [llama]`: kv_attention_test's batch-1 decode layers
+// (TinyLlama's, or Llama-3-8B's) with the two kernels and with
+// infer_qkv_decode (1 split, 1 split letting the o GEMV launch only after
+// the poll, 2 splits), two rounds. Built with -DINFER_KERNEL_STAMPS,
+// `--stamps` prints kv_attention_test's stamps of the same modes (µs after
+// the qkv GEMV's last block; bench/results/tinyllama-1.1b-serving.md,
+// session 31).
 //
 // Exit status: 0 all passed, 1 a case failed, 77 no CUDA device.
 //
