@@ -337,15 +337,25 @@ template <typename C> struct DecodeStep : FastGrid {
     if (d < D) {
       const T k = fromFloat<T>(rotated(toFloat(key), toFloat(keyOther), kHead, d, sm));
       const T v = fromFloat<T>(rotated(toFloat(val), toFloat(valOther), vHead, d, sm));
-      sm.newKey[d] = toFloat(k);
-      sm.newValue[d] = toFloat(v);
-      if (slot >= 0) {
-        const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
-        const long long rowElems = p.numKvHeads * D;
-        T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems + g * D;
-        kDst[d] = k;
-        kDst[p.blockSize * rowElems + d] = v;
-      }
+      keepNewKeyValue(p, g, d, D, slot, k, v, sm);
+    }
+  }
+
+  /// Element d of kv head g's new key and value (rotated, rounded to T; D =
+  /// p.headDim) into sm.newKey / sm.newValue and the token's cache slot (none
+  /// when slot < 0).
+  template <typename T, typename Shared>
+  __device__ __forceinline__ static void keepNewKeyValue(const KvAttentionParams &p, long long g,
+                                                         int d, int D, long long slot, T k, T v,
+                                                         Shared &sm) {
+    sm.newKey[d] = toFloat(k);
+    sm.newValue[d] = toFloat(v);
+    if (slot >= 0) {
+      const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
+      const long long rowElems = p.numKvHeads * D;
+      T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems + g * D;
+      kDst[d] = k;
+      kDst[p.blockSize * rowElems + d] = v;
     }
   }
 

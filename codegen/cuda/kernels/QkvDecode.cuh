@@ -198,17 +198,8 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
       const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
       q[qSlot(r, dq)] = rotatedQ[e];
     }
-    if (d < D) {
-      sm.newKey[d] = toFloat(k);
-      sm.newValue[d] = toFloat(v);
-      if (slot >= 0) {
-        const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
-        const long long rowElems = p.numKvHeads * D;
-        T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems + g * D;
-        kDst[d] = k;
-        kDst[p.blockSize * rowElems + d] = v;
-      }
-    }
+    if (d < D)
+      this->keepNewKeyValue(p, g, d, D, slot, k, v, sm);
   }
 };
 
