@@ -700,7 +700,8 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
   for (int i = 0; i < count && status.ok(); ++i) {
     if (i == fusedAttention)
       continue;
-    if (runsQkvDecode(loaded, i, step)) {
+    // Not in a profiled step: its table times the GEMM and the attention apart.
+    if (!perKind && runsQkvDecode(loaded, i, step)) {
       bool fused = false;
       status = launchQkvDecode(loaded, i, step, context, fused);
       if (fused)
