@@ -23,9 +23,9 @@
 
 #include <functional>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace infer::cuda {

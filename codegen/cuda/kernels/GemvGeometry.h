@@ -201,6 +201,9 @@ INFER_GEMV_GEOMETRY_FN long long gemvCounters(long long maxN) {
 /// warp per output row, 8 warps per block, two blocks per multiprocessor.
 constexpr int kGemvRowsThreads = 256;
 constexpr int kGemvRowsBlocksPerMultiprocessor = 2;
+/// infer_qkv_decode's grid (QkvDecode.cuh): one wave of the row GEMV's
+/// blocks, the attention blocks among them.
+constexpr int kQkvDecodeBlocks = kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;
 /// The most input bytes a block stages in shared memory (two blocks per
 /// multiprocessor must fit in its 228 KiB).
 constexpr long long kGemvRowsMaxSharedBytes = 96 * 1024;

@@ -239,7 +239,7 @@ struct ElementwiseParams {
 
 /// infer_qkv_decode<T, C, kMaxDim> (kernels/QkvDecode.cuh): a batch-1
 /// decode layer's rms_norm + qkv GEMV (`gemv`, infer_gemv_rows<T, 1>) and the
-/// infer_kv_decode after it (`decode`) in one grid of kQkvDecodeBlocks blocks
+/// infer_kv_decode after it (`decode`) in one grid of kQkvDecodeBlocks blocks (GemvGeometry.h)
 /// of kGemvRowsThreads threads (the first attentionY x attentionZ run the
 /// attention). The GEMV also writes each output, tagged, to `exchange` ([n]
 /// words), which the attention blocks poll; *stepSerial changes every step.

@@ -11,7 +11,8 @@
 // then the attention read q / k / v back in a round trip of its own after
 // the wait (bench/results/tinyllama-1.1b-serving.md, sessions 15-30).
 //
-//   grid A + G blocks of 256 threads (A = attentionY x attentionZ); dynamic
+//   grid kQkvDecodeBlocks = A + G blocks of 256 threads (A = attentionY x
+//   attentionZ; GemvGeometry.h); dynamic
 //   shared memory gemvRowsSharedBytes(k, sizeof(T)):
 //   blocks 0 .. A-1   infer_kv_decode's blocks (y = b % attentionY: kv head
 //                     x head group; z = b / attentionY: split) with their

@@ -276,12 +276,6 @@ struct QkvDecodeLaunch {
     CUDA_CHECK(cudaMemset(serial.ptr, 0, sizeof(unsigned long long)));
     CUDA_CHECK(cudaDeviceSynchronize()); // before launches on non-blocking streams
   }
-  /// One wave of gemvRowsGrid's two blocks per multiprocessor: the y x
-  /// splits attention blocks and the GEMV's in the rest.
-  static unsigned grid() {
-    return unsigned(infer::kernels::kGemvMultiprocessors) *
-           unsigned(infer::kernels::kGemvRowsBlocksPerMultiprocessor);
-  }
   void launch(const infer::kernels::GemvParams &qkv, const DecodeLaunch &decode, unsigned splits,
               unsigned layer, long long D, cudaStream_t stream) {
     if (layer == 0)
@@ -296,7 +290,7 @@ struct QkvDecodeLaunch {
     f.lateTrigger = qkvDecodeLateTrigger;
     cudaLaunchAttribute programmatic;
     cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
-        dim3(grid()), infer::kernels::kGemvRowsThreads,
+        dim3(infer::kernels::kQkvDecodeBlocks), infer::kernels::kGemvRowsThreads,
         size_t(infer::kernels::gemvRowsSharedBytes(qkv.k, 2)), stream, layer > 0, programmatic);
     CUDA_CHECK(cudaLaunchKernelEx(&c, qkvDecodeKernel<__nv_bfloat16>(D), f));
   }
