@@ -194,7 +194,8 @@ private:
   Status replayOrCapture(Captured &captured, const std::function<Status()> &enqueue);
   void release(Captured &captured);
   /// Decode steps padded to a bucket of sequences, by (bucket, sampled on the device).
-  /// By (bucket, device sampling, short context: shortContextStep_).
+  /// By (bucket, device sampling, whether it may run infer_qkv_decode:
+  /// qkvDecodeStep).
   std::map<std::tuple<int64_t, bool, bool>, Captured> stepGraphs_;
   /// The step's inputs and sampling rows: pinned host memory and its device
   /// copy, uploaded in one cuMemcpyHtoDAsync per step.

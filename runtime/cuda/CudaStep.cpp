@@ -363,7 +363,7 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
 
   if (bucket == 0)
     return enqueueStep(sizes, sample);
-  return replayOrCapture(stepGraphs_[{bucket, sample, shortContextStep_}],
+  return replayOrCapture(stepGraphs_[{bucket, sample, qkvDecodeStep(sizes)}],
                          [&] { return enqueueStep(sizes, sample); });
 }
 
