@@ -232,7 +232,8 @@ private:
         return std::nullopt;
     return rowGemvRecord("infer::kernels::infer_qkv_decode<" + t + ", " + c + ", " +
                              std::to_string(maxDim) + ">",
-                         kernels::kQkvDecodeBlocks, kernels::gemvRowsSharedBytes(k, elementBytes), /*foldsPrevious=*/true);
+                         kernels::kQkvDecodeBlocks, kernels::qkvDecodeSharedBytes(k, elementBytes),
+                         /*foldsPrevious=*/true);
   }
   /// grid.x for one block per row of `rowElements` of the launch's output.
   StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;

@@ -231,6 +231,15 @@ INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementByt
   return (long long)rows * k * elementBytes;
 }
 
+/// infer_qkv_decode's attention blocks' shared memory (QkvDecode.cuh's
+/// PolledDecodeShared, which checks it), and the kernel's dynamic shared
+/// memory: the GEMV blocks' staging or that, whichever is larger.
+constexpr long long kQkvDecodeAttentionSharedBytes = 74224;
+INFER_GEMV_GEOMETRY_FN long long qkvDecodeSharedBytes(long long k, int elementBytes) {
+  const long long staging = gemvRowsSharedBytes(k, elementBytes);
+  return staging > kQkvDecodeAttentionSharedBytes ? staging : kQkvDecodeAttentionSharedBytes;
+}
+
 /// The most input rows of infer_gemv_rows' multi-row form
 /// (CudaLaunch.gemv_multi_row; its staging is sized for them).
 constexpr int kGemvRowsMultiRows = 4;

@@ -188,6 +188,7 @@ struct FastGrid {
 
 struct NoDecode : FastGrid {
   static constexpr bool kFused = false;
+  static constexpr bool kFirstStepShared = false;
   struct CosSin {};
   __device__ __forceinline__ void waitForPreviousKernel() const {}
 };
@@ -204,6 +205,9 @@ struct NoDecode : FastGrid {
 /// rotary's output (codegen checks), so it is not written.
 template <typename C> struct DecodeStep : FastGrid {
   static constexpr bool kFused = true;
+  /// Whether the first key step waits in shared memory rather than in
+  /// registers (fastAttend; its Shared has room for two steps a warp).
+  static constexpr bool kFirstStepShared = false;
   const RotaryParams *rotary; // p.q, p.k, p.v point into rotary->output
 
   __device__ __forceinline__ void waitForPreviousKernel() const {
@@ -535,41 +539,57 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   typename Decode::CosSin cosSin{};
   if constexpr (kDecode)
     cosSin = decode.loadCosSin(t, pos);
-  bool loaded = kDecode && step < stepEnd;
-  if (loaded)
-    loadStep();
-  // infer_kv_decode: the warp's second step into shared memory (64-wide
-  // heads), the later ones into L2, and the token's rotary cos / sin.
-  const int copiedStep = step + kWarps;
-  const bool copied = kCopySecondStep && copiedStep < stepEnd;
-  // Where this lane's copy of kr[u][n][i] and vr[u][j][i] lies.
+  // Where this lane's copy of kr[u][n][i] and vr[u][j][i] lies: the second
+  // step's at word 0 of the warp's area, the first's (kFirstStepShared)
+  // after it.
   const unsigned stepShared = unsigned(__cvta_generic_to_shared(&sm.warp[warp].step[0][lane]));
+  constexpr unsigned kFirstStepArea = kStepWords * 32 * 16;
   auto keyWord = [&](int u, int n, int i) { return stepShared + ((u * 2 + n) * KL + i) * 32 * 16; };
   auto valueWord = [&](int u, int j, int i) {
     return stepShared + (NT * 2 * KL + (u * 4 + j) * VL + i) * 32 * 16;
   };
-  auto loadCopiedStep = [&]() {
+  // The K and V of the step whose table rows `rows` holds, into the area at
+  // keyWord / valueWord + area (cp.async; read back by loadCopiedStep).
+  static_assert(!Decode::kFirstStepShared || sizeof(sm.warp[0].step) >= 2 * kFirstStepArea,
+                "kFirstStepShared needs two steps' words a warp");
+  auto copyStep = [&](unsigned rows, unsigned area) {
+    forEachKvWord<T, DT>(
+        kBase, vBase, rows, rowElems, D,
+        [&](const uint4 *address, int u, int n, int i) {
+          copyToShared(keyWord(u, n, i) + area, address, kBase);
+        },
+        [&](const uint4 *address, int u, int j, int i) {
+          copyToShared(valueWord(u, j, i) + area, address, kBase);
+        });
+  };
+  auto loadCopiedStep = [&](unsigned area) {
     waitForCopies();
 #pragma unroll
     for (int u = 0; u < NT; ++u) {
 #pragma unroll
       for (int w = 0; w < 2 * KL; ++w)
-        kr[u][w / KL][w % KL] = loadShared16(keyWord(u, w / KL, w % KL));
+        kr[u][w / KL][w % KL] = loadShared16(keyWord(u, w / KL, w % KL) + area);
 #pragma unroll
       for (int w = 0; w < 4 * VL; ++w)
-        vr[u][w / VL][w % VL] = loadShared16(valueWord(u, w / VL, w % VL));
+        vr[u][w / VL][w % VL] = loadShared16(valueWord(u, w / VL, w % VL) + area);
     }
   };
+  // The first step's keys: into registers, or (kFirstStepShared: the
+  // registers are then free while the block waits) into shared memory.
+  bool loaded = kDecode && step < stepEnd;
+  if (loaded) {
+    if constexpr (Decode::kFirstStepShared)
+      copyStep(row, kFirstStepArea);
+    else
+      loadStep();
+  }
+  // infer_kv_decode: the warp's second step into shared memory (64-wide
+  // heads), the later ones into L2, and the token's rotary cos / sin.
+  const int copiedStep = step + kWarps;
+  const bool copied = kCopySecondStep && copiedStep < stepEnd;
   if constexpr (kDecode) {
     if (copied)
-      forEachKvWord<T, DT>(
-          kBase, vBase, rowOf(copiedStep), rowElems, D,
-          [&](const uint4 *address, int u, int n, int i) {
-            copyToShared(keyWord(u, n, i), address, kBase);
-          },
-          [&](const uint4 *address, int u, int j, int i) {
-            copyToShared(valueWord(u, j, i), address, kBase);
-          });
+      copyStep(rowOf(copiedStep), 0);
     for (int later = copied ? copiedStep + kWarps : copiedStep; later < stepEnd; later += kWarps)
       forEachKvWord<T, DT>(kBase, vBase, rowOf(later), rowElems, D, prefetchL2, prefetchL2);
     decode.storeCosSin(cosSin, sm);
@@ -591,9 +611,11 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   for (; step < stepEnd; step += kWarps) {
     if (!loaded) {
       if (copied && step == copiedStep)
-        loadCopiedStep();
+        loadCopiedStep(0);
       else
         loadStep();
+    } else if constexpr (Decode::kFirstStepShared) {
+      loadCopiedStep(kFirstStepArea);
     }
     loaded = false;
     if (step + kWarps < stepEnd && !(copied && step + kWarps == copiedStep))

@@ -12,8 +12,8 @@
 // the wait (bench/results/tinyllama-1.1b-serving.md, sessions 15-30).
 //
 //   grid kQkvDecodeBlocks = A + G blocks of 256 threads (A = attentionY x
-//   attentionZ; GemvGeometry.h); dynamic
-//   shared memory gemvRowsSharedBytes(k, sizeof(T)):
+//   attentionZ; GemvGeometry.h); dynamic shared memory
+//   qkvDecodeSharedBytes(k, sizeof(T)) (the GEMV's staging or the attention's):
 //   blocks 0 .. A-1   infer_kv_decode's blocks (y = b % attentionY: kv head
 //                     x head group; z = b / attentionY: split) with their
 //                     first 4 warps (the others exit). First in the grid, so
@@ -92,6 +92,10 @@ namespace kvimpl {
 /// except that there is no previous kernel to wait for (the GEMV blocks of
 /// the grid wait) and the staging polls the exchange for q / k / v.
 template <typename C> struct PolledDecodeStep : DecodeStep<C> {
+  /// The first key step waits in shared memory: in registers, with the
+  /// poll's, they spilled (the 128-register cap of two 256-thread blocks a
+  /// multiprocessor).
+  static constexpr bool kFirstStepShared = true;
   const unsigned *exchange;
   unsigned tag;
   unsigned y, gridY_, z, gridZ_; // the block in infer_kv_decode's grid
@@ -139,6 +143,9 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     auto qSlot = [&](int r, int dq) { return (4 * r + dq / KC) * kLaneElems + dq % KC; };
     const int d = threadIdx.x;
     const T zero = fromFloat<T>(0.f);
+    // Step metadata (no kernel's output): loaded before the poll, its round
+    // trip is not one more after it.
+    const long long slot = writesCache ? p.slotIds[t] : -1;
     bool ready;
     unsigned polls = 0;
     do {
@@ -192,7 +199,6 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
       v = fromFloat<T>(
           this->rotated(sm.newValue[d], sm.newValue[this->partner(vHead, d)], vHead, d, sm));
     }
-    const long long slot = writesCache ? p.slotIds[t] : -1;
     __syncthreads(); // every partner is read
 #pragma unroll
     for (int e = 0; e < kPer; ++e) {
@@ -204,10 +210,18 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
   }
 };
 
-/// infer_qkv_decode's attention blocks (x == 0, the first 4 warps).
+/// infer_qkv_decode's attention blocks' shared memory: fastAttend's, with
+/// two key steps a warp (PolledDecodeStep::kFirstStepShared). Dynamic, as
+/// the GEMV's staging is: over the 48 KiB of static shared memory.
+using PolledDecodeShared = FastSharedOf<2 * kStepWords>;
+static_assert(sizeof(PolledDecodeShared) <= kQkvDecodeAttentionSharedBytes,
+              "qkvDecodeSharedBytes (GemvGeometry.h) sizes the launch");
+
+/// infer_qkv_decode's attention blocks (the first 4 warps).
 template <typename T, typename C, int kMaxDim>
 __device__ __forceinline__ void polledDecode(const QkvDecodeParams &qp, unsigned tag) {
-  __shared__ FastDecodeShared<kMaxDim> sm;
+  extern __shared__ uint4 qkvDecodeShared[];
+  PolledDecodeShared &sm = *reinterpret_cast<PolledDecodeShared *>(qkvDecodeShared);
   const RotaryKvWriteParams &p = qp.decode;
   PolledDecodeStep<C> decode;
   decode.rotary = &p.rotary;

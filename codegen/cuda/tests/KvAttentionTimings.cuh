@@ -275,6 +275,12 @@ struct QkvDecodeLaunch {
     CUDA_CHECK(cudaMemset(exchange.ptr, 0, size_t(n) * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(serial.ptr, 0, sizeof(unsigned long long)));
     CUDA_CHECK(cudaDeviceSynchronize()); // before launches on non-blocking streams
+    // The attention blocks' shared memory is over the default 48 KiB.
+    const int most = int(infer::kernels::qkvDecodeSharedBytes(
+        infer::kernels::kGemvRowsMaxSharedBytes / 2, 2));
+    for (const void *kernel : {(const void *)qkvDecodeKernel<__nv_bfloat16>(64),
+                               (const void *)qkvDecodeKernel<__nv_bfloat16>(128)})
+      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
   }
   void launch(const infer::kernels::GemvParams &qkv, const DecodeLaunch &decode, unsigned splits,
               unsigned layer, long long D, cudaStream_t stream) {
@@ -291,7 +297,7 @@ struct QkvDecodeLaunch {
     cudaLaunchAttribute programmatic;
     cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
         dim3(infer::kernels::kQkvDecodeBlocks), infer::kernels::kGemvRowsThreads,
-        size_t(infer::kernels::gemvRowsSharedBytes(qkv.k, 2)), stream, layer > 0, programmatic);
+        size_t(infer::kernels::qkvDecodeSharedBytes(qkv.k, 2)), stream, layer > 0, programmatic);
     CUDA_CHECK(cudaLaunchKernelEx(&c, qkvDecodeKernel<__nv_bfloat16>(D), f));
   }
 };
