@@ -2,7 +2,8 @@
 # Where a batch-1 decode layer's attention spends its time, from the inside:
 # builds kv_attention_test with -DINFER_KERNEL_STAMPS (thread 0 of each of
 # infer_kv_decode's blocks records %globaltimer at its stages: entry, token
-# found, before and after the wait for the qkv GEMV, q / k / v staged, keys
+# found, before and after the wait for the qkv GEMV, q / k / v staged, the
+# new key scored, the first key step in registers, scored and done, keys
 # done, warps merged, output written; Common.cuh, INFER_KERNEL_STAMP) and runs
 # its --stamps mode: a qkv GEMV, infer_kv_decode and an o_proj GEMV launched
 # programmatically, 16 layers in a CUDA graph, at TinyLlama's and

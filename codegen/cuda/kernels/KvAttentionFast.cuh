@@ -606,7 +606,11 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   if constexpr (kDecode)
     if (withNewKey)
       decode.template scoreNewKey<T, DT>(p, heads, sm);
+  if constexpr (kDecode)
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 8);
   const unsigned qShared = unsigned(__cvta_generic_to_shared(&sm.q[lane][0]));
+  // Stamps 9-11: the first step's keys in registers, scored, done.
+  const int firstStep = step;
 
   for (; step < stepEnd; step += kWarps) {
     if (!loaded) {
@@ -618,6 +622,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       loadCopiedStep(kFirstStepArea);
     }
     loaded = false;
+    if constexpr (kDecode)
+      if (step == firstStep)
+        INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 9);
     if (step + kWarps < stepEnd && !(copied && step + kWarps == copiedStep))
       row = rowOf(step + kWarps); // the next step's table entries, during this one
 
@@ -657,6 +664,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       topA = fmaxf(topA, __shfl_xor_sync(kFullMask, topA, offset));
       topB = fmaxf(topB, __shfl_xor_sync(kFullMask, topB, offset));
     }
+    if constexpr (kDecode)
+      if (step == firstStep)
+        INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 10);
     const float newA = fmaxf(mA, topA), newB = fmaxf(mB, topB);
     const float refA = newA == negativeInfinity() ? 0.f : newA;
     const float refB = newB == negativeInfinity() ? 0.f : newB;
@@ -697,6 +707,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
         mma<T>(o[mt], __byte_perm(v0, v1, 0x5410), __byte_perm(v0, v1, 0x7632),
                __byte_perm(v2, v3, 0x5410), __byte_perm(v2, v3, 0x7632), pk[u][0], pk[u][1]);
       }
+    if constexpr (kDecode)
+      if (step == firstStep)
+        INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 11);
   }
 
   if constexpr (kDecode)

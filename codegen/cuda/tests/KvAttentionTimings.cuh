@@ -464,12 +464,15 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
               "last wait release %.2f, the o GEMV's last wait release %.2f, its end %.2f\n",
               context, H, KV, D, y, z, fusedSplits, carveout, usPerLayer, us(stamps[211]), us(stamps[210]),
               us(stamps[200]));
-  const char *points[] = {"entry", "token found", "before wait", "after wait",
-                          "staged",  "keys done",   "merged",      "written"};
+  const char *points[] = {"entry",        "token found", "before wait", "after wait",
+                          "staged",       "keys done",   "merged",      "written",
+                          "new key scored", "first keys in registers", "first keys scored",
+                          "first step done"};
+  constexpr int kPoints = int(sizeof points / sizeof points[0]);
   for (unsigned b = 0; b < y && b < 8; ++b) {
     std::printf("  block y=%u:", b);
-    for (int i = 0; i < 8; ++i)
-      std::printf(" %s %.2f%s", points[i], us(stamps[b * 16 + i]), i < 7 ? "," : "\n");
+    for (int i = 0; i < kPoints; ++i)
+      std::printf(" %s %.2f%s", points[i], us(stamps[b * 16 + i]), i < kPoints - 1 ? "," : "\n");
   }
 }
 #endif
