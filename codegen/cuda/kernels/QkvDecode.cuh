@@ -122,8 +122,8 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
   /// DecodeStep::stage with q / k / v from the exchange. Each thread polls
   /// its own elements (q: kPer of them, k and v: dim threadIdx.x) until all
   /// of the block's carry the tag, parking their raw values in shared memory
-  /// (q at its place in sm.q, k and v in sm.newKey / sm.newValue), so that
-  /// the cached keys' registers (loaded before) need not be spilled; then the
+  /// (q at its place in sm.q, k and v in sm.newKey / sm.newValue), which
+  /// holds fewer registers through the poll than keeping them; then the
   /// rotation reads each element's partner from there.
   template <typename T, int DT, typename Shared>
   __device__ __forceinline__ void stage(const KvAttentionParams &p, long long t, long long g,
