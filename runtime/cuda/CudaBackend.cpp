@@ -367,10 +367,14 @@ CudaBackend::~CudaBackend() {
     api_->cuMemFree(gemvWorkspace_);
   if (gemvCounters_)
     api_->cuMemFree(gemvCounters_);
-  if (stagingHost_)
-    api_->cuMemFreeHost(stagingHost_);
-  if (sampledTokensHost_)
-    api_->cuMemFreeHost(sampledTokensHost_);
+  for (int area = 0; area < 2; ++area) {
+    if (stagingHost_[area])
+      api_->cuMemFreeHost(stagingHost_[area]);
+    if (sampledTokensHost_[area])
+      api_->cuMemFreeHost(sampledTokensHost_[area]);
+    if (sampledReady_[area])
+      api_->cuEventDestroy(sampledReady_[area]);
+  }
   if (staging_)
     api_->cuMemFree(staging_);
   if (sampledTokens_)

@@ -66,6 +66,10 @@ public:
   bool samplesOnDevice() const override;
   StatusOr<std::vector<int32_t>> stepAndSample(const StepArrays &arrays,
                                                const std::vector<RowSampling> &sampling) override;
+  bool queuesSteps() const override { return samplesOnDevice(); }
+  StatusOr<uint64_t> enqueueStep(const StepArrays &arrays, const std::vector<RowSampling> &sampling,
+                                 bool tokensFromPrevious) override;
+  StatusOr<std::vector<int32_t>> waitStep(uint64_t ticket) override;
 
 private:
   explicit CudaBackend(const artifact::ArtifactReader &reader);
@@ -152,8 +156,10 @@ private:
   /// Checks `arrays`, pads a decode step to its CUDA-graph bucket, uploads
   /// the metadata (and the sampling rows) in one copy, and runs the step
   /// (and the sampler); `sizes` gets the padded step's sizes.
+  /// With `tokensFromPrevious`, the staged token ids are then overwritten on
+  /// the device with the last enqueued step's sampled tokens (enqueueStep).
   Status runStep(const StepArrays &arrays, const std::vector<RowSampling> *sampling,
-                 exec::BoundInputs &sizes);
+                 bool tokensFromPrevious, exec::BoundInputs &sizes);
   Status checkStep(const StepArrays &arrays) const;
   Status enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind = nullptr);
   Status allocateStepStaging();
@@ -198,13 +204,25 @@ private:
   /// qkvDecodeStep).
   std::map<std::tuple<int64_t, bool, bool>, Captured> stepGraphs_;
   /// The step's inputs and sampling rows: pinned host memory and its device
-  /// copy, uploaded in one cuMemcpyHtoDAsync per step.
-  unsigned char *stagingHost_ = nullptr;
+  /// copy, uploaded in one cuMemcpyHtoDAsync per step. Two host areas, one
+  /// per outstanding step (enqueueStep): an enqueued copy reads its area when
+  /// the stream reaches it.
+  unsigned char *stagingHost_[2] = {};
   CUdeviceptr staging_ = 0;
   size_t stagingBytes_ = 0;
   CUdeviceptr samplingRows_[4] = {}; ///< temperature, top-k, top-p, uniform (this step)
   CUdeviceptr sampledTokens_ = 0;     ///< int32 per logit row
-  int32_t *sampledTokensHost_ = nullptr;
+  /// Where this step's token ids are in the staging area (int64 each).
+  CUdeviceptr stagedTokenIds_ = 0;
+  /// Per outstanding step (ticket % 2): its tokens copied back, the event
+  /// after that copy, and its logit rows.
+  int32_t *sampledTokensHost_[2] = {};
+  CUevent sampledReady_[2] = {};
+  size_t ticketRows_[2] = {};
+  uint64_t enqueuedSteps_ = 0, waitedSteps_ = 0; ///< tickets given and waited for
+  /// Logit rows the last enqueued step samples into sampledTokens_ (0 after
+  /// a step without the sampler): what tokensFromPrevious may take.
+  size_t lastSampledRows_ = 0;
   CUfunction sampleFunction_ = nullptr;
   int64_t stepCalls_ = 0;
   /// INFER_PROFILE_STEPS=3,40: those step calls (1-based) run without a

@@ -225,10 +225,15 @@ Status CudaBackend::allocateStepStaging() {
     bytes += alignUp(size_t(exec::affineAt(program.buffers(int(binding.buffer())).size(), bound)));
   bytes += 4 * alignUp(size_t(bound) * 4); // the sampling rows: R <= T
   bytes += alignUp(sizeof(stepSerial_));   // QkvDecodeParams::stepSerial
-  INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_), bytes, 0));
+  for (int area = 0; area < 2; ++area) {
+    INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_[area]),
+                                               bytes, 0));
+    INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(
+                              reinterpret_cast<void **>(&sampledTokensHost_[area]),
+                              size_t(bound) * 4, 0));
+    INFER_CU_CHECK(*api_, api_->cuEventCreate(&sampledReady_[area], CU_EVENT_DISABLE_TIMING));
+  }
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&staging_, bytes));
-  INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&sampledTokensHost_),
-                                             size_t(bound) * 4, 0));
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&sampledTokens_, size_t(bound) * 4));
   stagingBytes_ = bytes;
   step_.redirected.assign(size_t(program.buffers_size()), 0);
@@ -251,9 +256,19 @@ Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, Kin
   params.uniform = reinterpret_cast<const float *>(samplingRows_[3]);
   params.tokens = reinterpret_cast<int *>(sampledTokens_);
   void *kernelArgs[] = {&params};
-  INFER_CU_CHECK(*api_, api_->cuLaunchKernel(sampleFunction_, unsigned(sizes.logitRows), 1, 1,
-                                             module_->sample_block_x(), 1, 1, 0, stream_,
-                                             kernelArgs, nullptr));
+  CUlaunchConfig config{};
+  config.gridDimX = unsigned(sizes.logitRows), config.gridDimY = 1, config.gridDimZ = 1;
+  config.blockDimX = module_->sample_block_x(), config.blockDimY = 1, config.blockDimZ = 1;
+  config.hStream = stream_;
+  // infer_sample waits for the logits first (waitForPreviousKernel), so it
+  // may be launched while the LM head runs, like the step's other kernels.
+  CUlaunchAttribute programmatic{};
+  programmatic.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  programmatic.value.programmaticStreamSerializationAllowed = 1;
+  if (programmaticNext())
+    config.attrs = &programmatic, config.numAttrs = 1;
+  INFER_CU_CHECK(*api_, api_->cuLaunchKernelEx(&config, sampleFunction_, kernelArgs, nullptr));
+  lastLaunchWasKernel_ = true;
   return okStatus();
 }
 
@@ -273,7 +288,7 @@ StatusOr<exec::View> CudaBackend::stepLogits(const exec::BoundInputs &sizes,
 }
 
 Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampling> *sampling,
-                            exec::BoundInputs &sizes) {
+                            bool tokensFromPrevious, exec::BoundInputs &sizes) {
   RETURN_IF_ERROR(checkStep(given));
   const art::ExecProgram &program = *step_.program;
   INFER_CU_CHECK(*api_, api_->cuCtxSetCurrent(context_));
@@ -300,20 +315,25 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     sizes.logitRows = sizes.tokens;
 
   // One staging area, tightly packed for this step's sizes (so a bucket's
-  // addresses are the same every time its graph replays).
+  // addresses are the same every time its graph replays); the host side is
+  // the area of this step's ticket.
+  unsigned char *host = stagingHost_[enqueuedSteps_ % 2];
   size_t offset = 0;
   auto place = [&](const void *data, size_t bytes) {
     CUdeviceptr at = staging_ + offset;
-    std::memcpy(stagingHost_ + offset, data, bytes);
+    std::memcpy(host + offset, data, bytes);
     offset += alignUp(bytes);
     return at;
   };
+  stagedTokenIds_ = 0;
   for (const art::Binding &binding : program.inputs()) {
     const std::vector<int64_t> *source = exec::stepInput(*arrays, binding.name());
     if (!source)
       return failedPreconditionError("step program input '" + binding.name() +
                                      "' has no metadata array");
     step_.redirected[binding.buffer()] = place(source->data(), sizeof(int64_t) * source->size());
+    if (source == &arrays->tokenIds)
+      stagedTokenIds_ = step_.redirected[binding.buffer()];
   }
   bool sample = sampling != nullptr;
   if (sample) {
@@ -338,7 +358,24 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   stepSerialDevice_ = place(&stepSerial_, sizeof(stepSerial_));
   if (offset > stagingBytes_)
     return internalError("step: the metadata outgrew its staging area");
-  INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, stagingHost_, offset, stream_));
+  INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, host, offset, stream_));
+  if (tokensFromPrevious) {
+    if (!stagedTokenIds_)
+      return failedPreconditionError("step: the step program has no token ids input");
+    // The previous step's sampled int32 tokens into the low halves of the
+    // staged int64 ids (little-endian; the host's placeholders are 0 and the
+    // tokens non-negative, so the high halves stay right).
+    CUDA_MEMCPY2D copy{};
+    copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.srcDevice = sampledTokens_;
+    copy.srcPitch = sizeof(int32_t);
+    copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.dstDevice = stagedTokenIds_;
+    copy.dstPitch = sizeof(int64_t);
+    copy.WidthInBytes = sizeof(int32_t);
+    copy.Height = given.tokenIds.size();
+    INFER_CU_CHECK(*api_, api_->cuMemcpy2DAsync(&copy, stream_));
+  }
   stepContext_.numSeqs = sizes.sequences;
   if (qkvDecodeStep(sizes))
     lastQkvDecodeSerial_ = stepSerial_;
@@ -368,8 +405,11 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
 }
 
 StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays, int64_t &vocab) {
+  if (waitedSteps_ != enqueuedSteps_)
+    return failedPreconditionError("step: enqueued steps are not waited for yet");
   exec::BoundInputs sizes;
-  RETURN_IF_ERROR(runStep(arrays, nullptr, sizes));
+  RETURN_IF_ERROR(runStep(arrays, nullptr, false, sizes));
+  lastSampledRows_ = 0;
   ASSIGN_OR_RETURN(exec::View logits, stepLogits(sizes, vocab));
   uint64_t elementBytes = art::elementSize(logits.type);
   size_t rowBytes = size_t(vocab) * elementBytes;
@@ -402,19 +442,45 @@ StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays, int64_t
 
 StatusOr<std::vector<int32_t>> CudaBackend::stepAndSample(const StepArrays &arrays,
                                                           const std::vector<RowSampling> &sampling) {
+  ASSIGN_OR_RETURN(uint64_t ticket, enqueueStep(arrays, sampling, false));
+  return waitStep(ticket);
+}
+
+StatusOr<uint64_t> CudaBackend::enqueueStep(const StepArrays &arrays,
+                                            const std::vector<RowSampling> &sampling,
+                                            bool tokensFromPrevious) {
   if (!samplesOnDevice())
     return failedPreconditionError("step: the artifact has no device sampler for its logits");
   if (sampling.size() != arrays.logitIndices.size())
     return invalidArgumentError("step: " + std::to_string(sampling.size()) +
                                 " sampling rows for " +
                                 std::to_string(arrays.logitIndices.size()) + " logit rows");
+  if (enqueuedSteps_ - waitedSteps_ >= 2)
+    return failedPreconditionError("step: two steps are outstanding already");
+  if (tokensFromPrevious && (arrays.tokenIds.empty() || lastSampledRows_ < arrays.tokenIds.size()))
+    return failedPreconditionError("step: " + std::to_string(arrays.tokenIds.size()) +
+                                   " tokens cannot come from the previous step's " +
+                                   std::to_string(lastSampledRows_) + " sampled rows");
   exec::BoundInputs sizes;
-  RETURN_IF_ERROR(runStep(arrays, &sampling, sizes));
-  size_t rows = sampling.size();
-  INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_, sampledTokens_, 4 * rows,
+  RETURN_IF_ERROR(runStep(arrays, &sampling, tokensFromPrevious, sizes));
+  size_t area = enqueuedSteps_ % 2, rows = sampling.size();
+  INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_[area], sampledTokens_, 4 * rows,
                                                 stream_));
-  INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
-  return std::vector<int32_t>(sampledTokensHost_, sampledTokensHost_ + rows);
+  INFER_CU_CHECK(*api_, api_->cuEventRecord(sampledReady_[area], stream_));
+  ticketRows_[area] = rows;
+  lastSampledRows_ = rows;
+  return ++enqueuedSteps_;
+}
+
+StatusOr<std::vector<int32_t>> CudaBackend::waitStep(uint64_t ticket) {
+  if (ticket != waitedSteps_ + 1 || ticket > enqueuedSteps_)
+    return failedPreconditionError("step: ticket " + std::to_string(ticket) +
+                                   " is not the next outstanding step");
+  size_t area = (ticket - 1) % 2;
+  INFER_CU_CHECK(*api_, api_->cuCtxSetCurrent(context_));
+  INFER_CU_CHECK(*api_, api_->cuEventSynchronize(sampledReady_[area]));
+  waitedSteps_ = ticket;
+  return std::vector<int32_t>(sampledTokensHost_[area], sampledTokensHost_[area] + ticketRows_[area]);
 }
 
 } // namespace infer::cuda

@@ -67,6 +67,26 @@ public:
                                                        const std::vector<RowSampling> &sampling) {
     return unimplementedError("this backend does not sample on the device");
   }
+
+  /// Whether enqueueStep() and waitStep() exist: steps with device sampling
+  /// that return before the device has run them, so the host can queue the
+  /// next decode step while this one runs (serving/StepRunner.h).
+  virtual bool queuesSteps() const { return false; }
+  /// Enqueues the step and its sampler (as stepAndSample) and returns a
+  /// ticket for waitStep() at once. With `tokensFromPrevious`, token i of the
+  /// step (every one; arrays.tokenIds are placeholders then) is the token the
+  /// previously enqueued step draws for its logit row i, which the host does
+  /// not know yet. At most two steps are outstanding.
+  virtual StatusOr<uint64_t> enqueueStep(const StepArrays &arrays,
+                                         const std::vector<RowSampling> &sampling,
+                                         bool tokensFromPrevious) {
+    return unimplementedError("this backend does not queue steps");
+  }
+  /// Waits for an enqueued step and returns its tokens, one per logit row.
+  /// Tickets are waited for in the order they were given.
+  virtual StatusOr<std::vector<int32_t>> waitStep(uint64_t ticket) {
+    return unimplementedError("this backend does not queue steps");
+  }
 };
 
 } // namespace infer

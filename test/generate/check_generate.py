@@ -221,6 +221,22 @@ def main():
             else:
                 print(f"sampling: {len(together)} requests batched = alone; another seed differs")
 
+        # Decode steps enqueued before their predecessor's tokens are back (cuda): the same
+        # steps run either way, so the same tokens, greedy and seeded.
+        if DEVICE == "cuda":
+            ahead = generate(a.infer_run, artifact, prompts)
+            waiting = generate(a.infer_run, artifact, prompts, "--no-run-ahead")
+            compare("run ahead (greedy)", ahead, [r["generated"] for r in waiting["requests"]])
+            seeded, seeded_waiting = sampled(prompts, 7), sampled(prompts, 7, "--no-run-ahead")
+            if ahead["steps_ahead"] == 0 or waiting["steps_ahead"] != 0:
+                failures.append(f"run ahead: {ahead['steps_ahead']} steps ahead, "
+                                f"{waiting['steps_ahead']} with --no-run-ahead")
+            elif seeded != seeded_waiting:
+                failures.append(f"run ahead (seeded): {seeded} != {seeded_waiting} without")
+            else:
+                print(f"run ahead: {ahead['steps_ahead']} steps ahead; greedy and seeded tokens "
+                      "as without")
+
         # Errors.
         cases = [(["--prompt-ids", "1,x"], "is not a token id"),
                            (["--prompt-ids", "1,100000"], "outside the vocabulary"),

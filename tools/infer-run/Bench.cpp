@@ -155,6 +155,7 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   double hostBefore = session->hostSeconds(), backendBefore = session->backendSeconds();
   double floorBefore = session->floorSeconds();
   int64_t preemptionsBefore = sched.numPreemptions();
+  int64_t aheadBefore = session->stepsAhead(), droppedBefore = session->stepsAheadDropped();
   session->resetPeakUsedBlocks();
   std::vector<Timeline> timelines;
   Clock::time_point start = Clock::now();
@@ -167,6 +168,8 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   double host = session->hostSeconds() - hostBefore;
   double backend = session->backendSeconds() - backendBefore;
   double floor = session->floorSeconds() - floorBefore;
+  int64_t ahead = session->stepsAhead() - aheadBefore;
+  int64_t dropped = session->stepsAheadDropped() - droppedBefore;
 
   std::vector<double> ttft, tpot;
   for (const Timeline &timeline : timelines) {
@@ -200,6 +203,9 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   std::printf("  host loop %.3f s (%.1f%% of wall: scheduling, metadata, update), backend step "
               "calls %.3f s\n",
               host, wall > 0 ? 100.0 * host / wall : 0.0, backend);
+  std::printf("  %lld decode steps enqueued ahead of their predecessor's tokens (%lld dropped)%s\n",
+              static_cast<long long>(ahead), static_cast<long long>(dropped),
+              options.session.runAhead ? "" : "; --no-run-ahead");
   // The H200 roofline of this run's steps (exec/StepCosts.h): an H200
   // could not serve these steps faster than `floor` seconds (on any device:
   // the steps are the same).
@@ -234,6 +240,8 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
       {"warmup_requests", options.warmupRequests},
       {"host_s", rounded(host, 6)},
       {"backend_s", rounded(backend, 6)},
+      {"steps_ahead", ahead},
+      {"steps_ahead_dropped", dropped},
       {"gemm_weight_bytes", costs.gemmWeightBytes},
       {"gemm_macs_per_token", costs.macsPerToken},
       {"gemm_macs_per_logit_row", costs.macsPerLogitRow},

@@ -127,7 +127,9 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   json += "], \"steps\": " + std::to_string(session->steps()) +
           ", \"computed_tokens\": " + std::to_string(session->computedTokens()) +
           ", \"preemptions\": " + std::to_string(sched.numPreemptions()) +
-          ", \"kv_blocks\": " + std::to_string(session->kvBlocks()) + "}";
+          ", \"kv_blocks\": " + std::to_string(session->kvBlocks()) +
+          ", \"steps_ahead\": " + std::to_string(session->stepsAhead()) +
+          ", \"steps_ahead_dropped\": " + std::to_string(session->stepsAheadDropped()) + "}";
   std::printf("%s\n", json.c_str());
   return okStatus();
 }

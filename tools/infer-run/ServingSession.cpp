@@ -4,8 +4,9 @@
 // into the Scheduler (continuous batching, chunked prefill, prefix caching,
 // preemption by recompute over the KVCacheManager's blocks); each step's
 // metadata is flattened by buildStepBatch, widened to the step program's i64
-// inputs and run by Backend::step (cpu or cuda); the logit rows the step
-// needs go to the caller's sampler and the tokens back through update().
+// inputs and run on the backend (cpu or cuda) by serving::StepRunner, which
+// samples (on the device, or the logit rows on the host with the caller's
+// draws) and passes the tokens back through update().
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +17,6 @@
 #ifdef INFER_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
 #endif
-
-#include "runtime/sampling/Sampler.h"
 
 #include <algorithm>
 #include <chrono>
@@ -33,10 +32,6 @@ int64_t vocabularyOf(const art::ModelInfo &model) {
     if (output.dims_size() > 0 && output.dims(output.dims_size() - 1).kind_case() == art::Dim::kSize)
       return output.dims(output.dims_size() - 1).size();
   return 0;
-}
-
-std::vector<int64_t> widen(const std::vector<int32_t> &values) {
-  return std::vector<int64_t>(values.begin(), values.end());
 }
 
 } // namespace
@@ -110,73 +105,20 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   RETURN_IF_ERROR(session->backend_->allocateKvCache(blocks));
   ASSIGN_OR_RETURN(auto sched, scheduler::Scheduler::create(config));
   session->sched_ = std::make_unique<scheduler::Scheduler>(std::move(sched));
+  session->runner_ = std::make_unique<serving::StepRunner>(*session->sched_, *session->backend_,
+                                                           options.runAhead);
   return session;
 }
 
 StatusOr<std::vector<SampledToken>> ServingSession::step(const SamplingFn &sampling) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
-  ASSIGN_OR_RETURN(scheduler::ScheduledStep step, sched_->schedule());
-  if (step.empty())
-    return internalError("the scheduler made no progress with requests left (KV pool of " +
-                         std::to_string(kvBlocks_) + " blocks)");
-  // After scheduling, before update() frees finished requests' blocks: the
-  // step's high-water mark.
-  peakUsedBlocks_ = std::max<int64_t>(peakUsedBlocks_, sched_->kvCache().pool().numUsedBlocks());
-  RETURN_IF_ERROR(scheduler::buildStepBatch(step, sched_->maxBlocksPerSequence(), batch_));
-  StepArrays arrays;
-  arrays.tokenIds = widen(batch_.tokenIds);
-  arrays.positions = widen(batch_.positions);
-  arrays.seqStarts = widen(batch_.seqStarts);
-  arrays.contextLens = widen(batch_.contextLens);
-  arrays.blockTables = widen(batch_.blockTables);
-  arrays.slotIds = widen(batch_.slotIds);
-  arrays.logitIndices = widen(batch_.logitRows);
-  std::vector<RowSampling> rows;
-  std::vector<scheduler::RequestId> sampledFor;
-  for (size_t r = 0; r < batch_.logitRows.size(); ++r) {
-    scheduler::RequestId id = step.sequences[batch_.logitSequences[r]].requestId;
-    rows.push_back(sampling(id));
-    sampledFor.push_back(id);
-  }
-  // A step of only middle prefill chunks needs no logits; the step program
-  // still computes one row (R >= 1), which is dropped.
-  bool placeholderRow = rows.empty();
-  if (placeholderRow) {
-    arrays.logitIndices.push_back(0);
-    rows.emplace_back();
-  }
-  std::vector<int32_t> perRow;
-  Clock::time_point backendStart = Clock::now();
-  if (backend_->samplesOnDevice()) {
-    ASSIGN_OR_RETURN(perRow, backend_->stepAndSample(arrays, rows));
-    backendSeconds_ += std::chrono::duration<double>(Clock::now() - backendStart).count();
-  } else {
-    int64_t rowWidth = 0;
-    ASSIGN_OR_RETURN(std::vector<float> logits, backend_->step(arrays, rowWidth));
-    backendSeconds_ += std::chrono::duration<double>(Clock::now() - backendStart).count();
-    for (size_t r = 0; r < rows.size(); ++r) {
-      sampling::SamplingParams params;
-      params.temperature = rows[r].temperature;
-      params.topK = rows[r].topK;
-      params.topP = rows[r].topP;
-      perRow.push_back(sampling::sampleWithUniform(
-          logits.data() + r * static_cast<size_t>(rowWidth), rowWidth, params, rows[r].uniform));
-    }
-  }
-  if (placeholderRow)
-    perRow.clear();
-  std::vector<SampledToken> drawn;
-  for (size_t r = 0; r < perRow.size(); ++r)
-    drawn.push_back({sampledFor[r], perRow[r]});
-  ASSIGN_OR_RETURN(auto sampled, scheduler::sampledPerSequence(batch_, perRow));
-  RETURN_IF_ERROR(sched_->update(step, sampled));
+  ASSIGN_OR_RETURN(serving::StepResult result, runner_->step(sampling));
   ++steps_;
-  computedTokens_ += batch_.numTokens();
-  floorSeconds_ += exec::stepFloorSeconds(costs_, batch_.numTokens(),
-                                          int64_t(arrays.logitIndices.size()));
+  computedTokens_ += result.tokens;
+  floorSeconds_ += exec::stepFloorSeconds(costs_, result.tokens, result.logitRows);
   stepSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
-  return drawn;
+  return std::move(result.drawn);
 }
 
 } // namespace infer::tools

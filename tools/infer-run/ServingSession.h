@@ -2,8 +2,9 @@
 //
 // What generate and bench share: opens the artifact, makes the backend with a
 // step program, allocates the paged KV cache, creates the Scheduler, and runs
-// one step at a time (schedule → buildStepBatch → Backend::stepAndSample on
-// the device, or Backend::step and the host sampler → update).
+// one step at a time through a serving::StepRunner (schedule →
+// buildStepBatch → the backend → update; on the GPU the next decode step is
+// enqueued before this one's tokens are back).
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
@@ -14,6 +15,7 @@
 #include "runtime/exec/StepCosts.h"
 #include "runtime/scheduler/Scheduler.h"
 #include "runtime/scheduler/StepBatch.h"
+#include "runtime/serving/StepRunner.h"
 
 #include <cstdint>
 #include <functional>
@@ -37,15 +39,13 @@ struct SessionOptions {
   /// Sequences per step (0: min(T, 256)).
   int64_t maxSequences = 0;
   bool prefixCaching = true;
+  /// Enqueue the next decode step before this one's tokens are back
+  /// (StepRunner; --no-run-ahead turns it off).
+  bool runAhead = true;
 };
 
-struct SampledToken {
-  scheduler::RequestId request;
-  int32_t token;
-};
-
-/// How the next token of `request` is drawn (called once per token it gets).
-using SamplingFn = std::function<RowSampling(scheduler::RequestId request)>;
+using serving::SampledToken;
+using serving::SamplingFn;
 
 class ServingSession {
 public:
@@ -68,9 +68,13 @@ public:
 
   /// Wall seconds spent on the host side of steps (scheduling, metadata,
   /// host sampling, update) apart from the backend's step call.
-  double hostSeconds() const { return stepSeconds_ - backendSeconds_; }
-  /// Wall seconds in the backend's step call (its launches, waiting for the GPU).
-  double backendSeconds() const { return backendSeconds_; }
+  double hostSeconds() const { return stepSeconds_ - backendSeconds(); }
+  /// Wall seconds in the backend's step calls (its launches, waiting for the GPU).
+  double backendSeconds() const { return runner_->backendSeconds(); }
+  /// Decode steps enqueued before the step before them was back, and how
+  /// many of those were dropped (the scheduler's next step was another).
+  int64_t stepsAhead() const { return runner_->stepsAhead(); }
+  int64_t stepsAheadDropped() const { return runner_->stepsAheadDropped(); }
 
   /// The sum of the steps' H200 floors so far (exec/StepCosts.h): what the
   /// run could take at best on an H200.
@@ -80,8 +84,8 @@ public:
   int64_t steps() const { return steps_; }
   int64_t computedTokens() const { return computedTokens_; }
   /// Most KV blocks in use (by running requests) after any step's scheduling.
-  int64_t peakUsedBlocks() const { return peakUsedBlocks_; }
-  void resetPeakUsedBlocks() { peakUsedBlocks_ = 0; }
+  int64_t peakUsedBlocks() const { return runner_->peakUsedBlocks(); }
+  void resetPeakUsedBlocks() { runner_->resetPeakUsedBlocks(); }
 
 private:
   ServingSession() = default;
@@ -89,11 +93,11 @@ private:
   std::unique_ptr<artifact::ArtifactReader> reader_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<scheduler::Scheduler> sched_;
+  std::unique_ptr<serving::StepRunner> runner_;
   int64_t vocab_ = 0, maxSeqLen_ = 0, kvBlocks_ = 0;
   std::string deviceName_;
-  scheduler::StepBatch batch_;
-  int64_t steps_ = 0, computedTokens_ = 0, peakUsedBlocks_ = 0;
-  double stepSeconds_ = 0, backendSeconds_ = 0, floorSeconds_ = 0;
+  int64_t steps_ = 0, computedTokens_ = 0;
+  double stepSeconds_ = 0, floorSeconds_ = 0;
   exec::StepCosts costs_;
 };
 

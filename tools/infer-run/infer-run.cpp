@@ -438,6 +438,10 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
   app.add_flag("--no-prefix-caching", noPrefixCaching,
                "generate, bench: do not share KV blocks of identical prompt prefixes");
+  bool noRunAhead = false;
+  app.add_flag("--no-run-ahead", noRunAhead,
+               "generate, bench: wait for each step's tokens before enqueuing the next decode "
+               "step (default: on the GPU the next one is enqueued first)");
   infer::tools::BenchOptions benchOptions;
   app.add_option("--requests", benchOptions.requests, "bench: number of requests");
   app.add_option("--input-len", benchOptions.inputLen,
@@ -465,6 +469,7 @@ int main(int argc, char **argv) {
   } else if (command == "generate") {
     session.device = forwardOptions.device;
     session.prefixCaching = !noPrefixCaching;
+    session.runAhead = !noRunAhead;
     bool samplingGiven = temperatureOption->count() || topKOption->count() ||
                          topPOption->count() || seedOption->count();
     if (greedy && (temperatureOption->count() || topKOption->count() || topPOption->count())) {
@@ -480,6 +485,7 @@ int main(int argc, char **argv) {
   } else if (command == "bench") {
     session.device = forwardOptions.device;
     session.prefixCaching = !noPrefixCaching;
+    session.runAhead = !noRunAhead;
     benchOptions.session = session;
     status = infer::tools::runBench(artifact, benchOptions);
   } else {

@@ -441,15 +441,41 @@ __device__ __forceinline__ long long findPrefix(const Row<T> &row, Shared &s, in
 
 } // namespace sampleimpl
 
+namespace sampleimpl {
+
+struct RowParams {
+  float temperature, topP;
+  int topK;
+};
+
+/// Row blockIdx.x's sampling parameters, then the wait for the logits. The
+/// parameters come from the step's upload, which precedes every kernel of
+/// the step, so they are read while the LM head still runs.
+__device__ __forceinline__ void loadRowParamsThenWaitForPreviousKernel(const SampleParams &p,
+                                                                      RowParams &row) {
+  row = RowParams{0.f, 1.f, 0};
+  if (blockIdx.x < p.rows) {
+    row.temperature = p.temperature[blockIdx.x];
+    row.topP = p.topP[blockIdx.x];
+    row.topK = p.topK[blockIdx.x];
+  }
+  waitForPreviousKernel();
+}
+
+} // namespace sampleimpl
+
 /// One token per row (KernelParams.h, SampleParams; the algorithm at the top).
 template <typename T>
 __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
-  waitForPreviousKernel();
+  sampleimpl::RowParams params;
+  sampleimpl::loadRowParamsThenWaitForPreviousKernel(p, params);
   using namespace sampleimpl;
   __shared__ Shared s;
   const long long r = blockIdx.x;
   if (r >= p.rows)
     return;
+  const float temperature = params.temperature, topP = params.topP;
+  const int topK = params.topK;
   const long long vocab = p.vocab;
   if (vocab <= 0) {
     if (threadIdx.x == 0)
@@ -479,8 +505,6 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
   best = blockMax64(best, s); // also orders the histogram's zeroing
   const unsigned maxKey = unsigned(best >> 32);
   const int top = int(0xffffffffu - unsigned(best));
-  const float temperature = p.temperature[r], topP = p.topP[r];
-  const int topK = p.topK[r];
   const Softmax softmax{keyValue(maxKey), kLog2e / temperature};
   const float infinity = __int_as_float(0x7f800000);
   if (!(temperature > 0.f) || vocab <= 1 || topK == 1 || !(fabsf(softmax.maxLogit) < infinity) ||
