@@ -9,7 +9,9 @@ runs in a step, its summed duration and its summed *critical increment*
 (end - the latest end of any kernel before it in the step: the time the step
 got longer because of it; under programmatic launch a kernel starts while
 its predecessor runs, so durations overlap and only increments add up to the
-span); and the kernels of one layer in the middle of the step, in order.
+span); the copies outside graphs that run in the gaps between replays (the
+step's upload, the sampled tokens' copy back, a step ahead's token feed);
+and the kernels of one layer in the middle of the step, in order.
 
     bench/kernel_trace_table.py TRACE.csv [--skip N]
 """
@@ -35,6 +37,7 @@ def main():
     args = parser.parse_args()
     replays = collections.defaultdict(list)
     graph_of = {}
+    copies = []  # (start, end, name) of copies outside graphs
     with open(args.trace) as f:
         reader = csv.DictReader(f)
         if not reader.fieldnames or not COLUMNS <= set(reader.fieldnames):
@@ -42,6 +45,8 @@ def main():
                              + ",".join(sorted(COLUMNS)))
         for row in reader:
             if row["graph_id"] == "0":
+                if row["name"].startswith("memcpy"):
+                    copies.append((int(row["start_ns"]), int(row["end_ns"]), row["name"]))
                 continue
             key = int(row["correlation_id"])
             replays[key].append((int(row["start_ns"]), int(row["end_ns"]), short_name(row["name"])))
@@ -56,8 +61,13 @@ def main():
     size = sizes.most_common(1)[0][0]
     steps = [s for s in steps if len(s) == size]
     spans, gaps = [], []
+    between = collections.defaultdict(list)  # copies in the gaps, by position
     for a, b in zip(steps, steps[1:]):
-        gaps.append((b[0][0] - max(e for _, e, _ in a)) / 1e3)
+        end = max(e for _, e, _ in a)
+        gaps.append((b[0][0] - end) / 1e3)
+        inside = sorted(c for c in copies if end <= c[0] < b[0][0])
+        for i, (start, stop, name) in enumerate(inside):
+            between[(i, name)].append(((start - end) / 1e3, (stop - start) / 1e3))
     per_position = [[] for _ in range(size)]
     for s in steps:
         t0 = s[0][0]
@@ -70,6 +80,12 @@ def main():
     med = lambda xs: statistics.median(xs)
     print(f"graph {graph}: {len(steps)} replays of {size} kernels; step span p50 "
           f"{med(spans):.1f} us, gap to the next replay p50 {med(gaps) if gaps else 0:.1f} us")
+    if between:
+        print(f"\ncopies between replays (medians over the gaps that have them; us after the "
+              f"last kernel's end):\n")
+        for (i, name), times in sorted(between.items()):
+            print(f"  {name:24s} in {len(times):4d} gaps: starts {med([t[0] for t in times]):6.2f}, "
+                  f"takes {med([t[1] for t in times]):5.2f}")
     by_name = collections.OrderedDict()
     for position in per_position:
         name = position[0][4]

@@ -50,7 +50,22 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t, size
   std::lock_guard<std::mutex> lock(traceMutex);
   CUpti_Activity *record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || !traceFile)
+    if (!traceFile)
+      continue;
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      // Copies as rows of their own (grid 0), named by direction and size:
+      // what runs between two replays of the step's graph.
+      const auto *copy = reinterpret_cast<const CUpti_ActivityMemcpy6 *>(record);
+      static const char *const kinds[] = {"?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                          "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+      unsigned kind = copy->copyKind < 11 ? copy->copyKind : 0;
+      std::fprintf(traceFile, "%llu,%llu,%u,%llu,%u,0,0,0,memcpy %s %llu B\n",
+                   (unsigned long long)copy->start, (unsigned long long)copy->end, copy->graphId,
+                   (unsigned long long)copy->graphNodeId, copy->correlationId, kinds[kind],
+                   (unsigned long long)copy->bytes);
+      continue;
+    }
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
       continue;
     const auto *kernel = reinterpret_cast<const CUpti_ActivityKernel10 *>(record);
     std::fprintf(traceFile, "%llu,%llu,%u,%llu,%u,%d,%d,%d,%s\n",
@@ -80,8 +95,9 @@ extern "C" int InitializeInjection() {
   std::fprintf(traceFile, "start_ns,end_ns,graph_id,graph_node_id,correlation_id,grid_x,grid_y,"
                           "grid_z,name\n");
   if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS ||
-      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
-    std::fprintf(stderr, "kernel-trace: CUPTI refused the kernel activity\n");
+      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "kernel-trace: CUPTI refused the kernel or memcpy activity\n");
     return 0;
   }
   std::atexit(flushAtExit);

@@ -25,7 +25,8 @@ namespace infer::cuda {
   X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuEventCreate)                 \
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)                  \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)            \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuMemHostAlloc) X(cuMemFreeHost)
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuMemHostAlloc) X(cuMemFreeHost)                 \
+  X(cuMemHostGetDevicePointer)
 
 #define INFER_CUBLASLT_FUNCTIONS(X)                                                               \
   X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtMatmulDescCreate)                                \

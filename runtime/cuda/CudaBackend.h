@@ -202,7 +202,8 @@ private:
   /// Decode steps padded to a bucket of sequences, by (bucket, sampled on the device).
   /// By (bucket, device sampling, whether it may run infer_qkv_decode:
   /// qkvDecodeStep).
-  std::map<std::tuple<int64_t, bool, bool>, Captured> stepGraphs_;
+  /// And by the host area when infer_stage_step reads it (stagedByKernel_; else 0).
+  std::map<std::tuple<int64_t, bool, bool, size_t>, Captured> stepGraphs_;
   /// The step's inputs and sampling rows: pinned host memory and its device
   /// copy, uploaded in one cuMemcpyHtoDAsync per step. Two host areas, one
   /// per outstanding step (enqueueStep): an enqueued copy reads its area when
@@ -214,6 +215,17 @@ private:
   CUdeviceptr sampledTokens_ = 0;     ///< int32 per logit row
   /// Where this step's token ids are in the staging area (int64 each).
   CUdeviceptr stagedTokenIds_ = 0;
+  /// infer_stage_step (CudaModule.stage_function; INFER_STAGE_KERNEL=0: not
+  /// used): the step's upload as the first kernel of its graph, from the
+  /// host areas mapped into the device, and the sampled tokens written
+  /// straight to the mapped token buffers, so that nothing but the graph runs
+  /// between two steps. Null: cuMemcpy uploads and copies back.
+  CUfunction stageFunction_ = nullptr;
+  CUdeviceptr stagingHostMapped_[2] = {}, sampledTokensHostMapped_[2] = {};
+  /// This step: its host area (ticket % 2), the bytes its upload moves, and
+  /// whether infer_stage_step does the upload (stageFunction_ and device sampling).
+  size_t stepArea_ = 0, stepStagingBytes_ = 0;
+  bool stagedByKernel_ = false;
   /// Per outstanding step (ticket % 2): its tokens copied back, the event
   /// after that copy, and its logit rows.
   int32_t *sampledTokensHost_[2] = {};

@@ -225,12 +225,19 @@ Status CudaBackend::allocateStepStaging() {
     bytes += alignUp(size_t(exec::affineAt(program.buffers(int(binding.buffer())).size(), bound)));
   bytes += 4 * alignUp(size_t(bound) * 4); // the sampling rows: R <= T
   bytes += alignUp(sizeof(stepSerial_));   // QkvDecodeParams::stepSerial
+  bytes += alignUp(16);                    // the header infer_stage_step reads
+  // Mapped into the device: infer_stage_step reads the areas, infer_sample
+  // writes the token buffers.
   for (int area = 0; area < 2; ++area) {
     INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_[area]),
-                                               bytes, 0));
+                                               bytes, CU_MEMHOSTALLOC_DEVICEMAP));
     INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(
                               reinterpret_cast<void **>(&sampledTokensHost_[area]),
-                              size_t(bound) * 4, 0));
+                              size_t(bound) * 4, CU_MEMHOSTALLOC_DEVICEMAP));
+    INFER_CU_CHECK(*api_, api_->cuMemHostGetDevicePointer(&stagingHostMapped_[area],
+                                                          stagingHost_[area], 0));
+    INFER_CU_CHECK(*api_, api_->cuMemHostGetDevicePointer(&sampledTokensHostMapped_[area],
+                                                          sampledTokensHost_[area], 0));
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&sampledReady_[area], CU_EVENT_DISABLE_TIMING));
   }
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&staging_, bytes));
@@ -241,6 +248,19 @@ Status CudaBackend::allocateStepStaging() {
 }
 
 Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind) {
+  if (stagedByKernel_) {
+    kernels::StageStepParams stage{};
+    stage.source = reinterpret_cast<const void *>(stagingHostMapped_[stepArea_]);
+    stage.staging = reinterpret_cast<void *>(staging_);
+    stage.bytes = static_cast<long long>(stepStagingBytes_);
+    stage.sampledTokens = reinterpret_cast<const int *>(sampledTokens_);
+    void *stageArgs[] = {&stage};
+    size_t perBlock = 16 * size_t(kernels::kStageStepThreads);
+    unsigned blocks = unsigned((stepStagingBytes_ + perBlock - 1) / perBlock);
+    INFER_CU_CHECK(*api_, api_->cuLaunchKernel(stageFunction_, blocks, 1, 1,
+                                               kernels::kStageStepThreads, 1, 1, 0, stream_,
+                                               stageArgs, nullptr));
+  }
   RETURN_IF_ERROR(launchAll(step_, sizes, &stepContext_, perKind));
   if (!sample)
     return okStatus();
@@ -255,6 +275,8 @@ Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, Kin
   params.topP = reinterpret_cast<const float *>(samplingRows_[2]);
   params.uniform = reinterpret_cast<const float *>(samplingRows_[3]);
   params.tokens = reinterpret_cast<int *>(sampledTokens_);
+  if (stagedByKernel_)
+    params.hostTokens = reinterpret_cast<int *>(sampledTokensHostMapped_[stepArea_]);
   void *kernelArgs[] = {&params};
   CUlaunchConfig config{};
   config.gridDimX = unsigned(sizes.logitRows), config.gridDimY = 1, config.gridDimZ = 1;
@@ -317,7 +339,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   // One staging area, tightly packed for this step's sizes (so a bucket's
   // addresses are the same every time its graph replays); the host side is
   // the area of this step's ticket.
-  unsigned char *host = stagingHost_[enqueuedSteps_ % 2];
+  stepArea_ = enqueuedSteps_ % 2;
+  unsigned char *host = stagingHost_[stepArea_];
   size_t offset = 0;
   auto place = [&](const void *data, size_t bytes) {
     CUdeviceptr at = staging_ + offset;
@@ -325,6 +348,9 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     offset += alignUp(bytes);
     return at;
   };
+  // infer_stage_step's header (StageStepParams): filled in below.
+  int64_t header[2] = {0, 0};
+  place(header, sizeof(header));
   stagedTokenIds_ = 0;
   for (const art::Binding &binding : program.inputs()) {
     const std::vector<int64_t> *source = exec::stepInput(*arrays, binding.name());
@@ -358,8 +384,16 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   stepSerialDevice_ = place(&stepSerial_, sizeof(stepSerial_));
   if (offset > stagingBytes_)
     return internalError("step: the metadata outgrew its staging area");
-  INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, host, offset, stream_));
-  if (tokensFromPrevious) {
+  if (tokensFromPrevious && !stagedTokenIds_)
+    return failedPreconditionError("step: the step program has no token ids input");
+  stagedByKernel_ = stageFunction_ && sample;
+  stepStagingBytes_ = offset;
+  header[0] = tokensFromPrevious ? int64_t(given.tokenIds.size()) : 0;
+  header[1] = int64_t(stagedTokenIds_ - staging_);
+  std::memcpy(host, header, sizeof(header));
+  if (!stagedByKernel_)
+    INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, host, offset, stream_));
+  if (tokensFromPrevious && !stagedByKernel_) {
     if (!stagedTokenIds_)
       return failedPreconditionError("step: the step program has no token ids input");
     // The previous step's sampled int32 tokens into the low halves of the
@@ -400,7 +434,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
 
   if (bucket == 0)
     return enqueueStep(sizes, sample);
-  return replayOrCapture(stepGraphs_[{bucket, sample, qkvDecodeStep(sizes)}],
+  return replayOrCapture(stepGraphs_[{bucket, sample, qkvDecodeStep(sizes),
+                                      stagedByKernel_ ? stepArea_ : 0}],
                          [&] { return enqueueStep(sizes, sample); });
 }
 
@@ -464,8 +499,9 @@ StatusOr<uint64_t> CudaBackend::enqueueStep(const StepArrays &arrays,
   exec::BoundInputs sizes;
   RETURN_IF_ERROR(runStep(arrays, &sampling, tokensFromPrevious, sizes));
   size_t area = enqueuedSteps_ % 2, rows = sampling.size();
-  INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_[area], sampledTokens_, 4 * rows,
-                                                stream_));
+  if (!stagedByKernel_) // else infer_sample wrote them to the mapped buffer
+    INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_[area], sampledTokens_,
+                                                  4 * rows, stream_));
   INFER_CU_CHECK(*api_, api_->cuEventRecord(sampledReady_[area], stream_));
   ticketRows_[area] = rows;
   lastSampledRows_ = rows;

@@ -67,7 +67,9 @@ generate_checks() {
 # batch-1 decode's qkv GEMV and attention as two kernels (INFER_QKV_DECODE=0),
 # the driver's shared-memory carveout per kernel (INFER_SMEM_CARVEOUT=-1) and
 # decode steps of 3-8 tokens on infer_gemv instead of the tensor-core GEMV
-# (INFER_GEMV_MMA_MIN=0).
+# (INFER_GEMV_MMA_MIN=0) and the step's metadata uploaded and its tokens copied
+# back by cuMemcpy instead of infer_stage_step and mapped memory
+# (INFER_STAGE_KERNEL=0; with a step ahead, its token feed by a 2-D copy).
 switch_checks() {
   local setting=$1 base=$models/tiny-llama
   export "$setting"
@@ -91,7 +93,7 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
   for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1 \
-      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0; do
+      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0 INFER_STAGE_KERNEL=0; do
     start "switch.${setting%=*}" switch_checks $setting
   done
 fi

@@ -225,6 +225,24 @@ struct SampleParams {
   const float *topP;        // [rows]
   const float *uniform;     // [rows], each in [0, 1)
   int *tokens;              // [rows], the result
+  /// [rows] in pinned host memory mapped into the device, or null: the
+  /// result again, so that no copy back follows the step (CudaStep.cpp).
+  int *hostTokens;
+};
+
+/// The step's metadata upload as a kernel (kernels/StageStep.cuh,
+/// infer_stage_step; CudaStep.cpp): `bytes` (a multiple of 16) from pinned
+/// host memory mapped into the device (`source`) to the device staging area,
+/// grid.x = ceil(bytes / (16 * kStageStepThreads)). The area starts with a
+/// header of two int64, the number of fed tokens F and the byte offset of the
+/// int64 token ids; token i < F is copied from sampledTokens[i] (the
+/// previous step's draws) instead of the host's placeholder.
+constexpr int kStageStepThreads = 256;
+struct StageStepParams {
+  const void *source;
+  void *staging;
+  long long bytes;
+  const int *sampledTokens;
 };
 
 /// A generated elementwise kernel (one per exec.elementwise launch): inputs
