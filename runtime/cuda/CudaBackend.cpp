@@ -362,6 +362,8 @@ CudaBackend::~CudaBackend() {
     return;
   if (stream_)
     api_->cuStreamSynchronize(stream_);
+  if (uploadStream_)
+    api_->cuStreamSynchronize(uploadStream_);
   for (auto &entry : graphs_)
     release(entry.second);
   for (auto &entry : stepGraphs_)
@@ -377,6 +379,8 @@ CudaBackend::~CudaBackend() {
       api_->cuMemFreeHost(sampledTokensHost_[area]);
     if (sampledReady_[area])
       api_->cuEventDestroy(sampledReady_[area]);
+    if (uploaded_[area])
+      api_->cuEventDestroy(uploaded_[area]);
   }
   if (staging_)
     api_->cuMemFree(staging_);
@@ -403,6 +407,8 @@ CudaBackend::~CudaBackend() {
     api_->cuModuleUnload(module);
   if (stream_)
     api_->cuStreamDestroy(stream_);
+  if (uploadStream_)
+    api_->cuStreamDestroy(uploadStream_);
   if (context_)
     api_->cuDevicePrimaryCtxRelease(device_);
 }

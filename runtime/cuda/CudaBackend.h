@@ -209,22 +209,25 @@ private:
   /// per outstanding step (enqueueStep): an enqueued copy reads its area when
   /// the stream reaches it.
   unsigned char *stagingHost_[2] = {};
-  CUdeviceptr staging_ = 0;
+  CUdeviceptr staging_ = 0;  ///< two areas of stagingBytes_ (area 1 only with stageFunction_)
   size_t stagingBytes_ = 0;
   CUdeviceptr samplingRows_[4] = {}; ///< temperature, top-k, top-p, uniform (this step)
   CUdeviceptr sampledTokens_ = 0;     ///< int32 per logit row
   /// Where this step's token ids are in the staging area (int64 each).
   CUdeviceptr stagedTokenIds_ = 0;
   /// infer_stage_step (CudaModule.stage_function; INFER_STAGE_KERNEL=0: not
-  /// used): the step's upload as the first kernel of its graph, from the
-  /// host areas mapped into the device, and the sampled tokens written
-  /// straight to the mapped token buffers, so that nothing but the graph runs
-  /// between two steps. Null: cuMemcpy uploads and copies back.
+  /// used), so that nothing but the graph runs between two steps' graphs in
+  /// `stream_`: the upload goes to one of two device staging areas on
+  /// uploadStream_ (while the step before runs), infer_stage_step does a step
+  /// ahead's token feed, and infer_sample writes the tokens to the mapped
+  /// token buffers (no copy back). Null: cuMemcpy on `stream_` for all three.
   CUfunction stageFunction_ = nullptr;
-  CUdeviceptr stagingHostMapped_[2] = {}, sampledTokensHostMapped_[2] = {};
-  /// This step: its host area (ticket % 2), the bytes its upload moves, and
-  /// whether infer_stage_step does the upload (stageFunction_ and device sampling).
-  size_t stepArea_ = 0, stepStagingBytes_ = 0;
+  CUstream uploadStream_ = nullptr;
+  CUevent uploaded_[2] = {};               ///< after each area's upload
+  CUdeviceptr sampledTokensHostMapped_[2] = {};
+  /// This step: its host (and, staged by kernel, device) area = ticket % 2,
+  /// and whether it runs with infer_stage_step (stageFunction_ and device sampling).
+  size_t stepArea_ = 0;
   bool stagedByKernel_ = false;
   /// Per outstanding step (ticket % 2): its tokens copied back, the event
   /// after that copy, and its logit rows.

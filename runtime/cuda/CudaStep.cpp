@@ -226,21 +226,20 @@ Status CudaBackend::allocateStepStaging() {
   bytes += 4 * alignUp(size_t(bound) * 4); // the sampling rows: R <= T
   bytes += alignUp(sizeof(stepSerial_));   // QkvDecodeParams::stepSerial
   bytes += alignUp(16);                    // the header infer_stage_step reads
-  // Mapped into the device: infer_stage_step reads the areas, infer_sample
-  // writes the token buffers.
   for (int area = 0; area < 2; ++area) {
     INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_[area]),
-                                               bytes, CU_MEMHOSTALLOC_DEVICEMAP));
+                                               bytes, 0));
+    // Mapped into the device: infer_sample writes the tokens there.
     INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(
                               reinterpret_cast<void **>(&sampledTokensHost_[area]),
                               size_t(bound) * 4, CU_MEMHOSTALLOC_DEVICEMAP));
-    INFER_CU_CHECK(*api_, api_->cuMemHostGetDevicePointer(&stagingHostMapped_[area],
-                                                          stagingHost_[area], 0));
     INFER_CU_CHECK(*api_, api_->cuMemHostGetDevicePointer(&sampledTokensHostMapped_[area],
                                                           sampledTokensHost_[area], 0));
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&sampledReady_[area], CU_EVENT_DISABLE_TIMING));
+    INFER_CU_CHECK(*api_, api_->cuEventCreate(&uploaded_[area], CU_EVENT_DISABLE_TIMING));
   }
-  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&staging_, bytes));
+  INFER_CU_CHECK(*api_, api_->cuStreamCreate(&uploadStream_, CU_STREAM_NON_BLOCKING));
+  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&staging_, 2 * bytes));
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&sampledTokens_, size_t(bound) * 4));
   stagingBytes_ = bytes;
   step_.redirected.assign(size_t(program.buffers_size()), 0);
@@ -250,16 +249,11 @@ Status CudaBackend::allocateStepStaging() {
 Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind) {
   if (stagedByKernel_) {
     kernels::StageStepParams stage{};
-    stage.source = reinterpret_cast<const void *>(stagingHostMapped_[stepArea_]);
-    stage.staging = reinterpret_cast<void *>(staging_);
-    stage.bytes = static_cast<long long>(stepStagingBytes_);
+    stage.staging = reinterpret_cast<void *>(staging_ + stepArea_ * stagingBytes_);
     stage.sampledTokens = reinterpret_cast<const int *>(sampledTokens_);
     void *stageArgs[] = {&stage};
-    size_t perBlock = 16 * size_t(kernels::kStageStepThreads);
-    unsigned blocks = unsigned((stepStagingBytes_ + perBlock - 1) / perBlock);
-    INFER_CU_CHECK(*api_, api_->cuLaunchKernel(stageFunction_, blocks, 1, 1,
-                                               kernels::kStageStepThreads, 1, 1, 0, stream_,
-                                               stageArgs, nullptr));
+    INFER_CU_CHECK(*api_, api_->cuLaunchKernel(stageFunction_, 1, 1, 1, kernels::kStageStepThreads,
+                                               1, 1, 0, stream_, stageArgs, nullptr));
   }
   RETURN_IF_ERROR(launchAll(step_, sizes, &stepContext_, perKind));
   if (!sample)
@@ -338,12 +332,16 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
 
   // One staging area, tightly packed for this step's sizes (so a bucket's
   // addresses are the same every time its graph replays); the host side is
-  // the area of this step's ticket.
+  // the area of this step's ticket, and so is the device side when the
+  // upload runs on the upload stream (stagedByKernel_).
+  bool sample = sampling != nullptr;
   stepArea_ = enqueuedSteps_ % 2;
+  stagedByKernel_ = stageFunction_ && sample;
   unsigned char *host = stagingHost_[stepArea_];
+  CUdeviceptr device = staging_ + (stagedByKernel_ ? stepArea_ * stagingBytes_ : 0);
   size_t offset = 0;
   auto place = [&](const void *data, size_t bytes) {
-    CUdeviceptr at = staging_ + offset;
+    CUdeviceptr at = device + offset;
     std::memcpy(host + offset, data, bytes);
     offset += alignUp(bytes);
     return at;
@@ -361,7 +359,6 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     if (source == &arrays->tokenIds)
       stagedTokenIds_ = step_.redirected[binding.buffer()];
   }
-  bool sample = sampling != nullptr;
   if (sample) {
     size_t rows = size_t(sizes.logitRows);
     std::vector<float> temperature(rows, 0.0f), topP(rows, 1.0f), uniform(rows, 0.0f);
@@ -386,16 +383,20 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     return internalError("step: the metadata outgrew its staging area");
   if (tokensFromPrevious && !stagedTokenIds_)
     return failedPreconditionError("step: the step program has no token ids input");
-  stagedByKernel_ = stageFunction_ && sample;
-  stepStagingBytes_ = offset;
   header[0] = tokensFromPrevious ? int64_t(given.tokenIds.size()) : 0;
-  header[1] = int64_t(stagedTokenIds_ - staging_);
+  header[1] = int64_t(stagedTokenIds_ - device);
   std::memcpy(host, header, sizeof(header));
-  if (!stagedByKernel_)
-    INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(staging_, host, offset, stream_));
+  if (stagedByKernel_) {
+    // On the upload stream, after the last step that read this area (its
+    // tokens' event; a never-recorded event is no wait), before this step.
+    INFER_CU_CHECK(*api_, api_->cuStreamWaitEvent(uploadStream_, sampledReady_[stepArea_], 0));
+    INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(device, host, offset, uploadStream_));
+    INFER_CU_CHECK(*api_, api_->cuEventRecord(uploaded_[stepArea_], uploadStream_));
+    INFER_CU_CHECK(*api_, api_->cuStreamWaitEvent(stream_, uploaded_[stepArea_], 0));
+  } else {
+    INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(device, host, offset, stream_));
+  }
   if (tokensFromPrevious && !stagedByKernel_) {
-    if (!stagedTokenIds_)
-      return failedPreconditionError("step: the step program has no token ids input");
     // The previous step's sampled int32 tokens into the low halves of the
     // staged int64 ids (little-endian; the host's placeholders are 0 and the
     // tokens non-negative, so the high halves stay right).

@@ -67,9 +67,10 @@ generate_checks() {
 # batch-1 decode's qkv GEMV and attention as two kernels (INFER_QKV_DECODE=0),
 # the driver's shared-memory carveout per kernel (INFER_SMEM_CARVEOUT=-1) and
 # decode steps of 3-8 tokens on infer_gemv instead of the tensor-core GEMV
-# (INFER_GEMV_MMA_MIN=0) and the step's metadata uploaded and its tokens copied
-# back by cuMemcpy instead of infer_stage_step and mapped memory
-# (INFER_STAGE_KERNEL=0; with a step ahead, its token feed by a 2-D copy).
+# (INFER_GEMV_MMA_MIN=0) and the step's metadata uploaded, a step ahead's
+# tokens fed and the tokens copied back by cuMemcpy on the step's stream
+# instead of the upload stream, infer_stage_step and mapped memory
+# (INFER_STAGE_KERNEL=0).
 switch_checks() {
   local setting=$1 base=$models/tiny-llama
   export "$setting"

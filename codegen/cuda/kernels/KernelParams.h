@@ -230,18 +230,14 @@ struct SampleParams {
   int *hostTokens;
 };
 
-/// The step's metadata upload as a kernel (kernels/StageStep.cuh,
-/// infer_stage_step; CudaStep.cpp): `bytes` (a multiple of 16) from pinned
-/// host memory mapped into the device (`source`) to the device staging area,
-/// grid.x = ceil(bytes / (16 * kStageStepThreads)). The area starts with a
-/// header of two int64, the number of fed tokens F and the byte offset of the
-/// int64 token ids; token i < F is copied from sampledTokens[i] (the
-/// previous step's draws) instead of the host's placeholder.
+/// The step's first kernel with device sampling (kernels/StageStep.cuh,
+/// infer_stage_step; CudaStep.cpp): the step's device staging area (already
+/// uploaded) starts with a header of two int64, the number of fed tokens F
+/// and the byte offset of the int64 token ids; token i < F becomes
+/// sampledTokens[i] (the previous step's draws). grid.x = 1.
 constexpr int kStageStepThreads = 256;
 struct StageStepParams {
-  const void *source;
   void *staging;
-  long long bytes;
   const int *sampledTokens;
 };
 
