@@ -2,7 +2,8 @@
 """The decode step's timeline from a kernel trace (bench/kernel-trace.sh).
 
 Reads the CSV that bench/kernel_trace/KernelTrace.cpp writes, takes the CUDA
-graph replays of the most replayed graph (the decode step), and prints, as
+graph replays of the most common kernel sequence (the decode step; from every
+graph that runs it, in time order), and prints, as
 medians over those replays: the step's span (first kernel start to last
 kernel end) and the gap before the next replay; per kernel name, how often it
 runs in a step, its summed duration and its summed *critical increment*
@@ -53,9 +54,14 @@ def main():
             graph_of[key] = row["graph_id"]
     if not replays:
         raise SystemExit("kernel-trace: no kernel ran inside a CUDA graph")
-    counts = collections.Counter(graph_of.values())
-    graph = counts.most_common(1)[0][0]
-    steps = [sorted(replays[k]) for k in sorted(replays) if graph_of[k] == graph]
+    # The decode step: the most common kernel sequence, from any graph (the
+    # runtime captures one graph per staging area, and they alternate).
+    signature = {k: tuple(name for _, _, name in sorted(v)) for k, v in replays.items()}
+    common = collections.Counter(signature.values()).most_common(1)[0][0]
+    keys = sorted((k for k in replays if signature[k] == common), key=lambda k: min(replays[k]))
+    graphs = sorted({graph_of[k] for k in keys}, key=int)
+    graph = ", ".join(graphs)
+    steps = [sorted(replays[k]) for k in keys]
     steps = steps[args.skip:] if len(steps) > args.skip + 1 else steps
     sizes = collections.Counter(len(s) for s in steps)
     size = sizes.most_common(1)[0][0]
@@ -78,7 +84,7 @@ def main():
                                     max(end - latest, 0) / 1e3, name))
             latest = max(latest, end)
     med = lambda xs: statistics.median(xs)
-    print(f"graph {graph}: {len(steps)} replays of {size} kernels; step span p50 "
+    print(f"graph{'s' if len(graphs) > 1 else ''} {graph}: {len(steps)} replays of {size} kernels; step span p50 "
           f"{med(spans):.1f} us, gap to the next replay p50 {med(gaps) if gaps else 0:.1f} us")
     if between:
         print(f"\ncopies between replays (medians over the gaps that have them; us after the "
