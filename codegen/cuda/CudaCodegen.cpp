@@ -60,13 +60,6 @@ public:
     useKernel(record, "infer::kernels::infer_sample<" + type + ">");
     return record.function();
   }
-  /// The step's metadata upload as a kernel (kernels/StageStep.cuh), with
-  /// every step program that has the device sampler.
-  std::string planStageStep() {
-    art::CudaLaunch record;
-    useKernel(record, "infer::kernels::infer_stage_step");
-    return record.function();
-  }
 
 private:
   StatusOr<art::CudaLaunch> plan(int index);
@@ -598,7 +591,7 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/QkvDecode.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/StageStep.cuh\"\n"
+
        << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n";
   return text.str();
 }
@@ -620,14 +613,12 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
       return launch.status().withPrefix("step program");
     *module.add_step_launches() = std::move(launch).value();
   }
-  std::string sampler, stager;
+  std::string sampler;
   if (manifest.has_step()) {
     StatusOr<std::string> planned = builder.planSampler(manifest.step());
     if (!planned.ok())
       return planned.status().withPrefix("step program sampler");
     sampler = std::move(planned).value();
-    if (!sampler.empty())
-      stager = builder.planStageStep();
   }
   std::string source = builder.source();
   // The cubins' programs (groupKernelsIntoPrograms) and, with --ptx, one more
@@ -708,12 +699,7 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
       return internalError("NVRTC gave no lowered name for " + sampler);
     module.set_sample_function(lowered->second);
     module.set_sample_block_x(kernels::kSampleThreads);
-  }
-  if (!stager.empty()) {
-    auto lowered = loweredNames.find(stager);
-    if (lowered == loweredNames.end())
-      return internalError("NVRTC gave no lowered name for " + stager);
-    module.set_stage_function(lowered->second);
+    module.set_embedding_feeds_tokens(true);
   }
   module.set_arch(options.arch);
   module.set_cubin(std::move(outputs[0]->cubin));

@@ -172,9 +172,8 @@ Status CudaBackend::load() {
     RETURN_IF_ERROR(resolveFunctions(step_, byName));
   if (step_.program && !module_->sample_function().empty()) {
     ASSIGN_OR_RETURN(sampleFunction_, findFunction(module_->sample_function()));
-    if (!module_->stage_function().empty() && !environmentIs("INFER_STAGE_KERNEL", "0")) {
-      ASSIGN_OR_RETURN(stageFunction_, findFunction(module_->stage_function()));
-    }
+    embeddingFeedsTokens_ =
+        module_->embedding_feeds_tokens() && !environmentIs("INFER_UPLOAD_STREAM", "0");
   }
 
   // The arena, once, at the artifact's bound (offsets are planned there).
@@ -703,8 +702,7 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     INFER_CU_CHECK(*api_, api_->cuEventCreate(&after, CU_EVENT_DEFAULT));
   }
   Status status = okStatus();
-  // The step's upload came last: a copy, or infer_stage_step (a kernel).
-  lastLaunchWasKernel_ = context && stagedByKernel_;
+  lastLaunchWasKernel_ = false; // the step's upload came last
   programmaticStep_ = programmaticLaunch_ == ProgrammaticLaunch::All ||
                       (programmaticLaunch_ == ProgrammaticLaunch::Decode &&
                        step.tokens <= kernels::kGemvMaxRows);

@@ -202,33 +202,33 @@ private:
   /// Decode steps padded to a bucket of sequences, by (bucket, sampled on the device).
   /// By (bucket, device sampling, whether it may run infer_qkv_decode:
   /// qkvDecodeStep).
-  /// And by the host area when infer_stage_step reads it (stagedByKernel_; else 0).
+  /// And by the staging area when the upload runs on uploadStream_ (else 0).
   std::map<std::tuple<int64_t, bool, bool, size_t>, Captured> stepGraphs_;
   /// The step's inputs and sampling rows: pinned host memory and its device
   /// copy, uploaded in one cuMemcpyHtoDAsync per step. Two host areas, one
   /// per outstanding step (enqueueStep): an enqueued copy reads its area when
   /// the stream reaches it.
   unsigned char *stagingHost_[2] = {};
-  CUdeviceptr staging_ = 0;  ///< two areas of stagingBytes_ (area 1 only with stageFunction_)
+  CUdeviceptr staging_ = 0;  ///< two areas of stagingBytes_ (area 1 only with uploadStream_)
   size_t stagingBytes_ = 0;
   CUdeviceptr samplingRows_[4] = {}; ///< temperature, top-k, top-p, uniform (this step)
   CUdeviceptr sampledTokens_ = 0;     ///< int32 per logit row
   /// Where this step's token ids are in the staging area (int64 each).
   CUdeviceptr stagedTokenIds_ = 0;
-  /// infer_stage_step (CudaModule.stage_function; INFER_STAGE_KERNEL=0: not
-  /// used), so that nothing but the graph runs between two steps' graphs in
-  /// `stream_`: the upload goes to one of two device staging areas on
-  /// uploadStream_ (while the step before runs), infer_stage_step does a step
-  /// ahead's token feed, and infer_sample writes the tokens to the mapped
-  /// token buffers (no copy back). Null: cuMemcpy on `stream_` for all three.
-  CUfunction stageFunction_ = nullptr;
+  /// With an embedding that feeds a step ahead's tokens
+  /// (CudaModule.embedding_feeds_tokens; INFER_UPLOAD_STREAM=0: not used),
+  /// nothing but the step's graph runs in `stream_`: the upload goes to one
+  /// of two device staging areas on uploadStream_ (while the step before
+  /// runs), the embedding feeds the tokens, and infer_sample writes them to
+  /// the mapped token buffers (no copy back). Else cuMemcpy on `stream_`.
+  bool embeddingFeedsTokens_ = false;
   CUstream uploadStream_ = nullptr;
   CUevent uploaded_[2] = {};               ///< after each area's upload
   CUdeviceptr sampledTokensHostMapped_[2] = {};
-  /// This step: its host (and, staged by kernel, device) area = ticket % 2,
-  /// and whether it runs with infer_stage_step (stageFunction_ and device sampling).
+  /// This step: its host (and, uploaded on uploadStream_, device) area =
+  /// ticket % 2, and whether it is (embeddingFeedsTokens_ and device sampling).
   size_t stepArea_ = 0;
-  bool stagedByKernel_ = false;
+  bool streamedUpload_ = false;
   /// Per outstanding step (ticket % 2): its tokens copied back, the event
   /// after that copy, and its logit rows.
   int32_t *sampledTokensHost_[2] = {};

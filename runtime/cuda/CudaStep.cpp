@@ -225,7 +225,7 @@ Status CudaBackend::allocateStepStaging() {
     bytes += alignUp(size_t(exec::affineAt(program.buffers(int(binding.buffer())).size(), bound)));
   bytes += 4 * alignUp(size_t(bound) * 4); // the sampling rows: R <= T
   bytes += alignUp(sizeof(stepSerial_));   // QkvDecodeParams::stepSerial
-  bytes += alignUp(16);                    // the header infer_stage_step reads
+  bytes += alignUp(16);                    // the header: EmbeddingParams::fedCount
   for (int area = 0; area < 2; ++area) {
     INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_[area]),
                                                bytes, 0));
@@ -241,20 +241,14 @@ Status CudaBackend::allocateStepStaging() {
   INFER_CU_CHECK(*api_, api_->cuStreamCreate(&uploadStream_, CU_STREAM_NON_BLOCKING));
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&staging_, 2 * bytes));
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&sampledTokens_, size_t(bound) * 4));
+  // The embedding loads a row of it for every token, fed or not.
+  INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(sampledTokens_, 0, size_t(bound) * 4, stream_));
   stagingBytes_ = bytes;
   step_.redirected.assign(size_t(program.buffers_size()), 0);
   return okStatus();
 }
 
 Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind) {
-  if (stagedByKernel_) {
-    kernels::StageStepParams stage{};
-    stage.staging = reinterpret_cast<void *>(staging_ + stepArea_ * stagingBytes_);
-    stage.sampledTokens = reinterpret_cast<const int *>(sampledTokens_);
-    void *stageArgs[] = {&stage};
-    INFER_CU_CHECK(*api_, api_->cuLaunchKernel(stageFunction_, 1, 1, 1, kernels::kStageStepThreads,
-                                               1, 1, 0, stream_, stageArgs, nullptr));
-  }
   RETURN_IF_ERROR(launchAll(step_, sizes, &stepContext_, perKind));
   if (!sample)
     return okStatus();
@@ -269,7 +263,7 @@ Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, Kin
   params.topP = reinterpret_cast<const float *>(samplingRows_[2]);
   params.uniform = reinterpret_cast<const float *>(samplingRows_[3]);
   params.tokens = reinterpret_cast<int *>(sampledTokens_);
-  if (stagedByKernel_)
+  if (streamedUpload_)
     params.hostTokens = reinterpret_cast<int *>(sampledTokensHostMapped_[stepArea_]);
   void *kernelArgs[] = {&params};
   CUlaunchConfig config{};
@@ -333,12 +327,12 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   // One staging area, tightly packed for this step's sizes (so a bucket's
   // addresses are the same every time its graph replays); the host side is
   // the area of this step's ticket, and so is the device side when the
-  // upload runs on the upload stream (stagedByKernel_).
+  // upload runs on the upload stream (streamedUpload_).
   bool sample = sampling != nullptr;
   stepArea_ = enqueuedSteps_ % 2;
-  stagedByKernel_ = stageFunction_ && sample;
+  streamedUpload_ = embeddingFeedsTokens_ && sample;
   unsigned char *host = stagingHost_[stepArea_];
-  CUdeviceptr device = staging_ + (stagedByKernel_ ? stepArea_ * stagingBytes_ : 0);
+  CUdeviceptr device = staging_ + (streamedUpload_ ? stepArea_ * stagingBytes_ : 0);
   size_t offset = 0;
   auto place = [&](const void *data, size_t bytes) {
     CUdeviceptr at = device + offset;
@@ -346,7 +340,7 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     offset += alignUp(bytes);
     return at;
   };
-  // infer_stage_step's header (StageStepParams): filled in below.
+  // The header: the fed token count (EmbeddingParams::fedCount), below.
   int64_t header[2] = {0, 0};
   place(header, sizeof(header));
   stagedTokenIds_ = 0;
@@ -384,9 +378,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   if (tokensFromPrevious && !stagedTokenIds_)
     return failedPreconditionError("step: the step program has no token ids input");
   header[0] = tokensFromPrevious ? int64_t(given.tokenIds.size()) : 0;
-  header[1] = int64_t(stagedTokenIds_ - device);
   std::memcpy(host, header, sizeof(header));
-  if (stagedByKernel_) {
+  if (streamedUpload_) {
     // On the upload stream, after the last step that read this area (its
     // tokens' event; a never-recorded event is no wait), before this step.
     INFER_CU_CHECK(*api_, api_->cuStreamWaitEvent(uploadStream_, sampledReady_[stepArea_], 0));
@@ -396,7 +389,7 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   } else {
     INFER_CU_CHECK(*api_, api_->cuMemcpyHtoDAsync(device, host, offset, stream_));
   }
-  if (tokensFromPrevious && !stagedByKernel_) {
+  if (tokensFromPrevious && !streamedUpload_) {
     // The previous step's sampled int32 tokens into the low halves of the
     // staged int64 ids (little-endian; the host's placeholders are 0 and the
     // tokens non-negative, so the high halves stay right).
@@ -412,6 +405,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     INFER_CU_CHECK(*api_, api_->cuMemcpy2DAsync(&copy, stream_));
   }
   stepContext_.numSeqs = sizes.sequences;
+  stepContext_.fedCount = streamedUpload_ ? reinterpret_cast<const long long *>(device) : nullptr;
+  stepContext_.fedIds = streamedUpload_ ? reinterpret_cast<const int *>(sampledTokens_) : nullptr;
   if (qkvDecodeStep(sizes))
     lastQkvDecodeSerial_ = stepSerial_;
 
@@ -436,7 +431,7 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
   if (bucket == 0)
     return enqueueStep(sizes, sample);
   return replayOrCapture(stepGraphs_[{bucket, sample, qkvDecodeStep(sizes),
-                                      stagedByKernel_ ? stepArea_ : 0}],
+                                      streamedUpload_ ? stepArea_ : 0}],
                          [&] { return enqueueStep(sizes, sample); });
 }
 
@@ -500,7 +495,7 @@ StatusOr<uint64_t> CudaBackend::enqueueStep(const StepArrays &arrays,
   exec::BoundInputs sizes;
   RETURN_IF_ERROR(runStep(arrays, &sampling, tokensFromPrevious, sizes));
   size_t area = enqueuedSteps_ % 2, rows = sampling.size();
-  if (!stagedByKernel_) // else infer_sample wrote them to the mapped buffer
+  if (!streamedUpload_) // else infer_sample wrote them to the mapped buffer
     INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_[area], sampledTokens_,
                                                   4 * rows, stream_));
   INFER_CU_CHECK(*api_, api_->cuEventRecord(sampledReady_[area], stream_));

@@ -24,7 +24,7 @@ const char *offsetBy(const exec::View &view, int64_t elements) {
          elements * static_cast<int64_t>(art::elementSize(view.type));
 }
 
-StatusOr<PackedParams> embedding(const exec::LaunchArgs &args) {
+StatusOr<PackedParams> embedding(const exec::LaunchArgs &args, const StepContext *step) {
   ASSIGN_OR_RETURN(const exec::View *table, args.required("table"));
   ASSIGN_OR_RETURN(const exec::View *ids, args.required("ids"));
   ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
@@ -42,6 +42,10 @@ StatusOr<PackedParams> embedding(const exec::LaunchArgs &args) {
   p.positionOffset = args.intAttr("position_offset", 0);
   const exec::View *positionIds = args.operand("position_ids");
   p.positionIds = positionIds ? static_cast<const long long *>(positionIds->data) : nullptr;
+  if (step) {
+    p.fedCount = step->fedCount;
+    p.fedIds = step->fedIds;
+  }
   return pack(p);
 }
 
@@ -467,7 +471,7 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const Step
   case art::Launch::KV_ATTENTION:
     return kvAttention(args, step);
   case art::Launch::EMBEDDING:
-    return embedding(args);
+    return embedding(args, step);
   case art::Launch::RMS_NORM:
     return rmsNorm(args);
   case art::Launch::LAYER_NORM:

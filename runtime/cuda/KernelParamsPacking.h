@@ -25,6 +25,9 @@ struct StepContext {
   /// infer_kv_attention's split-KV workspace and counters (zeroed, shared).
   float *kvWorkspace = nullptr;
   unsigned int *kvCounters = nullptr;
+  /// EmbeddingParams::fedCount / fedIds of this step (null: none).
+  const long long *fedCount = nullptr;
+  const int *fedIds = nullptr;
 };
 
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,

@@ -229,11 +229,12 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                   "after them; %d also in steps of up to %d tokens), %d paged attentions with a "
                   "prefill kernel (%d can fold the rotary before them into the KV write, %d "
                   "run it, the KV write and the attention as one kernel in decode steps), "
-                  "sampler %s, metadata upload %s\n",
+                  "sampler %s, %s\n",
                   gemv, folding, rows, rowsFolding, rowsGated, multiRows,
                   infer::kernels::kGemvRowsMultiRowsRun, prefill, rotary, decode,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str(),
-                  cuda.stage_function().empty() ? "by copy" : cuda.stage_function().c_str());
+                  cuda.embedding_feeds_tokens() ? "the embedding feeds a step ahead's tokens"
+                                                : "a step ahead's tokens fed by a copy");
     for (const auto &[function, uses] : rowKernels)
       std::printf("  step row GEMV kernel %s (%d launches)\n", function.c_str(), uses);
     if (mmas > 0) {

@@ -34,6 +34,11 @@ struct EmbeddingParams {
   void *output;              // [tokens, hidden] of T
   long long tokens, seq, hidden, positionOffset;
   const long long *positionIds; // [tokens], or nullptr
+  /// A step ahead of its predecessor's tokens (docs/kv-cache.md): token
+  /// t < *fedCount takes fedIds[t] (the previous step's draws, [>= tokens])
+  /// instead of ids[t], a placeholder. Both null otherwise.
+  const long long *fedCount;
+  const int *fedIds;
 };
 
 /// y = x / sqrt(mean(x^2) + epsilon) * (weight + weightOffset), fp32 math.
@@ -228,17 +233,6 @@ struct SampleParams {
   /// [rows] in pinned host memory mapped into the device, or null: the
   /// result again, so that no copy back follows the step (CudaStep.cpp).
   int *hostTokens;
-};
-
-/// The step's first kernel with device sampling (kernels/StageStep.cuh,
-/// infer_stage_step; CudaStep.cpp): the step's device staging area (already
-/// uploaded) starts with a header of two int64, the number of fed tokens F
-/// and the byte offset of the int64 token ids; token i < F becomes
-/// sampledTokens[i] (the previous step's draws). grid.x = 1.
-constexpr int kStageStepThreads = 256;
-struct StageStepParams {
-  void *staging;
-  const int *sampledTokens;
 };
 
 /// A generated elementwise kernel (one per exec.elementwise launch): inputs

@@ -153,7 +153,13 @@ template <typename T, typename W> __global__ void infer_embedding(EmbeddingParam
   if (t >= p.tokens)
     return;
   long long hidden = p.hidden;
-  const W *src = static_cast<const W *>(p.table) + p.ids[t] * hidden;
+  long long id = p.ids[t];
+  if (p.fedCount) {
+    // Loaded side by side (fedIds holds a row for every token): one round trip.
+    const long long fed = *p.fedCount, drawn = p.fedIds[t];
+    id = t < fed ? drawn : id;
+  }
+  const W *src = static_cast<const W *>(p.table) + id * hidden;
   const W *pos = nullptr;
   if (p.positionTable)
     pos = static_cast<const W *>(p.positionTable) +
