@@ -10,6 +10,13 @@
 // pinned memory and uploaded in one copy, the program's input buffers read
 // from that staging area; then either the device sampler turns the logit
 // rows into token ids (only those come back) or the logit rows come back.
+// With the device sampler, steps are enqueued (enqueueStep) and waited for
+// (waitStep) apart, two at most, so a decode step can be enqueued before the
+// tokens of the one before are back (serving/StepRunner.h); its token ids are
+// then taken on the device from that step's draws. Where the artifact's
+// embedding can take them, the upload runs on a second stream into one of two
+// device areas and the tokens are written to mapped host memory, so nothing
+// but the step's graph runs in the step's stream (docs/kv-cache.md).
 //
 //===----------------------------------------------------------------------===//
 
