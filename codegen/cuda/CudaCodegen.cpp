@@ -591,7 +591,6 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/QkvDecode.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
-
        << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n";
   return text.str();
 }

@@ -557,13 +557,18 @@ Status CudaBackend::launchKernel(const art::CudaLaunch &cuda, CUfunction functio
     grid[d] = unsigned(value);
   }
   void *kernelArgs[] = {const_cast<unsigned char *>(params.bytes.data())};
+  return launchOurKernel(function, grid, cuda.block_x(), cuda.shared_bytes(), kernelArgs);
+}
+
+Status CudaBackend::launchOurKernel(CUfunction function, const unsigned (&grid)[3],
+                                    unsigned blockX, unsigned sharedBytes, void **kernelArgs) {
   CUlaunchAttribute programmatic{};
   programmatic.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   programmatic.value.programmaticStreamSerializationAllowed = 1;
   CUlaunchConfig config{};
   config.gridDimX = grid[0], config.gridDimY = grid[1], config.gridDimZ = grid[2];
-  config.blockDimX = cuda.block_x(), config.blockDimY = 1, config.blockDimZ = 1;
-  config.sharedMemBytes = cuda.shared_bytes();
+  config.blockDimX = blockX, config.blockDimY = 1, config.blockDimZ = 1;
+  config.sharedMemBytes = sharedBytes;
   config.hStream = stream_;
   // Every kernel of ours waits for its predecessor first (Common.cuh,
   // waitForPreviousKernel), so it may start while that one finishes.

@@ -100,6 +100,10 @@ private:
   /// kind into `perKind`, when given).
   Status launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
                    const StepContext *context, KindTimes *perKind);
+  /// One of our kernels on `stream_`, programmatically after another of ours
+  /// (programmaticNext); marks it as the last launch.
+  Status launchOurKernel(CUfunction function, const unsigned (&grid)[3], unsigned blockX,
+                         unsigned sharedBytes, void **kernelArgs);
   Status launchKernel(const artifact::CudaLaunch &cuda, CUfunction function,
                       const exec::LaunchArgs &args, const PackedParams &params);
   /// Whether the next kernel is launched programmatically (the step's launches
@@ -156,8 +160,9 @@ private:
   /// Checks `arrays`, pads a decode step to its CUDA-graph bucket, uploads
   /// the metadata (and the sampling rows) in one copy, and runs the step
   /// (and the sampler); `sizes` gets the padded step's sizes.
-  /// With `tokensFromPrevious`, the staged token ids are then overwritten on
-  /// the device with the last enqueued step's sampled tokens (enqueueStep).
+  /// With `tokensFromPrevious`, the step's token ids are the last enqueued
+  /// step's sampled tokens, taken on the device (enqueueStep): by the
+  /// embedding with streamedUpload_, else copied over the staged ones.
   Status runStep(const StepArrays &arrays, const std::vector<RowSampling> *sampling,
                  bool tokensFromPrevious, exec::BoundInputs &sizes);
   Status checkStep(const StepArrays &arrays) const;
@@ -199,10 +204,9 @@ private:
   /// launches that. Forwards and decode buckets share it.
   Status replayOrCapture(Captured &captured, const std::function<Status()> &enqueue);
   void release(Captured &captured);
-  /// Decode steps padded to a bucket of sequences, by (bucket, sampled on the device).
-  /// By (bucket, device sampling, whether it may run infer_qkv_decode:
-  /// qkvDecodeStep).
-  /// And by the staging area when the upload runs on uploadStream_ (else 0).
+  /// Decode steps padded to a bucket of sequences, by (bucket, device
+  /// sampling, whether it may run infer_qkv_decode: qkvDecodeStep, the
+  /// staging area when the upload runs on uploadStream_ or else 0).
   std::map<std::tuple<int64_t, bool, bool, size_t>, Captured> stepGraphs_;
   /// The step's inputs and sampling rows: pinned host memory and its device
   /// copy, uploaded in one cuMemcpyHtoDAsync per step. Two host areas, one

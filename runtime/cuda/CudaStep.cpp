@@ -232,7 +232,7 @@ Status CudaBackend::allocateStepStaging() {
     bytes += alignUp(size_t(exec::affineAt(program.buffers(int(binding.buffer())).size(), bound)));
   bytes += 4 * alignUp(size_t(bound) * 4); // the sampling rows: R <= T
   bytes += alignUp(sizeof(stepSerial_));   // QkvDecodeParams::stepSerial
-  bytes += alignUp(16);                    // the header: EmbeddingParams::fedCount
+  bytes += alignUp(sizeof(int64_t));       // EmbeddingParams::fedCount
   for (int area = 0; area < 2; ++area) {
     INFER_CU_CHECK(*api_, api_->cuMemHostAlloc(reinterpret_cast<void **>(&stagingHost_[area]),
                                                bytes, 0));
@@ -273,20 +273,9 @@ Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, Kin
   if (streamedUpload_)
     params.hostTokens = reinterpret_cast<int *>(sampledTokensHostMapped_[stepArea_]);
   void *kernelArgs[] = {&params};
-  CUlaunchConfig config{};
-  config.gridDimX = unsigned(sizes.logitRows), config.gridDimY = 1, config.gridDimZ = 1;
-  config.blockDimX = module_->sample_block_x(), config.blockDimY = 1, config.blockDimZ = 1;
-  config.hStream = stream_;
-  // infer_sample waits for the logits first (waitForPreviousKernel), so it
-  // may be launched while the LM head runs, like the step's other kernels.
-  CUlaunchAttribute programmatic{};
-  programmatic.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  programmatic.value.programmaticStreamSerializationAllowed = 1;
-  if (programmaticNext())
-    config.attrs = &programmatic, config.numAttrs = 1;
-  INFER_CU_CHECK(*api_, api_->cuLaunchKernelEx(&config, sampleFunction_, kernelArgs, nullptr));
-  lastLaunchWasKernel_ = true;
-  return okStatus();
+  // Like the step's other kernels: it may start while the LM head runs.
+  const unsigned grid[3] = {unsigned(sizes.logitRows), 1, 1};
+  return launchOurKernel(sampleFunction_, grid, module_->sample_block_x(), 0, kernelArgs);
 }
 
 StatusOr<exec::View> CudaBackend::stepLogits(const exec::BoundInputs &sizes,
@@ -347,9 +336,9 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     offset += alignUp(bytes);
     return at;
   };
-  // The header: the fed token count (EmbeddingParams::fedCount), below.
-  int64_t header[2] = {0, 0};
-  place(header, sizeof(header));
+  // First, the fed token count (EmbeddingParams::fedCount), set below.
+  int64_t fedCount = 0;
+  place(&fedCount, sizeof(fedCount));
   stagedTokenIds_ = 0;
   for (const art::Binding &binding : program.inputs()) {
     const std::vector<int64_t> *source = exec::stepInput(*arrays, binding.name());
@@ -384,8 +373,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     return internalError("step: the metadata outgrew its staging area");
   if (tokensFromPrevious && !stagedTokenIds_)
     return failedPreconditionError("step: the step program has no token ids input");
-  header[0] = tokensFromPrevious ? int64_t(given.tokenIds.size()) : 0;
-  std::memcpy(host, header, sizeof(header));
+  fedCount = tokensFromPrevious ? int64_t(given.tokenIds.size()) : 0;
+  std::memcpy(host, &fedCount, sizeof(fedCount));
   if (streamedUpload_) {
     // On the upload stream, after the last step that read this area (its
     // tokens' event; a never-recorded event is no wait), before this step.
@@ -501,12 +490,12 @@ StatusOr<uint64_t> CudaBackend::enqueueStep(const StepArrays &arrays,
                                    std::to_string(lastSampledRows_) + " sampled rows");
   exec::BoundInputs sizes;
   RETURN_IF_ERROR(runStep(arrays, &sampling, tokensFromPrevious, sizes));
-  size_t area = enqueuedSteps_ % 2, rows = sampling.size();
+  size_t rows = sampling.size();
   if (!streamedUpload_) // else infer_sample wrote them to the mapped buffer
-    INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_[area], sampledTokens_,
+    INFER_CU_CHECK(*api_, api_->cuMemcpyDtoHAsync(sampledTokensHost_[stepArea_], sampledTokens_,
                                                   4 * rows, stream_));
-  INFER_CU_CHECK(*api_, api_->cuEventRecord(sampledReady_[area], stream_));
-  ticketRows_[area] = rows;
+  INFER_CU_CHECK(*api_, api_->cuEventRecord(sampledReady_[stepArea_], stream_));
+  ticketRows_[stepArea_] = rows;
   lastSampledRows_ = rows;
   return ++enqueuedSteps_;
 }

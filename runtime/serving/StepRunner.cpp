@@ -17,6 +17,19 @@ std::vector<int64_t> widen(const std::vector<int32_t> &values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
+/// The step entry's i64 inputs.
+StepArrays stepArrays(const scheduler::StepBatch &batch) {
+  StepArrays arrays;
+  arrays.tokenIds = widen(batch.tokenIds);
+  arrays.positions = widen(batch.positions);
+  arrays.seqStarts = widen(batch.seqStarts);
+  arrays.contextLens = widen(batch.contextLens);
+  arrays.blockTables = widen(batch.blockTables);
+  arrays.slotIds = widen(batch.slotIds);
+  arrays.logitIndices = widen(batch.logitRows);
+  return arrays;
+}
+
 /// Whether the scheduler's `real` step is the `predicted` one: the same
 /// sequences in the same order, positions, slots, blocks and contexts (the
 /// predicted token ids are placeholders).
@@ -119,18 +132,6 @@ StatusOr<StepRunner::Pending> StepRunner::launch(ScheduledStep step, const Sampl
   }
   pending.arrays = std::move(arrays);
   return pending;
-}
-
-StepArrays StepRunner::stepArrays(const scheduler::StepBatch &batch) {
-  StepArrays arrays;
-  arrays.tokenIds = widen(batch.tokenIds);
-  arrays.positions = widen(batch.positions);
-  arrays.seqStarts = widen(batch.seqStarts);
-  arrays.contextLens = widen(batch.contextLens);
-  arrays.blockTables = widen(batch.blockTables);
-  arrays.slotIds = widen(batch.slotIds);
-  arrays.logitIndices = widen(batch.logitRows);
-  return arrays;
 }
 
 StatusOr<StepResult> StepRunner::finish(Pending &pending) {

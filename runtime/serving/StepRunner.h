@@ -95,7 +95,6 @@ private:
   /// `tokensFromPrevious`).
   StatusOr<Pending> launch(scheduler::ScheduledStep step, const SamplingFn &sampling,
                            bool tokensFromPrevious);
-  static StepArrays stepArrays(const scheduler::StepBatch &batch);
   /// Runs (or waits for) `pending` and passes its tokens to update().
   StatusOr<StepResult> finish(Pending &pending);
   /// The scheduler's next step (empty when nothing runs), its peak noted.

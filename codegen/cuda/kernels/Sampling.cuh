@@ -462,6 +462,13 @@ __device__ __forceinline__ void loadRowParamsThenWaitForPreviousKernel(const Sam
   waitForPreviousKernel();
 }
 
+/// Row r's token, to the device's result and the host's (when mapped).
+__device__ __forceinline__ void writeToken(const SampleParams &p, long long r, int token) {
+  p.tokens[r] = token;
+  if (p.hostTokens)
+    p.hostTokens[r] = token;
+}
+
 } // namespace sampleimpl
 
 /// One token per row (KernelParams.h, SampleParams; the algorithm at the top).
@@ -478,11 +485,8 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
   const int topK = params.topK;
   const long long vocab = p.vocab;
   if (vocab <= 0) {
-    if (threadIdx.x == 0) {
-      p.tokens[r] = 0;
-      if (p.hostTokens)
-        p.hostTokens[r] = 0;
-    }
+    if (threadIdx.x == 0)
+      writeToken(p, r, 0);
     return;
   }
   const Row<T> row = makeRow(static_cast<const T *>(p.logits) + r * vocab, vocab);
@@ -512,11 +516,8 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
   const float infinity = __int_as_float(0x7f800000);
   if (!(temperature > 0.f) || vocab <= 1 || topK == 1 || !(fabsf(softmax.maxLogit) < infinity) ||
       !(softmax.scale < infinity)) {
-    if (threadIdx.x == 0) {
-      p.tokens[r] = top;
-      if (p.hostTokens)
-        p.hostTokens[r] = top;
-    }
+    if (threadIdx.x == 0)
+      writeToken(p, r, top);
     return;
   }
 
@@ -586,11 +587,8 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
   long long token = findPrefix(row, s, 1, kept, draw);
   if (token < 0)
     token = top; // nothing positive and finite, as the host
-  if (threadIdx.x == 0) {
-    p.tokens[r] = int(token);
-    if (p.hostTokens)
-      p.hostTokens[r] = int(token);
-  }
+  if (threadIdx.x == 0)
+    writeToken(p, r, int(token));
 }
 
 } // namespace kernels
