@@ -191,6 +191,7 @@ Status CudaBackend::load() {
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   useQkvDecode_ = !environmentIs("INFER_QKV_DECODE", "0");
+  usePolledGemv_ = !environmentIs("INFER_POLLED_GEMV", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
@@ -257,7 +258,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.functions.push_back(function);
     CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, rows = nullptr,
                multiRows = nullptr, mma = nullptr, fused = nullptr, decode = nullptr,
-               qkvDecode = nullptr;
+               qkvDecode = nullptr, polledGemv = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
@@ -272,6 +273,9 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     }
     if (launch.has_qkv_decode()) {
       ASSIGN_OR_RETURN(qkvDecode, resolve(launch.qkv_decode(), i));
+    }
+    if (launch.has_polled_gemv()) {
+      ASSIGN_OR_RETURN(polledGemv, resolve(launch.polled_gemv(), i));
     }
     if (launch.has_gemv()) {
       ASSIGN_OR_RETURN(gemv, resolve(launch.gemv(), i));
@@ -294,6 +298,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.fusedPrologues.push_back(fused);
     loaded.decodes.push_back(decode);
     loaded.qkvDecodes.push_back(qkvDecode);
+    loaded.polledGemvs.push_back(polledGemv);
   }
   return okStatus();
 }
@@ -400,6 +405,8 @@ CudaBackend::~CudaBackend() {
     api_->cuMemFree(kvDecodeWorkspace_);
   if (kvDecodeCounters_)
     api_->cuMemFree(kvDecodeCounters_);
+  if (qkvExchange_)
+    api_->cuMemFree(qkvExchange_);
   if (weights_)
     api_->cuMemFree(weights_);
   for (CUmodule module : cuModules_)
@@ -713,16 +720,20 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
                        step.tokens <= kernels::kGemvMaxRows);
   int count = loaded.program->launches_size();
   qkvDecodeLaunches_ = 0;
-  int fusedAttention = -1; // a KV_ATTENTION run by infer_qkv_decode
+  // A KV_ATTENTION run by infer_qkv_decode, and the GEMM after it when it
+  // ran as infer_gemv_polled.
+  int fusedAttention = -1, polledGemm = -1;
   for (int i = 0; i < count && status.ok(); ++i) {
-    if (i == fusedAttention)
+    if (i == fusedAttention || i == polledGemm)
       continue;
     // Not in a profiled step: its table times the GEMM and the attention apart.
     if (!perKind && runsQkvDecode(loaded, i, step)) {
-      bool fused = false;
-      status = launchQkvDecode(loaded, i, step, context, fused);
+      bool fused = false, polled = false;
+      status = launchQkvDecode(loaded, i, step, context, fused, polled);
       if (fused)
         fusedAttention = i + 2;
+      if (polled)
+        polledGemm = i + 3;
       if (fused || !status.ok())
         continue;
     }
