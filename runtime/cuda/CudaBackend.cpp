@@ -192,6 +192,7 @@ Status CudaBackend::load() {
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   useQkvDecode_ = !environmentIs("INFER_QKV_DECODE", "0");
   usePolledGemv_ = !environmentIs("INFER_POLLED_GEMV", "0");
+  polledGemvNoWait_ = environmentIs("INFER_POLLED_GEMV", "2");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;

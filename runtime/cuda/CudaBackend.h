@@ -284,6 +284,7 @@ private:
   /// INFER_POLLED_GEMV=0: the o GEMV after infer_qkv_decode waits for it as
   /// any GEMV does (CudaLaunch.polled_gemv unused).
   bool usePolledGemv_ = true;
+  bool polledGemvNoWait_ = false; ///< INFER_POLLED_GEMV=2 (an experiment)
   uint64_t stepSerial_ = 0;         ///< QkvDecodeParams::stepSerial's value this step
   /// The serial of the last step that ran infer_qkv_decode (0: none; the
   /// exchange's zero words carry its low byte).

@@ -114,6 +114,7 @@ CudaBackend::polledGemvParams(const LoadedProgram &loaded, int index,
   p.exchange = reinterpret_cast<const unsigned *>(attentionExchange_);
   p.stepSerial = decode.stepSerial;
   p.layer = decode.layer;
+  p.noWaitAtEnd = polledGemvNoWait_ ? 1 : 0;
   PackedParams result;
   result.bytes.resize(sizeof(p));
   std::memcpy(result.bytes.data(), &p, sizeof(p));

@@ -283,6 +283,7 @@ struct PolledGemvParams {
   const unsigned *exchange;
   const unsigned long long *stepSerial;
   unsigned layer;
+  unsigned noWaitAtEnd; // experiment: no wait for the previous kernel at all
 };
 
 } // namespace kernels

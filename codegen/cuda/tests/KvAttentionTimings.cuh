@@ -263,6 +263,8 @@ __global__ void bumpStepSerial(unsigned long long *serial) { *serial += 1; }
 
 /// QkvDecodeParams::lateTrigger of the timings' launches (an experiment's knob).
 unsigned qkvDecodeLateTrigger = 0;
+/// PolledGemvParams::noWaitAtEnd of launchPolledGemv (an experiment's knob).
+unsigned polledGemvNoWait = 0;
 
 /// infer_qkv_decode's exchange and step serial, and its launch in place of a
 /// batch-1 layer's qkv GEMV and infer_kv_decode. Layer 0 bumps the serial
@@ -310,7 +312,8 @@ struct QkvDecodeLaunch {
   /// The o GEMV `o` (its input: the attention's output) as infer_gemv_polled
   /// after launch(..., layer, ...), programmatically.
   void launchPolledGemv(const infer::kernels::GemvParams &o, unsigned layer, cudaStream_t stream) {
-    infer::kernels::PolledGemvParams g{o, outputExchange.ptr, serial.ptr, layer};
+    infer::kernels::PolledGemvParams g{o, outputExchange.ptr, serial.ptr, layer,
+                                       polledGemvNoWait};
     cudaLaunchAttribute programmatic;
     cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
         dim3(infer::kernels::gemvRowsGrid(o.n)), infer::kernels::kGemvRowsThreads,

@@ -17,8 +17,9 @@
 //
 // `--layer-timings [llama]`: kv_attention_test's batch-1 decode layers
 // (TinyLlama's, or Llama-3-8B's) with the two kernels and with
-// infer_qkv_decode (2 splits; 2 and 1 splits with the o GEMV polling the
-// attention's output, infer_gemv_polled), two rounds. Built with -DINFER_KERNEL_STAMPS,
+// infer_qkv_decode (2 splits; 2 splits with the o GEMV polling the
+// attention's output, infer_gemv_polled, with and without the wait at its
+// end), two rounds. Built with -DINFER_KERNEL_STAMPS,
 // `--stamps` prints kv_attention_test's stamps of the same modes (µs after
 // the qkv GEMV's last block; bench/results/tinyllama-1.1b-serving.md,
 // session 31).
@@ -159,12 +160,16 @@ int main(int argc, char **argv) {
     return 77;
   if (argc > 1 && std::strcmp(argv[1], "--layer-timings") == 0) {
     // --layer-timings [llama]: TinyLlama-1.1B's layers, or Llama-3-8B's.
-    // Modes (splits, o GEMV polling): the two kernels; fused 2 splits;
-    // fused 2 and 1 splits, the o GEMV polling.
+    // Modes (splits, o GEMV polling: 1, 2 without the wait at its end):
+    // the two kernels; fused 2 splits; fused 2 splits, the o GEMV polling
+    // with and without its wait.
     const bool llama = argc > 2 && std::strcmp(argv[2], "llama") == 0;
-    const unsigned modes[4][2] = {{0, 0}, {2, 0}, {2, 1}, {1, 1}};
+    const unsigned modes[4][2] = {{0, 0}, {2, 0}, {2, 1}, {2, 2}};
     for (int round = 0; round < 2; ++round)
       for (const auto &mode : modes) {
+        polledGemvNoWait = mode[1] == 2;
+        if (polledGemvNoWait)
+          std::printf("(no wait at the polled o GEMV's end)\n");
         if (llama) {
           timeDecodeLayers(200, 32, 8, 128, 14336, true, mode[0], mode[1] != 0);
           continue;
