@@ -235,34 +235,6 @@ private:
                          kernels::kQkvDecodeBlocks, kernels::qkvDecodeSharedBytes(k, elementBytes),
                          /*foldsPrevious=*/true);
   }
-  /// KV_ATTENTION `index`'s infer_gemv_polled record (CudaLaunch.polled_gemv)
-  /// for the GEMM after it, when that GEMM is a plain batch-1 row GEMV (no
-  /// prologue, no gated pairs) of the attention's whole output whose output
-  /// shares no bytes with the attention's or the qkv GEMM's (index - 2):
-  /// the attention blocks may still be writing those when it writes.
-  std::optional<art::CudaLaunch> polledGemvRecord(int index, const std::string &t) {
-    if (index < 2 || index + 1 >= program_->launches_size())
-      return std::nullopt;
-    const art::Launch &attention = launch(index), &gemm = launch(index + 1);
-    const art::ElementType type = outputType(gemm);
-    const int64_t k = intAttr(gemm, "k", 0), n = intAttr(gemm, "n", 0);
-    const int elementBytes = int(art::elementSize(type));
-    if (gemm.kind() != art::Launch::GEMM || !boolAttr(gemm, "transpose_weight") || n <= 0 ||
-        elementBytes != 2 || outputType(attention) != type || attention.outputs_size() != 1 ||
-        gemm.outputs_size() != 1 || launch(index - 2).outputs_size() != 1 ||
-        k != intAttr(attention, "num_heads", 0) * intAttr(attention, "head_dim", 0) ||
-        !kernels::gemvRowsSupported(k, n, true, elementBytes) || rowsFoldForward(index + 1))
-      return std::nullopt;
-    for (const art::Operand &operand : gemm.operands())
-      if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
-                                        operand.ref().buffer() != attention.outputs(0)))
-        return std::nullopt;
-    for (uint32_t written : {attention.outputs(0), launch(index - 2).outputs(0)})
-      if (!buffersApartForEveryT(*program_, gemm.outputs(0), written, 1))
-        return std::nullopt;
-    return rowGemvRecord("infer::kernels::infer_gemv_polled<" + t + ">", kernels::gemvRowsGrid(n),
-                         kernels::gemvRowsSharedBytes(k, elementBytes), /*foldsPrevious=*/false);
-  }
   /// grid.x for one block per row of `rowElements` of the launch's output.
   StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;
   /// A decode GEMV record of the row-GEMV family (GemvRows.cuh,
@@ -524,11 +496,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         // measured no faster (kv_attention_test-style layer timings, session
         // 31: 125.0-128.8 against 120.8-126.8 us).
         if (kernels::kvDecodeMaxDim(headDim) == 64)
-          if (std::optional<art::CudaLaunch> fusedQkv = qkvDecodeRecord(index, t, c, 64)) {
+          if (std::optional<art::CudaLaunch> fusedQkv = qkvDecodeRecord(index, t, c, 64))
             *cuda.mutable_qkv_decode() = std::move(*fusedQkv);
-            if (std::optional<art::CudaLaunch> polled = polledGemvRecord(index, t))
-              *cuda.mutable_polled_gemv() = std::move(*polled);
-          }
       }
     }
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");

@@ -191,8 +191,6 @@ Status CudaBackend::load() {
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   useQkvDecode_ = !environmentIs("INFER_QKV_DECODE", "0");
-  usePolledGemv_ = !environmentIs("INFER_POLLED_GEMV", "0");
-  polledGemvNoWait_ = environmentIs("INFER_POLLED_GEMV", "2");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
@@ -259,7 +257,7 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.functions.push_back(function);
     CUfunction prologue = nullptr, prefill = nullptr, gemv = nullptr, rows = nullptr,
                multiRows = nullptr, mma = nullptr, fused = nullptr, decode = nullptr,
-               qkvDecode = nullptr, polledGemv = nullptr;
+               qkvDecode = nullptr;
     if (launch.has_prologue()) {
       ASSIGN_OR_RETURN(prologue, resolve(launch.prologue(), i));
     }
@@ -274,9 +272,6 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     }
     if (launch.has_qkv_decode()) {
       ASSIGN_OR_RETURN(qkvDecode, resolve(launch.qkv_decode(), i));
-    }
-    if (launch.has_polled_gemv()) {
-      ASSIGN_OR_RETURN(polledGemv, resolve(launch.polled_gemv(), i));
     }
     if (launch.has_gemv()) {
       ASSIGN_OR_RETURN(gemv, resolve(launch.gemv(), i));
@@ -299,7 +294,6 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.fusedPrologues.push_back(fused);
     loaded.decodes.push_back(decode);
     loaded.qkvDecodes.push_back(qkvDecode);
-    loaded.polledGemvs.push_back(polledGemv);
   }
   return okStatus();
 }
@@ -721,20 +715,16 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
                        step.tokens <= kernels::kGemvMaxRows);
   int count = loaded.program->launches_size();
   qkvDecodeLaunches_ = 0;
-  // A KV_ATTENTION run by infer_qkv_decode, and the GEMM after it when it
-  // ran as infer_gemv_polled.
-  int fusedAttention = -1, polledGemm = -1;
+  int fusedAttention = -1; // a KV_ATTENTION run by infer_qkv_decode
   for (int i = 0; i < count && status.ok(); ++i) {
-    if (i == fusedAttention || i == polledGemm)
+    if (i == fusedAttention)
       continue;
     // Not in a profiled step: its table times the GEMM and the attention apart.
     if (!perKind && runsQkvDecode(loaded, i, step)) {
-      bool fused = false, polled = false;
-      status = launchQkvDecode(loaded, i, step, context, fused, polled);
+      bool fused = false;
+      status = launchQkvDecode(loaded, i, step, context, fused);
       if (fused)
         fusedAttention = i + 2;
-      if (polled)
-        polledGemm = i + 3;
       if (fused || !status.ok())
         continue;
     }

@@ -24,7 +24,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -85,7 +84,7 @@ private:
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
     std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
-        gemvMmas, fusedPrologues, decodes, qkvDecodes, polledGemvs;
+        gemvMmas, fusedPrologues, decodes, qkvDecodes;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -142,18 +141,8 @@ private:
   void advanceStepSerial();
   /// Launches infer_qkv_decode for GEMM `index` (CudaQkvDecode.cpp); false in
   /// `fused` when the operands do not fit it (then nothing was launched).
-  /// Where the GEMM after the attention (index + 3) runs as
-  /// infer_gemv_polled (CudaLaunch.polled_gemv), it is launched too and
-  /// `polled` is true.
   Status launchQkvDecode(const LoadedProgram &loaded, int index, const exec::BoundInputs &step,
-                         const StepContext *context, bool &fused, bool &polled);
-  /// infer_gemv_polled's parameters for GEMM `index`, the o projection after
-  /// the attention whose parameters `decode` are (CudaQkvDecode.cpp), when it
-  /// may run so in this step: a plain batch-1 row GEMV of that attention's
-  /// output (else null).
-  std::optional<PackedParams> polledGemvParams(const LoadedProgram &loaded, int index,
-                                               const exec::BoundInputs &step,
-                                               const kernels::QkvDecodeParams &decode);
+                         const StepContext *context, bool &fused);
   /// Allocates infer_qkv_decode's exchange for the step program's widest
   /// qkv GEMM (none without a qkv_decode record).
   Status allocateQkvExchange();
@@ -277,14 +266,6 @@ private:
   /// as two kernels (CudaLaunch.qkv_decode unused).
   bool useQkvDecode_ = true;
   CUdeviceptr qkvExchange_ = 0;     ///< infer_qkv_decode's tagged GEMV outputs
-  /// Its attention's tagged outputs (QkvDecodeParams::outputExchange), in
-  /// qkvExchange_'s allocation; its size in words.
-  CUdeviceptr attentionExchange_ = 0;
-  int64_t attentionExchangeWords_ = 0;
-  /// INFER_POLLED_GEMV=0: the o GEMV after infer_qkv_decode waits for it as
-  /// any GEMV does (CudaLaunch.polled_gemv unused).
-  bool usePolledGemv_ = true;
-  bool polledGemvNoWait_ = false; ///< INFER_POLLED_GEMV=2 (an experiment)
   uint64_t stepSerial_ = 0;         ///< QkvDecodeParams::stepSerial's value this step
   /// The serial of the last step that ran infer_qkv_decode (0: none; the
   /// exchange's zero words carry its low byte).

@@ -6,9 +6,7 @@
 // outputs instead of waiting for the kernel boundary. The exchange holds one
 // tagged word per qkv output; the tag is the step's serial (in the step's
 // staging area, so that a captured graph reads each replay's) and the
-// launch's number in the step. The o GEMV after the attention may poll the
-// attention's output likewise (CudaLaunch.polled_gemv, infer_gemv_polled):
-// its words follow the GEMV's in the same allocation, with the same tags.
+// launch's number in the step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,24 +25,14 @@ namespace art = artifact;
 Status CudaBackend::allocateQkvExchange() {
   if (!step_.program)
     return okStatus();
-  int64_t widest = 0, widestOutput = 0;
-  for (int i = 2; i < step_.launches->size(); ++i) {
-    if (!step_.launches->Get(i).has_qkv_decode())
-      continue;
-    widest = std::max<int64_t>(widest, art::intAttribute(step_.program->launches(i - 2), "n", 0));
-    const art::Launch &attention = step_.program->launches(i);
-    widestOutput = std::max<int64_t>(widestOutput, art::intAttribute(attention, "num_heads", 0) *
-                                                       art::intAttribute(attention, "head_dim", 0));
-  }
+  int64_t widest = 0;
+  for (int i = 2; i < step_.launches->size(); ++i)
+    if (step_.launches->Get(i).has_qkv_decode())
+      widest = std::max<int64_t>(widest, art::intAttribute(step_.program->launches(i - 2), "n", 0));
   if (widest == 0)
     return okStatus();
-  // The attention's words after the GEMV's, 16-byte aligned (the polled
-  // GEMV loads four words at a time).
-  const int64_t qkvWords = (widest + 3) / 4 * 4;
-  size_t bytes = size_t(qkvWords + widestOutput) * sizeof(unsigned);
+  size_t bytes = size_t(widest) * sizeof(unsigned);
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&qkvExchange_, bytes));
-  attentionExchange_ = qkvExchange_ + CUdeviceptr(qkvWords * sizeof(unsigned));
-  attentionExchangeWords_ = widestOutput;
   // Zero words carry tag 0; the first step's serial is 1.
   INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(qkvExchange_, 0, bytes, stream_));
   INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
@@ -77,54 +65,10 @@ bool CudaBackend::runsQkvDecode(const LoadedProgram &loaded, int index,
   return gemv && gemv == &gemm.gemv_single_row() && gemv->fuses_previous();
 }
 
-std::optional<PackedParams>
-CudaBackend::polledGemvParams(const LoadedProgram &loaded, int index,
-                              const exec::BoundInputs &step,
-                              const kernels::QkvDecodeParams &decode) {
-  const int attentionIndex = index - 1;
-  if (!usePolledGemv_ || !attentionExchange_ || index >= loaded.program->launches_size() ||
-      !loaded.launches->Get(attentionIndex).has_polled_gemv() ||
-      !loaded.polledGemvs[size_t(attentionIndex)] ||
-      loaded.program->launches(index).kind() != art::Launch::GEMM)
-    return std::nullopt;
-  // What launchAll would run there: the plain batch-1 row GEMV, not folded
-  // into the launch after it, folding nothing itself.
-  const art::CudaLaunch &gemm = loaded.launches->Get(index);
-  const art::CudaLaunch *gemv = gemvFor(loaded, index, step.tokens);
-  if (!gemv || gemv != &gemm.gemv_single_row() || gemv->fuses_previous() ||
-      foldsNextActivation(loaded, index, step.tokens))
-    return std::nullopt;
-  if (index + 1 < loaded.program->launches_size() &&
-      !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(index + 1)))
-    if (const art::CudaLaunch *next = gemvFor(loaded, index + 1, step.tokens);
-        next && next->fuses_previous())
-      return std::nullopt;
-  StatusOr<PackedParams> packed =
-      packGemvParams(resolve(loaded, index, step), reinterpret_cast<float *>(gemvWorkspace_),
-                     reinterpret_cast<unsigned int *>(gemvCounters_), nullptr);
-  kernels::PolledGemvParams p{};
-  if (!packed.ok() || packed->bytes.size() != sizeof(p.gemv))
-    return std::nullopt;
-  std::memcpy(&p.gemv, packed->bytes.data(), sizeof(p.gemv));
-  // Its input is the attention's whole output row, which the exchange holds.
-  const kernels::KvAttentionParams &kv = decode.decode.kv;
-  if (p.gemv.input != kv.output || p.gemv.rows != 1 || p.gemv.prologue != 0 ||
-      p.gemv.k != kv.numHeads * kv.headDim || p.gemv.k > attentionExchangeWords_)
-    return std::nullopt;
-  p.exchange = reinterpret_cast<const unsigned *>(attentionExchange_);
-  p.stepSerial = decode.stepSerial;
-  p.layer = decode.layer;
-  p.noWaitAtEnd = polledGemvNoWait_ ? 1 : 0;
-  PackedParams result;
-  result.bytes.resize(sizeof(p));
-  std::memcpy(result.bytes.data(), &p, sizeof(p));
-  return result;
-}
-
 Status CudaBackend::launchQkvDecode(const LoadedProgram &loaded, int index,
                                     const exec::BoundInputs &step, const StepContext *context,
-                                    bool &fused, bool &polled) {
-  fused = polled = false;
+                                    bool &fused) {
+  fused = false;
   exec::LaunchArgs gemm = resolve(loaded, index, step);
   exec::LaunchArgs norm = resolve(loaded, index - 1, step);
   exec::LaunchArgs rotary = resolve(loaded, index + 1, step);
@@ -151,21 +95,12 @@ Status CudaBackend::launchQkvDecode(const LoadedProgram &loaded, int index,
   p.attentionY = unsigned(kernels::kvDecodeGridY(attention.intAttr("num_heads", 1),
                                                  attention.intAttr("num_kv_heads", 1)));
   p.attentionZ = unsigned(kernels::kQkvDecodeSplits);
-  // The o GEMV after the attention polls its output where it may.
-  std::optional<PackedParams> polledGemv = polledGemvParams(loaded, index + 3, step, p);
-  p.outputExchange = polledGemv ? reinterpret_cast<unsigned *>(attentionExchange_) : nullptr;
   PackedParams packed;
   packed.bytes.resize(sizeof(p));
   std::memcpy(packed.bytes.data(), &p, sizeof(p));
   const art::CudaLaunch &record = loaded.launches->Get(index + 2).qkv_decode();
   RETURN_IF_ERROR(launchKernel(record, loaded.qkvDecodes[size_t(index + 2)], gemm, packed));
   fused = true;
-  if (!polledGemv)
-    return okStatus();
-  RETURN_IF_ERROR(launchKernel(loaded.launches->Get(index + 2).polled_gemv(),
-                               loaded.polledGemvs[size_t(index + 2)],
-                               resolve(loaded, index + 3, step), *polledGemv));
-  polled = true;
   return okStatus();
 }
 

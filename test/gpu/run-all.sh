@@ -65,8 +65,6 @@ generate_checks() {
 # prefill steps too (INFER_PDL=1), the rotary folded into the KV write,
 # decode steps on three kernels instead of infer_kv_decode (INFER_KV_DECODE=0),
 # batch-1 decode's qkv GEMV and attention as two kernels (INFER_QKV_DECODE=0),
-# the o GEMV after infer_qkv_decode waiting for the kernel boundary instead of
-# polling the attention's output (INFER_POLLED_GEMV=0),
 # the driver's shared-memory carveout per kernel (INFER_SMEM_CARVEOUT=-1) and
 # decode steps of 3-8 tokens on infer_gemv instead of the tensor-core GEMV
 # (INFER_GEMV_MMA_MIN=0) and the step's metadata uploaded, a step ahead's
@@ -96,7 +94,7 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
   for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1 \
-      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0 INFER_POLLED_GEMV=0 INFER_UPLOAD_STREAM=0; do
+      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0 INFER_UPLOAD_STREAM=0; do
     start "switch.${setting%=*}" switch_checks $setting
   done
 fi

@@ -195,8 +195,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, multiRows = 0,
         mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;
     uint32_t mmaRowsLeast = 0, mmaRowsMost = 0;
-    std::map<std::string, int> rowKernels, mmaKernels, decodeKernels, qkvDecodeKernels,
-        polledGemvKernels;
+    std::map<std::string, int> rowKernels, mmaKernels, decodeKernels, qkvDecodeKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
       folding += launch.gemv().fuses_previous();
@@ -223,8 +222,6 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         ++decodeKernels[launch.decode().function()];
       if (launch.has_qkv_decode())
         ++qkvDecodeKernels[launch.qkv_decode().function()];
-      if (launch.has_polled_gemv())
-        ++polledGemvKernels[launch.polled_gemv().function()];
     }
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
@@ -255,9 +252,6 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       std::printf("  step decode attention kernel %s (%d launches)\n", function.c_str(), uses);
     for (const auto &[function, uses] : qkvDecodeKernels)
       std::printf("  step batch-1 qkv GEMV + decode attention kernel %s (%d launches)\n",
-                  function.c_str(), uses);
-    for (const auto &[function, uses] : polledGemvKernels)
-      std::printf("  step batch-1 o GEMV polling the attention kernel %s (%d launches)\n",
                   function.c_str(), uses);
   } else {
     std::printf("cuda: none (compiled for --target cpu)\n");

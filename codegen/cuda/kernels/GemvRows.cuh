@@ -212,41 +212,22 @@ template <bool kGatedPairs> __device__ __forceinline__ long long rowsTaken(const
   return kGatedPairs ? p.n / 2 : p.n;
 }
 
-/// How the GEMV's input row(s) come (rowsLoadingFirstUnitBeforeWaitForPreviousKernel):
-/// the previous kernel's output, after the wait for it (infer_gemv_rows).
-/// QkvDecode.cuh's PolledInput polls an exchange instead.
-struct WaitedInput {
-  __device__ __forceinline__ void waitForPreviousKernel() const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-  }
-  template <typename T, int kPrologue, int kRows>
-  __device__ __forceinline__ void stage(const GemvParams &p, uint4 *staged, long long vectors,
-                                        float (*warpSquares)[kRows]) const {
-    stageInput<T, kPrologue, kRows>(p, staged, vectors, vectors, warpSquares);
-  }
-  /// At the block's end (nothing: the wait came first).
-  __device__ __forceinline__ void finish() const {}
-};
-
 /// The kernel's first statement, in place of waitForPreviousKernel
 /// (Common.cuh): the warp's first unit of weights (no kernel's output) is
 /// requested first, then the next kernel may launch (its blocks take the
 /// places ours leave), then the wait for the previous kernel's output.
-template <typename T, bool kGatedPairs, typename Input>
+template <typename T, bool kGatedPairs>
 __device__ __forceinline__ void loadFirstUnitThenWaitForPreviousKernel(const GemvParams &p,
                                                                        unsigned block,
-                                                                       uint4 (&unit)[kUnitLoads],
-                                                                       const Input &input) {
+                                                                       uint4 (&unit)[kUnitLoads]) {
   const long long row = (long long)block * kWarps + (threadIdx.x >> 5);
   if (row < rowsTaken<kGatedPairs>(p))
     loadUnit<T>(static_cast<const uint4 *>(p.weight), p.k / kPerLoad<T>, row, 0, threadIdx.x & 31,
                 unit);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  input.waitForPreviousKernel();
 }
 
 /// gemvRows' exchange for infer_gemv_rows: nothing beyond the output.
@@ -257,19 +238,15 @@ struct NoExchange {
 /// infer_gemv_rows' body as block `block` of `blocks` (infer_qkv_decode runs
 /// it in part of its grid); exchange.put(row, value) also gets each output
 /// of input row 0 (QkvDecode.cuh). It waits for the previous kernel once the
-/// first weights are requested (loadFirstUnitThenWaitForPreviousKernel) and
-/// stages the input after that, as `input` says (WaitedInput: the previous
-/// kernel's output).
-template <typename T, int kPrologue, bool kGatedPairs, int kRows, typename Exchange,
-          typename Input = WaitedInput>
+/// first weights are requested (loadFirstUnitThenWaitForPreviousKernel).
+template <typename T, int kPrologue, bool kGatedPairs, int kRows, typename Exchange>
 __device__ __forceinline__ void
 rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned block,
-                                                unsigned blocks, const Exchange &exchange,
-                                                const Input &input = Input()) {
+                                                unsigned blocks, const Exchange &exchange) {
   extern __shared__ uint4 staged[]; // kRows x k / kPerLoad<T>
   __shared__ float warpSquares[gemvrows::kWarps][kRows];
   uint4 current[gemvrows::kUnitLoads];
-  gemvrows::loadFirstUnitThenWaitForPreviousKernel<T, kGatedPairs>(p, block, current, input);
+  gemvrows::loadFirstUnitThenWaitForPreviousKernel<T, kGatedPairs>(p, block, current);
   // Under kGatedPairs a warp's row is a pair: gate row j, then up row
   // j + half (`second`).
   const long long half = p.n / 2, taken = rowsTaken<kGatedPairs>(p);
@@ -283,7 +260,7 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
   long long row = (long long)block * kWarps + warp, unit = 0;
   bool second = false;
   INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
-  input.template stage<T, kPrologue, kRows>(p, staged, vectors, warpSquares);
+  stageInput<T, kPrologue, kRows>(p, staged, vectors, vectors, warpSquares);
   // Each staged row's output factor in every thread: 1 / rms under the
   // rms_norm prologue, else 1.
   float scale[kRows];
@@ -353,7 +330,6 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
       current[u] = next[u];
   }
   INFER_KERNEL_STAMP_LATEST(200 + kPrologue); // the grid's last block's end (timing builds)
-  input.finish();
 }
 
 } // namespace gemvrows

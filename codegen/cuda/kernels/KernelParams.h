@@ -266,24 +266,6 @@ struct QkvDecodeParams {
   unsigned layer; // the launch's number in the step (its tag's low byte)
   unsigned attentionY, attentionZ; // infer_kv_decode's grid y and z
   unsigned lateTrigger; // experiment: let the next kernel launch after the poll
-  /// Where the attention also writes its output, tagged like `exchange`
-  /// ([numHeads * headDim] words), for the o GEMV that polls it
-  /// (infer_gemv_polled); null: not written.
-  unsigned *outputExchange;
-};
-
-/// infer_gemv_polled<T> (kernels/QkvDecode.cuh): the batch-1 row GEMV
-/// (infer_gemv_rows<T, 0>, `gemv`, one input row, no prologue) after an
-/// infer_qkv_decode, whose input is that kernel's attention output: taken
-/// from its tagged `exchange` (QkvDecodeParams::outputExchange; tag of
-/// *stepSerial and `layer`, the infer_qkv_decode launch's) instead of after
-/// the wait for the previous kernel. Grid gemvRowsGrid(n), as infer_gemv_rows.
-struct PolledGemvParams {
-  GemvParams gemv;
-  const unsigned *exchange;
-  const unsigned long long *stepSerial;
-  unsigned layer;
-  unsigned noWaitAtEnd; // experiment: no wait for the previous kernel at all
 };
 
 } // namespace kernels

@@ -184,9 +184,6 @@ struct FastGrid {
   __device__ __forceinline__ unsigned gridY() const { return gridDim.y; }
   __device__ __forceinline__ unsigned blockZ() const { return blockIdx.z; }
   __device__ __forceinline__ unsigned gridZ() const { return gridDim.z; }
-  /// Also gives output element `index` (of the whole output) to a kernel
-  /// that polls for it: none here (QkvDecode.cuh's PolledDecodeStep does).
-  template <typename T> __device__ __forceinline__ void publishOutput(long long, T) const {}
 };
 
 struct NoDecode : FastGrid {
@@ -767,8 +764,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 6);
 
   const int items = heads * D;
-  const long long outFirst = (t * p.numHeads + firstHead) * D;
-  T *out = static_cast<T *>(p.output) + outFirst;
+  T *out = static_cast<T *>(p.output) + (t * p.numHeads + firstHead) * D;
   if (used == 1) {
     for (int i = tid; i < items; i += kThreads) {
       const int h = i / D, d = i - h * D;
@@ -777,9 +773,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       for (int w = 0; w < kWarps; ++w)
         v = fmaf(sm.weight[w][h], sm.warp[w].out[h][d], v);
       const float total = sm.total[h];
-      const T value = fromFloat<T>(total > 0.f ? v / total : 0.f);
-      out[i] = value;
-      decode.publishOutput(outFirst + i, value);
+      out[i] = fromFloat<T>(total > 0.f ? v / total : 0.f);
     }
     if constexpr (kDecode)
       INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 7);
@@ -849,7 +843,6 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     for (int j = 0; j < used; ++j)
       v = fmaf(sm.recordWeight[h][j], __ldcg(src + j * recordFloats), v);
     out[i] = fromFloat<T>(v);
-    decode.publishOutput(outFirst + i, fromFloat<T>(v));
   }
 }
 

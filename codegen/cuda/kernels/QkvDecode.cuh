@@ -56,8 +56,8 @@ namespace kernels {
 
 namespace qkvdecode {
 
-__device__ __forceinline__ unsigned tagOf(const unsigned long long *stepSerial, unsigned layer) {
-  return unsigned((*stepSerial << 8) | (layer & 255u)) << 16;
+__device__ __forceinline__ unsigned tagOf(const QkvDecodeParams &p) {
+  return unsigned((*p.stepSerial << 8) | (p.layer & 255u)) << 16;
 }
 
 template <typename T> __device__ __forceinline__ unsigned short bitsOf(T x) {
@@ -83,16 +83,6 @@ __device__ __forceinline__ unsigned loadTagged(const unsigned *address) {
   asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(word) : "l"(address) : "memory");
   return word;
 }
-/// Four tagged words at a 16-byte aligned address (each word single-copy
-/// atomic on its own).
-__device__ __forceinline__ uint4 loadTagged4(const unsigned *address) {
-  uint4 w;
-  asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-               : "l"(address)
-               : "memory");
-  return w;
-}
 
 } // namespace qkvdecode
 
@@ -110,14 +100,6 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
   unsigned tag;
   unsigned y, gridY_, z, gridZ_; // the block in infer_kv_decode's grid
   bool lateTrigger;
-  unsigned *outputExchange; // QkvDecodeParams::outputExchange
-
-  /// The output's element `index` also to the o GEMV that polls for it
-  /// (infer_gemv_polled), tagged as the GEMV's outputs are.
-  template <typename T> __device__ __forceinline__ void publishOutput(long long index, T value) const {
-    if (outputExchange)
-      qkvdecode::TaggedExchange{outputExchange, tag}.put<T>(index, value);
-  }
 
   __device__ __forceinline__ unsigned tokenRows() const { return 1; }
   __device__ __forceinline__ unsigned blockY() const { return y; }
@@ -250,7 +232,6 @@ __device__ __forceinline__ void polledDecode(const QkvDecodeParams &qp, unsigned
   decode.z = blockIdx.x / qp.attentionY;
   decode.gridZ_ = qp.attentionZ;
   decode.lateTrigger = qp.lateTrigger != 0;
-  decode.outputExchange = qp.outputExchange;
   INFER_DECODE_STAMP_AT(0, decode.y, decode.z, 0);
   const HeadGroup hg = headGroupOf(p.kv, 0, decode.y, decode.gridY_);
   const long long D = p.kv.headDim;
@@ -271,7 +252,7 @@ namespace qkvdecode {
 /// blocks never read its output (they poll the GEMV blocks').
 template <typename T, typename C, int kMaxDim>
 __device__ __forceinline__ void loadingBeforeWaitForPreviousKernel(const QkvDecodeParams &p) {
-  const unsigned tag = tagOf(p.stepSerial, p.layer);
+  const unsigned tag = tagOf(p);
   const unsigned attention = p.attentionY * p.attentionZ;
   if (blockIdx.x >= attention) {
     gemvrows::rowsLoadingFirstUnitBeforeWaitForPreviousKernel<T, 1, false, 1>(
@@ -288,89 +269,6 @@ __device__ __forceinline__ void loadingBeforeWaitForPreviousKernel(const QkvDeco
 template <typename T, typename C, int kMaxDim>
 __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_qkv_decode(QkvDecodeParams p) {
   qkvdecode::loadingBeforeWaitForPreviousKernel<T, C, kMaxDim>(p);
-}
-
-namespace qkvdecode {
-
-/// infer_gemv_polled's input (gemvrows::WaitedInput's contract): the
-/// attention's output words from the exchange, polled until each carries
-/// the tag, instead of the previous kernel's output after the wait for it.
-/// The wait comes at the block's end, so that this grid still ends after
-/// the previous one (the order later kernels' waits and the exchanges' tags
-/// rely on). The other operands (the weights, the residual: written two
-/// kernels back, before the qkv GEMV blocks' wait) are no output of the
-/// kernel before.
-struct PolledInput {
-  const unsigned *exchange;
-  unsigned tag;
-  bool waitAtEnd;
-
-  __device__ __forceinline__ void waitForPreviousKernel() const {}
-  template <typename T, int kPrologue, int kRows>
-  __device__ __forceinline__ void stage(const GemvParams &p, uint4 *staged, long long vectors,
-                                        float (*)[kRows]) const {
-    static_assert(kPrologue == 0 && kRows == 1, "the polled input is one plain row");
-    static_assert(sizeof(T) == 2, "a tagged word holds 16 bits");
-    // First 8 lanes of warp 0 watch one word each (the last of each eighth
-    // of the row) until it carries the tag; then the block takes the whole
-    // row. Every thread polling the whole row, the 256 blocks' polls slowed
-    // the attention that writes it (session 34: +1.9 us a layer).
-    if (threadIdx.x < 32) {
-      const long long words = vectors * 8, lane = threadIdx.x;
-      const unsigned *watched = lane < 8 ? exchange + (lane + 1) * words / 8 - 1 : nullptr;
-      unsigned tries = 0;
-      while (!__all_sync(0xffffffffu, !watched || (loadTagged(watched) & 0xffff0000u) == tag))
-        if (++tries == (1u << 22)) { // seconds without the tag: a broken exchange
-          if (threadIdx.x == 0)
-            printf("infer_gemv_polled stuck: block %d, tag %08x\n", blockIdx.x, tag);
-          __trap();
-        }
-    }
-    __syncthreads();
-    unsigned polls = 0;
-    bool ready;
-    do {
-      ready = true;
-      for (long long i = threadIdx.x; i < vectors; i += kGemvRowsThreads) {
-        const uint4 a = loadTagged4(exchange + 8 * i), b = loadTagged4(exchange + 8 * i + 4);
-        const unsigned words[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        unsigned packed[4];
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          ready = ready && (words[e] & 0xffff0000u) == tag;
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          packed[e] = (words[2 * e] & 0xffffu) | (words[2 * e + 1] << 16);
-        staged[i] = make_uint4(packed[0], packed[1], packed[2], packed[3]);
-      }
-      if (++polls == (1u << 22)) { // seconds without the tag: a broken exchange
-        if (!ready)
-          printf("infer_gemv_polled stuck: block %d thread %d, tag %08x\n", blockIdx.x,
-                 threadIdx.x, tag);
-        __trap();
-      }
-    } while (!__syncthreads_and(ready));
-  }
-  __device__ __forceinline__ void finish() const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (waitAtEnd)
-      asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-  }
-};
-
-} // namespace qkvdecode
-
-/// The o GEMV after infer_qkv_decode (PolledGemvParams): infer_gemv_rows<T,
-/// 0>'s bits, its input polled from the attention's exchange, so that it
-/// starts multiplying as soon as the attention's last output is written
-/// instead of at the kernel boundary.
-template <typename T>
-__global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_polled(PolledGemvParams p) {
-  gemvrows::rowsLoadingFirstUnitBeforeWaitForPreviousKernel<T, 0, false, 1>(
-      p.gemv, blockIdx.x, gridDim.x, gemvrows::NoExchange(),
-      qkvdecode::PolledInput{p.exchange, qkvdecode::tagOf(p.stepSerial, p.layer),
-                             p.noWaitAtEnd == 0});
 }
 
 } // namespace kernels

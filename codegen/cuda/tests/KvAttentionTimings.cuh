@@ -263,24 +263,16 @@ __global__ void bumpStepSerial(unsigned long long *serial) { *serial += 1; }
 
 /// QkvDecodeParams::lateTrigger of the timings' launches (an experiment's knob).
 unsigned qkvDecodeLateTrigger = 0;
-/// PolledGemvParams::noWaitAtEnd of launchPolledGemv (an experiment's knob).
-unsigned polledGemvNoWait = 0;
 
 /// infer_qkv_decode's exchange and step serial, and its launch in place of a
 /// batch-1 layer's qkv GEMV and infer_kv_decode. Layer 0 bumps the serial
 /// first (as the host would before a step) and launches without
 /// programmatic overlap, so that every launch's first reads see the bump.
-/// With `outputs` (the attention's output elements), the attention also
-/// writes them to an output exchange, which launchPolledGemv's o GEMV
-/// (infer_gemv_polled) polls.
 struct QkvDecodeLaunch {
-  DeviceBuffer<unsigned> exchange, outputExchange;
+  DeviceBuffer<unsigned> exchange;
   DeviceBuffer<unsigned long long> serial{1};
-  explicit QkvDecodeLaunch(long long n, long long outputs = 0)
-      : exchange(size_t(n)), outputExchange(size_t(outputs > 0 ? outputs : 1)) {
+  explicit QkvDecodeLaunch(long long n) : exchange(size_t(n)) {
     CUDA_CHECK(cudaMemset(exchange.ptr, 0, size_t(n) * sizeof(unsigned)));
-    CUDA_CHECK(cudaMemset(outputExchange.ptr, 0, size_t(outputs > 0 ? outputs : 1) * sizeof(unsigned)));
-    polled = outputs > 0;
     CUDA_CHECK(cudaMemset(serial.ptr, 0, sizeof(unsigned long long)));
     CUDA_CHECK(cudaDeviceSynchronize()); // before launches on non-blocking streams
     // The attention blocks' shared memory is over the default 48 KiB.
@@ -302,25 +294,12 @@ struct QkvDecodeLaunch {
     f.layer = layer;
     f.attentionY = decode.y, f.attentionZ = splits;
     f.lateTrigger = qkvDecodeLateTrigger;
-    f.outputExchange = polled ? outputExchange.ptr : nullptr;
     cudaLaunchAttribute programmatic;
     cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
         dim3(infer::kernels::kQkvDecodeBlocks), infer::kernels::kGemvRowsThreads,
         size_t(infer::kernels::qkvDecodeSharedBytes(qkv.k, 2)), stream, layer > 0, programmatic);
     CUDA_CHECK(cudaLaunchKernelEx(&c, qkvDecodeKernel<__nv_bfloat16>(D), f));
   }
-  /// The o GEMV `o` (its input: the attention's output) as infer_gemv_polled
-  /// after launch(..., layer, ...), programmatically.
-  void launchPolledGemv(const infer::kernels::GemvParams &o, unsigned layer, cudaStream_t stream) {
-    infer::kernels::PolledGemvParams g{o, outputExchange.ptr, serial.ptr, layer,
-                                       polledGemvNoWait};
-    cudaLaunchAttribute programmatic;
-    cudaLaunchConfig_t c = infer::kerneltest::launchConfig(
-        dim3(infer::kernels::gemvRowsGrid(o.n)), infer::kernels::kGemvRowsThreads,
-        size_t(infer::kernels::gemvRowsSharedBytes(o.k, 2)), stream, true, programmatic);
-    CUDA_CHECK(cudaLaunchKernelEx(&c, infer::kernels::infer_gemv_polled<__nv_bfloat16>, g));
-  }
-  bool polled = false;
 };
 
 /// --layer-timings: microseconds per batch-1 decode layer (module comment),
@@ -334,8 +313,7 @@ struct QkvDecodeLaunch {
 /// as the step runs it since session 20) and the down GEMV reads one plain
 /// row; else the down GEMV computes it in its prologue (as before).
 void timeDecodeLayers(long long context, long long H, long long KV, long long D,
-                      long long intermediate, bool gatedPairs, unsigned fusedSplits = 0,
-                      bool polledO = false) {
+                      long long intermediate, bool gatedPairs, unsigned fusedSplits = 0) {
   using T = __nv_bfloat16;
   constexpr int kLayers = 16;
   std::mt19937 rng(5);
@@ -356,11 +334,9 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
                              (const void *)infer::kernels::infer_gemv_rows<T, 1>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 2>,
                              (const void *)infer::kernels::infer_gemv_rows<T, 1, true>,
-                             (const void *)decodeKernel<T>(D), (const void *)qkvDecodeKernel<T>(D),
-                             (const void *)infer::kernels::infer_gemv_polled<T>})
+                             (const void *)decodeKernel<T>(D), (const void *)qkvDecodeKernel<T>(D)})
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-  const bool polled = polledO && fusedSplits > 0;
-  QkvDecodeLaunch fused(qkvWidth, polled ? hidden : 0);
+  QkvDecodeLaunch fused(qkvWidth);
   cudaLaunchAttribute programmatic;
   auto launchRows = [&](const infer::kernels::GemvParams &g, cudaStream_t stream,
                         bool pairs = false) {
@@ -388,10 +364,7 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
     infer::kernels::GemvParams o =
         rowGemvParams(ts.out.ptr, base + qkvElems, h2.ptr, hidden, hidden);
     o.residual = h.ptr;
-    if (polled)
-      fused.launchPolledGemv(o, unsigned(index), stream);
-    else
-      launchRows(o, stream);
+    launchRows(o, stream);
     infer::kernels::GemvParams up =
         rowGemvParams(h2.ptr, base + qkvElems + oElems, gateUp.ptr, hidden, 2 * intermediate);
     up.prologue = 1, up.normWeight = norm.ptr, up.normEpsilon = 1e-5f;
@@ -412,10 +385,7 @@ void timeDecodeLayers(long long context, long long H, long long KV, long long D,
   const double floorUs = double(layerElems) * sizeof(T) / 4.3e12 * 1e6;
   char attention[64];
   std::snprintf(attention, sizeof(attention),
-                !fusedSplits ? "qkv GEMV, decode"
-                : polled     ? "infer_qkv_decode (%u splits), the o GEMV polling"
-                             : "infer_qkv_decode (%u splits)",
-                fusedSplits);
+                fusedSplits ? "infer_qkv_decode (%u splits)" : "qkv GEMV, decode", fusedSplits);
   std::printf("layer bf16 decode 1 seq x context %lld, heads %lld/%lld x %lld, intermediate %lld: "
               "%.2f us per layer (rms_norm + %s, o GEMV, rms_norm + gate/up GEMV, "
               "down GEMV, the gated activation %s; %d layers, their own weights), floor %.2f us "

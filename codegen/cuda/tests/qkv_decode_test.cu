@@ -10,16 +10,12 @@
 // runs the fused kernel three times: a fresh input at a new step serial,
 // then a second input at the same serial and the next layer number, then the
 // first input again at the next serial, so that a poll that took an earlier
-// launch's exchange words would give the wrong output. After each fused
-// launch the o GEMV (with a residual) runs as infer_gemv_polled, polling the
-// attention's output exchange; its output must be infer_gemv_rows<bf16, 0>'s
-// bits over the two kernels' attention output.
+// launch's exchange words would give the wrong output.
 //
 // `--layer-timings [llama]`: kv_attention_test's batch-1 decode layers
 // (TinyLlama's, or Llama-3-8B's) with the two kernels and with
-// infer_qkv_decode (2 splits; 2 splits with the o GEMV polling the
-// attention's output, infer_gemv_polled, with and without the wait at its
-// end), two rounds. Built with -DINFER_KERNEL_STAMPS,
+// infer_qkv_decode (1 split, 1 split letting the o GEMV launch only after
+// the poll, 2 splits), two rounds. Built with -DINFER_KERNEL_STAMPS,
 // `--stamps` prints kv_attention_test's stamps of the same modes (µs after
 // the qkv GEMV's last block; bench/results/tinyllama-1.1b-serving.md,
 // session 31).
@@ -57,14 +53,11 @@ bool checkCase(long long context, long long H, long long KV, long long D, unsign
   std::vector<T> weights = infer::kerneltest::randomElements<T>(size_t(qkvWidth * hidden), rng,
                                                                 nullptr, -0.05, 0.05);
   std::vector<T> norm = infer::kerneltest::randomElements<T>(size_t(hidden), rng, nullptr, 0.5, 1.5);
-  std::vector<T> oWeights = infer::kerneltest::randomElements<T>(size_t(hidden * hidden), rng,
-                                                                 nullptr, -0.05, 0.05);
   DeviceBuffer<T> w{weights.size()}, normWeight{norm.size()}, input{size_t(hidden)},
-      input2{size_t(hidden)}, wO{oWeights.size()}, residual{size_t(hidden)}, oOut{size_t(hidden)};
+      input2{size_t(hidden)};
   upload(w.ptr, weights);
   upload(normWeight.ptr, norm);
-  upload(wO.ptr, oWeights);
-  for (T *buffer : {input.ptr, input2.ptr, residual.ptr}) {
+  for (T *buffer : {input.ptr, input2.ptr}) {
     std::vector<T> x(static_cast<size_t>(hidden));
     randomFill(x, rng);
     upload(buffer, x);
@@ -75,22 +68,18 @@ bool checkCase(long long context, long long H, long long KV, long long D, unsign
     g.prologue = 1, g.normWeight = normWeight.ptr, g.normEpsilon = 1e-5f;
     return g;
   };
-  // The o GEMV over the attention's output, with a residual.
-  infer::kernels::GemvParams oParams = rowGemvParams(ts.out.ptr, wO.ptr, oOut.ptr, hidden, hidden);
-  oParams.residual = residual.ptr;
   struct Result {
-    std::vector<T> qkv, out, cache, o;
+    std::vector<T> qkv, out, cache;
   };
   auto result = [&] {
     CUDA_CHECK(cudaDeviceSynchronize());
     return Result{download(ts.qkv.ptr, size_t(qkvWidth)), download(ts.out.ptr, size_t(hidden)),
-                  download(ts.cache.ptr, cacheElems), download(oOut.ptr, size_t(hidden))};
+                  download(ts.cache.ptr, cacheElems)};
   };
   auto reset = [&] {
     upload(ts.cache.ptr, cache);
     CUDA_CHECK(cudaMemset(ts.qkv.ptr, 0, size_t(qkvWidth) * sizeof(T)));
     CUDA_CHECK(cudaMemset(ts.out.ptr, 0, size_t(hidden) * sizeof(T)));
-    CUDA_CHECK(cudaMemset(oOut.ptr, 0, size_t(hidden) * sizeof(T)));
     CUDA_CHECK(cudaDeviceSynchronize()); // the fused runs use a non-blocking stream
   };
   auto separate = [&](const T *x) {
@@ -102,21 +91,15 @@ bool checkCase(long long context, long long H, long long KV, long long D, unsign
     CUDA_CHECK(cudaGetLastError());
     decodeKernel<T>(D)<<<dim3(1, decode.y, decode.z), kKvAttentionThreads>>>(decode.params);
     CUDA_CHECK(cudaGetLastError());
-    infer::kernels::infer_gemv_rows<T, 0><<<infer::kernels::gemvRowsGrid(oParams.n),
-                                           infer::kernels::kGemvRowsThreads,
-                                           size_t(infer::kernels::gemvRowsSharedBytes(oParams.k, 2))>>>(
-        oParams);
-    CUDA_CHECK(cudaGetLastError());
     return result();
   };
-  QkvDecodeLaunch fused(qkvWidth, hidden);
+  QkvDecodeLaunch fused(qkvWidth);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   // layer 0 bumps the serial (QkvDecodeLaunch::launch).
   auto runFused = [&](const T *x, unsigned layer) {
     reset();
     fused.launch(qkvParams(x), decode, splits, layer, D, stream);
-    fused.launchPolledGemv(oParams, layer, stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     return result();
   };
@@ -129,21 +112,19 @@ bool checkCase(long long context, long long H, long long KV, long long D, unsign
   for (int i = 0; i < 3; ++i) {
     const bool same = sameBytes(runs[i].qkv, wants[i]->qkv) &&
                       sameBytes(runs[i].out, wants[i]->out) &&
-                      sameBytes(runs[i].cache, wants[i]->cache) &&
-                      sameBytes(runs[i].o, wants[i]->o);
+                      sameBytes(runs[i].cache, wants[i]->cache);
     if (!same) {
       std::printf("FAIL qkv_decode context %lld heads %lld/%lld x %lld splits %u launch %d: "
-                  "qkv %s, out %s, cache %s, polled o GEMV %s\n",
+                  "qkv %s, out %s, cache %s\n",
                   context, H, KV, D, splits, i, sameBytes(runs[i].qkv, wants[i]->qkv) ? "=" : "!=",
                   sameBytes(runs[i].out, wants[i]->out) ? "=" : "!=",
-                  sameBytes(runs[i].cache, wants[i]->cache) ? "=" : "!=",
-                  sameBytes(runs[i].o, wants[i]->o) ? "=" : "!=");
+                  sameBytes(runs[i].cache, wants[i]->cache) ? "=" : "!=");
       ok = false;
     }
   }
   // The first launch's output must differ from the second's, or the test
   // could not tell a stale poll from a fresh one.
-  if (sameBytes(want1.out, want2.out) || sameBytes(want1.o, want2.o)) {
+  if (sameBytes(want1.out, want2.out)) {
     std::printf("FAIL qkv_decode context %lld: both inputs give the same output\n", context);
     ok = false;
   }
@@ -160,22 +141,21 @@ int main(int argc, char **argv) {
     return 77;
   if (argc > 1 && std::strcmp(argv[1], "--layer-timings") == 0) {
     // --layer-timings [llama]: TinyLlama-1.1B's layers, or Llama-3-8B's.
-    // Modes (splits, o GEMV polling: 1, 2 without the wait at its end):
-    // the two kernels; fused 2 splits; fused 2 splits, the o GEMV polling
-    // with and without its wait.
+    // Modes: the two kernels; fused 1 split; fused 1 split, late trigger;
+    // fused 2 splits.
     const bool llama = argc > 2 && std::strcmp(argv[2], "llama") == 0;
-    const unsigned modes[4][2] = {{0, 0}, {2, 0}, {2, 1}, {2, 2}};
+    const unsigned modes[4][2] = {{0, 0}, {1, 0}, {1, 1}, {2, 0}};
     for (int round = 0; round < 2; ++round)
       for (const auto &mode : modes) {
-        polledGemvNoWait = mode[1] == 2;
-        if (polledGemvNoWait)
-          std::printf("(no wait at the polled o GEMV's end)\n");
+        qkvDecodeLateTrigger = mode[1];
+        if (mode[1])
+          std::printf("(late trigger)\n");
         if (llama) {
-          timeDecodeLayers(200, 32, 8, 128, 14336, true, mode[0], mode[1] != 0);
+          timeDecodeLayers(200, 32, 8, 128, 14336, true, mode[0]);
           continue;
         }
-        for (long long context : {128LL, 200LL})
-          timeDecodeLayers(context, 32, 4, 64, 5632, true, mode[0], mode[1] != 0);
+        for (long long context : {128LL, 200LL, 1000LL})
+          timeDecodeLayers(context, 32, 4, 64, 5632, true, mode[0]);
       }
     return 0;
   }
