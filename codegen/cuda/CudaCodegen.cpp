@@ -130,6 +130,14 @@ private:
         return false;
     return true;
   }
+  /// Whether GEMM `gemm` writes the step program's logits, computed for the
+  /// logit rows only (what infer_sample reads: planSampler).
+  bool writesLogitRows(const art::Launch &gemm) const {
+    return gemm.outputs_size() == 1 && program_->outputs_size() == 1 &&
+           program_->outputs(0).buffer() == gemm.outputs(0) &&
+           gemm.outputs(0) < uint32_t(program_->buffers_size()) &&
+           program_->buffers(int(gemm.outputs(0))).per_logit_row();
+  }
   /// Whether batch-1 GEMM `index` (n outputs over [n, k] weights, type
   /// `type`) can write the gated activation after it itself (the row GEMV's
   /// gated pairs, CudaLaunch.fuses_next): that activation reads the GEMM's
@@ -393,13 +401,15 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         // computed again here.
         bool folds = foldsIntoGemv(index, k, out) && !rowsFoldForward(index - 2);
         bool foldsNext = rowsFoldForward(index);
+        bool foldsArgmax = !foldsNext && writesLogitRows(op);
         int rowsPrologue =
             !folds ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
         art::CudaLaunch rows = rowGemvRecord(
             ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
-                (foldsNext ? ", true>" : ", false>"),
+                (foldsNext ? ", true>" : foldsArgmax ? ", false, 1, true>" : ", false>"),
             kernels::gemvRowsGrid(n), kernels::gemvRowsSharedBytes(k, elementBytes), folds);
         rows.set_fuses_next(foldsNext);
+        rows.set_folds_argmax(foldsArgmax);
         *cuda.mutable_gemv_single_row() = std::move(rows);
       }
       // The multi-token forms below fold an rms_norm before them as

@@ -7,10 +7,12 @@
 #include "runtime/cuda/GemmRunner.h"
 #include "runtime/cuda/KernelParamsPacking.h"
 #include "codegen/cuda/kernels/GemvGeometry.h"
+#include "codegen/cuda/kernels/KernelParams.h"
 #include "codegen/cuda/kernels/KvDecodeGeometry.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -191,6 +193,7 @@ Status CudaBackend::load() {
   useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   useQkvDecode_ = !environmentIs("INFER_QKV_DECODE", "0");
+  useArgmaxFold_ = !environmentIs("INFER_ARGMAX_FOLD", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
@@ -402,6 +405,8 @@ CudaBackend::~CudaBackend() {
     api_->cuMemFree(kvDecodeCounters_);
   if (qkvExchange_)
     api_->cuMemFree(qkvExchange_);
+  if (argmaxSlot_)
+    api_->cuMemFree(argmaxSlot_);
   if (weights_)
     api_->cuMemFree(weights_);
   for (CUmodule module : cuModules_)
@@ -666,6 +671,13 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
                                       fuses ? &folded : nullptr,
                                       prefetch ? kGemvPrefetchBytes : 0,
                                       foldsNext ? &gated : nullptr));
+      if (gemv->folds_argmax() && argmaxWanted_ && argmaxSlot_) {
+        // The sampler after it reads the argmax instead of the logits.
+        auto *slot = reinterpret_cast<unsigned long long *>(argmaxSlot_);
+        std::memcpy(params.bytes.data() + offsetof(kernels::GemvParams, argmax), &slot,
+                    sizeof slot);
+        argmaxFolded_ = true;
+      }
       return launchKernel(*gemv, function, args, params);
     }
     lastLaunchWasKernel_ = false;
@@ -728,11 +740,18 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
       if (fused || !status.ok())
         continue;
     }
-    // Folded into the next launch's GEMV (CudaLaunch.fuses_previous).
-    if (i + 1 < count && !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1)))
-      if (const art::CudaLaunch *gemv = gemvFor(loaded, i + 1, step.tokens);
-          gemv && gemv->fuses_previous())
-        continue;
+    // Folded into the next launch's GEMV (CudaLaunch.fuses_previous), when
+    // both run over the same rows (the tokens, or the logit rows: the final
+    // norm before the LM head).
+    if (i + 1 < count) {
+      const bool perLogitRow =
+          exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1));
+      if (perLogitRow == exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i)))
+        if (const art::CudaLaunch *gemv =
+                gemvFor(loaded, i + 1, perLogitRow ? step.logitRows : step.tokens);
+            gemv && gemv->fuses_previous())
+          continue;
+    }
     // Written by the GEMV before it (CudaLaunch.fuses_next).
     if (i > 0 && !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i - 1)) &&
         foldsNextActivation(loaded, i - 1, step.tokens))

@@ -265,6 +265,15 @@ private:
   /// INFER_QKV_DECODE=0: batch-1 decode runs the qkv GEMV and infer_kv_decode
   /// as two kernels (CudaLaunch.qkv_decode unused).
   bool useQkvDecode_ = true;
+  /// INFER_ARGMAX_FOLD=0: infer_sample scans every row (the LM head's
+  /// CudaLaunch.folds_argmax unused).
+  bool useArgmaxFold_ = true;
+  /// GemvParams::argmax / SampleParams::argmax of one-logit-row steps (one
+  /// word, 0 between steps: the sampler sets it back).
+  CUdeviceptr argmaxSlot_ = 0;
+  /// Whether the step being enqueued samples one row on the device, so its
+  /// LM head may fold the argmax (set by enqueueStep), and whether it did.
+  bool argmaxWanted_ = false, argmaxFolded_ = false;
   CUdeviceptr qkvExchange_ = 0;     ///< infer_qkv_decode's tagged GEMV outputs
   uint64_t stepSerial_ = 0;         ///< QkvDecodeParams::stepSerial's value this step
   /// The serial of the last step that ran infer_qkv_decode (0: none; the

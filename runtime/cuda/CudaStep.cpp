@@ -250,13 +250,19 @@ Status CudaBackend::allocateStepStaging() {
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&sampledTokens_, size_t(bound) * 4));
   // The embedding loads a row of it for every token, fed or not.
   INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(sampledTokens_, 0, size_t(bound) * 4, stream_));
+  INFER_CU_CHECK(*api_, api_->cuMemAlloc(&argmaxSlot_, sizeof(unsigned long long)));
+  INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(argmaxSlot_, 0, sizeof(unsigned long long), stream_));
   stagingBytes_ = bytes;
   step_.redirected.assign(size_t(program.buffers_size()), 0);
   return okStatus();
 }
 
 Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind) {
-  RETURN_IF_ERROR(launchAll(step_, sizes, &stepContext_, perKind));
+  argmaxWanted_ = sample && useArgmaxFold_ && sizes.logitRows == 1;
+  argmaxFolded_ = false;
+  Status launched = launchAll(step_, sizes, &stepContext_, perKind);
+  argmaxWanted_ = false;
+  RETURN_IF_ERROR(launched);
   if (!sample)
     return okStatus();
   int64_t vocab = 0;
@@ -272,6 +278,9 @@ Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, Kin
   params.tokens = reinterpret_cast<int *>(sampledTokens_);
   if (streamedUpload_)
     params.hostTokens = reinterpret_cast<int *>(sampledTokensHostMapped_[stepArea_]);
+  if (argmaxFolded_)
+    params.argmax = reinterpret_cast<unsigned long long *>(argmaxSlot_);
+  argmaxFolded_ = false;
   void *kernelArgs[] = {&params};
   // Like the step's other kernels: it may start while the LM head runs.
   const unsigned grid[3] = {unsigned(sizes.logitRows), 1, 1};

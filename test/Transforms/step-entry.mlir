@@ -141,6 +141,63 @@ exec.program @head {
 
 // -----
 
+// Tests that a final norm only the LM head reads runs on the logit rows: the
+// gather moves before it (it reads the gathered rows and writes a
+// per-logit-row buffer), so a batch-1 LM head can fold it.
+// CHECK-LABEL: exec.program @norm_head
+// CHECK: exec.input "logit_indices" into %[[IDX:[^ ]+]]
+// CHECK-NEXT: %[[ROWS:.+]] = exec.buffer %{{.+}} size <64 * T + 0> of f32 {per_logit_row}
+// CHECK: %[[X:.+]] = exec.buffer %{{.+}} size <64 * T + 0> of f32
+// CHECK: %[[NORMED:.+]] = exec.buffer %{{.+}} size <64 * T + 0> of f32 {per_logit_row}
+// CHECK-NEXT: exec.gather_rows %[[X]], %[[IDX]] -> %[[ROWS]] {features = 16 : i64}
+// CHECK-NEXT: exec.rms_norm %[[ROWS]], %{{.+}} -> %[[NORMED]]
+// CHECK: exec.gemm %[[NORMED]], %{{.+}} -> %{{.+}} {k = 16 : i64, n = 8 : i64}
+// CHECK-NOT: gather_rows
+exec.program @norm_head {
+  %arena = exec.arena
+  %ids = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+  exec.input "input_ids" into %ids
+  %table = exec.weight "embed" : tensor<4x16xf32>
+  %x = exec.buffer %arena size #exec.affine<64 * T + 0> of f32
+  exec.embedding %table, %ids -> %x {hidden = 16 : i64}
+  %g = exec.weight "norm" : tensor<16xf32>
+  %normed = exec.buffer %arena size #exec.affine<64 * T + 0> of f32
+  exec.rms_norm %x, %g -> %normed {features = 16 : i64, epsilon = 1.0e-06 : f32}
+  %w = exec.weight "head" : tensor<16x8xf32>
+  %logits = exec.buffer %arena size #exec.affine<32 * T + 0> of f32
+  exec.gemm %normed, %w -> %logits {k = 16 : i64, n = 8 : i64}
+  exec.output "logits" from %logits
+  exec.return
+}
+
+// -----
+
+// Tests that a norm whose output something else reads as well stays per
+// token, the gather after it.
+// CHECK-LABEL: exec.program @shared_norm
+// CHECK: exec.rms_norm %{{.+}}, %{{.+}} -> %[[NORMED:[^ ]+]]
+// CHECK: exec.gather_rows %[[NORMED]]
+exec.program @shared_norm {
+  %arena = exec.arena
+  %ids = exec.buffer %arena size #exec.affine<8 * T + 0> of i64
+  exec.input "input_ids" into %ids
+  %table = exec.weight "embed" : tensor<4x16xf32>
+  %x = exec.buffer %arena size #exec.affine<64 * T + 0> of f32
+  exec.embedding %table, %ids -> %x {hidden = 16 : i64}
+  %g = exec.weight "norm" : tensor<16xf32>
+  %normed = exec.buffer %arena size #exec.affine<64 * T + 0> of f32
+  exec.rms_norm %x, %g -> %normed {features = 16 : i64, epsilon = 1.0e-06 : f32}
+  %w = exec.weight "head" : tensor<16x8xf32>
+  %logits = exec.buffer %arena size #exec.affine<32 * T + 0> of f32
+  %other = exec.buffer %arena size #exec.affine<32 * T + 0> of f32
+  exec.gemm %normed, %w -> %other {k = 16 : i64, n = 8 : i64}
+  exec.gemm %normed, %w -> %logits {k = 16 : i64, n = 8 : i64}
+  exec.output "logits" from %logits
+  exec.return
+}
+
+// -----
+
 // Tests that logits made any other way (here a GEMM with a residual, which
 // reads a per-token buffer) keep all T rows: no gather, no logit_indices.
 // CHECK-LABEL: exec.program @residual_head

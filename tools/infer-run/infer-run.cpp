@@ -192,7 +192,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                 cuda.extra_cubins_size() ? "s" : "", ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
-    int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, multiRows = 0,
+    int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, rowsArgmax = 0,
+        multiRows = 0,
         mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;
     uint32_t mmaRowsLeast = 0, mmaRowsMost = 0;
     std::map<std::string, int> rowKernels, mmaKernels, decodeKernels, qkvDecodeKernels;
@@ -202,6 +203,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       rows += launch.has_gemv_single_row();
       rowsFolding += launch.gemv_single_row().fuses_previous();
       rowsGated += launch.gemv_single_row().fuses_next();
+      rowsArgmax += launch.gemv_single_row().folds_argmax();
       if (launch.has_gemv_single_row())
         ++rowKernels[launch.gemv_single_row().function()];
       multiRows += launch.has_gemv_multi_row();
@@ -226,11 +228,12 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
                   "them), %d with a batch-1 row GEMV (%d fold, %d write the gated activation "
-                  "after them; %d also in steps of up to %d tokens), %d paged attentions with a "
+                  "after them, %d fold the argmax of the logits; %d also in steps of up to %d "
+                  "tokens), %d paged attentions with a "
                   "prefill kernel (%d can fold the rotary before them into the KV write, %d "
                   "run it, the KV write and the attention as one kernel in decode steps), "
                   "sampler %s, %s\n",
-                  gemv, folding, rows, rowsFolding, rowsGated, multiRows,
+                  gemv, folding, rows, rowsFolding, rowsGated, rowsArgmax, multiRows,
                   infer::kernels::kGemvRowsMultiRowsRun, prefill, rotary, decode,
                   cuda.sample_function().empty() ? "none (host)" : cuda.sample_function().c_str(),
                   cuda.embedding_feeds_tokens() ? "the embedding feeds a step ahead's tokens"

@@ -29,6 +29,24 @@ template <> __device__ __forceinline__ __half fromFloat<__half>(float x) {
   return __float2half_rn(x);
 }
 
+/// Order-preserving map of a float to an unsigned key: NaN is 0 (below
+/// -inf), -0 and +0 share a key. infer_sample's argmax (Sampling.cuh) and
+/// the LM head's folded one (GemvRows.cuh, kArgmax) compare these keys,
+/// packed above ~id, so both pick the lowest id of the largest logit.
+__device__ __forceinline__ unsigned orderKey(float x) {
+  unsigned bits = __float_as_uint(x);
+  if (x != x)
+    return 0u;
+  if ((bits << 1) == 0u)
+    bits = 0u;
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+/// The 64-bit argmax candidate of logit `value` at `id`: larger is better.
+__device__ __forceinline__ unsigned long long argmaxCandidate(float value, unsigned id) {
+  return ((unsigned long long)orderKey(value) << 32) | (unsigned long long)(0xffffffffu - id);
+}
+
 /// Two floats rounded to T and packed in 32 bits, the first in the low half
 /// (the lower address).
 template <typename T> __device__ __forceinline__ unsigned packPair(float lo, float hi);

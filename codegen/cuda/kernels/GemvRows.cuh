@@ -239,10 +239,16 @@ struct NoExchange {
 /// it in part of its grid); exchange.put(row, value) also gets each output
 /// of input row 0 (QkvDecode.cuh). It waits for the previous kernel once the
 /// first weights are requested (loadFirstUnitThenWaitForPreviousKernel).
-template <typename T, int kPrologue, bool kGatedPairs, int kRows, typename Exchange>
+///
+/// kArgmax (one row, plain rows only): also the largest argmaxCandidate of
+/// the rounded outputs into *p.argmax when it is not null (GemvParams::argmax):
+/// lane 0 keeps its warp's best, the block's best goes out in one atomicMax.
+template <typename T, int kPrologue, bool kGatedPairs, int kRows, typename Exchange,
+          bool kArgmax = false>
 __device__ __forceinline__ void
 rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned block,
                                                 unsigned blocks, const Exchange &exchange) {
+  static_assert(!kArgmax || (kRows == 1 && !kGatedPairs), "the argmax of one plain output row");
   extern __shared__ uint4 staged[]; // kRows x k / kPerLoad<T>
   __shared__ float warpSquares[gemvrows::kWarps][kRows];
   uint4 current[gemvrows::kUnitLoads];
@@ -271,6 +277,7 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
   const T *bias = static_cast<const T *>(p.bias);
   const T *residual = static_cast<const T *>(p.residual);
   T *out = static_cast<T *>(p.output);
+  unsigned long long best = 0ull; // kArgmax: lane 0's largest candidate
   float sum[kRows], gate[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
@@ -313,6 +320,10 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
             out[r * outStride + row] = fromFloat<T>(v);
             if (r == 0)
               exchange.template put<T>(row, fromFloat<T>(v));
+            if constexpr (kArgmax) {
+              const unsigned long long c = argmaxCandidate(toFloat(fromFloat<T>(v)), unsigned(row));
+              best = c > best ? c : best;
+            }
           } else if (!second)
             gate[r] = toFloat(fromFloat<T>(v));
           else
@@ -328,6 +339,20 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
 #pragma unroll
     for (int u = 0; u < kUnitLoads; ++u)
       current[u] = next[u];
+  }
+  if constexpr (kArgmax) {
+    __shared__ unsigned long long warpBest[kWarps];
+    if (p.argmax) { // block-uniform
+      if (lane == 0)
+        warpBest[warp] = best;
+      __syncthreads();
+      if (threadIdx.x == 0) {
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w)
+          best = warpBest[w] > best ? warpBest[w] : best;
+        atomicMax(p.argmax, best);
+      }
+    }
   }
   INFER_KERNEL_STAMP_LATEST(200 + kPrologue); // the grid's last block's end (timing builds)
 }
@@ -350,9 +375,14 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
 /// the GEMV and the activation compute apart. The down GEMV after it then
 /// reads one plain row instead of computing the activation for the whole
 /// row in each of its ~260 blocks (its gated prologue).
-template <typename T, int kPrologue, bool kGatedPairs = false, int kRows = 1>
+///
+/// kArgmax: the LM head of a step sampled on the device (CudaLaunch.folds_argmax)
+/// also folds the argmax of its row into *p.argmax (GemvParams::argmax), so
+/// that infer_sample need not read the logits of a greedy row again.
+template <typename T, int kPrologue, bool kGatedPairs = false, int kRows = 1, bool kArgmax = false>
 __global__ void __launch_bounds__(kGemvRowsThreads, 2) infer_gemv_rows(GemvParams p) {
-  gemvrows::rowsLoadingFirstUnitBeforeWaitForPreviousKernel<T, kPrologue, kGatedPairs, kRows>(
+  gemvrows::rowsLoadingFirstUnitBeforeWaitForPreviousKernel<T, kPrologue, kGatedPairs, kRows,
+                                                            gemvrows::NoExchange, kArgmax>(
       p, blockIdx.x, gridDim.x, gemvrows::NoExchange());
 }
 

@@ -211,6 +211,12 @@ struct GemvParams {
   /// previous kernel (Gemv.cuh, prefetchWeightsThenWaitForPreviousKernel); 0
   /// when the launch is not programmatic (nothing to overlap).
   long long prefetchBytes;
+  /// infer_gemv_rows<..., kArgmax = true> (the LM head of a step that
+  /// samples on the device; CudaLaunch.folds_argmax): when not null, the
+  /// largest argmaxCandidate (Common.cuh) of the rounded outputs is
+  /// atomicMax'ed into *argmax, which must start at 0 (infer_sample reads it
+  /// as SampleParams::argmax and sets it back to 0).
+  unsigned long long *argmax;
 };
 
 /// Device sampling (kernels/Sampling.cuh, infer_sample<T>) with the
@@ -233,6 +239,10 @@ struct SampleParams {
   /// [rows] in pinned host memory mapped into the device, or null: the
   /// result again, so that no copy back follows the step (CudaStep.cpp).
   int *hostTokens;
+  /// [rows] or null: each row's argmax candidate folded into the LM head
+  /// (GemvParams::argmax), read instead of scanning the row and set back to
+  /// 0. Greedy rows then read nothing else.
+  unsigned long long *argmax;
 };
 
 /// A generated elementwise kernel (one per exec.elementwise launch): inputs

@@ -86,16 +86,7 @@ struct Shared {
 
 // ---- Keys and weights --------------------------------------------------------
 
-/// Order-preserving map of a float to an unsigned key: NaN is 0 (below
-/// -inf), -0 and +0 share a key.
-__device__ __forceinline__ unsigned orderKey(float x) {
-  unsigned bits = __float_as_uint(x);
-  if (x != x)
-    return 0u;
-  if ((bits << 1) == 0u)
-    bits = 0u;
-  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-}
+// orderKey and argmaxCandidate: Common.cuh.
 
 /// The float of a key (NaN for key 0).
 __device__ __forceinline__ float keyValue(unsigned key) {
@@ -489,27 +480,39 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
       writeToken(p, r, 0);
     return;
   }
+  // 1. The argmax: the largest (key, ~id), folded into the LM head when
+  // p.argmax is given (GemvParams::argmax): greedy rows need nothing else.
+  U64 best = 0;
+  if (p.argmax) {
+    best = p.argmax[r];
+    if (!(temperature > 0.f) || vocab <= 1 || topK == 1) {
+      if (threadIdx.x == 0) {
+        p.argmax[r] = 0ull; // the next LM head's start
+        writeToken(p, r, int(0xffffffffu - unsigned(best)));
+      }
+      return;
+    }
+  }
   const Row<T> row = makeRow(static_cast<const T *>(p.logits) + r * vocab, vocab);
   for (int i = threadIdx.x; i < kBins; i += kThreads) {
     s.lo[i] = 0u;
     s.hi[i] = 0u;
   }
-
-  // 1. The argmax: the largest (key, ~id).
-  U64 best = 0;
-  for (long long u = threadIdx.x; u < row.units(); u += kThreads) {
+  for (long long u = threadIdx.x; !p.argmax && u < row.units(); u += kThreads) {
     float v[kChunk];
     long long first;
     const int count = loadUnit(row, u, v, first);
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) {
       if (j < count) {
-        const U64 c = (U64(orderKey(v[j])) << 32) | U64(0xffffffffu - unsigned(first + j));
+        const U64 c = argmaxCandidate(v[j], unsigned(first + j));
         best = c > best ? c : best;
       }
     }
   }
   best = blockMax64(best, s); // also orders the histogram's zeroing
+  if (p.argmax && threadIdx.x == 0)
+    p.argmax[r] = 0ull; // every thread read it before blockMax64's barrier
   const unsigned maxKey = unsigned(best >> 32);
   const int top = int(0xffffffffu - unsigned(best));
   const Softmax softmax{keyValue(maxKey), kLog2e / temperature};

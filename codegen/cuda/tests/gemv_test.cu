@@ -3,6 +3,8 @@
 // Runs infer_gemv<T> for f32, bf16 and f16, W [k, n] and [n, k], rows 1..8,
 // infer_gemv_rows<T> (GemvRows.cuh) for bf16 and f16, W [n, k], rows 1..4,
 // and infer_gemv_rows_mma<T> (GemvRowsMma.cuh), rows 1 .. gemvMmaMaxRows,
+// the one-row kernel's folded argmax (kArgmax: same bits, the lowest id of
+// the largest output, also when tied),
 // with and without bias and residual, over odd and round shapes (k = 3,
 // n = 5 up to k = 2048, n = 2560), with every operand 16-byte aligned and
 // with every operand one element off. Each case runs twice in a row over a
@@ -524,6 +526,86 @@ void testProgrammaticLaunch(i64 k, i64 n, int transposed, Kernel kernel = Kernel
 /// only the layer chains, --sweep adds the tuning sweep to it, --mma-splits
 /// times the tensor-core GEMV's two forms, --mma-profile only launches a few
 /// GEMVs (for ncu).
+/// The LM head's folded argmax (infer_gemv_rows<T, prologue, false, 1, true>,
+/// GemvParams::argmax) over [n, k] weights whose rows repeat every `period`
+/// rows (0: none), so that the largest output is tied between ids: the
+/// outputs must be the plain kernel's bits, and the slot (started at 0)
+/// must hold the lowest id of the largest output, with that output's key
+/// (Sampling.cuh: NaN 0, -0 == +0) above it. A null slot leaves the outputs
+/// as they are.
+template <typename T, int kPrologue> void testArgmaxFold(i64 k, i64 n, i64 period) {
+  std::vector<double> x, w, g;
+  std::vector<T> hostX = randomValues<T>(size_t(k), x);
+  std::vector<T> hostW = randomValues<T>(size_t(k * n), w);
+  std::vector<T> hostG = randomValues<T>(size_t(k), g);
+  if (period > 0)
+    for (i64 j = period; j < n; ++j)
+      std::copy_n(hostW.begin() + (j % period) * k, k, hostW.begin() + j * k);
+  DeviceArray<T> input(hostX, 0), weight(hostW, 0), normWeight(hostG, 0);
+  T *output = nullptr;
+  unsigned long long *slot = nullptr;
+  CUDA_CHECK(cudaMalloc(&output, size_t(n) * sizeof(T)));
+  CUDA_CHECK(cudaMalloc(&slot, sizeof(unsigned long long)));
+  GemvParams p = gemvParams(input.data, weight.data, output, 1, k, n, 1);
+  p.prologue = kPrologue;
+  p.normWeight = normWeight.data;
+  p.normEpsilon = 1e-5f;
+  p.normWeightOffset = 0.f;
+  const size_t shared = size_t(gemvRowsSharedBytes(k, int(sizeof(T))));
+  auto run = [&](auto kernel, unsigned long long *argmax) {
+    p.argmax = argmax;
+    CUDA_CHECK(cudaMemset(output, 0xff, size_t(n) * sizeof(T)));
+    launchRowsKernel(kernel, unsigned(gemvRowsGrid(n)), shared, p, false, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> got(static_cast<size_t>(n));
+    CUDA_CHECK(cudaMemcpy(got.data(), output, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    return got;
+  };
+  const std::vector<T> plain = run(infer_gemv_rows<T, kPrologue, false, 1, false>, nullptr);
+  CUDA_CHECK(cudaMemset(slot, 0, sizeof(unsigned long long)));
+  const std::vector<T> folded = run(infer_gemv_rows<T, kPrologue, false, 1, true>, slot);
+  const std::vector<T> unslotted = run(infer_gemv_rows<T, kPrologue, false, 1, true>, nullptr);
+  unsigned long long got = 0;
+  CUDA_CHECK(cudaMemcpy(&got, slot, sizeof(got), cudaMemcpyDeviceToHost));
+  // The reference: the lowest id of the largest output, NaN never wins.
+  i64 best = 0;
+  for (i64 j = 1; j < n; ++j) {
+    const double a = TypeInfo<T>::value(plain[size_t(j)]), b = TypeInfo<T>::value(plain[size_t(best)]);
+    if (a > b || (std::isnan(b) && !std::isnan(a)))
+      best = j;
+  }
+  i64 ties = 0;
+  for (i64 j = 0; j < n; ++j)
+    ties += TypeInfo<T>::value(plain[size_t(j)]) == TypeInfo<T>::value(plain[size_t(best)]);
+  const float bestValue = float(TypeInfo<T>::value(plain[size_t(best)]));
+  unsigned bits;
+  std::memcpy(&bits, &bestValue, 4);
+  if ((bits << 1) == 0u)
+    bits = 0u;
+  const unsigned key = std::isnan(bestValue) ? 0u : (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+  const unsigned long long want = (static_cast<unsigned long long>(key) << 32) | (0xffffffffu - unsigned(best));
+  const bool sameBits = std::memcmp(plain.data(), folded.data(), plain.size() * sizeof(T)) == 0 &&
+                        std::memcmp(plain.data(), unslotted.data(), plain.size() * sizeof(T)) == 0;
+  const bool ok = sameBits && got == want;
+  std::printf("%s %s infer_gemv_rows argmax fold, prologue %d, k=%lld n=%lld, rows repeating every "
+              "%lld: id %u (want %lld, %lld tied), key %s, outputs %s\n",
+              ok ? "PASS" : "FAIL", TypeInfo<T>::name, kPrologue, k, n, period,
+              0xffffffffu - unsigned(got), best, ties, unsigned(got >> 32) == key ? "ok" : "WRONG",
+              sameBits ? "the plain kernel's bits" : "DIFFER");
+  (void)cudaFree(output);
+  (void)cudaFree(slot);
+  gFailures += ok ? 0 : 1;
+}
+
+template <typename T> void testArgmaxFolds() {
+  testArgmaxFold<T, 0>(2048, 32000, 0);
+  testArgmaxFold<T, 0>(2048, 32000, 4000);
+  testArgmaxFold<T, 1>(2048, 32000, 3);
+  testArgmaxFold<T, 0>(264, 1000, 0);
+  testArgmaxFold<T, 1>(2056, 77, 7);
+  testArgmaxFold<T, 0>(8, 5, 1);
+}
+
 int main(int argc, char **argv) {
   bool probe = false, small = false, timing = true, sweep = false, chainOnly = false,
        mmaSplits = false, mmaProfile = false;
@@ -605,6 +687,8 @@ int main(int argc, char **argv) {
   testPrologues<__half>();
   testGatedPairsShapes<bf16>();
   testGatedPairsShapes<__half>();
+  testArgmaxFolds<bf16>();
+  testArgmaxFolds<__half>();
   for (int transposed : {0, 1}) {
     testProgrammaticLaunch<bf16>(2048, 2560, transposed);
     testProgrammaticLaunch<float>(333, 512, transposed);

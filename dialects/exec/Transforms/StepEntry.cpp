@@ -124,6 +124,10 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
         writes = &use == &copy.getOutMutable();
       else if (auto elementwise = dyn_cast<ElementwiseOp>(user))
         writes = llvm::is_contained(elementwise.getOuts(), buffer);
+      else if (auto norm = dyn_cast<RmsNormOp>(user))
+        writes = &use == &norm.getOutMutable();
+      else if (auto norm = dyn_cast<LayerNormOp>(user))
+        writes = &use == &norm.getOutMutable();
       if (writes) {
         if (writer)
           return nullptr;
@@ -159,8 +163,8 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
       } else if (auto copy = dyn_cast<CopyOp>(writer)) {
         current = copy.getInput();
       } else {
-        auto elementwise = cast<ElementwiseOp>(writer);
-        if (elementwise.getOuts().size() != 1)
+        auto elementwise = dyn_cast<ElementwiseOp>(writer);
+        if (!elementwise || elementwise.getOuts().size() != 1)
           return;
         SmallVector<Value> buffers;
         for (Value input : elementwise.getInputs())
@@ -175,6 +179,22 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
     auto hidden = head.getInput().getDefiningOp<BufferOp>();
     if (!hidden)
       return;
+    // A norm that only feeds the LM head normalizes the logit rows alone: the
+    // gather goes before it (rows are normalized one by one), so it runs on R
+    // rows instead of T, and a batch-1 decode step's LM head folds it
+    // (CudaLaunch.fuses_previous) instead of running it and then the gather.
+    Operation *gatherBefore = head;
+    Value gatherFrom = hidden;
+    if (Operation *norm = soleWriter(hidden, head); norm && isa<RmsNormOp, LayerNormOp>(norm)) {
+      OpOperand &normInput = isa<RmsNormOp>(norm) ? cast<RmsNormOp>(norm).getInputMutable()
+                                                  : cast<LayerNormOp>(norm).getInputMutable();
+      if (normInput.get().getDefiningOp<BufferOp>() && normInput.get() != hidden.getResult()) {
+        gatherBefore = norm;
+        gatherFrom = normInput.get();
+        rowBuffers.push_back(hidden);
+      }
+    }
+    auto source = gatherFrom.getDefiningOp<BufferOp>();
     MLIRContext *context = &getContext();
     Value arena = program.getArena().getArena();
     Location loc = head.getLoc();
@@ -184,12 +204,17 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
     indices.setPerLogitRow(true);
     builder.create<InputOp>(loc, "logit_indices", indices);
     auto gathered = builder.create<BufferOp>(loc, builder.getType<BufferType>(), arena,
-                                             AffineAttr(), hidden.getSize(),
-                                             TypeAttr::get(hidden.getElementType()));
+                                             AffineAttr(), source.getSize(),
+                                             TypeAttr::get(source.getElementType()));
     gathered.setPerLogitRow(true);
-    OpBuilder at(head);
-    at.create<GatherRowsOp>(loc, hidden, indices, gathered, head.getK());
-    head.getInputMutable().assign(gathered);
+    OpBuilder at(gatherBefore);
+    at.create<GatherRowsOp>(loc, gatherFrom, indices, gathered, head.getK());
+    if (gatherBefore == head)
+      head.getInputMutable().assign(gathered);
+    else if (auto norm = dyn_cast<RmsNormOp>(gatherBefore))
+      norm.getInputMutable().assign(gathered);
+    else
+      cast<LayerNormOp>(gatherBefore).getInputMutable().assign(gathered);
     for (Value buffer : rowBuffers)
       buffer.getDefiningOp<BufferOp>().setPerLogitRow(true);
   }
