@@ -650,21 +650,6 @@ bool CudaBackend::foldsNextActivation(const LoadedProgram &loaded, int index,
   return !(after && after->fuses_previous());
 }
 
-bool CudaBackend::foldedIntoNextGemv(const LoadedProgram &loaded, int index,
-                                     const exec::BoundInputs &step) const {
-  // Both over the same rows: the tokens, or the logit rows (the final norm
-  // before the LM head).
-  const art::ExecProgram &program = *loaded.program;
-  if (index + 1 >= program.launches_size())
-    return false;
-  const bool perLogitRow = exec::runsPerLogitRow(program, program.launches(index + 1));
-  if (perLogitRow != exec::runsPerLogitRow(program, program.launches(index)))
-    return false;
-  const art::CudaLaunch *gemv =
-      gemvFor(loaded, index + 1, perLogitRow ? step.logitRows : step.tokens);
-  return gemv && gemv->fuses_previous();
-}
-
 Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                            const StepContext *step) {
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
@@ -755,12 +740,18 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
       if (fused || !status.ok())
         continue;
     }
-    // A gather of the logit rows that are the tokens: its output reads its
-    // input this step (redirectCopyingGathers).
-    if (skipsGather(loaded, i))
-      continue;
-    if (foldedIntoNextGemv(loaded, i, step))
-      continue;
+    // Folded into the next launch's GEMV (CudaLaunch.fuses_previous), when
+    // both run over the same rows (the tokens, or the logit rows: the final
+    // norm before the LM head).
+    if (i + 1 < count) {
+      const bool perLogitRow =
+          exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1));
+      if (perLogitRow == exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i)))
+        if (const art::CudaLaunch *gemv =
+                gemvFor(loaded, i + 1, perLogitRow ? step.logitRows : step.tokens);
+            gemv && gemv->fuses_previous())
+          continue;
+    }
     // Written by the GEMV before it (CudaLaunch.fuses_next).
     if (i > 0 && !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i - 1)) &&
         foldsNextActivation(loaded, i - 1, step.tokens))

@@ -168,26 +168,6 @@ private:
   Status checkStep(const StepArrays &arrays) const;
   Status enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind = nullptr);
   Status allocateStepStaging();
-  /// The step program's GATHER_ROWS launches whose input no later launch
-  /// writes: in a step whose logit rows are its tokens (decode) such a
-  /// gather is a copy, so it is skipped and its output buffer redirected to
-  /// its input (LoadedProgram::redirected) for that step.
-  struct CopyingGather {
-    int launch;
-    uint32_t input, output;
-    /// (launch, buffer) written by the launches after it.
-    std::vector<std::pair<int, uint32_t>> writtenAfter;
-  };
-  std::vector<CopyingGather> copyingGathers_;
-  void findCopyingGathers();
-  /// Points each copying gather's output at its input in a step whose
-  /// logit rows are its tokens and where the input's memory is apart from
-  /// every buffer written after the gather (the planner may reuse it once
-  /// the gather has read it); back at its own memory otherwise. Sets
-  /// skippedGathers_.
-  void redirectCopyingGathers(const exec::BoundInputs &sizes);
-  std::vector<int> skippedGathers_; ///< this step's redirected gathers' launches
-  bool skipsGather(const LoadedProgram &loaded, int index) const;
   /// The step's logits output: [R, vocab] (or [T, vocab] without a gather).
   StatusOr<exec::View> stepLogits(const exec::BoundInputs &sizes, int64_t &vocab) const;
 
@@ -342,10 +322,6 @@ private:
   /// GEMM after the activation does not fold it as well (a row GEMV that did
   /// not load leaves the next GEMM on its infer_gemv record, which may).
   bool foldsNextActivation(const LoadedProgram &loaded, int index, int64_t tokens) const;
-  /// Whether launch `index` is computed inside the next launch's GEMV this
-  /// step (CudaLaunch.fuses_previous, both over the same rows), so skipped.
-  bool foldedIntoNextGemv(const LoadedProgram &loaded, int index,
-                          const exec::BoundInputs &step) const;
   std::unique_ptr<GemmRunner> gemm_;
   LoadReport report_;
 };

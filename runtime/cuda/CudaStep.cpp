@@ -55,11 +55,6 @@ int64_t decodeBucket(const StepArrays &arrays, int64_t boundTokens) {
   if (static_cast<int64_t>(arrays.tokenIds.size()) != sequences ||
       arrays.logitIndices.size() != size_t(sequences))
     return 0;
-  // Each sequence's row in order: the graphs skip the logit rows' gather
-  // (CudaBackend::redirectCopyingGathers).
-  for (int64_t s = 0; s < sequences; ++s)
-    if (arrays.logitIndices[size_t(s)] != s)
-      return 0;
   for (int64_t bucket : kDecodeBuckets)
     if (bucket >= sequences)
       return bucket <= boundTokens ? bucket : 0;
@@ -259,68 +254,7 @@ Status CudaBackend::allocateStepStaging() {
   INFER_CU_CHECK(*api_, api_->cuMemsetD8Async(argmaxSlot_, 0, sizeof(unsigned long long), stream_));
   stagingBytes_ = bytes;
   step_.redirected.assign(size_t(program.buffers_size()), 0);
-  findCopyingGathers();
   return okStatus();
-}
-
-void CudaBackend::findCopyingGathers() {
-  const art::ExecProgram &program = *step_.program;
-  copyingGathers_.clear();
-  for (int i = 0; i < program.launches_size(); ++i) {
-    const art::Launch &gather = program.launches(i);
-    if (gather.kind() != art::Launch::GATHER_ROWS || gather.outputs_size() != 1)
-      continue;
-    const art::Operand *input = nullptr;
-    for (const art::Operand &operand : gather.operands())
-      if (operand.role() == "input" && operand.ref().target_case() == art::Ref::kBuffer)
-        input = &operand;
-    if (!input)
-      continue;
-    CopyingGather copying{i, input->ref().buffer(), gather.outputs(0), {}};
-    bool written = false; // the input by a later launch, the output by another
-    for (int j = 0; j < program.launches_size(); ++j)
-      for (uint32_t output : program.launches(j).outputs()) {
-        written = written || (j > i && output == copying.input) || (j != i && output == copying.output);
-        if (j > i)
-          copying.writtenAfter.emplace_back(j, output);
-      }
-    bool programInput = false; // read from the staging area instead
-    for (const art::Binding &binding : program.inputs())
-      programInput = programInput || binding.buffer() == copying.input;
-    if (!written && !programInput && copying.input != copying.output)
-      copyingGathers_.push_back(std::move(copying));
-  }
-}
-
-void CudaBackend::redirectCopyingGathers(const exec::BoundInputs &sizes) {
-  const art::ExecProgram &program = *step_.program;
-  // A buffer's bytes in the arena at this step's sizes.
-  auto range = [&](uint32_t id) {
-    const art::Buffer &buffer = program.buffers(int(id));
-    const int64_t start = exec::affineAt(buffer.offset(), sizes.tokens);
-    return std::make_pair(start, start + exec::affineAt(buffer.size(), buffer.per_logit_row()
-                                                                           ? sizes.logitRows
-                                                                           : sizes.tokens));
-  };
-  skippedGathers_.clear();
-  for (const CopyingGather &gather : copyingGathers_) {
-    bool apart = sizes.logitRowsAreTokens;
-    const auto [first, end] = range(gather.input);
-    for (const auto &[launch, written] : gather.writtenAfter) {
-      if (!apart || foldedIntoNextGemv(step_, launch, sizes))
-        continue; // not run: nothing written
-      const auto [writtenFirst, writtenEnd] = range(written);
-      apart = writtenEnd <= first || end <= writtenFirst;
-    }
-    step_.redirected[gather.output] = apart ? step_.arena + CUdeviceptr(first) : 0;
-    if (apart)
-      skippedGathers_.push_back(gather.launch);
-  }
-}
-
-bool CudaBackend::skipsGather(const LoadedProgram &loaded, int index) const {
-  return &loaded == &step_ &&
-         std::find(skippedGathers_.begin(), skippedGathers_.end(), index) != skippedGathers_.end();
 }
 
 Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind) {
@@ -475,7 +409,6 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     copy.Height = given.tokenIds.size();
     INFER_CU_CHECK(*api_, api_->cuMemcpy2DAsync(&copy, stream_));
   }
-  redirectCopyingGathers(sizes);
   stepContext_.numSeqs = sizes.sequences;
   stepContext_.fedCount = streamedUpload_ ? reinterpret_cast<const long long *>(device) : nullptr;
   stepContext_.fedIds = streamedUpload_ ? reinterpret_cast<const int *>(sampledTokens_) : nullptr;

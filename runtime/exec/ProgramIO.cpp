@@ -146,9 +146,6 @@ BoundInputs stepSizes(const StepArrays &arrays) {
     sizes.maxNewTokens = std::max(sizes.maxNewTokens, arrays.seqStarts[s + 1] - arrays.seqStarts[s]);
   sizes.logitRows =
       arrays.logitIndices.empty() ? sizes.tokens : static_cast<int64_t>(arrays.logitIndices.size());
-  sizes.logitRowsAreTokens = sizes.logitRows == sizes.tokens;
-  for (size_t r = 0; r < arrays.logitIndices.size() && sizes.logitRowsAreTokens; ++r)
-    sizes.logitRowsAreTokens = arrays.logitIndices[r] == int64_t(r);
   return sizes;
 }
 

@@ -20,9 +20,6 @@ struct BoundInputs {
   /// Step programs: sequences, the most new tokens of one of them, and the
   /// logit rows R (per_logit_row buffers are sized by R).
   int64_t sequences = 0, maxNewTokens = 0, logitRows = 0;
-  /// Step programs: the logit rows are the tokens in order (logit_indices
-  /// 0 .. T - 1, as in decode steps), so a gather of them is a copy.
-  bool logitRowsAreTokens = false;
   /// By ExecProgram input index.
   std::vector<const HostArray *> arrays;
 };
