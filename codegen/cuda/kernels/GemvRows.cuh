@@ -282,15 +282,7 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
     sum[r] = gate[r] = 0.f;
-  // One unit: the next one's loads into `following`, then the products of
-  // `loaded` (its loads issued one call earlier). The loop alternates the two
-  // buffers instead of copying `following` into `loaded` after each unit: a
-  // copy reads registers whose loads may still be in flight, so the unit
-  // after them could be requested only once they had arrived (one unit in
-  // flight a warp); alternating, the next request goes out while the
-  // previous one may still be arriving.
-  auto multiplyLoadedRequestFollowing = [&](const uint4(&loaded)[kUnitLoads],
-                                            uint4(&following)[kUnitLoads]) {
+  while (row < taken) {
     long long nextRow = row, nextUnit = unit + 1;
     bool nextSecond = second;
     if (nextUnit == units) {
@@ -302,13 +294,13 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
         nextRow += rowStride;
       }
     }
+    uint4 next[kUnitLoads];
     if (nextRow < taken)
-      loadUnit<T>(weight, vectors, nextSecond ? nextRow + half : nextRow, nextUnit, lane,
-                  following);
+      loadUnit<T>(weight, vectors, nextSecond ? nextRow + half : nextRow, nextUnit, lane, next);
     if (wholeUnit(vectors, unit))
-      multiplyUnit<T, kRows, true>(loaded, staged, vectors, unit, lane, rows, sum);
+      multiplyUnit<T, kRows, true>(current, staged, vectors, unit, lane, rows, sum);
     else
-      multiplyUnit<T, kRows, false>(loaded, staged, vectors, unit, lane, rows, sum);
+      multiplyUnit<T, kRows, false>(current, staged, vectors, unit, lane, rows, sum);
     if (nextUnit == 0) {
       const long long outputRow = second ? row + half : row;
 #pragma unroll
@@ -344,13 +336,9 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
     row = nextRow;
     unit = nextUnit;
     second = nextSecond;
-  };
-  uint4 other[kUnitLoads];
-  while (row < taken) {
-    multiplyLoadedRequestFollowing(current, other);
-    if (row >= taken)
-      break;
-    multiplyLoadedRequestFollowing(other, current);
+#pragma unroll
+    for (int u = 0; u < kUnitLoads; ++u)
+      current[u] = next[u];
   }
   if constexpr (kArgmax) {
     __shared__ unsigned long long warpBest[kWarps];
