@@ -665,19 +665,18 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
         gated = resolve(loaded, index + 1, sizesOf(args));
       // infer_gemv_rows loads its first weights before it waits by itself.
       bool prefetch = gemv == &cuda.gemv() && programmaticNext();
+      // The sampler after it reads the argmax instead of the logits.
+      const bool foldsArgmax = gemv->folds_argmax() && argmaxWanted_ && argmaxSlot_;
       ASSIGN_OR_RETURN(PackedParams params,
                        packGemvParams(args, reinterpret_cast<float *>(gemvWorkspace_),
                                       reinterpret_cast<unsigned int *>(gemvCounters_),
                                       fuses ? &folded : nullptr,
                                       prefetch ? kGemvPrefetchBytes : 0,
-                                      foldsNext ? &gated : nullptr));
-      if (gemv->folds_argmax() && argmaxWanted_ && argmaxSlot_) {
-        // The sampler after it reads the argmax instead of the logits.
-        auto *slot = reinterpret_cast<unsigned long long *>(argmaxSlot_);
-        std::memcpy(params.bytes.data() + offsetof(kernels::GemvParams, argmax), &slot,
-                    sizeof slot);
+                                      foldsNext ? &gated : nullptr,
+                                      foldsArgmax ? reinterpret_cast<unsigned long long *>(argmaxSlot_)
+                                                  : nullptr));
+      if (foldsArgmax)
         argmaxFolded_ = true;
-      }
       return launchKernel(*gemv, function, args, params);
     }
     lastLaunchWasKernel_ = false;

@@ -354,7 +354,8 @@ StatusOr<PackedParams> elementwise(const exec::LaunchArgs &args) {
 
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
                                       unsigned int *counters, const exec::LaunchArgs *folded,
-                                      int64_t prefetchBytes, const exec::LaunchArgs *gatedNext) {
+                                      int64_t prefetchBytes, const exec::LaunchArgs *gatedNext,
+                                      unsigned long long *argmax) {
   ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
   ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
@@ -381,6 +382,7 @@ StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *works
   p.transposed = args.boolAttr("transpose_weight", false) ? 1 : 0;
   p.inputRowStride = k;
   p.prefetchBytes = prefetchBytes;
+  p.argmax = argmax;
   if (folded) {
     // The GEMM's input is the folded launch's output; read its inputs instead.
     if (folded->launch->kind() == art::Launch::RMS_NORM) {

@@ -51,12 +51,15 @@ StatusOr<PackedParams> packKvDecodeParams(const exec::LaunchArgs &rotary,
 /// `prefetchBytes`: GemvParams::prefetchBytes (programmatic launches only);
 /// `gatedNext`: the gated activation after it, reading the GEMM's whole
 /// output as a packed [gate | up], whose output the GEMV writes instead
-/// (CudaLaunch.fuses_next; infer_gemv_rows' gated pairs).
+/// (CudaLaunch.fuses_next; infer_gemv_rows' gated pairs); `argmax`:
+/// GemvParams::argmax, the word per output row where the LM head folds the
+/// argmax of its logits (CudaLaunch.folds_argmax), none when null.
 StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *workspace,
                                       unsigned int *counters,
                                       const exec::LaunchArgs *folded = nullptr,
                                       int64_t prefetchBytes = 0,
-                                      const exec::LaunchArgs *gatedNext = nullptr);
+                                      const exec::LaunchArgs *gatedNext = nullptr,
+                                      unsigned long long *argmax = nullptr);
 
 } // namespace infer::cuda
 

@@ -42,9 +42,11 @@ template <int kWords> struct alignas(16) FastSharedOf {
   float top[kFastHeads], total[kFastHeads];
   float recordWeight[kFastHeads][kKvDecodeMaxSplits]; // record max, then its weight
   float recordSum[kFastHeads][kKvDecodeMaxSplits];
-  // infer_kv_decode: this step's key and value (rotated, rounded to T) and
-  // their scores (exp2 domain), then the scores' weights.
-  float newKey[kFastMaxDim], newValue[kFastMaxDim], newScore[kFastHeads];
+  // infer_kv_decode: this step's key and value (rotated, rounded to T; zero
+  // past headDim) as 16-byte words of 8 elements, which take the place of
+  // key pos in its warp step (substituteNewKey); infer_qkv_decode first
+  // parks the raw (unrotated) values there.
+  uint4 newKeyWords[kFastMaxDim / 8], newValueWords[kFastMaxDim / 8];
   float2 rotaryTable[kFastMaxDim / 2]; // cos, sin of the token's rotated pairs
   unsigned table[kWarps][32]; // infer_kv_decode: each warp's copy of the first 32 block-table entries
   int last;
@@ -154,6 +156,40 @@ __device__ __forceinline__ void forEachKvWord(const T *kBase, const T *vBase, un
   }
 }
 
+/// infer_kv_decode: replaces the K and V words of the keys >= `first` of
+/// the warp step in kr / vr (fastAttend's registers; key `first` is this
+/// step's token, the ones after it are masked out) with the new key and
+/// value, so that the token's key is scored and weighted as the cached ones
+/// are, on the tensor cores, with no pass of its own.
+template <int DT, int NT, int KL, int VL, typename Shared>
+__device__ __forceinline__ void substituteNewKey(uint4 (&kr)[NT][2][KL], uint4 (&vr)[NT][4][VL],
+                                                 int first, const Shared &sm) {
+  constexpr int KC = DT / 4, VC = DT / 8;
+  const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+  uint4 key[KL], value[VL];
+#pragma unroll
+  for (int i = 0; i < KL; ++i)
+    key[i] = sm.newKeyWords[c * KC / 8 + i];
+#pragma unroll
+  for (int i = 0; i < VL; ++i)
+    value[i] = sm.newValueWords[r * VC / 8 + i];
+#pragma unroll
+  for (int u = 0; u < NT; ++u) {
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int i = 0; i < KL; ++i)
+        if (16 * u + 8 * n + r >= first)
+          kr[u][n][i] = key[i];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int i = 0; i < VL; ++i)
+        if (16 * u + 2 * c + (j & 1) + 8 * (j >> 1) >= first)
+          vr[u][j][i] = value[i];
+  }
+}
+
 /// Asks L2 for the 16 bytes at address (none when null).
 __device__ __forceinline__ void prefetchL2(const uint4 *address, int, int, int) {
   if (address)
@@ -200,9 +236,10 @@ struct NoDecode : FastGrid {
 /// qkv GEMV), with the token's cos / sin; after it, each block rotates its
 /// query heads and the kv head's new key from the raw qkv row (the bits
 /// infer_rotary writes: rowimpl::rotatePair), one block per (token, kv head)
-/// writes the new K and V to the cache, and the split with the last keys adds
-/// the new key to its softmax from shared memory. Nothing else reads the
-/// rotary's output (codegen checks), so it is not written.
+/// writes the new K and V to the cache, and the warp whose step holds key
+/// pos takes the new key and value from shared memory in place of the
+/// cache's (substituteNewKey). Nothing else reads the rotary's output
+/// (codegen checks), so it is not written.
 template <typename C> struct DecodeStep : FastGrid {
   static constexpr bool kFused = true;
   /// Whether the first key step waits in shared memory rather than in
@@ -294,9 +331,9 @@ template <typename C> struct DecodeStep : FastGrid {
   }
 
   /// After the wait: sm.q, the rotated query heads firstHead .. + heads - 1
-  /// (zero rows and dims past them); sm.newKey, sm.newValue: kv head g's new
-  /// K (rotated) and V rounded to T; the cache slot of token t gets them when
-  /// writesCache. Every load is issued before the first use.
+  /// (zero rows and dims past them); sm.newKeyWords / newValueWords: kv head
+  /// g's new K (rotated) and V rounded to T; the cache slot of token t gets
+  /// them when writesCache. Every load is issued before the first use.
   template <typename T, int DT, typename Shared>
   __device__ __forceinline__ void stage(const KvAttentionParams &p, long long t, long long g,
                                         int firstHead, int heads, bool writesCache,
@@ -338,50 +375,38 @@ template <typename C> struct DecodeStep : FastGrid {
       q[(4 * r + dq / KC) * kLaneElems + dq % KC] =
           fromFloat<T>(rotated(toFloat(value[e]), toFloat(other[e]), qHead + r, dq, sm));
     }
+    T k = zero, v = zero;
     if (d < D) {
-      const T k = fromFloat<T>(rotated(toFloat(key), toFloat(keyOther), kHead, d, sm));
-      const T v = fromFloat<T>(rotated(toFloat(val), toFloat(valOther), vHead, d, sm));
-      keepNewKeyValue(p, g, d, D, slot, k, v, sm);
+      k = fromFloat<T>(rotated(toFloat(key), toFloat(keyOther), kHead, d, sm));
+      v = fromFloat<T>(rotated(toFloat(val), toFloat(valOther), vHead, d, sm));
     }
+    if (d < DT)
+      keepNewKeyValue(p, cacheKeyRow<T>(p, g, slot), d, D, k, v, sm);
   }
 
-  /// Element d of kv head g's new key and value (rotated, rounded to T; D =
-  /// p.headDim) into sm.newKey / sm.newValue and the token's cache slot (none
-  /// when slot < 0).
+  /// Kv head g's K row of cache slot `slot` (its V row is p.blockSize rows
+  /// further), or null when slot < 0.
+  template <typename T>
+  __device__ __forceinline__ static T *cacheKeyRow(const KvAttentionParams &p, long long g,
+                                                   long long slot) {
+    if (slot < 0)
+      return nullptr;
+    const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
+    return static_cast<T *>(p.cache) +
+           ((block * 2) * p.blockSize + offset) * p.numKvHeads * p.headDim + g * p.headDim;
+  }
+
+  /// Element d (< DT) of the new key and value (rotated, rounded to T; zero
+  /// for d >= D = p.headDim) into sm.newKeyWords / newValueWords, and for d <
+  /// D into the cache at keyRow (cacheKeyRow; none when null).
   template <typename T, typename Shared>
-  __device__ __forceinline__ static void keepNewKeyValue(const KvAttentionParams &p, long long g,
-                                                         int d, int D, long long slot, T k, T v,
-                                                         Shared &sm) {
-    sm.newKey[d] = toFloat(k);
-    sm.newValue[d] = toFloat(v);
-    if (slot >= 0) {
-      const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
-      const long long rowElems = p.numKvHeads * D;
-      T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems + g * D;
-      kDst[d] = k;
-      kDst[p.blockSize * rowElems + d] = v;
-    }
-  }
-
-  /// sm.newScore[h] = the new key's score for head h (after stage and a
-  /// barrier), as fastAttend scores cached keys.
-  template <typename T, int DT, typename Shared>
-  __device__ __forceinline__ void scoreNewKey(const KvAttentionParams &p, int heads,
-                                              Shared &sm) const {
-    constexpr int KC = DT / 4;
-    constexpr int kLaneElems = kFastMaxDim / 4;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, D = int(p.headDim);
-    const T *q = reinterpret_cast<const T *>(&sm.q[0][0]);
-    for (int h = warp; h < kFastHeads; h += kWarps) {
-      float dot = 0.f;
-      for (int d = lane; d < D; d += 32)
-        dot = fmaf(toFloat(q[(4 * h + d / KC) * kLaneElems + d % KC]), sm.newKey[d], dot);
-      dot = warpSum(dot);
-      if (lane == 0) {
-        const float score = p.softcap > 0.f ? p.softcap * kLog2e * tanhf(dot * (p.scale / p.softcap))
-                                            : dot * (p.scale * kLog2e);
-        sm.newScore[h] = h < heads ? score : negativeInfinity();
-      }
+  __device__ __forceinline__ static void keepNewKeyValue(const KvAttentionParams &p, T *keyRow,
+                                                         int d, int D, T k, T v, Shared &sm) {
+    reinterpret_cast<T *>(sm.newKeyWords)[d] = k;
+    reinterpret_cast<T *>(sm.newValueWords)[d] = v;
+    if (keyRow && d < D) {
+      keyRow[d] = k;
+      keyRow[p.blockSize * p.numKvHeads * D + d] = v;
     }
   }
 };
@@ -451,10 +476,12 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
   // Split z takes steps [z * per, (z + 1) * per): at least 2 per warp (1 per
   // warp past one such split in small decode steps), so short contexts are
-  // not cut into slices whose merge costs more than they save. The loop reads keys 0 .. last from the cache; infer_kv_decode
-  // brings key pos (this step's) itself.
+  // not cut into slices whose merge costs more than they save. The loop
+  // attends to keys 0 .. last = pos; infer_kv_decode reads keys 0 .. pos - 1
+  // from the cache and brings key pos (this step's) from shared memory.
   const int pos = tok.pos;
-  const int last = kDecode ? pos - 1 : pos;
+  const int last = pos;
+  const int lastCached = kDecode ? (pos > 0 ? pos - 1 : 0) : pos; // the rows read (clamped)
   const int steps = last >= 0 ? last / KW + 1 : 0;
   const bool split = p.workspace != nullptr && p.counters != nullptr && decode.gridZ() > 1;
   const int splits = split ? (decode.gridZ() < kKvDecodeMaxSplits ? int(decode.gridZ()) : kKvDecodeMaxSplits)
@@ -474,8 +501,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     return;
   }
   const int stepEnd = (z + 1) * per < steps ? (z + 1) * per : steps;
-  // infer_kv_decode: the split with the last keys also takes this step's.
-  const bool withNewKey = kDecode && z == used - 1;
+  const int newKeyStep = kDecode ? pos / KW : -1; // the warp step that holds key pos
   const bool capped = p.softcap > 0.f;
   const float scaleLog2 = p.scale * kLog2e;
   const float scaleOverCap = capped ? p.scale / p.softcap : 0.f;
@@ -488,11 +514,12 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const bool pow2 = (blockSize & (blockSize - 1)) == 0;
   const int blockShift = __ffs(int(blockSize)) - 1;
   // Cache row (block * 2 * blockSize + offset) of the K row of key step * KW
-  // + lane % KW, clamped to pos. 32 bits: a cache of 2^32 rows of at least
+  // + lane % KW, clamped to lastCached (infer_kv_decode, pos == 0: the
+  // token's own row, whose words substituteNewKey replaces). 32 bits: a cache of 2^32 rows of at least
   // 16 bytes (headDim % 8 == 0 here) would exceed any GPU's memory.
   auto rowOf = [&](int step) -> unsigned {
     int key = step * KW + (lane & (KW - 1));
-    key = key <= last ? key : last;
+    key = key <= lastCached ? key : lastCached;
     unsigned block, offset;
     if (pow2) {
       block = unsigned(key) >> blockShift;
@@ -603,11 +630,6 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   __syncthreads();
   if constexpr (kDecode)
     INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 4);
-  if constexpr (kDecode)
-    if (withNewKey)
-      decode.template scoreNewKey<T, DT>(p, heads, sm);
-  if constexpr (kDecode)
-    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 8);
   const unsigned qShared = unsigned(__cvta_generic_to_shared(&sm.q[lane][0]));
   // Stamps 9-11: the first step's keys in registers, scored, done.
   const int firstStep = step;
@@ -622,6 +644,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       loadCopiedStep(kFirstStepArea);
     }
     loaded = false;
+    if constexpr (kDecode)
+      if (step == newKeyStep)
+        substituteNewKey<DT>(kr, vr, pos - step * KW, sm);
     if constexpr (kDecode)
       if (step == firstStep)
         INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 9);
@@ -741,8 +766,6 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
 #pragma unroll
     for (int w = 0; w < kWarps; ++w)
       top = fmaxf(top, sm.max[w][tid]);
-    if (withNewKey)
-      top = fmaxf(top, sm.newScore[tid]);
     const float ref = top == negativeInfinity() ? 0.f : top;
     float total = 0.f;
 #pragma unroll
@@ -750,11 +773,6 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       const float e = exp2Approx(sm.max[w][tid] - ref);
       sm.weight[w][tid] = e;
       total += sm.sum[w][tid] * e;
-    }
-    if (withNewKey) { // a key of weight 1 at its own max
-      const float e = exp2Approx(sm.newScore[tid] - ref);
-      sm.newScore[tid] = e;
-      total += e;
     }
     sm.top[tid] = top;
     sm.total[tid] = total;
@@ -766,14 +784,32 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const int items = heads * D;
   T *out = static_cast<T *>(p.output) + (t * p.numHeads + firstHead) * D;
   if (used == 1) {
-    for (int i = tid; i < items; i += kThreads) {
-      const int h = i / D, d = i - h * D;
-      float v = withNewKey ? sm.newScore[h] * sm.newValue[d] : 0.f;
+    // Four dims a thread (D % 8 == 0 here): TinyLlama's 8 heads x 64 dims
+    // are one pass of the block, its shortest path to the output.
+    const int quads = D / 4;
+    const bool pairs = (reinterpret_cast<unsigned long long>(out) & 7) == 0;
+    for (int i = tid; i < heads * quads; i += kThreads) {
+      const int h = i / quads, d = 4 * (i - h * quads);
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w)
-        v = fmaf(sm.weight[w][h], sm.warp[w].out[h][d], v);
+      for (int w = 0; w < kWarps; ++w) {
+        const float weight = sm.weight[w][h];
+        const float4 x = *reinterpret_cast<const float4 *>(&sm.warp[w].out[h][d]);
+        v = make_float4(fmaf(weight, x.x, v.x), fmaf(weight, x.y, v.y), fmaf(weight, x.z, v.z),
+                        fmaf(weight, x.w, v.w));
+      }
       const float total = sm.total[h];
-      out[i] = fromFloat<T>(total > 0.f ? v / total : 0.f);
+      const float inverse = total > 0.f ? 1.f / total : 0.f;
+      T *dst = out + h * D + d;
+      if (pairs) {
+        *reinterpret_cast<uint2 *>(dst) =
+            make_uint2(packPair<T>(v.x * inverse, v.y * inverse), packPair<T>(v.z * inverse, v.w * inverse));
+      } else {
+        dst[0] = fromFloat<T>(v.x * inverse);
+        dst[1] = fromFloat<T>(v.y * inverse);
+        dst[2] = fromFloat<T>(v.z * inverse);
+        dst[3] = fromFloat<T>(v.w * inverse);
+      }
     }
     if constexpr (kDecode)
       INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 7);
@@ -791,7 +827,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
   for (int i = tid; i < items; i += kThreads) {
     const int h = i / D, d = i - h * D;
-    float v = withNewKey ? sm.newScore[h] * sm.newValue[d] : 0.f;
+    float v = 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w)
       v = fmaf(sm.weight[w][h], sm.warp[w].out[h][d], v);

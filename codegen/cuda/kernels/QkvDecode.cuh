@@ -122,7 +122,7 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
   /// DecodeStep::stage with q / k / v from the exchange. Each thread polls
   /// its own elements (q: kPer of them, k and v: dim threadIdx.x) until all
   /// of the block's carry the tag, parking their raw values in shared memory
-  /// (q at its place in sm.q, k and v in sm.newKey / sm.newValue), which
+  /// (q at its place in sm.q, k and v in sm.newKeyWords / newValueWords), which
   /// holds fewer registers through the poll than keeping them; then the
   /// rotation reads each element's partner from there.
   template <typename T, int DT, typename Shared>
@@ -140,12 +140,14 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     const int kHead = int((static_cast<const T *>(p.k) - base) / D + g);
     const int vHead = int((static_cast<const T *>(p.v) - base) / D + g);
     T *q = reinterpret_cast<T *>(&sm.q[0][0]);
+    // The raw k and v wait where keepNewKeyValue puts the rotated ones.
+    T *newKey = reinterpret_cast<T *>(sm.newKeyWords), *newValue = reinterpret_cast<T *>(sm.newValueWords);
     auto qSlot = [&](int r, int dq) { return (4 * r + dq / KC) * kLaneElems + dq % KC; };
     const int d = threadIdx.x;
     const T zero = fromFloat<T>(0.f);
     // Step metadata (no kernel's output): loaded before the poll, its round
-    // trip is not one more after it.
-    const long long slot = writesCache ? p.slotIds[t] : -1;
+    // trip is not one more after it, nor the cache row's arithmetic.
+    T *const keyRow = this->template cacheKeyRow<T>(p, g, writesCache ? p.slotIds[t] : -1);
     bool ready;
     unsigned polls = 0;
     do {
@@ -176,8 +178,8 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
           q[qSlot(r, dq)] = r < heads && dq < D ? qkvdecode::fromBits<T>(word[e]) : zero;
         }
         if (d < D) {
-          sm.newKey[d] = toFloat(qkvdecode::fromBits<T>(word[kPer]));
-          sm.newValue[d] = toFloat(qkvdecode::fromBits<T>(word[kPer + 1]));
+          newKey[d] = qkvdecode::fromBits<T>(word[kPer]);
+          newValue[d] = qkvdecode::fromBits<T>(word[kPer + 1]);
         }
       }
     } while (!__syncthreads_and(ready)); // also orders sm.rotaryTable
@@ -195,9 +197,10 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     }
     T k = zero, v = zero;
     if (d < D) {
-      k = fromFloat<T>(this->rotated(sm.newKey[d], sm.newKey[this->partner(kHead, d)], kHead, d, sm));
+      k = fromFloat<T>(
+          this->rotated(toFloat(newKey[d]), toFloat(newKey[this->partner(kHead, d)]), kHead, d, sm));
       v = fromFloat<T>(
-          this->rotated(sm.newValue[d], sm.newValue[this->partner(vHead, d)], vHead, d, sm));
+          this->rotated(toFloat(newValue[d]), toFloat(newValue[this->partner(vHead, d)]), vHead, d, sm));
     }
     __syncthreads(); // every partner is read
 #pragma unroll
@@ -205,8 +208,8 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
       const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
       q[qSlot(r, dq)] = rotatedQ[e];
     }
-    if (d < D)
-      this->keepNewKeyValue(p, g, d, D, slot, k, v, sm);
+    if (d < DT)
+      this->keepNewKeyValue(p, keyRow, d, D, k, v, sm);
   }
 };
 

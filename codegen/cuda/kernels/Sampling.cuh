@@ -475,6 +475,9 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
   const float temperature = params.temperature, topP = params.topP;
   const int topK = params.topK;
   const long long vocab = p.vocab;
+  // Rows whose token is the argmax whatever the logits (the softmax's
+  // checks below add the rows whose maximum is not finite).
+  const bool greedy = !(temperature > 0.f) || vocab <= 1 || topK == 1;
   if (vocab <= 0) {
     if (threadIdx.x == 0)
       writeToken(p, r, 0);
@@ -485,7 +488,7 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
   U64 best = 0;
   if (p.argmax) {
     best = p.argmax[r];
-    if (!(temperature > 0.f) || vocab <= 1 || topK == 1) {
+    if (greedy) {
       if (threadIdx.x == 0) {
         p.argmax[r] = 0ull; // the next LM head's start
         writeToken(p, r, int(0xffffffffu - unsigned(best)));
@@ -517,8 +520,7 @@ __global__ void __launch_bounds__(kSampleThreads) infer_sample(SampleParams p) {
   const int top = int(0xffffffffu - unsigned(best));
   const Softmax softmax{keyValue(maxKey), kLog2e / temperature};
   const float infinity = __int_as_float(0x7f800000);
-  if (!(temperature > 0.f) || vocab <= 1 || topK == 1 || !(fabsf(softmax.maxLogit) < infinity) ||
-      !(softmax.scale < infinity)) {
+  if (greedy || !(fabsf(softmax.maxLogit) < infinity) || !(softmax.scale < infinity)) {
     if (threadIdx.x == 0)
       writeToken(p, r, top);
     return;

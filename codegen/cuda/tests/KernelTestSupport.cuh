@@ -14,9 +14,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <cstring>
 #include <vector>
 
 /// Exits 1 with the failed call, where it is and CUDA's message.
@@ -153,6 +155,19 @@ template <typename T> struct DeviceBuffer {
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
 };
+
+/// The argmax word the LM head folds and infer_sample reads for logit x at
+/// `id` (Common.cuh's orderKey and argmaxCandidate, written again on the host
+/// as the tests' reference): x's order key (NaN lowest, -0 as +0) above ~id,
+/// so that the largest word is the lowest id of the largest logit.
+inline unsigned long long hostArgmaxWord(float x, unsigned id) {
+  unsigned bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits << 1) == 0u)
+    bits = 0u;
+  const unsigned key = std::isnan(x) ? 0u : (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+  return (static_cast<unsigned long long>(key) << 32) | (0xffffffffu - id);
+}
 
 } // namespace kerneltest
 } // namespace infer

@@ -304,18 +304,6 @@ constexpr int kCombos = 48;
 struct Tally {
   long long exact = 0, draws = 0, near = 0, tolerated = 0, failures = 0;
 };
-
-/// Sampling.cuh's key of a float (NaN 0, -0 == +0), written again here.
-unsigned hostOrderKey(float x) {
-  if (std::isnan(x))
-    return 0u;
-  unsigned bits;
-  std::memcpy(&bits, &x, 4);
-  if ((bits << 1) == 0u)
-    bits = 0u;
-  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-}
-
 /// Runs infer_sample<T> over `rows` rows of width `vocab`, several launches
 /// with different parameters and uniforms; checks every token. `folded`:
 /// each row's argmax comes in SampleParams::argmax (as the LM head folds it,
@@ -347,9 +335,7 @@ void runConfig(long long vocab, long long rows, int config, std::mt19937 &rng, T
   std::vector<unsigned long long> argmax(static_cast<size_t>(rows));
   for (long long r = 0; r < rows; ++r) {
     const int top = argmaxRef(values.data() + r * vocab, vocab);
-    argmax[size_t(r)] = (static_cast<unsigned long long>(hostOrderKey(values[size_t(r * vocab + top)]))
-                         << 32) |
-                        (0xffffffffu - unsigned(top));
+    argmax[size_t(r)] = infer::kerneltest::hostArgmaxWord(values[size_t(r * vocab + top)], unsigned(top));
   }
 
   const int launches = 6;
