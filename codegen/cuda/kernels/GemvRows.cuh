@@ -266,25 +266,6 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
   long long row = (long long)block * kWarps + warp, unit = 0;
   bool second = false;
   INFER_KERNEL_STAMP_LATEST(210 + kPrologue); // the wait's release, last block (timing builds)
-  const T *bias = static_cast<const T *>(p.bias);
-  const T *residual = static_cast<const T *>(p.residual);
-  T *out = static_cast<T *>(p.output);
-  // Lane 0's bias and residual of the output row it ends next, requested
-  // when the row starts: read after its dot products, the residual (the
-  // layer's input, in L2) put one more round trip on every o / down GEMV's
-  // end. The first row's go out with the staging's loads (after the wait:
-  // the residual is another kernel's output).
-  float biasOf = 0.f, residualOf[kRows];
-  auto loadAddends = [&](long long taskRow, bool taskSecond) {
-    const long long outputRow = taskSecond ? taskRow + half : taskRow;
-    if (bias)
-      biasOf = toFloat(bias[outputRow]);
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      residualOf[r] = residual && (kRows == 1 || r < rows) ? toFloat(residual[r * p.n + outputRow]) : 0.f;
-  };
-  if (lane == 0 && row < taken)
-    loadAddends(row, false);
   stageInput<T, kPrologue, kRows>(p, staged, vectors, vectors, warpSquares);
   // Each staged row's output factor in every thread: 1 / rms under the
   // rms_norm prologue, else 1.
@@ -293,6 +274,9 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
   for (int r = 0; r < kRows; ++r)
     scale[r] = kPrologue == 1 && (kRows == 1 || r < rows) ? stagedRowScale<kRows>(p, warpSquares, r)
                                                           : 1.f;
+  const T *bias = static_cast<const T *>(p.bias);
+  const T *residual = static_cast<const T *>(p.residual);
+  T *out = static_cast<T *>(p.output);
   unsigned long long best = 0ull; // kArgmax: lane 0's largest candidate
   float sum[kRows], gate[kRows];
 #pragma unroll
@@ -318,6 +302,7 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
     else
       multiplyUnit<T, kRows, false>(current, staged, vectors, unit, lane, rows, sum);
     if (nextUnit == 0) {
+      const long long outputRow = second ? row + half : row;
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if (kRows > 1 && r >= rows)
@@ -328,9 +313,9 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
         if (lane == 0) {
           float v = sum[r] * scale[r];
           if (bias)
-            v += biasOf;
+            v += toFloat(bias[outputRow]);
           if (residual)
-            v += residualOf[r];
+            v += toFloat(residual[r * p.n + outputRow]);
           if (!kGatedPairs) {
             out[r * outStride + row] = fromFloat<T>(v);
             if (r == 0)
@@ -347,8 +332,6 @@ rowsLoadingFirstUnitBeforeWaitForPreviousKernel(const GemvParams &p, unsigned bl
         }
         sum[r] = 0.f;
       }
-      if (lane == 0 && nextRow < taken)
-        loadAddends(nextRow, nextSecond);
     }
     row = nextRow;
     unit = nextUnit;
