@@ -329,6 +329,29 @@ template <typename C> struct DecodeStep : FastGrid {
     const float2 cs = sm.rotaryTable[rp.interleaved ? d >> 1 : (first ? d : d - half)];
     return first ? rowimpl::rotatePair(value, other, cs).x : rowimpl::rotatePair(other, value, cs).y;
   }
+  /// rotated(element(d), element(partner(h, d)), h, d, sm) without branches:
+  /// both elements (element(dim): a shared-memory load of the raw head h's
+  /// element at dim < DT) and the cos / sin are read whether or not the
+  /// element is rotated, then selected, so the loads are in flight together
+  /// (infer_qkv_decode's rotation after its poll: ~330 instructions of
+  /// divergent branches and dependent loads before).
+  template <typename Element, typename Shared>
+  __device__ __forceinline__ float rotatedElement(int h, int d, Element &&element,
+                                                  const Shared &sm) const {
+    const RotaryParams &rp = *rotary;
+    const int half = int(rp.rotaryDim / 2);
+    const bool rotates = h < rp.rotatedHeads && d < rp.rotaryDim;
+    const bool first = rp.interleaved ? (d & 1) == 0 : d < half;
+    const int partnerDim = rp.interleaved ? d ^ 1 : (first ? d + half : d - half);
+    const int tableIndex = rp.interleaved ? d >> 1 : (first ? d : d - half);
+    const float value = element(d);
+    const float other = element(rotates ? partnerDim : d);
+    const float2 cs = sm.rotaryTable[rotates ? tableIndex : 0];
+    // rotatePair's operations: value cos - other sin for the pair's first,
+    // value cos + other sin for its second (the negation is exact).
+    const float rotatedValue = __fadd_rn(__fmul_rn(value, cs.x), __fmul_rn(other, first ? -cs.y : cs.y));
+    return rotates ? rotatedValue : value;
+  }
 
   /// After the wait: sm.q, the rotated query heads firstHead .. + heads - 1
   /// (zero rows and dims past them); sm.newKeyWords / newValueWords: kv head

@@ -185,22 +185,23 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     } while (!__syncthreads_and(ready)); // also orders sm.rotaryTable
     if (lateTrigger)
       launchDependents();
-    // Rotated values of this thread's elements, from their raw partners.
+    // Rotated values of this thread's elements, from their raw partners
+    // (every slot read is in sm.q or the new words: r < kFastHeads, dims < DT).
     T rotatedQ[kPer];
 #pragma unroll
     for (int e = 0; e < kPer; ++e) {
       const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
       const bool live = r < heads && dq < D;
-      const float value = toFloat(q[qSlot(r, dq)]);
-      const float other = live ? toFloat(q[qSlot(r, this->partner(qHead + r, dq))]) : 0.f;
-      rotatedQ[e] = live ? fromFloat<T>(this->rotated(value, other, qHead + r, dq, sm)) : zero;
+      const float x = this->rotatedElement(
+          qHead + r, dq, [&](int dim) { return toFloat(q[qSlot(r, dim)]); }, sm);
+      rotatedQ[e] = live ? fromFloat<T>(x) : zero;
     }
     T k = zero, v = zero;
     if (d < D) {
       k = fromFloat<T>(
-          this->rotated(toFloat(newKey[d]), toFloat(newKey[this->partner(kHead, d)]), kHead, d, sm));
+          this->rotatedElement(kHead, d, [&](int dim) { return toFloat(newKey[dim]); }, sm));
       v = fromFloat<T>(
-          this->rotated(toFloat(newValue[d]), toFloat(newValue[this->partner(vHead, d)]), vHead, d, sm));
+          this->rotatedElement(vHead, d, [&](int dim) { return toFloat(newValue[dim]); }, sm));
     }
     __syncthreads(); // every partner is read
 #pragma unroll
