@@ -667,14 +667,13 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
       bool prefetch = gemv == &cuda.gemv() && programmaticNext();
       // The sampler after it reads the argmax instead of the logits.
       const bool foldsArgmax = gemv->folds_argmax() && argmaxWanted_ && argmaxSlot_;
+      auto *argmax = foldsArgmax ? reinterpret_cast<unsigned long long *>(argmaxSlot_) : nullptr;
       ASSIGN_OR_RETURN(PackedParams params,
                        packGemvParams(args, reinterpret_cast<float *>(gemvWorkspace_),
                                       reinterpret_cast<unsigned int *>(gemvCounters_),
                                       fuses ? &folded : nullptr,
                                       prefetch ? kGemvPrefetchBytes : 0,
-                                      foldsNext ? &gated : nullptr,
-                                      foldsArgmax ? reinterpret_cast<unsigned long long *>(argmaxSlot_)
-                                                  : nullptr));
+                                      foldsNext ? &gated : nullptr, argmax));
       if (foldsArgmax)
         argmaxFolded_ = true;
       return launchKernel(*gemv, function, args, params);

@@ -349,7 +349,8 @@ template <typename C> struct DecodeStep : FastGrid {
     const float2 cs = sm.rotaryTable[rotates ? tableIndex : 0];
     // rotatePair's operations: value cos - other sin for the pair's first,
     // value cos + other sin for its second (the negation is exact).
-    const float rotatedValue = __fadd_rn(__fmul_rn(value, cs.x), __fmul_rn(other, first ? -cs.y : cs.y));
+    const float sine = first ? -cs.y : cs.y;
+    const float rotatedValue = __fadd_rn(__fmul_rn(value, cs.x), __fmul_rn(other, sine));
     return rotates ? rotatedValue : value;
   }
 
@@ -538,8 +539,9 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const int blockShift = __ffs(int(blockSize)) - 1;
   // Cache row (block * 2 * blockSize + offset) of the K row of key step * KW
   // + lane % KW, clamped to lastCached (infer_kv_decode, pos == 0: the
-  // token's own row, whose words substituteNewKey replaces). 32 bits: a cache of 2^32 rows of at least
-  // 16 bytes (headDim % 8 == 0 here) would exceed any GPU's memory.
+  // token's own row, whose words substituteNewKey replaces). 32 bits: a
+  // cache of 2^32 rows of at least 16 bytes (headDim % 8 == 0 here) would
+  // exceed any GPU's memory.
   auto rowOf = [&](int step) -> unsigned {
     int key = step * KW + (lane & (KW - 1));
     key = key <= lastCached ? key : lastCached;
@@ -826,7 +828,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       T *dst = out + h * D + d;
       if (pairs) {
         *reinterpret_cast<uint2 *>(dst) =
-            make_uint2(packPair<T>(v.x * inverse, v.y * inverse), packPair<T>(v.z * inverse, v.w * inverse));
+            make_uint2(packPair<T>(v.x * inverse, v.y * inverse),
+                       packPair<T>(v.z * inverse, v.w * inverse));
       } else {
         dst[0] = fromFloat<T>(v.x * inverse);
         dst[1] = fromFloat<T>(v.y * inverse);

@@ -141,7 +141,8 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     const int vHead = int((static_cast<const T *>(p.v) - base) / D + g);
     T *q = reinterpret_cast<T *>(&sm.q[0][0]);
     // The raw k and v wait where keepNewKeyValue puts the rotated ones.
-    T *newKey = reinterpret_cast<T *>(sm.newKeyWords), *newValue = reinterpret_cast<T *>(sm.newValueWords);
+    T *newKey = reinterpret_cast<T *>(sm.newKeyWords);
+    T *newValue = reinterpret_cast<T *>(sm.newValueWords);
     auto qSlot = [&](int r, int dq) { return (4 * r + dq / KC) * kLaneElems + dq % KC; };
     const int d = threadIdx.x;
     const T zero = fromFloat<T>(0.f);

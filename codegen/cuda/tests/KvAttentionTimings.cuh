@@ -466,8 +466,8 @@ void stampDecode(long long context, long long H, long long KV, long long D, unsi
               us(stamps[200]));
   const char *points[] = {"entry",        "token found", "before wait", "after wait",
                           "staged",       "keys done",   "merged",      "written",
-                          "new key scored", "first keys in registers", "first keys scored",
-                          "first step done"};
+                          // point 8 unused since session 36: the new key is one of the mma keys
+                          "-", "first keys in registers", "first keys scored", "first step done"};
   constexpr int kPoints = int(sizeof points / sizeof points[0]);
   for (unsigned b = 0; b < y && b < 8; ++b) {
     std::printf("  block y=%u:", b);

@@ -578,7 +578,8 @@ template <typename T, int kPrologue> void testArgmaxFold(i64 k, i64 n, i64 perio
   for (i64 j = 0; j < n; ++j)
     ties += TypeInfo<T>::value(plain[size_t(j)]) == TypeInfo<T>::value(plain[size_t(best)]);
   const unsigned long long want =
-      infer::kerneltest::hostArgmaxWord(float(TypeInfo<T>::value(plain[size_t(best)])), unsigned(best));
+      infer::kerneltest::hostArgmaxWord(float(TypeInfo<T>::value(plain[size_t(best)])),
+                                        unsigned(best));
   const bool sameBits = std::memcmp(plain.data(), folded.data(), plain.size() * sizeof(T)) == 0 &&
                         std::memcmp(plain.data(), unslotted.data(), plain.size() * sizeof(T)) == 0;
   const bool ok = sameBits && got == want;

@@ -335,7 +335,8 @@ void runConfig(long long vocab, long long rows, int config, std::mt19937 &rng, T
   std::vector<unsigned long long> argmax(static_cast<size_t>(rows));
   for (long long r = 0; r < rows; ++r) {
     const int top = argmaxRef(values.data() + r * vocab, vocab);
-    argmax[size_t(r)] = infer::kerneltest::hostArgmaxWord(values[size_t(r * vocab + top)], unsigned(top));
+    argmax[size_t(r)] =
+        infer::kerneltest::hostArgmaxWord(values[size_t(r * vocab + top)], unsigned(top));
   }
 
   const int launches = 6;
