@@ -17,8 +17,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <cstring>
+#include <random>
 #include <vector>
 
 /// Exits 1 with the failed call, where it is and CUDA's message.
