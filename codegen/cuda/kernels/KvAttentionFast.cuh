@@ -308,50 +308,51 @@ template <typename C> struct DecodeStep : FastGrid {
     return position < 0 ? 0 : (position >= rp.cacheRows ? rp.cacheRows - 1 : position);
   }
 
-  /// Element d of head h of a rotary row: `value` rotated with `other` (the
-  /// element at partner(h, d)) as infer_rotary does (rotatePair, the same
-  /// cos / sin), or `value` where the rotary copies.
-  __device__ __forceinline__ int partner(int h, int d) const {
+  /// Element d of a rotary row's head: whether the rotary turns it (else it
+  /// copies it), whether it is its pair's first, its partner's dim and its
+  /// cos / sin's place in sm.rotaryTable (rotatePair's pairs). Every dim
+  /// and index is in bounds either way (d itself and 0 where d is copied).
+  struct Rotation {
+    bool rotates, first;
+    int partnerDim, tableIndex;
+  };
+  /// Dim d's rotation in a head the rotary turns (rotatesHead).
+  __device__ __forceinline__ Rotation rotationOfDim(int d) const {
     const RotaryParams &rp = *rotary;
-    if (h >= rp.rotatedHeads || d >= rp.rotaryDim)
-      return d;
-    const int half = int(rp.rotaryDim / 2);
-    return rp.interleaved ? d ^ 1 : (d < half ? d + half : d - half);
+    const int rotaryDim = int(rp.rotaryDim), half = rotaryDim / 2;
+    Rotation r;
+    r.rotates = d < rotaryDim;
+    r.first = rp.interleaved ? (d & 1) == 0 : d < half;
+    r.partnerDim = !r.rotates ? d : rp.interleaved ? d ^ 1 : (r.first ? d + half : d - half);
+    r.tableIndex = !r.rotates ? 0 : rp.interleaved ? d >> 1 : (r.first ? d : d - half);
+    return r;
+  }
+  __device__ __forceinline__ bool rotatesHead(int h) const {
+    return h < int(rotary->rotatedHeads); // a head count
+  }
+  __device__ __forceinline__ Rotation rotationOf(int h, int d) const {
+    Rotation r = rotationOfDim(d);
+    r.rotates = r.rotates && rotatesHead(h);
+    return r;
+  }
+  /// The element at partner(h, d) goes with element d in its rotation.
+  __device__ __forceinline__ int partner(int h, int d) const { return rotationOf(h, d).partnerDim; }
+  /// `value` rotated with `other` (the element at its partner) by cos / sin
+  /// `cs` as infer_rotary does — rotatePair's operations, value cos - other
+  /// sin for the pair's first, value cos + other sin for its second (the
+  /// negation is exact) — or `value` where the rotary copies. Without
+  /// branches: the result is selected.
+  __device__ __forceinline__ static float rotate(float value, float other, float2 cs, bool first,
+                                                 bool rotates) {
+    const float sine = first ? -cs.y : cs.y;
+    const float rotatedValue = __fadd_rn(__fmul_rn(value, cs.x), __fmul_rn(other, sine));
+    return rotates ? rotatedValue : value;
   }
   template <typename Shared>
   __device__ __forceinline__ float rotated(float value, float other, int h, int d,
                                            const Shared &sm) const {
-    const RotaryParams &rp = *rotary;
-    if (h >= rp.rotatedHeads || d >= rp.rotaryDim)
-      return value;
-    const int half = int(rp.rotaryDim / 2);
-    const bool first = rp.interleaved ? (d & 1) == 0 : d < half;
-    const float2 cs = sm.rotaryTable[rp.interleaved ? d >> 1 : (first ? d : d - half)];
-    return first ? rowimpl::rotatePair(value, other, cs).x : rowimpl::rotatePair(other, value, cs).y;
-  }
-  /// rotated(element(d), element(partner(h, d)), h, d, sm) without branches:
-  /// both elements (element(dim): a shared-memory load of the raw head h's
-  /// element at dim < DT) and the cos / sin are read whether or not the
-  /// element is rotated, then selected, so the loads are in flight together
-  /// (infer_qkv_decode's rotation after its poll: ~330 instructions of
-  /// divergent branches and dependent loads before).
-  template <typename Element, typename Shared>
-  __device__ __forceinline__ float rotatedElement(int h, int d, Element &&element,
-                                                  const Shared &sm) const {
-    const RotaryParams &rp = *rotary;
-    const int half = int(rp.rotaryDim / 2);
-    const bool rotates = h < rp.rotatedHeads && d < rp.rotaryDim;
-    const bool first = rp.interleaved ? (d & 1) == 0 : d < half;
-    const int partnerDim = rp.interleaved ? d ^ 1 : (first ? d + half : d - half);
-    const int tableIndex = rp.interleaved ? d >> 1 : (first ? d : d - half);
-    const float value = element(d);
-    const float other = element(rotates ? partnerDim : d);
-    const float2 cs = sm.rotaryTable[rotates ? tableIndex : 0];
-    // rotatePair's operations: value cos - other sin for the pair's first,
-    // value cos + other sin for its second (the negation is exact).
-    const float sine = first ? -cs.y : cs.y;
-    const float rotatedValue = __fadd_rn(__fmul_rn(value, cs.x), __fmul_rn(other, sine));
-    return rotates ? rotatedValue : value;
+    const Rotation r = rotationOf(h, d);
+    return rotate(value, other, sm.rotaryTable[r.tableIndex], r.first, r.rotates);
   }
 
   /// After the wait: sm.q, the rotated query heads firstHead .. + heads - 1
@@ -405,32 +406,36 @@ template <typename C> struct DecodeStep : FastGrid {
       v = fromFloat<T>(rotated(toFloat(val), toFloat(valOther), vHead, d, sm));
     }
     if (d < DT)
-      keepNewKeyValue(p, cacheKeyRow<T>(p, g, slot), d, D, k, v, sm);
+      keepNewKeyValue(cacheRowsOf<T>(p, g, slot), d, D, k, v, sm);
   }
 
-  /// Kv head g's K row of cache slot `slot` (its V row is p.blockSize rows
-  /// further), or null when slot < 0.
+  /// Kv head g's K and V rows of cache slot `slot` (the V row p.blockSize
+  /// rows after the K row), or nulls when slot < 0.
+  template <typename T> struct CacheRows {
+    T *key, *value;
+  };
   template <typename T>
-  __device__ __forceinline__ static T *cacheKeyRow(const KvAttentionParams &p, long long g,
-                                                   long long slot) {
+  __device__ __forceinline__ static CacheRows<T> cacheRowsOf(const KvAttentionParams &p,
+                                                             long long g, long long slot) {
     if (slot < 0)
-      return nullptr;
+      return {nullptr, nullptr};
     const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
-    return static_cast<T *>(p.cache) +
-           ((block * 2) * p.blockSize + offset) * p.numKvHeads * p.headDim + g * p.headDim;
+    T *key = static_cast<T *>(p.cache) +
+             ((block * 2) * p.blockSize + offset) * p.numKvHeads * p.headDim + g * p.headDim;
+    return {key, key + p.blockSize * p.numKvHeads * p.headDim};
   }
 
   /// Element d (< DT) of the new key and value (rotated, rounded to T; zero
   /// for d >= D = p.headDim) into sm.newKeyWords / newValueWords, and for d <
-  /// D into the cache at keyRow (cacheKeyRow; none when null).
+  /// D into the cache rows (cacheRowsOf; none when null).
   template <typename T, typename Shared>
-  __device__ __forceinline__ static void keepNewKeyValue(const KvAttentionParams &p, T *keyRow,
-                                                         int d, int D, T k, T v, Shared &sm) {
+  __device__ __forceinline__ static void keepNewKeyValue(CacheRows<T> rows, int d, int D, T k,
+                                                         T v, Shared &sm) {
     reinterpret_cast<T *>(sm.newKeyWords)[d] = k;
     reinterpret_cast<T *>(sm.newValueWords)[d] = v;
-    if (keyRow && d < D) {
-      keyRow[d] = k;
-      keyRow[p.blockSize * p.numKvHeads * D + d] = v;
+    if (rows.key && d < D) {
+      rows.key[d] = k;
+      rows.value[d] = v;
     }
   }
 };
@@ -696,14 +701,27 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     // Online softmax of heads 2c (A) and 2c + 1 (B); the 8 lanes of one c
     // hold all the step's keys.
     const int keyBase = step * KW + r;
+    // One branch for the softcap, not one a score (each a jump in code
+    // that is fetched cold once a layer at batch 1).
+    if (capped) {
+#pragma unroll
+      for (int u = 0; u < NT; ++u)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[u][e] = capLog2 * tanhf(s[u][e] * scaleOverCap);
+    } else {
+#pragma unroll
+      for (int u = 0; u < NT; ++u)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[u][e] *= scaleLog2;
+    }
     float topA = negativeInfinity(), topB = negativeInfinity();
 #pragma unroll
     for (int u = 0; u < NT; ++u)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float x = s[u][e];
-        const float score = capped ? capLog2 * tanhf(x * scaleOverCap) : x * scaleLog2;
-        s[u][e] = keyBase + 16 * u + 8 * (e >> 1) <= last ? score : negativeInfinity();
+        s[u][e] = keyBase + 16 * u + 8 * (e >> 1) <= last ? s[u][e] : negativeInfinity();
         if (e & 1)
           topB = fmaxf(topB, s[u][e]);
         else
@@ -810,11 +828,18 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   T *out = static_cast<T *>(p.output) + (t * p.numHeads + firstHead) * D;
   if (used == 1) {
     // Four dims a thread (D % 8 == 0 here): TinyLlama's 8 heads x 64 dims
-    // are one pass of the block, its shortest path to the output.
-    const int quads = D / 4;
+    // are one pass of the block, its shortest path to the output. Threads
+    // map to (head, quad) of the largest heads (DT wide; no division), and
+    // those past `heads` or D idle.
+    constexpr int kQuads = DT / 4;
+    constexpr int kPasses = (kFastHeads * kQuads + kThreads - 1) / kThreads;
     const bool pairs = (reinterpret_cast<unsigned long long>(out) & 7) == 0;
-    for (int i = tid; i < heads * quads; i += kThreads) {
-      const int h = i / quads, d = 4 * (i - h * quads);
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const unsigned i = unsigned(tid + pass * kThreads);
+      const int h = int(i / kQuads), d = int(4 * (i % kQuads));
+      if (h >= heads || d >= D)
+        continue;
       float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) {

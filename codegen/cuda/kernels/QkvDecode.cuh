@@ -120,11 +120,16 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
   }
 
   /// DecodeStep::stage with q / k / v from the exchange. Each thread polls
-  /// its own elements (q: kPer of them, k and v: dim threadIdx.x) until all
-  /// of the block's carry the tag, parking their raw values in shared memory
-  /// (q at its place in sm.q, k and v in sm.newKeyWords / newValueWords), which
-  /// holds fewer registers through the poll than keeping them; then the
-  /// rotation reads each element's partner from there.
+  /// its own elements (q: kPer of them, all at dim threadIdx.x % DT; k and
+  /// v: dim threadIdx.x) until all of the block's carry the tag, parking
+  /// their raw values in shared memory (q at its place in sm.q, k and v in
+  /// sm.newKeyWords / newValueWords), which holds fewer registers through
+  /// the poll than keeping them; then the rotation reads each element's
+  /// partner from there. Everything the rotation needs but the values —
+  /// the dim's partner, its cos / sin's place, the shared-memory slots —
+  /// is worked out before the poll: the code after it is short (its
+  /// instruction fetch, not its arithmetic, was what took the time there:
+  /// bench/results/tinyllama-1.1b-serving.md, sessions 32 and 36).
   template <typename T, int DT, typename Shared>
   __device__ __forceinline__ void stage(const KvAttentionParams &p, long long t, long long g,
                                         int firstHead, int heads, bool writesCache,
@@ -132,6 +137,9 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     constexpr int KC = DT / 4;
     constexpr int kLaneElems = kFastMaxDim / 4;
     constexpr int kPer = kFastHeads * DT / kThreads;
+    static_assert(kThreads % DT == 0, "a thread's q elements share one dim");
+    constexpr int kHeadStride = kThreads / DT; // heads between a thread's q elements
+    constexpr int kSlotStride = 4 * kHeadStride * kLaneElems; // their distance in sm.q
     const RotaryParams &rp = *this->rotary;
     const int D = int(p.headDim);
     const T *base = static_cast<const T *>(rp.output);
@@ -144,20 +152,24 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     T *newKey = reinterpret_cast<T *>(sm.newKeyWords);
     T *newValue = reinterpret_cast<T *>(sm.newValueWords);
     auto qSlot = [&](int r, int dq) { return (4 * r + dq / KC) * kLaneElems + dq % KC; };
-    const int d = threadIdx.x;
+    // This thread's q elements are rows r0 + e * kHeadStride at dim dq; its
+    // k and v (d < D <= DT) are at dim d == dq.
+    const int d = threadIdx.x, dq = d % DT, r0 = d / DT;
+    const typename DecodeStep<C>::Rotation rotation = this->rotationOfDim(dq);
+    const int valueSlot = qSlot(r0, dq), partnerSlot = qSlot(r0, rotation.partnerDim);
+    const unsigned *qWords = x + (qHead + r0) * D + dq;
+    auto live = [&](int e) { return r0 + e * kHeadStride < heads && dq < D; };
     const T zero = fromFloat<T>(0.f);
     // Step metadata (no kernel's output): loaded before the poll, its round
     // trip is not one more after it, nor the cache row's arithmetic.
-    T *const keyRow = this->template cacheKeyRow<T>(p, g, writesCache ? p.slotIds[t] : -1);
+    const auto cacheRows = this->template cacheRowsOf<T>(p, g, writesCache ? p.slotIds[t] : -1);
     bool ready;
     unsigned polls = 0;
     do {
       unsigned word[kPer + 2];
 #pragma unroll
-      for (int e = 0; e < kPer; ++e) {
-        const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
-        word[e] = r < heads && dq < D ? qkvdecode::loadTagged(x + (qHead + r) * D + dq) : tag;
-      }
+      for (int e = 0; e < kPer; ++e)
+        word[e] = live(e) ? qkvdecode::loadTagged(qWords + e * kHeadStride * D) : tag;
       word[kPer] = d < D ? qkvdecode::loadTagged(x + kHead * D + d) : tag;
       word[kPer + 1] = d < D ? qkvdecode::loadTagged(x + vHead * D + d) : tag;
       ready = true;
@@ -174,10 +186,8 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
       }
       if (ready) {
 #pragma unroll
-        for (int e = 0; e < kPer; ++e) {
-          const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
-          q[qSlot(r, dq)] = r < heads && dq < D ? qkvdecode::fromBits<T>(word[e]) : zero;
-        }
+        for (int e = 0; e < kPer; ++e)
+          q[valueSlot + e * kSlotStride] = live(e) ? qkvdecode::fromBits<T>(word[e]) : zero;
         if (d < D) {
           newKey[d] = qkvdecode::fromBits<T>(word[kPer]);
           newValue[d] = qkvdecode::fromBits<T>(word[kPer + 1]);
@@ -186,32 +196,31 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     } while (!__syncthreads_and(ready)); // also orders sm.rotaryTable
     if (lateTrigger)
       launchDependents();
-    // Rotated values of this thread's elements, from their raw partners
-    // (every slot read is in sm.q or the new words: r < kFastHeads, dims < DT).
+    // Rotated values of this thread's elements, from their raw partners.
+    const float2 cs = sm.rotaryTable[rotation.tableIndex];
     T rotatedQ[kPer];
 #pragma unroll
     for (int e = 0; e < kPer; ++e) {
-      const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
-      const bool live = r < heads && dq < D;
-      const float x = this->rotatedElement(
-          qHead + r, dq, [&](int dim) { return toFloat(q[qSlot(r, dim)]); }, sm);
-      rotatedQ[e] = live ? fromFloat<T>(x) : zero;
+      const int slot = e * kSlotStride;
+      const float rotated = this->rotate(
+          toFloat(q[valueSlot + slot]), toFloat(q[partnerSlot + slot]), cs, rotation.first,
+          rotation.rotates && this->rotatesHead(qHead + r0 + e * kHeadStride));
+      rotatedQ[e] = live(e) ? fromFloat<T>(rotated) : zero;
     }
     T k = zero, v = zero;
     if (d < D) {
-      k = fromFloat<T>(
-          this->rotatedElement(kHead, d, [&](int dim) { return toFloat(newKey[dim]); }, sm));
-      v = fromFloat<T>(
-          this->rotatedElement(vHead, d, [&](int dim) { return toFloat(newValue[dim]); }, sm));
+      const int other = rotation.partnerDim;
+      k = fromFloat<T>(this->rotate(toFloat(newKey[d]), toFloat(newKey[other]), cs, rotation.first,
+                                    rotation.rotates && this->rotatesHead(kHead)));
+      v = fromFloat<T>(this->rotate(toFloat(newValue[d]), toFloat(newValue[other]), cs,
+                                    rotation.first, rotation.rotates && this->rotatesHead(vHead)));
     }
     __syncthreads(); // every partner is read
 #pragma unroll
-    for (int e = 0; e < kPer; ++e) {
-      const int i = threadIdx.x + e * kThreads, r = i / DT, dq = i % DT;
-      q[qSlot(r, dq)] = rotatedQ[e];
-    }
+    for (int e = 0; e < kPer; ++e)
+      q[valueSlot + e * kSlotStride] = rotatedQ[e];
     if (d < DT)
-      this->keepNewKeyValue(p, keyRow, d, D, k, v, sm);
+      this->keepNewKeyValue(cacheRows, d, D, k, v, sm);
   }
 };
 
