@@ -234,7 +234,7 @@ INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementByt
 /// infer_qkv_decode's attention blocks' shared memory (QkvDecode.cuh's
 /// PolledDecodeShared, which checks it), and the kernel's dynamic shared
 /// memory: the GEMV blocks' staging or that, whichever is larger.
-constexpr long long kQkvDecodeAttentionSharedBytes = 74224;
+constexpr long long kQkvDecodeAttentionSharedBytes = 74576;
 INFER_GEMV_GEOMETRY_FN long long qkvDecodeSharedBytes(long long k, int elementBytes) {
   const long long staging = gemvRowsSharedBytes(k, elementBytes);
   return staging > kQkvDecodeAttentionSharedBytes ? staging : kQkvDecodeAttentionSharedBytes;

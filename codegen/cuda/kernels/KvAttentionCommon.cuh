@@ -48,7 +48,7 @@ constexpr int kMaxUsedSplitsWide = kKvDecodeMaxSplits;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-static_assert(kThreads == 128, "the fast path's merge assumes 4 warps");
+static_assert(kThreads == 128, "infer_kv_attention's and infer_kv_decode's blocks are 4 warps");
 static_assert(kFastMaxDim <= kThreads, "infer_kv_decode stages a head with one element per thread");
 static_assert(kFastHeads == 8, "the fast path holds 8 heads in one mma n-tile");
 

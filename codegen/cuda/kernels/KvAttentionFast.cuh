@@ -33,12 +33,13 @@ template <int kWords> union alignas(16) FastWarpShared {
   float out[kFastHeads][kFastMaxDim + 4]; // [head][d]
 };
 
-/// Shared memory of the fast path: the Q fragments and the merges.
-template <int kWords> struct alignas(16) FastSharedOf {
+/// Shared memory of the fast path (blocks of kBlockWarps warps): the Q
+/// fragments and the merges.
+template <int kWords, int kBlockWarps = kWarps> struct alignas(16) FastSharedOf {
   uint4 q[32][kFastMaxDim / 32]; // [lane][16-byte words]
-  FastWarpShared<kWords> warp[kWarps];
-  float max[kWarps][kFastHeads], sum[kWarps][kFastHeads];
-  float weight[kWarps][kFastHeads]; // exp2(warp max - block max)
+  FastWarpShared<kWords> warp[kBlockWarps];
+  float max[kBlockWarps][kFastHeads], sum[kBlockWarps][kFastHeads];
+  float weight[kBlockWarps][kFastHeads]; // exp2(warp max - block max)
   float top[kFastHeads], total[kFastHeads];
   float recordWeight[kFastHeads][kKvDecodeMaxSplits]; // record max, then its weight
   float recordSum[kFastHeads][kKvDecodeMaxSplits];
@@ -48,7 +49,8 @@ template <int kWords> struct alignas(16) FastSharedOf {
   // parks the raw (unrotated) values there.
   uint4 newKeyWords[kFastMaxDim / 8], newValueWords[kFastMaxDim / 8];
   float2 rotaryTable[kFastMaxDim / 2]; // cos, sin of the token's rotated pairs
-  unsigned table[kWarps][32]; // infer_kv_decode: each warp's copy of the first 32 block-table entries
+  // infer_kv_decode: each warp's copy of the first 32 block-table entries.
+  unsigned table[kBlockWarps][32];
   int last;
 };
 using FastShared = FastSharedOf<1>; // infer_kv_attention (25 KB)
@@ -225,6 +227,8 @@ struct FastGrid {
 struct NoDecode : FastGrid {
   static constexpr bool kFused = false;
   static constexpr bool kFirstStepShared = false;
+  static constexpr bool kCopiesSecondStep = false;
+  static constexpr int kBlockWarps = kWarps;
   struct CosSin {};
   __device__ __forceinline__ void waitForPreviousKernel() const {}
 };
@@ -245,6 +249,10 @@ template <typename C> struct DecodeStep : FastGrid {
   /// Whether the first key step waits in shared memory rather than in
   /// registers (fastAttend; its Shared has room for two steps a warp).
   static constexpr bool kFirstStepShared = false;
+  /// Whether each warp copies its second key step into shared memory
+  /// before the wait (64-wide heads; fastAttend).
+  static constexpr bool kCopiesSecondStep = true;
+  static constexpr int kBlockWarps = kWarps; // the block's warps
   const RotaryParams *rotary; // p.q, p.k, p.v point into rotary->output
 
   __device__ __forceinline__ void waitForPreviousKernel() const {
@@ -456,6 +464,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   constexpr int KL = KC / 8;   // 16-byte loads per K row and lane
   constexpr int VL = VC / 8;   // 16-byte loads per V row and lane
   static_assert(NT * 2 * KL + NT * 4 * VL == kStepWords, "a warp step's words per lane");
+  constexpr int kBlockWarps = Decode::kBlockWarps;
+  constexpr int kBlockThreads = 32 * kBlockWarps;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int r = lane >> 2, c = lane & 3;
   const int D = int(p.headDim);
@@ -485,9 +495,10 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   // serving.md, session 16): TinyLlama batch 1, 128 in / 128 out, 1,029.0
   // -> 1,044.0 tok/s (means of six runs); 400-1,800-token prompts within
   // +-1.7% (one step per warp there: nothing to copy).
-  constexpr bool kCopySecondStep = kDecode && DT == 64;
+  constexpr bool kGuessTable = kDecode && DT == 64;
+  constexpr bool kCopySecondStep = kGuessTable && Decode::kCopiesSecondStep;
   unsigned tableGuess = 0;
-  const bool guessed = kCopySecondStep && t < p.numSeqs;
+  const bool guessed = kGuessTable && t < p.numSeqs;
   if (guessed && lane < p.maxBlocksPerSeq)
     tableGuess = unsigned(__ldg(p.blockTables + t * p.maxBlocksPerSeq + lane));
   Token tok;
@@ -498,7 +509,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   const bool useGuess = guessed && tok.table == p.blockTables + t * p.maxBlocksPerSeq;
   if constexpr (kDecode)
     INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 1);
-  if constexpr (kCopySecondStep) {
+  if constexpr (kGuessTable) {
     // Arrived with findToken's loads; shared memory frees the register.
     sm.table[warp][lane] = tableGuess;
     __syncwarp();
@@ -598,17 +609,18 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     cosSin = decode.loadCosSin(t, pos);
   // Where this lane's copy of kr[u][n][i] and vr[u][j][i] lies: the second
   // step's at word 0 of the warp's area, the first's (kFirstStepShared)
-  // after it.
+  // after it (at word 0 when no step is copied).
   const unsigned stepShared = unsigned(__cvta_generic_to_shared(&sm.warp[warp].step[0][lane]));
-  constexpr unsigned kFirstStepArea = kStepWords * 32 * 16;
+  constexpr unsigned kFirstStepArea = kCopySecondStep ? kStepWords * 32 * 16 : 0;
   auto keyWord = [&](int u, int n, int i) { return stepShared + ((u * 2 + n) * KL + i) * 32 * 16; };
   auto valueWord = [&](int u, int j, int i) {
     return stepShared + (NT * 2 * KL + (u * 4 + j) * VL + i) * 32 * 16;
   };
   // The K and V of the step whose table rows `rows` holds, into the area at
   // keyWord / valueWord + area (cp.async; read back by loadCopiedStep).
-  static_assert(!Decode::kFirstStepShared || sizeof(sm.warp[0].step) >= 2 * kFirstStepArea,
-                "kFirstStepShared needs two steps' words a warp");
+  static_assert(!Decode::kFirstStepShared ||
+                    sizeof(sm.warp[0].step) >= (kCopySecondStep ? 2 : 1) * kStepWords * 32 * 16,
+                "kFirstStepShared needs a step's words a warp, two with the copied step");
   auto copyStep = [&](unsigned rows, unsigned area) {
     forEachKvWord<T, DT>(
         kBase, vBase, rows, rowElems, D,
@@ -642,12 +654,13 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   }
   // infer_kv_decode: the warp's second step into shared memory (64-wide
   // heads), the later ones into L2, and the token's rotary cos / sin.
-  const int copiedStep = step + kWarps;
+  const int copiedStep = step + kBlockWarps;
   const bool copied = kCopySecondStep && copiedStep < stepEnd;
   if constexpr (kDecode) {
     if (copied)
       copyStep(rowOf(copiedStep), 0);
-    for (int later = copied ? copiedStep + kWarps : copiedStep; later < stepEnd; later += kWarps)
+    for (int later = copied ? copiedStep + kBlockWarps : copiedStep; later < stepEnd;
+         later += kBlockWarps)
       forEachKvWord<T, DT>(kBase, vBase, rowOf(later), rowElems, D, prefetchL2, prefetchL2);
     decode.storeCosSin(cosSin, sm);
     INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 2);
@@ -664,7 +677,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   // Stamps 9-11: the first step's keys in registers, scored, done.
   const int firstStep = step;
 
-  for (; step < stepEnd; step += kWarps) {
+  for (; step < stepEnd; step += kBlockWarps) {
     if (!loaded) {
       if (copied && step == copiedStep)
         loadCopiedStep(0);
@@ -680,8 +693,8 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     if constexpr (kDecode)
       if (step == firstStep)
         INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 9);
-    if (step + kWarps < stepEnd && !(copied && step + kWarps == copiedStep))
-      row = rowOf(step + kWarps); // the next step's table entries, during this one
+    if (step + kBlockWarps < stepEnd && !(copied && step + kBlockWarps == copiedStep))
+      row = rowOf(step + kBlockWarps); // the next step's table entries, during this one
 
     // S^T = K Q^T per tile u: lane holds keys 16u + r, 16u + 8 + r x heads 2c, 2c + 1.
     float s[NT][4];
@@ -804,51 +817,50 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     sm.warp[warp].out[2 * c + 1][d + 1] = o[mt][3];
   }
   __syncthreads();
-  if (tid < kFastHeads) {
-    float top = negativeInfinity();
+  // Head h's largest score over the warps (`top`), each warp's weight
+  // exp2(its max - top) and the weighted sum of their softmax sums.
+  auto mergeHead = [&](int h, float (&weight)[kBlockWarps], float &top, float &total) {
+    top = negativeInfinity();
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w)
-      top = fmaxf(top, sm.max[w][tid]);
+    for (int w = 0; w < kBlockWarps; ++w)
+      top = fmaxf(top, sm.max[w][h]);
     const float ref = top == negativeInfinity() ? 0.f : top;
-    float total = 0.f;
+    total = 0.f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float e = exp2Approx(sm.max[w][tid] - ref);
-      sm.weight[w][tid] = e;
-      total += sm.sum[w][tid] * e;
+    for (int w = 0; w < kBlockWarps; ++w) {
+      weight[w] = exp2Approx(sm.max[w][h] - ref);
+      total += sm.sum[w][h] * weight[w];
     }
-    sm.top[tid] = top;
-    sm.total[tid] = total;
-  }
-  __syncthreads();
-  if constexpr (kDecode)
-    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 6);
+  };
 
   const int items = heads * D;
   T *out = static_cast<T *>(p.output) + (t * p.numHeads + firstHead) * D;
   if (used == 1) {
+    if constexpr (kDecode)
+      INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 6);
     // Four dims a thread (D % 8 == 0 here): TinyLlama's 8 heads x 64 dims
     // are one pass of the block, its shortest path to the output. Threads
     // map to (head, quad) of the largest heads (DT wide; no division), and
-    // those past `heads` or D idle.
+    // those past `heads` or D idle. Each merges its head's warps itself:
+    // no barrier between the warps' partial results and the output.
     constexpr int kQuads = DT / 4;
-    constexpr int kPasses = (kFastHeads * kQuads + kThreads - 1) / kThreads;
+    constexpr int kPasses = (kFastHeads * kQuads + kBlockThreads - 1) / kBlockThreads;
     const bool pairs = (reinterpret_cast<unsigned long long>(out) & 7) == 0;
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
-      const unsigned i = unsigned(tid + pass * kThreads);
+      const unsigned i = unsigned(tid + pass * kBlockThreads);
       const int h = int(i / kQuads), d = int(4 * (i % kQuads));
       if (h >= heads || d >= D)
         continue;
+      float weight[kBlockWarps], top, total; // top: the split path's record
+      mergeHead(h, weight, top, total);
       float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        const float weight = sm.weight[w][h];
+      for (int w = 0; w < kBlockWarps; ++w) {
         const float4 x = *reinterpret_cast<const float4 *>(&sm.warp[w].out[h][d]);
-        v = make_float4(fmaf(weight, x.x, v.x), fmaf(weight, x.y, v.y), fmaf(weight, x.z, v.z),
-                        fmaf(weight, x.w, v.w));
+        v = make_float4(fmaf(weight[w], x.x, v.x), fmaf(weight[w], x.y, v.y),
+                        fmaf(weight[w], x.z, v.z), fmaf(weight[w], x.w, v.w));
       }
-      const float total = sm.total[h];
       const float inverse = total > 0.f ? 1.f / total : 0.f;
       T *dst = out + h * D + d;
       if (pairs) {
@@ -866,6 +878,18 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 7);
     return;
   }
+  if (tid < kFastHeads) {
+    float weight[kBlockWarps], top, total;
+    mergeHead(tid, weight, top, total);
+#pragma unroll
+    for (int w = 0; w < kBlockWarps; ++w)
+      sm.weight[w][tid] = weight[w];
+    sm.top[tid] = top;
+    sm.total[tid] = total;
+  }
+  __syncthreads();
+  if constexpr (kDecode)
+    INFER_DECODE_STAMP_AT(t, decode.blockY(), decode.blockZ(), 6);
 
   // Record of this split; the unit's last block combines them all.
   const long long recordFloats = kvDecodeRecordFloats(p.headDim);
@@ -876,11 +900,11 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
     record[tid] = sm.top[tid];
     record[kFastHeads + tid] = sm.total[tid];
   }
-  for (int i = tid; i < items; i += kThreads) {
+  for (int i = tid; i < items; i += kBlockThreads) {
     const int h = i / D, d = i - h * D;
     float v = 0.f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w)
+    for (int w = 0; w < kBlockWarps; ++w)
       v = fmaf(sm.weight[w][h], sm.warp[w].out[h][d], v);
     record[2 * kFastHeads + i] = v;
   }
@@ -899,13 +923,13 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
   if (!sm.last)
     return;
 
-  for (int i = tid; i < heads * used; i += kThreads) {
+  for (int i = tid; i < heads * used; i += kBlockThreads) {
     const int j = i / heads, h = i - j * heads;
     sm.recordWeight[h][j] = __ldcg(records + j * recordFloats + h);
     sm.recordSum[h][j] = __ldcg(records + j * recordFloats + kFastHeads + h);
   }
   __syncthreads();
-  for (int h = warp; h < heads; h += kWarps) {
+  for (int h = warp; h < heads; h += kBlockWarps) {
     float top = negativeInfinity();
     for (int j = lane; j < used; j += 32)
       top = fmaxf(top, sm.recordWeight[h][j]);
@@ -923,7 +947,7 @@ __device__ __forceinline__ void fastAttend(const KvAttentionParams &p, long long
       sm.recordWeight[h][j] *= inverse;
   }
   __syncthreads();
-  for (int i = tid; i < items; i += kThreads) {
+  for (int i = tid; i < items; i += kBlockThreads) {
     const int h = i / D;
     const float *src = records + 2 * kFastHeads + i;
     float v = 0.f;

@@ -15,8 +15,10 @@
 //   attentionZ; GemvGeometry.h); dynamic shared memory
 //   qkvDecodeSharedBytes(k, sizeof(T)) (the GEMV's staging or the attention's):
 //   blocks 0 .. A-1   infer_kv_decode's blocks (y = b % attentionY: kv head
-//                     x head group; z = b / attentionY: split) with their
-//                     first 4 warps (the others exit). First in the grid, so
+//                     x head group; z = b / attentionY: split) with all 8
+//                     warps, a key step each where infer_kv_decode's 4 take
+//                     two (the same results up to the order of the softmax's
+//                     fp32 sums). First in the grid, so
 //                     they are placed first and start with the GEMV; they do
 //                     the work before the wait as infer_kv_decode does, then
 //                     poll `exchange` until every q / k / v element they need
@@ -96,6 +98,11 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
   /// poll's, they spilled (the 128-register cap of two 256-thread blocks a
   /// multiprocessor).
   static constexpr bool kFirstStepShared = true;
+  /// All 8 warps of the grid's 256-thread blocks attend, a key step each at
+  /// the contexts this kernel serves (kQkvDecodeMaxContext: 8 steps of 32
+  /// keys), so no warp has a second step to copy or to run after its first.
+  static constexpr int kBlockWarps = kGemvRowsThreads / 32;
+  static constexpr bool kCopiesSecondStep = false;
   const unsigned *exchange;
   unsigned tag;
   unsigned y, gridY_, z, gridZ_; // the block in infer_kv_decode's grid
@@ -136,9 +143,10 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
                                         Shared &sm) const {
     constexpr int KC = DT / 4;
     constexpr int kLaneElems = kFastMaxDim / 4;
-    constexpr int kPer = kFastHeads * DT / kThreads;
-    static_assert(kThreads % DT == 0, "a thread's q elements share one dim");
-    constexpr int kHeadStride = kThreads / DT; // heads between a thread's q elements
+    constexpr int kBlockThreads = 32 * kBlockWarps;
+    constexpr int kPer = kFastHeads * DT / kBlockThreads;
+    static_assert(kBlockThreads % DT == 0, "a thread's q elements share one dim");
+    constexpr int kHeadStride = kBlockThreads / DT; // heads between a thread's q elements
     constexpr int kSlotStride = 4 * kHeadStride * kLaneElems; // their distance in sm.q
     const RotaryParams &rp = *this->rotary;
     const int D = int(p.headDim);
@@ -225,13 +233,14 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
 };
 
 /// infer_qkv_decode's attention blocks' shared memory: fastAttend's, with
-/// two key steps a warp (PolledDecodeStep::kFirstStepShared). Dynamic, as
-/// the GEMV's staging is: over the 48 KiB of static shared memory.
-using PolledDecodeShared = FastSharedOf<2 * kStepWords>;
+/// a key step for each of 8 warps (PolledDecodeStep::kFirstStepShared).
+/// Dynamic, as the GEMV's staging is: over the 48 KiB of static shared
+/// memory.
+using PolledDecodeShared = FastSharedOf<kStepWords, PolledDecodeStep<float>::kBlockWarps>;
 static_assert(sizeof(PolledDecodeShared) <= kQkvDecodeAttentionSharedBytes,
               "qkvDecodeSharedBytes (GemvGeometry.h) sizes the launch");
 
-/// infer_qkv_decode's attention blocks (the first 4 warps).
+/// infer_qkv_decode's attention blocks (8 warps).
 template <typename T, typename C, int kMaxDim>
 __device__ __forceinline__ void polledDecode(const QkvDecodeParams &qp, unsigned tag) {
   extern __shared__ uint4 qkvDecodeShared[];
@@ -273,8 +282,6 @@ __device__ __forceinline__ void loadingBeforeWaitForPreviousKernel(const QkvDeco
         p.gemv, blockIdx.x - attention, gridDim.x - attention, TaggedExchange{p.exchange, tag});
     return;
   }
-  if (threadIdx.x >= kKvAttentionThreads)
-    return;
   kvimpl::polledDecode<T, C, kMaxDim>(p, tag);
 }
 
