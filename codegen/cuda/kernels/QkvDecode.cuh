@@ -204,7 +204,9 @@ template <typename C> struct PolledDecodeStep : DecodeStep<C> {
     } while (!__syncthreads_and(ready)); // also orders sm.rotaryTable
     if (lateTrigger)
       launchDependents();
-    // Rotated values of this thread's elements, from their raw partners.
+    // Rotated values of this thread's elements, from their raw partners
+    // (every slot read is in sm.q or the new words: rows < kFastHeads, dims
+    // < DT).
     const float2 cs = sm.rotaryTable[rotation.tableIndex];
     T rotatedQ[kPer];
 #pragma unroll
