@@ -43,6 +43,24 @@ template <typename T> struct TypeInfo : infer::kerneltest::Element<T> {
   static constexpr double tolerance = infer::kerneltest::pickTolerance<T>(2e-5, 2e-2, 5e-3);
 };
 
+/// The largest error of an attention output element against the same
+/// attention summed in another order, over max(1, |reference|): within
+/// TypeInfo<T>::tolerance when only the order of fp32 sums differs
+/// (infinite for a non-finite output or a size mismatch).
+template <typename T>
+double worstOrderError(const std::vector<T> &got, const std::vector<T> &want) {
+  if (got.size() != want.size())
+    return INFINITY;
+  double worst = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double a = TypeInfo<T>::value(want[i]), b = TypeInfo<T>::value(got[i]);
+    const double error =
+        std::isfinite(b) ? std::fabs(a - b) / std::max(1.0, std::fabs(a)) : INFINITY;
+    worst = std::max(worst, error);
+  }
+  return worst;
+}
+
 struct Seq {
   long long context, n;
 };

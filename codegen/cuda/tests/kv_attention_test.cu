@@ -524,13 +524,7 @@ template <typename T> int testKvDecode(std::mt19937 &rng) {
                                        size_t(cacheElems) * sizeof(T)) == 0;
     const std::vector<T> want = download(outSeparate.ptr, size_t(step.realTokens * H * D));
     const std::vector<T> got = download(outFused.ptr, size_t(step.realTokens * H * D));
-    double worst = 0.0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      const double a = TypeInfo<T>::value(want[i]), b = TypeInfo<T>::value(got[i]);
-      const double error = std::isfinite(b) ? std::fabs(a - b) / std::max(1.0, std::fabs(a))
-                                            : INFINITY;
-      worst = std::max(worst, error);
-    }
+    const double worst = worstOrderError(got, want);
     const bool countersZero = w.countersZero();
     ++cases;
     if (!sameCache || !(worst <= TypeInfo<T>::tolerance) || !countersZero) {

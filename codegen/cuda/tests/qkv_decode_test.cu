@@ -43,23 +43,6 @@ template <typename E> bool sameBytes(const std::vector<E> &a, const std::vector<
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(E)) == 0;
 }
 
-/// Attention outputs of two orders of summation: the largest error of an
-/// element over max(1, |reference|), which must stay within
-/// TypeInfo<T>::tolerance (kv_attention_test's bound for infer_kv_decode
-/// against infer_kv_attention: only the order of fp32 sums differs).
-double outputError(const std::vector<T> &got, const std::vector<T> &want) {
-  if (got.size() != want.size())
-    return INFINITY;
-  double worst = 0.0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double a = TypeInfo<T>::value(want[i]), b = TypeInfo<T>::value(got[i]);
-    const double error =
-        std::isfinite(b) ? std::fabs(a - b) / std::max(1.0, std::fabs(a)) : INFINITY;
-    worst = std::max(worst, error);
-  }
-  return worst;
-}
-
 /// One case: returns true when all three fused launches match.
 bool checkCase(long long context, long long H, long long KV, long long D, unsigned splits) {
   std::mt19937 rng(unsigned(context * 7 + D + splits));
@@ -131,12 +114,12 @@ bool checkCase(long long context, long long H, long long KV, long long D, unsign
   bool ok = true;
   double worst = 0.0;
   for (int i = 0; i < 3; ++i) {
-    const double error = outputError(runs[i].out, wants[i]->out);
+    const double error = worstOrderError(runs[i].out, wants[i]->out);
     worst = std::max(worst, error);
     const bool qkvSame = sameBytes(runs[i].qkv, wants[i]->qkv);
     // Nearer its own input's output than the other input's: a stale q.
     const std::vector<T> &otherOut = wants[i] == &want1 ? want2.out : want1.out;
-    const double errorToOther = outputError(runs[i].out, otherOut);
+    const double errorToOther = worstOrderError(runs[i].out, otherOut);
     const bool outClose = error <= TypeInfo<T>::tolerance && error < errorToOther;
     const bool cacheSame = sameBytes(runs[i].cache, wants[i]->cache);
     if (!qkvSame || !outClose || !cacheSame) {
