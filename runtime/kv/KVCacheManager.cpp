@@ -89,6 +89,23 @@ StatusOr<SlotAllocation> KVCacheManager::allocateSlots(SeqId seq,
   return SlotAllocation{true, static_cast<int32_t>(numCached)};
 }
 
+bool KVCacheManager::reserveBlocks(SeqId seq, int64_t numTokens) {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end())
+    return false;
+  std::vector<BlockId> &blocks = it->second.blocks;
+  int32_t missing = blocksFor(numTokens) - static_cast<int32_t>(blocks.size());
+  if (missing <= 0)
+    return true;
+  if (missing > pool_.numFreeBlocks())
+    return false;
+  std::optional<std::vector<BlockId>> taken = pool_.allocate(missing);
+  if (!taken)
+    return false;
+  blocks.insert(blocks.end(), taken->begin(), taken->end());
+  return true;
+}
+
 Status KVCacheManager::commitFullBlocks(SeqId seq, const std::vector<int32_t> &tokens,
                                         int32_t numComputedTokens) {
   auto it = seqs_.find(seq);

@@ -59,6 +59,13 @@ public:
   StatusOr<SlotAllocation> allocateSlots(SeqId seq, const std::vector<int32_t> &tokens,
                                          int32_t numNewTokens);
 
+  /// Makes `seq` hold the blocks of its first `numTokens` slots without
+  /// giving it those slots (allocateSlots does, later, and then allocates
+  /// nothing): a step enqueued ahead writes its next position into a block
+  /// the scheduler would allocate for it at that step anyway. False, and
+  /// nothing changed, when `seq` is unknown or the pool lacks free blocks.
+  bool reserveBlocks(SeqId seq, int64_t numTokens);
+
   /// Registers the hashes of `seq`'s full blocks within its first
   /// `numComputedTokens` tokens that are not registered yet. Call it once the
   /// step that wrote those blocks has run: a cached block must hold real KV.

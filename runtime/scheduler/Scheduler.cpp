@@ -124,6 +124,12 @@ void Scheduler::finish(RequestId id, FinishReason reason) {
   requests_.erase(it);
 }
 
+bool Scheduler::reserveBlocks(RequestId id, int32_t numTokens) {
+  auto it = requests_.find(id);
+  return it != requests_.end() && it->second.state == RequestState::kRunning &&
+         kv_.reserveBlocks(id, numTokens);
+}
+
 Status Scheduler::addToStep(Request &request, int32_t numNewTokens, ScheduledStep &step) {
   const std::vector<kv::BlockId> *table = kv_.blockTable(request.id);
   if (!table)

@@ -139,6 +139,10 @@ public:
   int32_t maxBlocksPerSequence() const;
   const SchedulerConfig &config() const { return config_; }
   const kv::KVCacheManager &kvCache() const { return kv_; }
+  /// Has running request `id` hold the KV blocks of its first `numTokens`
+  /// positions now (KVCacheManager::reserveBlocks): for a decode step
+  /// enqueued before the step that makes it the scheduler's next.
+  bool reserveBlocks(RequestId id, int32_t numTokens);
 
 private:
   Scheduler(const SchedulerConfig &config, kv::KVCacheManager kv)

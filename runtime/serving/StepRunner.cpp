@@ -48,7 +48,7 @@ bool sameStep(const ScheduledStep &real, const ScheduledStep &predicted) {
 
 } // namespace
 
-std::optional<ScheduledStep> predictNextDecode(const scheduler::Scheduler &sched,
+std::optional<ScheduledStep> predictNextDecode(scheduler::Scheduler &sched,
                                                const ScheduledStep &current) {
   const scheduler::SchedulerConfig &config = sched.config();
   if (current.empty() || !current.preempted.empty() || sched.numWaiting() != 0)
@@ -64,17 +64,22 @@ std::optional<ScheduledStep> predictNextDecode(const scheduler::Scheduler &sched
     if (request->numGeneratedTokens() + 1 >= request->maxNewTokens ||
         position + 1 >= config.maxSeqLen)
       return std::nullopt;
-    // Only a slot in a block the sequence holds: allocating would take a
-    // block the scheduler may give elsewhere.
+    // A slot in a new block: the sequence takes that block now. With no
+    // request waiting and every sequence of the step decoding on, the
+    // scheduler would give it that block at the next step anyway (and a
+    // sequence that ends on a stop token frees it). None free: no prediction.
     size_t block = size_t(position / config.blockSize);
-    if (block >= seq.blockTable.size())
+    if (block >= seq.blockTable.size() && !sched.reserveBlocks(seq.requestId, position + 1))
+      return std::nullopt;
+    const std::vector<kv::BlockId> *table = sched.kvCache().blockTable(seq.requestId);
+    if (!table || block >= table->size())
       return std::nullopt;
     ScheduledSequence decode;
     decode.requestId = seq.requestId;
     decode.tokenIds = {0};
     decode.positions = {position};
-    decode.slotIds = {seq.blockTable[block] * config.blockSize + position % config.blockSize};
-    decode.blockTable = seq.blockTable;
+    decode.slotIds = {(*table)[block] * config.blockSize + position % config.blockSize};
+    decode.blockTable = *table;
     decode.contextLen = position + 1;
     decode.needsLogits = true;
     next.sequences.push_back(std::move(decode));

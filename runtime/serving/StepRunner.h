@@ -7,10 +7,11 @@
 // is enqueued before the step's tokens are back, so the device goes from one
 // step to the next without waiting for the host (docs/kv-cache.md, "Running a
 // decode step ahead"). The successor is predicted: when no request waits and
-// every sequence of the step ends in a logit row, does not finish by its
-// token count or the context limit and has its next slot in a block it holds,
-// the next step is those sequences decoding one token each, their tokens
-// taken on the device from this step's sampled rows. After update() the
+// every sequence of the step ends in a logit row and does not finish by its
+// token count or the context limit, the next step is those sequences decoding
+// one token each (a sequence whose next slot starts a block takes that block
+// now, as the scheduler would at that step; none free, no prediction), their
+// tokens taken on the device from this step's sampled rows. After update() the
 // scheduler's real next step is compared with the prediction: the same, and
 // the queued step is that step; different (a stop token, a cancellation, a
 // new arrival), and the queued step is waited for and dropped — its KV writes
@@ -54,8 +55,9 @@ struct StepResult {
 /// The next step as the scheduler would build it after `current` if no
 /// sequence of it finishes on a stop token, or nothing when that is not
 /// certain enough to run ahead (see the file comment). Token ids are 0:
-/// placeholders for the tokens `current` draws.
-std::optional<scheduler::ScheduledStep> predictNextDecode(const scheduler::Scheduler &sched,
+/// placeholders for the tokens `current` draws. Sequences whose next slot
+/// starts a block take that block (Scheduler::reserveBlocks).
+std::optional<scheduler::ScheduledStep> predictNextDecode(scheduler::Scheduler &sched,
                                                           const scheduler::ScheduledStep &current);
 
 class StepRunner {

@@ -58,6 +58,31 @@ TEST(KVCacheManagerTest, TablesGrowAcrossBlockBoundaries) {
   EXPECT_EQ(kv.pool().numUsedBlocks(), 4);
 }
 
+TEST(KVCacheManagerTest, ReservedBlocksAreTheOnesTheSlotsTakeLater) {
+  KVCacheManager kv = makeManager(4, 4); // the null block and three
+  std::vector<int32_t> tokens = iota(4);
+  allocate(kv, 1, tokens, 4);
+  EXPECT_FALSE(kv.reserveBlocks(2, 5)); // unknown sequence
+  EXPECT_TRUE(kv.reserveBlocks(1, 4));  // held already: nothing taken
+  EXPECT_EQ(kv.pool().numFreeBlocks(), 2);
+  EXPECT_TRUE(kv.reserveBlocks(1, 5)); // position 4 opens a second block
+  EXPECT_EQ(kv.pool().numFreeBlocks(), 1);
+  const std::vector<BlockId> reserved = *kv.blockTable(1);
+  ASSERT_EQ(reserved.size(), 2u);
+  EXPECT_EQ(kv.numSlotTokens(1), 4); // no slot given yet
+  EXPECT_FALSE(kv.slotFor(1, 4).ok());
+  tokens.push_back(7);
+  allocate(kv, 1, tokens, 1); // takes the reserved block, nothing more
+  EXPECT_EQ(*kv.blockTable(1), reserved);
+  EXPECT_EQ(*kv.slotFor(1, 4), reserved[1] * 4);
+  EXPECT_EQ(kv.pool().numFreeBlocks(), 1);
+  EXPECT_FALSE(kv.reserveBlocks(1, 13)); // two more blocks, one free: nothing changes
+  EXPECT_EQ(kv.blockTable(1)->size(), 2u);
+  EXPECT_EQ(kv.pool().numFreeBlocks(), 1);
+  kv.free(1);
+  EXPECT_EQ(kv.pool().numFreeBlocks(), 3);
+}
+
 TEST(KVCacheManagerTest, RequestsPastTheKnownTokensAreErrors) {
   KVCacheManager kv = makeManager(10, 4);
   EXPECT_EQ(kv.allocateSlots(1, iota(3), 4).status().code(), StatusCode::kInvalidArgument);

@@ -292,16 +292,49 @@ TEST(StepRunnerTest, PredictsOnlyCertainDecodeSteps) {
   EXPECT_FALSE(predictNextDecode(sched, *prefill).has_value());
   ASSERT_TRUE(sched.cancel(2).ok());
 
-  // Position 4 starts a new block: no prediction.
+  // Position 4 starts a new block: the sequence takes it now, and the
+  // scheduler's real next step is the prediction (the same block, nothing
+  // more allocated).
   ASSERT_TRUE(sched.update(*prefill, {9}).ok());
   StatusOr<ScheduledStep> first = sched.schedule();
   ASSERT_TRUE(first.ok());
-  EXPECT_FALSE(predictNextDecode(sched, *first).has_value());
-  // The request's last token (3 of 3) comes from the step after: no prediction.
+  const int32_t freeBefore = sched.kvCache().pool().numFreeBlocks();
+  std::optional<ScheduledStep> crossing = predictNextDecode(sched, *first);
+  ASSERT_TRUE(crossing.has_value());
+  EXPECT_EQ(sched.kvCache().pool().numFreeBlocks(), freeBefore - 1);
+  const ScheduledSequence &second = crossing->sequences.at(0);
+  ASSERT_EQ(second.blockTable.size(), 2u);
+  EXPECT_EQ(second.blockTable[0], first->sequences[0].blockTable[0]);
+  EXPECT_EQ(second.slotIds, std::vector<int32_t>{second.blockTable[1] * config.blockSize});
   ASSERT_TRUE(sched.update(*first, {9}).ok());
-  StatusOr<ScheduledStep> second = sched.schedule();
-  ASSERT_TRUE(second.ok());
-  EXPECT_FALSE(predictNextDecode(sched, *second).has_value());
+  StatusOr<ScheduledStep> real = sched.schedule();
+  ASSERT_TRUE(real.ok());
+  ASSERT_EQ(real->sequences.size(), 1u);
+  EXPECT_EQ(real->sequences[0].blockTable, second.blockTable);
+  EXPECT_EQ(real->sequences[0].slotIds, second.slotIds);
+  EXPECT_EQ(sched.kvCache().pool().numFreeBlocks(), freeBefore - 1);
+  // The request's last token (3 of 3) comes from the step after: no prediction.
+  EXPECT_FALSE(predictNextDecode(sched, *real).has_value());
+}
+
+TEST(StepRunnerTest, PredictsNoBlockCrossingWithoutAFreeBlock) {
+  SchedulerConfig config = smallConfig();
+  config.numBlocks = 3; // the null block and two
+  config.maxSeqLen = 8;
+  Scheduler sched = kvtest::makeScheduler(config);
+  // One block each after the prefill; both decode on past their first block.
+  ASSERT_TRUE(sched.addRequest(1, {5, 6, 7}, 4).ok());
+  ASSERT_TRUE(sched.addRequest(2, {1, 2, 3}, 3).ok());
+  StatusOr<ScheduledStep> prefill = sched.schedule();
+  ASSERT_TRUE(prefill.ok());
+  ASSERT_EQ(prefill->sequences.size(), 2u);
+  ASSERT_TRUE(sched.update(*prefill, {9, 9}).ok());
+  StatusOr<ScheduledStep> first = sched.schedule(); // position 3, the blocks' last slots
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(sched.kvCache().pool().numFreeBlocks(), 0);
+  EXPECT_FALSE(predictNextDecode(sched, *first).has_value());
+  EXPECT_EQ(sched.kvCache().pool().numFreeBlocks(), 0);
+  EXPECT_EQ(sched.kvCache().blockTable(1)->size(), 1u);
 }
 
 } // namespace
