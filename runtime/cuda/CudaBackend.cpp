@@ -187,6 +187,7 @@ Status CudaBackend::load() {
   ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api, report_.deviceName + ", " +
                                                       std::to_string(multiprocessors) + " SMs"));
   useGraphs_ = !environmentIs("INFER_CUDA_GRAPHS", "0");
+  usePrefillGraphs_ = !environmentIs("INFER_PREFILL_GRAPHS", "0");
   usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
   useGemv_ = !environmentIs("INFER_GEMV", "0");
   useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
@@ -368,8 +369,7 @@ CudaBackend::~CudaBackend() {
     api_->cuStreamSynchronize(uploadStream_);
   for (auto &entry : graphs_)
     release(entry.second);
-  for (auto &entry : stepGraphs_)
-    release(entry.second);
+  releaseStepGraphs();
   if (gemvWorkspace_)
     api_->cuMemFree(gemvWorkspace_);
   if (gemvCounters_)

@@ -208,6 +208,32 @@ private:
   /// sampling, whether it may run infer_qkv_decode: qkvDecodeStep, the
   /// staging area when the upload runs on uploadStream_ or else 0).
   std::map<std::tuple<int64_t, bool, bool, size_t>, Captured> stepGraphs_;
+  /// Every other step (prefill chunks, mixed steps) by its sizes (tokens,
+  /// sequences, most new tokens of one, logit rows), device sampling and
+  /// staging area as above: a shape that comes again (prompts of one length,
+  /// a long prompt's full chunks) replays what its second run captured,
+  /// instead of ~10 host launches a layer. Only steps of at most
+  /// kPrefillGraphMaxTokens tokens: the capture holds the GPU back while the
+  /// host records and instantiates (~3 ms more for that step, TinyLlama),
+  /// and on longer steps the kernels outlast the host's launches anyway
+  /// (2,048 tokens: ~8.5 ms of kernels), so it would not pay back. The
+  /// kPrefillGraphs most recently used are kept (INFER_PREFILL_GRAPHS=0:
+  /// none).
+  static constexpr int64_t kPrefillGraphMaxTokens = 512;
+  using PrefillShape = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, size_t>;
+  struct PrefillGraph {
+    Captured captured;
+    uint64_t lastUse = 0;
+  };
+  static constexpr size_t kPrefillGraphs = 32;
+  std::map<PrefillShape, PrefillGraph> prefillGraphs_;
+  uint64_t prefillGraphUses_ = 0;
+  bool usePrefillGraphs_ = true;
+  /// The entry of this step's shape, the least recently used one released
+  /// to make room for it.
+  Captured &prefillGraph(const exec::BoundInputs &sizes, bool sample);
+  /// Releases every captured step (they point at the KV cache).
+  void releaseStepGraphs();
   /// The step's inputs and sampling rows: pinned host memory and its device
   /// copy, uploaded in one cuMemcpyHtoDAsync per step. Two host areas, one
   /// per outstanding step (enqueueStep): an enqueued copy reads its area when

@@ -79,6 +79,34 @@ void padDecodeStep(StepArrays &arrays, int64_t bucket, int64_t maxBlocks) {
 
 } // namespace
 
+void CudaBackend::releaseStepGraphs() {
+  for (auto &entry : stepGraphs_)
+    release(entry.second);
+  stepGraphs_.clear();
+  for (auto &entry : prefillGraphs_)
+    release(entry.second.captured);
+  prefillGraphs_.clear();
+}
+
+CudaBackend::Captured &CudaBackend::prefillGraph(const exec::BoundInputs &sizes, bool sample) {
+  PrefillShape shape{sizes.tokens, sizes.sequences, sizes.maxNewTokens, sizes.logitRows, sample,
+                     streamedUpload_ ? stepArea_ : 0};
+  auto found = prefillGraphs_.find(shape);
+  if (found == prefillGraphs_.end()) {
+    if (prefillGraphs_.size() >= kPrefillGraphs) {
+      auto oldest = std::min_element(prefillGraphs_.begin(), prefillGraphs_.end(),
+                                     [](const auto &a, const auto &b) {
+                                       return a.second.lastUse < b.second.lastUse;
+                                     });
+      release(oldest->second.captured);
+      prefillGraphs_.erase(oldest);
+    }
+    found = prefillGraphs_.emplace(shape, PrefillGraph()).first;
+  }
+  found->second.lastUse = ++prefillGraphUses_;
+  return found->second.captured;
+}
+
 bool CudaBackend::hasStep() const { return step_.program != nullptr; }
 
 bool CudaBackend::samplesOnDevice() const {
@@ -112,10 +140,7 @@ Status CudaBackend::allocateKvCache(int64_t numBlocks) {
   for (CUdeviceptr layer : kvLayers_)
     INFER_CU_CHECK(*api_, api_->cuMemFree(layer));
   kvLayers_.clear();
-  // Captured steps point at the old cache.
-  for (auto &entry : stepGraphs_)
-    release(entry.second);
-  stepGraphs_.clear();
+  releaseStepGraphs(); // they point at the old cache
   uint64_t perLayer = uint64_t(numBlocks) * 2 * uint64_t(layout.block_size()) *
                       uint64_t(layout.num_kv_heads()) * uint64_t(layout.head_dim()) * elementBytes;
   size_t freeBytes = 0, totalBytes = 0;
@@ -433,11 +458,14 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     return okStatus();
   }
 
-  if (bucket == 0)
-    return enqueueStep(sizes, sample);
-  return replayOrCapture(stepGraphs_[{bucket, sample, qkvDecodeStep(sizes),
-                                      streamedUpload_ ? stepArea_ : 0}],
-                         [&] { return enqueueStep(sizes, sample); });
+  auto enqueue = [&] { return enqueueStep(sizes, sample); };
+  if (bucket > 0)
+    return replayOrCapture(
+        stepGraphs_[{bucket, sample, qkvDecodeStep(sizes), streamedUpload_ ? stepArea_ : 0}],
+        enqueue);
+  if (useGraphs_ && usePrefillGraphs_ && sizes.tokens <= kPrefillGraphMaxTokens)
+    return replayOrCapture(prefillGraph(sizes, sample), enqueue);
+  return enqueue();
 }
 
 StatusOr<std::vector<float>> CudaBackend::step(const StepArrays &arrays, int64_t &vocab) {

@@ -71,7 +71,9 @@ generate_checks() {
 # tokens fed and the tokens copied back by cuMemcpy on the step's stream
 # instead of the upload stream, the embedding's feed and mapped memory
 # (INFER_UPLOAD_STREAM=0), and the sampler scanning the logits of one-row
-# steps instead of reading the argmax the LM head folds (INFER_ARGMAX_FOLD=0).
+# steps instead of reading the argmax the LM head folds (INFER_ARGMAX_FOLD=0),
+# and prefill steps launch by launch even when their shape comes again
+# (INFER_PREFILL_GRAPHS=0).
 switch_checks() {
   local setting=$1 base=$models/tiny-llama
   export "$setting"
@@ -95,7 +97,8 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
   for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1 \
-      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0 INFER_UPLOAD_STREAM=0 INFER_ARGMAX_FOLD=0; do
+      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0 INFER_UPLOAD_STREAM=0 INFER_ARGMAX_FOLD=0 \
+      INFER_PREFILL_GRAPHS=0; do
     start "switch.${setting%=*}" switch_checks $setting
   done
 fi
