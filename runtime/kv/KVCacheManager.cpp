@@ -81,29 +81,26 @@ StatusOr<SlotAllocation> KVCacheManager::allocateSlots(SeqId seq,
     existing = seqs_.emplace(seq, std::move(fresh)).first;
   }
   Sequence &state = existing->second;
-  std::optional<std::vector<BlockId>> blocks = pool_.allocate(newBlocks);
-  if (!blocks)
+  if (!appendBlocks(state, newBlocks))
     return internalError("KV pool refused blocks it reported free");
-  state.blocks.insert(state.blocks.end(), blocks->begin(), blocks->end());
   state.numSlotTokens = static_cast<int32_t>(end);
   return SlotAllocation{true, static_cast<int32_t>(numCached)};
+}
+
+bool KVCacheManager::appendBlocks(Sequence &state, int32_t count) {
+  std::optional<std::vector<BlockId>> taken = pool_.allocate(count);
+  if (!taken)
+    return false;
+  state.blocks.insert(state.blocks.end(), taken->begin(), taken->end());
+  return true;
 }
 
 bool KVCacheManager::reserveBlocks(SeqId seq, int64_t numTokens) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end())
     return false;
-  std::vector<BlockId> &blocks = it->second.blocks;
-  int32_t missing = blocksFor(numTokens) - static_cast<int32_t>(blocks.size());
-  if (missing <= 0)
-    return true;
-  if (missing > pool_.numFreeBlocks())
-    return false;
-  std::optional<std::vector<BlockId>> taken = pool_.allocate(missing);
-  if (!taken)
-    return false;
-  blocks.insert(blocks.end(), taken->begin(), taken->end());
-  return true;
+  int32_t missing = blocksFor(numTokens) - static_cast<int32_t>(it->second.blocks.size());
+  return missing <= 0 || appendBlocks(it->second, missing);
 }
 
 Status KVCacheManager::commitFullBlocks(SeqId seq, const std::vector<int32_t> &tokens,

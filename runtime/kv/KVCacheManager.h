@@ -100,6 +100,9 @@ private:
   /// Chain hashes of the leading full blocks of `tokens` that are cached,
   /// leaving at least one token uncached.
   std::vector<uint64_t> cachedPrefixHashes(const std::vector<int32_t> &tokens) const;
+  /// Takes `count` blocks from the pool onto the end of `state`'s table;
+  /// false (nothing taken) when the pool has fewer free.
+  bool appendBlocks(Sequence &state, int32_t count);
   int32_t blocksFor(int64_t numTokens) const {
     return static_cast<int32_t>((numTokens + blockSize_ - 1) / blockSize_);
   }
