@@ -68,18 +68,16 @@ std::optional<ScheduledStep> predictNextDecode(scheduler::Scheduler &sched,
     // request waiting and every sequence of the step decoding on, the
     // scheduler would give it that block at the next step anyway (and a
     // sequence that ends on a stop token frees it). None free: no prediction.
-    size_t block = size_t(position / config.blockSize);
-    if (block >= seq.blockTable.size() && !sched.reserveBlocks(seq.requestId, position + 1))
+    if (!sched.reserveBlocks(seq.requestId, position + 1))
       return std::nullopt;
-    const std::vector<kv::BlockId> *table = sched.kvCache().blockTable(seq.requestId);
-    if (!table || block >= table->size())
-      return std::nullopt;
+    const std::vector<kv::BlockId> &table = *sched.kvCache().blockTable(seq.requestId);
     ScheduledSequence decode;
     decode.requestId = seq.requestId;
     decode.tokenIds = {0};
     decode.positions = {position};
-    decode.slotIds = {(*table)[block] * config.blockSize + position % config.blockSize};
-    decode.blockTable = *table;
+    decode.slotIds = {table[size_t(position / config.blockSize)] * config.blockSize +
+                      position % config.blockSize};
+    decode.blockTable = table;
     decode.contextLen = position + 1;
     decode.needsLogits = true;
     next.sequences.push_back(std::move(decode));
