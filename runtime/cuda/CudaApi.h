@@ -34,7 +34,8 @@ namespace infer::cuda {
   X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)                                \
   X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)                      \
   X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul) X(cublasLtGetStatusString) \
-  X(cublasLtGetVersion)
+  X(cublasLtGetVersion) X(cublasLtMatmulAlgoCapGetAttribute) X(cublasLtMatmulAlgoConfigGetAttribute)    \
+  X(cublasLtMatmulAlgoConfigSetAttribute)
 
 struct CudaApi {
 #define INFER_DECLARE(name) decltype(&::name) name = nullptr;
