@@ -34,8 +34,7 @@ namespace infer::cuda {
   X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)                                \
   X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)                      \
   X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul) X(cublasLtGetStatusString) \
-  X(cublasLtGetVersion) X(cublasLtMatmulAlgoCapGetAttribute) X(cublasLtMatmulAlgoConfigGetAttribute)    \
-  X(cublasLtMatmulAlgoConfigSetAttribute)
+  X(cublasLtGetVersion)
 
 struct CudaApi {
 #define INFER_DECLARE(name) decltype(&::name) name = nullptr;

@@ -184,7 +184,8 @@ Status CudaBackend::load() {
   int multiprocessors = 0;
   INFER_CU_CHECK(api, api.cuDeviceGetAttribute(&multiprocessors,
                                                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_));
-  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api, report_.deviceName, multiprocessors));
+  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api, report_.deviceName + ", " +
+                                                      std::to_string(multiprocessors) + " SMs"));
   useGraphs_ = !environmentIs("INFER_CUDA_GRAPHS", "0");
   usePrefillGraphs_ = !environmentIs("INFER_PREFILL_GRAPHS", "0");
   usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");

@@ -58,23 +58,9 @@ int gemmTuneCandidates(const char *setting, std::string *warning) {
   return value == 0 ? 1 : int(value);
 }
 
-std::vector<int> gemmSplitKCounts(int64_t tokens, int64_t n, int64_t k, int multiprocessors) {
-  const int64_t tiles = ((tokens + 127) / 128) * ((n + 127) / 128);
-  std::vector<int> counts;
-  if (multiprocessors <= 0 || tiles >= multiprocessors)
-    return counts;
-  for (int splits : {2, 4, 8, 16})
-    if (k / splits >= 256 && tiles * splits <= 2 * int64_t(multiprocessors))
-      counts.push_back(splits);
-  return counts;
-}
-
 StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api,
-                                                          const std::string &device,
-                                                          int multiprocessors) {
+                                                          const std::string &device) {
   std::unique_ptr<GemmRunner> runner(new GemmRunner(api));
-  runner->multiprocessors_ = multiprocessors;
-  runner->logTuning_ = environmentIs("INFER_GEMM_TUNE_LOG", "1");
   INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&runner->handle_));
   INFER_CU_CHECK(api, api.cuMemAlloc(&runner->workspace_, kWorkspaceBytes));
   std::string warning;
@@ -86,8 +72,7 @@ StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api,
     if (std::optional<std::string> path = GemmTuningCache::pathFor(
             std::getenv("INFER_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), std::getenv("HOME")))
       runner->cache_ = std::make_unique<GemmTuningCache>(
-          *path, device + ", " + std::to_string(multiprocessors) + " SMs, cuBLASLt " +
-                     std::to_string(api.cublasLtGetVersion()) + ", split-k timed");
+          *path, device + ", cuBLASLt " + std::to_string(api.cublasLtGetVersion()));
   return runner;
 }
 
@@ -196,19 +181,9 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
       plan.algo = algo;
     tuned_[bucket] = plan.algo;
   } else {
-    std::vector<int> splitCounts;
-    if (tuneCandidates_ > 1)
-      splitCounts = gemmSplitKCounts(args.tokens, n, k, multiprocessors_);
-    for (int i = 0; i < found_count; ++i) {
-      if (heuristics[i].state != CUBLAS_STATUS_SUCCESS)
-        continue;
-      plan.candidates.push_back(heuristics[i].algo);
-      if (splitsOf(heuristics[i].algo) > 1)
-        continue;
-      for (int splits : splitCounts)
-        if (std::optional<cublasLtMatmulAlgo_t> split = splitOverK(plan, heuristics[i].algo, splits))
-          plan.candidates.push_back(*split);
-    }
+    for (int i = 0; i < found_count; ++i)
+      if (heuristics[i].state == CUBLAS_STATUS_SUCCESS)
+        plan.candidates.push_back(heuristics[i].algo);
     if (plan.candidates.size() < 2)
       plan.candidates.clear();
   }
@@ -220,42 +195,6 @@ bool GemmRunner::accepts(const Plan &plan, const cublasLtMatmulAlgo_t &algo) con
   return api_.cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, &algo,
                                       &check) == CUBLAS_STATUS_SUCCESS &&
          check.workspaceSize <= kWorkspaceBytes;
-}
-
-int GemmRunner::splitsOf(const cublasLtMatmulAlgo_t &algo) const {
-  int32_t splits = 1;
-  size_t written = 0;
-  if (api_.cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits,
-                                                sizeof splits, &written) != CUBLAS_STATUS_SUCCESS)
-    return 1;
-  return splits > 1 ? splits : 1;
-}
-
-std::optional<cublasLtMatmulAlgo_t> GemmRunner::splitOverK(const Plan &plan,
-                                                           cublasLtMatmulAlgo_t algo,
-                                                           int splits) const {
-  int32_t supported = 0;
-  uint32_t schemes = 0;
-  size_t written = 0;
-  if (api_.cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &supported,
-                                             sizeof supported, &written) != CUBLAS_STATUS_SUCCESS ||
-      !supported ||
-      api_.cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK,
-                                             &schemes, sizeof schemes,
-                                             &written) != CUBLAS_STATUS_SUCCESS ||
-      !(schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE))
-    return std::nullopt;
-  // Partial sums in fp32 in the workspace, then one reduction: the same
-  // accuracy as one pass over k (bf16 partials would round each split).
-  const int32_t count = splits;
-  const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-  if (api_.cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &count,
-                                                sizeof count) != CUBLAS_STATUS_SUCCESS ||
-      api_.cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
-                                                &scheme, sizeof scheme) != CUBLAS_STATUS_SUCCESS ||
-      !accepts(plan, algo))
-    return std::nullopt;
-  return algo;
 }
 
 Status GemmRunner::matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo,
@@ -287,7 +226,7 @@ Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream strea
   CUevent start = nullptr, stop = nullptr;
   INFER_CU_CHECK(api_, api_.cuEventCreate(&start, CU_EVENT_DEFAULT));
   INFER_CU_CHECK(api_, api_.cuEventCreate(&stop, CU_EVENT_DEFAULT));
-  float best = 0, heuristicFirst = 0;
+  float best = 0;
   Status status = okStatus();
   for (const cublasLtMatmulAlgo_t &algo : plan.candidates) {
     status = matmul(plan, algo, args, stream); // warm up (and check it runs)
@@ -302,14 +241,11 @@ Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream strea
     api_.cuEventSynchronize(stop);
     float ms = 0;
     api_.cuEventElapsedTime(&ms, start, stop);
-    if (&algo == &plan.candidates.front())
-      heuristicFirst = ms;
     if (status.ok() && (best == 0 || ms < best)) {
       best = ms;
       plan.algo = algo;
     }
   }
-  const size_t timed = plan.candidates.size();
   api_.cuEventDestroy(start);
   api_.cuEventDestroy(stop);
   plan.candidates.clear();
@@ -317,12 +253,6 @@ Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream strea
                   powerOfTwoAtLeast(args.tokens), args.boolAttr("transpose_weight", false),
                   plan.bias, plan.residual};
   tuned_[bucket] = plan.algo;
-  if (logTuning_)
-    std::fprintf(stderr,
-                 "gemm tuning: %s at T %lld: %zu candidates, fastest %.2f us a launch (split-k "
-                 "%d), the heuristic's first %.2f us\n",
-                 cacheKey(bucket).c_str(), static_cast<long long>(args.tokens), timed,
-                 1e3 * best / kTuneRepeats, splitsOf(plan.algo), 1e3 * heuristicFirst / kTuneRepeats);
   if (cache_ && status.ok()) {
     GemmAlgorithmBytes bytes;
     std::memcpy(bytes.data(), &plan.algo, sizeof bytes);

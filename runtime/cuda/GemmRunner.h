@@ -13,12 +13,8 @@
 // timed on the first launch's own operands and the fastest is kept for every
 // T of the bucket it is valid for (cublasLtMatmulAlgoCheck), so a server's
 // many step sizes tune a few times, not once per size (INFER_GEMM_TUNE=0:
-// the heuristic's first). When 128 x 128 output tiles would leave most
-// multiprocessors idle (a short prefill's o or down projection: 16 tiles on
-// 132 SMs), each candidate is also timed split over k (gemmSplitKCounts),
-// partial sums reduced in fp32. Each choice is kept in the tuning cache
+// the heuristic's first). Each choice is kept in the tuning cache
 // (GemmTuningCache.h), which later processes take it from without timing.
-// INFER_GEMM_TUNE_LOG=1 prints each tuning's outcome to stderr.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CUDA_GEMMRUNNER_H
@@ -29,7 +25,6 @@
 #include "runtime/exec/LaunchArgs.h"
 
 #include <map>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -42,20 +37,13 @@ namespace infer::cuda {
 /// N (1 to 64). Anything else sets `warning` and gives 8.
 int gemmTuneCandidates(const char *setting, std::string *warning);
 
-/// Split-k counts worth timing beside each heuristic candidate for out[T, n]
-/// = input[T, k] x weight on `multiprocessors` SMs: none when 128 x 128
-/// output tiles already cover the SMs, else those of 2, 4, 8, 16 that keep
-/// at least 256 of k per split and at most two tiles' splits per SM.
-std::vector<int> gemmSplitKCounts(int64_t tokens, int64_t n, int64_t k, int multiprocessors);
-
 class GemmRunner {
 public:
   /// Allocates the workspace and the cuBLASLt handle; opens the tuning cache
   /// for `device` (its name and multiprocessors; the cuBLASLt version is
   /// added) unless tuning or the cache is off.
   static StatusOr<std::unique_ptr<GemmRunner>> create(const CudaApi &api,
-                                                      const std::string &device,
-                                                      int multiprocessors);
+                                                      const std::string &device);
   ~GemmRunner();
 
   Status run(const exec::LaunchArgs &args, CUstream stream);
@@ -73,12 +61,6 @@ private:
   StatusOr<Plan *> plan(const exec::LaunchArgs &args);
   /// Whether cuBLASLt accepts `algo` for the plan's shape within our workspace.
   bool accepts(const Plan &plan, const cublasLtMatmulAlgo_t &algo) const;
-  /// `algo` split over k `splits` ways with an fp32 reduction, if it supports
-  /// that and cuBLASLt accepts it for the plan's shape.
-  std::optional<cublasLtMatmulAlgo_t> splitOverK(const Plan &plan, cublasLtMatmulAlgo_t algo,
-                                                 int splits) const;
-  /// The split-k count of `algo` (1: not split).
-  int splitsOf(const cublasLtMatmulAlgo_t &algo) const;
   Status matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo, const exec::LaunchArgs &args,
                 CUstream stream);
   /// Times every candidate on the launch's own operands and keeps the fastest.
@@ -94,9 +76,6 @@ private:
   CUdeviceptr workspace_ = 0;
   /// Heuristic candidates timed per shape bucket (1: no tuning).
   int tuneCandidates_ = 8;
-  int multiprocessors_ = 0;
-  /// INFER_GEMM_TUNE_LOG=1: each tuning's outcome on stderr.
-  bool logTuning_ = false;
   std::map<ShapeKey, Plan> plans_;
   /// The tuned algorithm by shape with T rounded up to a power of two.
   std::map<ShapeKey, cublasLtMatmulAlgo_t> tuned_;
