@@ -45,7 +45,7 @@ run_bench() { # NAME ARGS...
   tail -1 "$res/$name.log" >> "$res/bench.jsonl"
 }
 : > "$res/bench.jsonl"
-run_bench bs1 --requests 5 --input-len 128 --output-len 128 --batch 1 --warmup-requests 1
+run_bench bs1 --requests 10 --input-len 128 --output-len 128 --batch 1 --warmup-requests 2
 [ "$offline" -gt 0 ] && run_bench offline --requests "$offline" --input-len 128 --output-len 128 \
   --max-sequences "$offline" --warmup-requests "$offline"
 run_bench ttft2048 --requests 3 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 1

@@ -15,6 +15,7 @@
 // many step sizes tune a few times, not once per size (INFER_GEMM_TUNE=0:
 // the heuristic's first). Each choice is kept in the tuning cache
 // (GemmTuningCache.h), which later processes take it from without timing.
+// INFER_GEMM_TUNE_LOG=1 prints each tuning's outcome to stderr.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CUDA_GEMMRUNNER_H
@@ -76,6 +77,8 @@ private:
   CUdeviceptr workspace_ = 0;
   /// Heuristic candidates timed per shape bucket (1: no tuning).
   int tuneCandidates_ = 8;
+  /// INFER_GEMM_TUNE_LOG=1: each tuning's outcome on stderr.
+  bool logTuning_ = false;
   std::map<ShapeKey, Plan> plans_;
   /// The tuned algorithm by shape with T rounded up to a power of two.
   std::map<ShapeKey, cublasLtMatmulAlgo_t> tuned_;

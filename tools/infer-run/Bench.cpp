@@ -146,7 +146,8 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   scheduler::Scheduler &sched = session->scheduler();
   if (options.warmupRequests > 0) {
     // Same shapes, other prompts (no prefix-cache hits in the timed run):
-    // GEMM tuning and CUDA-graph capture happen here, not in the timed run.
+    // GEMM tuning and CUDA-graph capture happen here, not in the timed run
+    // (a prefill shape is captured at its second step: two requests at batch 1).
     std::vector<Timeline> ignored;
     RETURN_IF_ERROR(serve(*session, randomPrompts(options.promptSeed + 1, options.warmupRequests),
                           options, ignored));

@@ -455,7 +455,8 @@ int main(int argc, char **argv) {
                  "bench: generated tokens per request (greedy; stop tokens ignored)");
   app.add_option("--warmup-requests", benchOptions.warmupRequests,
                  "bench: run this many requests of the same shapes first, untimed (GEMM "
-                 "tuning, CUDA-graph capture)");
+                 "tuning, CUDA-graph capture; a prefill graph is captured at its shape's "
+                 "second step, so 2 at --batch 1)");
   app.add_option("--prompt-seed", benchOptions.promptSeed,
                  "bench: seed of the random prompt ids (default 0)");
   app.add_option("--batch", benchOptions.batch,
