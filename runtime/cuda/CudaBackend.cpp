@@ -195,6 +195,7 @@ Status CudaBackend::load() {
   useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
   useQkvDecode_ = !environmentIs("INFER_QKV_DECODE", "0");
   useArgmaxFold_ = !environmentIs("INFER_ARGMAX_FOLD", "0");
+  elideIdentityGather_ = !environmentIs("INFER_ELIDE_GATHER", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
@@ -421,6 +422,10 @@ CudaBackend::~CudaBackend() {
 
 exec::View CudaBackend::bufferView(const LoadedProgram &loaded, uint32_t id,
                                    const exec::BoundInputs &step) const {
+  // An elided identity gather's rows are its input's (same type, row width
+  // and, with tokens == logit rows, row count: gathersIdentityRows).
+  if (int64_t(id) == elidedGatherOutput_)
+    id = gatherSource_;
   const art::Buffer &buffer = loaded.program->buffers(static_cast<int>(id));
   exec::View view;
   view.isBuffer = true;
@@ -711,6 +716,38 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   return launchKernel(cuda, loaded.functions[size_t(index)], args, params);
 }
 
+bool CudaBackend::gathersIdentityRows(const LoadedProgram &loaded, int index,
+                                      const exec::BoundInputs &step) const {
+  const art::Launch &launch = loaded.program->launches(index);
+  if (launch.kind() != art::Launch::GATHER_ROWS || launch.outputs_size() != 1 ||
+      step.sequences <= 0 || step.tokens != step.sequences || step.logitRows != step.tokens)
+    return false;
+  // One token a sequence, packed in order, and one logit row each: logit row
+  // i is the last (only) token of sequence i, row i.
+  const art::Operand *input = nullptr;
+  for (const art::Operand &operand : launch.operands())
+    if (operand.role() == "input" && operand.ref().target_case() == art::Ref::kBuffer)
+      input = &operand;
+  if (!input)
+    return false;
+  const exec::View source = bufferView(loaded, input->ref().buffer(), step);
+  if (source.type != loaded.program->buffers(int(launch.outputs(0))).element_type())
+    return false;
+  // The planner let later launches reuse the input's memory (its last reader
+  // was the gather): only while none of them writes there may they read it.
+  auto bytes = [](const exec::View &view) {
+    return static_cast<const char *>(view.data) + view.elements * art::elementSize(view.type);
+  };
+  const char *begin = static_cast<const char *>(source.data), *end = bytes(source);
+  for (int later = index + 1; later < loaded.program->launches_size(); ++later)
+    for (uint32_t output : loaded.program->launches(later).outputs()) {
+      const exec::View written = bufferView(loaded, output, step);
+      if (static_cast<const char *>(written.data) < end && begin < bytes(written))
+        return false;
+    }
+  return true;
+}
+
 Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
                               const StepContext *context, KindTimes *perKind) {
   CUevent before = nullptr, after = nullptr;
@@ -725,6 +762,7 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
                        step.tokens <= kernels::kGemvMaxRows);
   int count = loaded.program->launches_size();
   qkvDecodeLaunches_ = 0;
+  elidedGatherOutput_ = -1;
   int fusedAttention = -1; // a KV_ATTENTION run by infer_qkv_decode
   for (int i = 0; i < count && status.ok(); ++i) {
     if (i == fusedAttention)
@@ -757,6 +795,15 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
     // Run inside the next launch's KV write (CudaLaunch.fused_prologue).
     if (i + 1 < count && (runsDecode(loaded, i + 1, step) || fusesRotary(loaded, i + 1)))
       continue;
+    // A decode step's logits are of every row in order: the launches after
+    // the gather read its input (bufferView), one copy kernel fewer.
+    if (elideIdentityGather_ && !perKind && gathersIdentityRows(loaded, i, step)) {
+      for (const art::Operand &operand : loaded.program->launches(i).operands())
+        if (operand.role() == "input")
+          gatherSource_ = operand.ref().buffer();
+      elidedGatherOutput_ = loaded.program->launches(i).outputs(0);
+      continue;
+    }
     exec::LaunchArgs args = resolve(loaded, i, step);
     if (perKind)
       api_->cuEventRecord(before, stream_);
@@ -771,6 +818,7 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
       (*perKind)[kindName(loaded.program->launches(i).kind())] += ms;
     }
   }
+  elidedGatherOutput_ = -1;
   if (perKind) {
     api_->cuEventDestroy(before);
     api_->cuEventDestroy(after);

@@ -155,6 +155,11 @@ private:
                            const exec::BoundInputs &step) const;
   exec::View bufferView(const LoadedProgram &loaded, uint32_t id,
                         const exec::BoundInputs &step) const;
+  /// Whether launch `index` gathers logit rows that are the step's rows in
+  /// order (every sequence one token, each a logit row: a decode step), so
+  /// that its readers may read its input instead.
+  bool gathersIdentityRows(const LoadedProgram &loaded, int index,
+                           const exec::BoundInputs &step) const;
 
   // The step program (CudaStep.cpp).
   /// Checks `arrays`, pads a decode step to its CUDA-graph bucket, uploads
@@ -294,6 +299,13 @@ private:
   /// INFER_ARGMAX_FOLD=0: infer_sample scans every row (the LM head's
   /// CudaLaunch.folds_argmax unused).
   bool useArgmaxFold_ = true;
+  /// INFER_ELIDE_GATHER=0: the logit-row gather is launched even when it is
+  /// the identity (gathersIdentityRows).
+  bool elideIdentityGather_ = true;
+  /// While launchAll runs a step whose gather is elided: the gather's output
+  /// buffer, which bufferView gives as its input buffer (gatherSource_).
+  int64_t elidedGatherOutput_ = -1;
+  uint32_t gatherSource_ = 0;
   /// GemvParams::argmax / SampleParams::argmax of one-logit-row steps (one
   /// word, 0 between steps: the sampler sets it back).
   CUdeviceptr argmaxSlot_ = 0;

@@ -85,3 +85,35 @@ exec.program @rotary_into_kv_attention {
   exec.output "o" from %o
   exec.return
 }
+
+// -----
+
+// Tests that the input of a norm that a GEMM reads lives through that GEMM
+// (the cuda backend folds the norm into it, reading the norm's input there),
+// and the input of a gather_rows as long as its rows so extended (the cuda
+// backend skips a gather whose rows are the identity, a decode step's, and
+// the LM head folding the norm then reads the gather's input): %x (last read
+// by the gather) shares bytes with neither %n nor %logits, and %logits not
+// with %rows, which the norm was the last to read.
+// CHECK-LABEL: exec.program @gather_before_head
+// CHECK: %[[X:.+]] = exec.buffer %{{.+}}[<0 * T + 0>] size <256 * T + 0> of f32
+// CHECK: %[[ROWS:.+]] = exec.buffer %{{.+}}[<0 * T + 1024>] size <256 * T + 0> of f32 {per_logit_row}
+// CHECK-NEXT: %[[N:.+]] = exec.buffer %{{.+}}[<0 * T + 2048>] size <256 * T + 0> of f32 {per_logit_row}
+// CHECK-NEXT: %[[LOGITS:.+]] = exec.buffer %{{.+}}[<0 * T + 3072>] size <128 * T + 0> of f32 {per_logit_row}
+exec.program @gather_before_head {
+  %arena = exec.arena
+  %g = exec.constant dense<1.0> : tensor<64xf32>
+  %w = exec.constant dense<1.0> : tensor<64x32xf32>
+  %x = exec.buffer %arena size #exec.affine<256 * T + 0> of f32
+  %idx = exec.buffer %arena size #exec.affine<8 * T + 0> of i64 {per_logit_row}
+  exec.input "x" into %x
+  exec.input "logit_indices" into %idx
+  %rows = exec.buffer %arena size #exec.affine<256 * T + 0> of f32 {per_logit_row}
+  %n = exec.buffer %arena size #exec.affine<256 * T + 0> of f32 {per_logit_row}
+  %logits = exec.buffer %arena size #exec.affine<128 * T + 0> of f32 {per_logit_row}
+  exec.gather_rows %x, %idx -> %rows {features = 64 : i64}
+  exec.rms_norm %rows, %g -> %n {epsilon = 1.0e-6 : f32, features = 64 : i64}
+  exec.gemm %n, %w -> %logits {k = 64 : i64, n = 32 : i64}
+  exec.output "logits" from %logits
+  exec.return
+}

@@ -41,7 +41,15 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
     std::vector<LiveInterval> intervals;
     llvm::DenseMap<Operation *, size_t> indexOf;
     int64_t position = 0;
+    // (input, output) of the norms a GEMM reads and of the gathers: their
+    // input lives as long as their output (below).
+    std::vector<std::pair<Value, Value>> foldedNorms, gathers;
     for (Operation &op : program.getBody().front()) {
+      if (auto gather = dyn_cast<GatherRowsOp>(op))
+        gathers.emplace_back(gather.getInput(), gather.getOut());
+      if (auto norm = dyn_cast<RmsNormOp>(op))
+        if (llvm::any_of(norm.getOut().getUsers(), [](Operation *user) { return isa<GemmOp>(user); }))
+          foldedNorms.emplace_back(norm.getInput(), norm.getOut());
       if (auto buffer = dyn_cast<BufferOp>(op)) {
         indexOf[buffer] = buffers.size();
         buffers.push_back(buffer);
@@ -74,6 +82,25 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
           interval.end = std::max(interval.end, position + 1);
       }
     }
+    // The cuda backend folds an rms_norm into the GEMV that reads its output,
+    // which then reads the norm's input there, and skips a gather of logit
+    // rows that are the identity (a decode step's), whose readers then read
+    // its input: so the input of either lives as long as its output. Norms
+    // by their output's own last reader (a chain of norms does not keep its
+    // first input), then gathers by their output's extended life (the LM
+    // head that folds the final norm reads the gather's input).
+    auto outlive = [&](const std::vector<std::pair<Value, Value>> &pairs) {
+      std::vector<int64_t> ends;
+      for (auto [input, out] : pairs)
+        ends.push_back(out.getDefiningOp<BufferOp>()
+                           ? intervals[indexOf.at(out.getDefiningOp<BufferOp>())].end
+                           : INT64_MIN);
+      for (auto [pair, end] : llvm::zip(pairs, ends))
+        if (auto buffer = pair.first.getDefiningOp<BufferOp>())
+          intervals[indexOf.at(buffer)].end = std::max(intervals[indexOf.at(buffer)].end, end);
+    };
+    outlive(foldedNorms);
+    outlive(gathers);
     for (LiveInterval &interval : intervals)
       if (interval.begin > interval.end)
         interval.begin = interval.end = 0;
