@@ -8,7 +8,7 @@ rm -rf "$work" && mkdir -p "$work"
 "$compile" "$model" -o "$work/good.infer" >/dev/null || { echo "FAIL: compile"; exit 1; }
 info=$("$run" "$work/good.infer" info) || { echo "FAIL: the good artifact is refused"; exit 1; }
 # The exec program's summary (tiny-llama: 2 layers).
-for line in "exec program: main_graph, arena 18874368 bytes" \
+for line in "exec program: main_graph, arena 22020096 bytes" \
             "launches: 21 (embedding 1, rms_norm 5, gemm 9, rotary 2, attention 2, gated_activation 2)" \
             "input  input_ids: buffer 0, i64" "output logits: buffer"; do
   grep -qF -- "$line" <<<"$info" || { echo "FAIL: info does not say '$line':"; echo "$info"; exit 1; }
@@ -47,7 +47,7 @@ expect version "artifact format version 99 is not supported (this build reads ve
 expect manifest-past-eof "the manifest [128, +"
 expect weight-past-eof "lies outside the weight section"
 expect bad-manifest "is not a valid protobuf Manifest"
-expect exec-buffer-past-arena "exec program: buffer 0 lies outside the arena (18874368 bytes at 8192 tokens)"
+expect exec-buffer-past-arena "exec program: buffer 0 lies outside the arena (22020096 bytes at 8192 tokens)"
 expect exec-bad-weight "launch 0 operand 'table' refers to no buffer, weight or constant of the artifact"
 # A cuda artifact (infer-compile built with the CUDA toolkit): its GPU code must match the program.
 if grep -q "^cuda: sm_" <<<"$info"; then

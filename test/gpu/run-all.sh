@@ -73,7 +73,8 @@ generate_checks() {
 # (INFER_UPLOAD_STREAM=0), and the sampler scanning the logits of one-row
 # steps instead of reading the argmax the LM head folds (INFER_ARGMAX_FOLD=0),
 # and prefill steps launch by launch even when their shape comes again
-# (INFER_PREFILL_GRAPHS=0).
+# (INFER_PREFILL_GRAPHS=0), and a decode step's identity logit-row gather
+# launched instead of read through (INFER_ELIDE_GATHER=0).
 switch_checks() {
   local setting=$1 base=$models/tiny-llama
   export "$setting"
@@ -98,7 +99,7 @@ done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
   for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1 \
       INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0 INFER_UPLOAD_STREAM=0 INFER_ARGMAX_FOLD=0 \
-      INFER_PREFILL_GRAPHS=0; do
+      INFER_PREFILL_GRAPHS=0 INFER_ELIDE_GATHER=0; do
     start "switch.${setting%=*}" switch_checks $setting
   done
 fi
