@@ -423,7 +423,7 @@ CudaBackend::~CudaBackend() {
 exec::View CudaBackend::bufferView(const LoadedProgram &loaded, uint32_t id,
                                    const exec::BoundInputs &step) const {
   // An elided identity gather's rows are its input's (same type, row width
-  // and, with tokens == logit rows, row count: gathersIdentityRows).
+  // and, with tokens == logit rows, row count: identityGatherSource).
   if (int64_t(id) == elidedGatherOutput_)
     id = gatherSource_;
   const art::Buffer &buffer = loaded.program->buffers(static_cast<int>(id));
@@ -716,12 +716,12 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   return launchKernel(cuda, loaded.functions[size_t(index)], args, params);
 }
 
-bool CudaBackend::gathersIdentityRows(const LoadedProgram &loaded, int index,
-                                      const exec::BoundInputs &step) const {
+std::optional<uint32_t> CudaBackend::identityGatherSource(const LoadedProgram &loaded, int index,
+                                                          const exec::BoundInputs &step) const {
   const art::Launch &launch = loaded.program->launches(index);
   if (launch.kind() != art::Launch::GATHER_ROWS || launch.outputs_size() != 1 ||
       step.sequences <= 0 || step.tokens != step.sequences || step.logitRows != step.tokens)
-    return false;
+    return std::nullopt;
   // One token a sequence, packed in order, and one logit row each: logit row
   // i is the last (only) token of sequence i, row i.
   const art::Operand *input = nullptr;
@@ -729,10 +729,10 @@ bool CudaBackend::gathersIdentityRows(const LoadedProgram &loaded, int index,
     if (operand.role() == "input" && operand.ref().target_case() == art::Ref::kBuffer)
       input = &operand;
   if (!input)
-    return false;
+    return std::nullopt;
   const exec::View source = bufferView(loaded, input->ref().buffer(), step);
   if (source.type != loaded.program->buffers(int(launch.outputs(0))).element_type())
-    return false;
+    return std::nullopt;
   // The planner let later launches reuse the input's memory (its last reader
   // was the gather): only while none of them writes there may they read it.
   auto bytes = [](const exec::View &view) {
@@ -743,9 +743,9 @@ bool CudaBackend::gathersIdentityRows(const LoadedProgram &loaded, int index,
     for (uint32_t output : loaded.program->launches(later).outputs()) {
       const exec::View written = bufferView(loaded, output, step);
       if (static_cast<const char *>(written.data) < end && begin < bytes(written))
-        return false;
+        return std::nullopt;
     }
-  return true;
+  return input->ref().buffer();
 }
 
 Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
@@ -797,13 +797,12 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
       continue;
     // A decode step's logits are of every row in order: the launches after
     // the gather read its input (bufferView), one copy kernel fewer.
-    if (elideIdentityGather_ && !perKind && gathersIdentityRows(loaded, i, step)) {
-      for (const art::Operand &operand : loaded.program->launches(i).operands())
-        if (operand.role() == "input")
-          gatherSource_ = operand.ref().buffer();
-      elidedGatherOutput_ = loaded.program->launches(i).outputs(0);
-      continue;
-    }
+    if (elideIdentityGather_ && !perKind)
+      if (std::optional<uint32_t> source = identityGatherSource(loaded, i, step)) {
+        gatherSource_ = *source;
+        elidedGatherOutput_ = loaded.program->launches(i).outputs(0);
+        continue;
+      }
     exec::LaunchArgs args = resolve(loaded, i, step);
     if (perKind)
       api_->cuEventRecord(before, stream_);

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -155,11 +156,12 @@ private:
                            const exec::BoundInputs &step) const;
   exec::View bufferView(const LoadedProgram &loaded, uint32_t id,
                         const exec::BoundInputs &step) const;
-  /// Whether launch `index` gathers logit rows that are the step's rows in
-  /// order (every sequence one token, each a logit row: a decode step), so
-  /// that its readers may read its input instead.
-  bool gathersIdentityRows(const LoadedProgram &loaded, int index,
-                           const exec::BoundInputs &step) const;
+  /// The input buffer of launch `index` when it gathers logit rows that are
+  /// the step's rows in order (every sequence one token, each a logit row: a
+  /// decode step) and no later launch writes over that input, so that its
+  /// readers may read the input instead; none otherwise.
+  std::optional<uint32_t> identityGatherSource(const LoadedProgram &loaded, int index,
+                                               const exec::BoundInputs &step) const;
 
   // The step program (CudaStep.cpp).
   /// Checks `arrays`, pads a decode step to its CUDA-graph bucket, uploads
@@ -300,7 +302,7 @@ private:
   /// CudaLaunch.folds_argmax unused).
   bool useArgmaxFold_ = true;
   /// INFER_ELIDE_GATHER=0: the logit-row gather is launched even when it is
-  /// the identity (gathersIdentityRows).
+  /// the identity (identityGatherSource).
   bool elideIdentityGather_ = true;
   /// While launchAll runs a step whose gather is elided: the gather's output
   /// buffer, which bufferView gives as its input buffer (gatherSource_).
