@@ -733,8 +733,9 @@ std::optional<uint32_t> CudaBackend::identityGatherSource(const LoadedProgram &l
   const exec::View source = bufferView(loaded, input->ref().buffer(), step);
   if (source.type != loaded.program->buffers(int(launch.outputs(0))).element_type())
     return std::nullopt;
-  // The planner let later launches reuse the input's memory (its last reader
-  // was the gather): only while none of them writes there may they read it.
+  // Later launches read the input in the rows' place: only while none of
+  // them writes there (the planner keeps it alive since session 39; earlier
+  // artifacts may have reused its memory after the gather).
   auto bytes = [](const exec::View &view) {
     return static_cast<const char *>(view.data) + view.elements * art::elementSize(view.type);
   };

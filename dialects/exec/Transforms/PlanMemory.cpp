@@ -83,7 +83,8 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
       }
     }
     // The cuda backend folds an rms_norm into the GEMV that reads its output,
-    // which then reads the norm's input there, and skips a gather of logit
+    // which then reads the norm's input there (codegen allows it only where
+    // that input and the GEMV's output are apart), and skips a gather of logit
     // rows that are the identity (a decode step's), whose readers then read
     // its input: so the input of either lives as long as its output. Norms
     // by their output's own last reader (a chain of norms does not keep its
