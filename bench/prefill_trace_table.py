@@ -4,9 +4,9 @@
 Reads the CSV that bench/kernel_trace/KernelTrace.cpp writes, takes every
 CUDA graph that runs a paged prefill attention (`infer_kv_prefill_attention`:
 a prefill step's graph, captured at its shape's second step and replayed
-after), cuts each graph's kernels into replays at gaps of more than 200 us,
-and prints per replay the span (first start to last end) and, as medians over
-the replays, each kernel's summed duration. Kernels not named infer_* (the
+after), takes each replay by its graph launch's correlation id, and prints
+per replay the span (first start to last end) and, as medians over the
+replays, each kernel's summed duration. Kernels not named infer_* (the
 cuBLASLt GEMMs) and infer_gemm_small are GEMMs, labelled in launch order as a
 Llama layer's four: qkv, o, gate/up, down (session 40: cuBLASLt's choices
 inside the graph are not the times its tuner measures back to back).
@@ -17,43 +17,36 @@ import argparse
 import collections
 import csv
 import statistics
-import sys
+
+from kernel_trace_table import COLUMNS, short_name
 
 LAYER_GEMMS = ["qkv", "o", "gate/up", "down"]
-COLUMNS = {"start_ns", "end_ns", "graph_id", "name"}
-REPLAY_GAP_NS = 200_000
 
 
 def prefill_replays(path):
-    """Each replay of a prefill graph: its kernels in start order."""
-    by_graph = collections.defaultdict(list)
+    """Each replay of a prefill graph (its kernels share the graph launch's
+    correlation id): its kernels in start order."""
+    replays = collections.defaultdict(list)
     with open(path) as trace:
         reader = csv.DictReader(trace)
         if not COLUMNS <= set(reader.fieldnames or []):
-            sys.exit(f"{path}: has no header with {','.join(sorted(COLUMNS))}")
+            raise SystemExit(f"prefill-trace: {path} has no header with {','.join(sorted(COLUMNS))}")
         for row in reader:
             if row["graph_id"] != "0" and not row["name"].startswith("memcpy"):
-                by_graph[row["graph_id"]].append(row)
-    replays = []
-    for kernels in by_graph.values():
-        if not any("kv_prefill_attention" in k["name"] for k in kernels):
-            continue
+                replays[row["correlation_id"]].append(row)
+    prefills = [kernels for kernels in replays.values()
+                if any("kv_prefill_attention" in k["name"] for k in kernels)]
+    for kernels in prefills:
         kernels.sort(key=lambda k: int(k["start_ns"]))
-        current = [kernels[0]]
-        for before, after in zip(kernels, kernels[1:]):
-            if int(after["start_ns"]) - int(before["end_ns"]) > REPLAY_GAP_NS:
-                replays.append(current)
-                current = []
-            current.append(after)
-        replays.append(current)
-    return replays
+    return sorted(prefills, key=lambda kernels: int(kernels[0]["start_ns"]))
 
 
 def label(name, gemm_index):
+    """A GEMM's layer role (cuBLASLt's kernels are not ours; infer_gemm_small
+    is), else the kernel's short name without template arguments."""
     if not name.removeprefix("void ").startswith("infer::") or "infer_gemm_small" in name:
         return LAYER_GEMMS[gemm_index % len(LAYER_GEMMS)] + " GEMM", True
-    short = name.removeprefix("void ").replace("infer::kernels::", "")
-    return short.split("<")[0].split("(")[0], False
+    return short_name(name).split("<")[0].split("(")[0], False
 
 
 def main():
