@@ -46,7 +46,7 @@ def label(name, gemm_index):
     is), else the kernel's short name without template arguments."""
     if not name.removeprefix("void ").startswith("infer::") or "infer_gemm_small" in name:
         return LAYER_GEMMS[gemm_index % len(LAYER_GEMMS)] + " GEMM", True
-    return short_name(name).split("<")[0].split("(")[0], False
+    return short_name(name).split("<")[0], False
 
 
 def main():
@@ -62,15 +62,14 @@ def main():
         for replay in replays:
             start = int(replay[0]["start_ns"])
             spans.append((max(int(k["end_ns"]) for k in replay) - start) / 1e3)
-            summed, launches, gemms = collections.Counter(), collections.Counter(), 0
+            summed, gemms = collections.Counter(), 0
             for kernel in replay:
                 name, is_gemm = label(kernel["name"], gemms)
                 gemms += is_gemm
                 summed[name] += (int(kernel["end_ns"]) - int(kernel["start_ns"])) / 1e3
-                launches[name] += 1
+                counts[name] += 1
             for name, us in summed.items():
                 durations[name].append(us)
-            counts.update(launches)
         print(f"{path}: {len(replays)} replays, span median {statistics.median(spans):.1f} us "
               f"({', '.join(f'{s:.1f}' for s in spans)})")
         for name in sorted(durations, key=lambda n: -statistics.median(durations[n])):
