@@ -6,11 +6,15 @@
 # 128 / 128 submitted at once) and TTFT of one 2,048-token prompt; then a
 # per-kernel profile of a prefill and a decode step (INFER_PROFILE_STEPS).
 #
-#   bench/serving-bench.sh BIN_DIR EXPORT_HF_PY PRESET RESULTS_DIR [OFFLINE_REQUESTS]
+#   bench/serving-bench.sh BIN_DIR EXPORT_HF_PY PRESET RESULTS_DIR [OFFLINE_REQUESTS [BENCH_PEERS_PY]]
 #
-# OFFLINE_REQUESTS 0 skips the offline run. Writes summary.txt and one log per run.
+# OFFLINE_REQUESTS 0 skips the offline run. BENCH_PEERS_PY (../shared/tools/bench_peers.py,
+# torch and transformers on the GPU machine) also measures HF eager and HF static cache +
+# torch.compile on the same random-weight preset in this run (peers.json), then batch 1 once
+# more, so that infer's batch-1 figure stands on both sides of the peers' (issue 5 asks for
+# them in the same run). Writes summary.txt and one log per run.
 set -uo pipefail
-bin=$1; export_hf=$2; preset=$3; res=$4; offline=${5:-512}
+bin=$1; export_hf=$2; preset=$3; res=$4; offline=${5:-512}; peers=${6:-}
 mkdir -p "$res"; sum=$res/summary.txt; : > "$sum"
 log() { echo "$*" | tee -a "$sum"; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
@@ -60,6 +64,14 @@ if [ "$offline" -gt 0 ]; then
   INFER_PROFILE_STEPS=3,60 "$bin/infer-run" "$artifact" bench --device cuda --requests "$offline" \
     --input-len 128 --output-len 128 --max-sequences "$offline" > "$res/profile-offline.log" 2>&1
   grep profile "$res/profile-offline.log" | tee -a "$sum"
+fi
+if [ -n "$peers" ]; then
+  start=$(date +%s.%N)
+  PYTHONUNBUFFERED=1 python3 "$peers" "$preset" --json "$res/peers.json" > "$res/peers.log" 2>&1 \
+    || { log "peers failed"; tail -5 "$res/peers.log"; }
+  log "peers, $(seconds "$start" "$(date +%s.%N)") s: $(grep "^$preset " "$res/peers.log")"
+  run_bench bs1-after-peers --requests 10 --input-len 128 --output-len 128 --batch 1 \
+    --warmup-requests 2
 fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv >> "$sum" 2>&1
 cat "$sum"
