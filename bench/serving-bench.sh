@@ -49,7 +49,8 @@ run_bench() { # NAME ARGS...
   tail -1 "$res/$name.log" >> "$res/bench.jsonl"
 }
 : > "$res/bench.jsonl"
-run_bench bs1 --requests 10 --input-len 128 --output-len 128 --batch 1 --warmup-requests 2
+batch1=(--requests 10 --input-len 128 --output-len 128 --batch 1 --warmup-requests 2)
+run_bench bs1 "${batch1[@]}"
 [ "$offline" -gt 0 ] && run_bench offline --requests "$offline" --input-len 128 --output-len 128 \
   --max-sequences "$offline" --warmup-requests "$offline"
 run_bench ttft2048 --requests 3 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 1
@@ -70,8 +71,7 @@ if [ -n "$peers" ]; then
   PYTHONUNBUFFERED=1 python3 "$peers" "$preset" --json "$res/peers.json" > "$res/peers.log" 2>&1 \
     || { log "peers failed"; tail -5 "$res/peers.log"; }
   log "peers, $(seconds "$start" "$(date +%s.%N)") s: $(grep "^$preset " "$res/peers.log")"
-  run_bench bs1-after-peers --requests 10 --input-len 128 --output-len 128 --batch 1 \
-    --warmup-requests 2
+  run_bench bs1-after-peers "${batch1[@]}"
 fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw --format=csv >> "$sum" 2>&1
 cat "$sum"
