@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what infer needs on Debian 12, idempotently: MLIR/LLVM 22, libonnx,
-# protobuf, CLI11, nlohmann-json, xtensor (npy), xxHash, ninja; numpy for the demo and bench scripts.
+# protobuf, CLI11, nlohmann-json, xtensor (npy), xxHash, PCRE2 and utf8proc (the tokenizer),
+# ninja; numpy for the demo and bench scripts, and the test oracles tokenizers (HF) and jinja2.
 set -euo pipefail
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libonnx-dev libprotobuf-dev
           protobuf-compiler ninja-build cmake g++ libcli11-dev nlohmann-json3-dev xtensor-dev libgtest-dev
-          libgmock-dev libxxhash-dev python3 xz-utils)
+          libgmock-dev libxxhash-dev libpcre2-dev libutf8proc-dev python3 xz-utils)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
@@ -16,4 +17,12 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-python3 -c "import numpy" 2>/dev/null || python3 -m pip install -q numpy
+python_packages=(numpy tokenizers jinja2)
+missing_python=()
+for package in "${python_packages[@]}"; do
+  python3 -c "import $package" 2>/dev/null || missing_python+=("$package")
+done
+if ((${#missing_python[@]})); then
+  echo "setup: pip installing ${missing_python[*]}"
+  python3 -m pip install -q "${missing_python[@]}"
+fi

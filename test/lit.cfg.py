@@ -18,4 +18,4 @@ llvm_config.add_tool_substitutions(["infer-opt", "infer-compile", "infer-run"], 
 # Built with the CUDA toolkit: infer-compile generates GPU code (NVRTC).
 if config.infer_have_cuda:
     config.available_features.add("cuda-codegen")
-config.substitutions.append(("%shared_models", config.shared_models_dir))
+config.substitutions.append(("%test_models", config.test_models_dir))

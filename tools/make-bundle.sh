@@ -45,7 +45,7 @@ flock "$lock" bash -c '
     cmake -G Ninja -S . -B "$1" -DCMAKE_BUILD_TYPE=Release \
       -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DINFER_STATIC_LLVM=ON
   fi
-  ninja -C "$1" -j "$2" infer-compile infer-opt infer-run
+  ninja -C "$1" -j "$2" infer-compile infer-opt infer-run infer
 ' _ "$build_dir" "$jobs"
 grep -q '^INFER_STATIC_LLVM:BOOL=ON' "$build_dir/CMakeCache.txt" ||
   { echo "make-bundle: $build_dir is not configured with INFER_STATIC_LLVM=ON" >&2; exit 1; }
@@ -56,7 +56,7 @@ cmake --install "$build_dir" --component infer-bundle --prefix "$stage" --strip 
 mkdir -p "$stage/lib"
 
 # 3. Copy the non-system shared libraries (ldd lists the transitive closure).
-for bin in "$stage"/bin/*; do
+for bin in "$stage"/bin/* "$stage"/lib/libinfer.so; do
   ldd "$bin" | awk '/=>/ {print $1, $3}' | while read -r soname path; do
     [[ "$soname" =~ $system_libs ]] && continue
     [[ "$soname" =~ $cuda_libs ]] && continue
@@ -90,7 +90,7 @@ for f in "$stage"/bin/* "$stage"/lib/*; do
 done
 env -i "$stage/bin/infer-compile" --version
 env -i "$stage/bin/infer-opt" --version | head -2 >/dev/null
-model="$root/../shared/models/tiny-llama.onnx"
+model="$root/test/models/tiny-llama.onnx"
 if [ -f "$model" ]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT

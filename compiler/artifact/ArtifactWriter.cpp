@@ -977,6 +977,8 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
        failed(describeKvCache(options.stepProgram, options.maxSeqLen,
                               *manifest.mutable_kv_cache()))))
     return failure();
+  if (options.text)
+    *manifest.mutable_text() = *options.text;
   if (options.addTargetCode && failed(options.addTargetCode(manifest)))
     return failure();
 

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct ArtifactOptions {
   /// The planned `step` program (--infer-step-entry), stored as
   /// Manifest.step with its KvCacheLayout; null: none.
   infer::exec::ProgramOp stepProgram;
+  /// The tokenizer and chat template (compiler/text/TextFiles.h); unset:
+  /// the artifact has none and works with token ids only.
+  std::optional<artifact::TextInfo> text;
 };
 
 /// One entry of the weight section and the ops its bytes come from.

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/infer-run/ServingSession.h"
+#include "runtime/serving/ServingSession.h"
 
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/cpu/CpuBackend.h"
@@ -21,7 +21,7 @@
 #include <algorithm>
 #include <chrono>
 
-namespace infer::tools {
+namespace infer::serving {
 namespace {
 
 namespace art = artifact;
@@ -105,7 +105,7 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   RETURN_IF_ERROR(session->backend_->allocateKvCache(blocks));
   ASSIGN_OR_RETURN(auto sched, scheduler::Scheduler::create(config));
   session->sched_ = std::make_unique<scheduler::Scheduler>(std::move(sched));
-  session->runner_ = std::make_unique<serving::StepRunner>(*session->sched_, *session->backend_,
+  session->runner_ = std::make_unique<StepRunner>(*session->sched_, *session->backend_,
                                                            options.runAhead);
   return session;
 }
@@ -113,7 +113,7 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
 StatusOr<std::vector<SampledToken>> ServingSession::step(const SamplingFn &sampling) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
-  ASSIGN_OR_RETURN(serving::StepResult result, runner_->step(sampling));
+  ASSIGN_OR_RETURN(StepResult result, runner_->step(sampling));
   ++steps_;
   computedTokens_ += result.tokens;
   floorSeconds_ += exec::stepFloorSeconds(costs_, result.tokens, result.logitRows);
@@ -121,4 +121,4 @@ StatusOr<std::vector<SampledToken>> ServingSession::step(const SamplingFn &sampl
   return std::move(result.drawn);
 }
 
-} // namespace infer::tools
+} // namespace infer::serving

@@ -7,8 +7,8 @@
 // enqueued before this one's tokens are back).
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
-#define INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
+#ifndef INFER_RUNTIME_SERVING_SERVINGSESSION_H
+#define INFER_RUNTIME_SERVING_SERVINGSESSION_H
 
 #include "runtime/base/Status.h"
 #include "runtime/exec/Backend.h"
@@ -28,7 +28,7 @@ namespace artifact {
 class ArtifactReader;
 }
 
-namespace tools {
+namespace serving {
 
 struct SessionOptions {
   std::string device; ///< "" picks cuda when the artifact has GPU step code and a GPU is there
@@ -44,9 +44,6 @@ struct SessionOptions {
   bool runAhead = true;
 };
 
-using serving::SampledToken;
-using serving::SamplingFn;
-
 class ServingSession {
 public:
   static StatusOr<std::unique_ptr<ServingSession>> open(const std::string &artifactPath,
@@ -59,6 +56,8 @@ public:
   /// KV pool size, counting the null block.
   int64_t kvBlocks() const { return kvBlocks_; }
   const std::string &deviceName() const { return deviceName_; }
+  /// The artifact (its manifest: TextInfo, bounds).
+  const artifact::ArtifactReader &reader() const { return *reader_; }
   scheduler::Scheduler &scheduler() { return *sched_; }
 
   /// Runs one step; returns the tokens it drew (request, token), in row
@@ -93,7 +92,7 @@ private:
   std::unique_ptr<artifact::ArtifactReader> reader_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<scheduler::Scheduler> sched_;
-  std::unique_ptr<serving::StepRunner> runner_;
+  std::unique_ptr<StepRunner> runner_;
   int64_t vocab_ = 0, maxSeqLen_ = 0, kvBlocks_ = 0;
   std::string deviceName_;
   int64_t steps_ = 0, computedTokens_ = 0;
@@ -101,7 +100,7 @@ private:
   exec::StepCosts costs_;
 };
 
-} // namespace tools
+} // namespace serving
 } // namespace infer
 
-#endif // INFER_TOOLS_INFER_RUN_SERVINGSESSION_H
+#endif // INFER_RUNTIME_SERVING_SERVINGSESSION_H

@@ -1,6 +1,7 @@
 //===- infer-compile.cpp - the infer compiler driver ----------------------===//
 //
 //   infer-compile MODEL.{onnx,onnxtext,mlir} -o MODEL.infer [--target cuda|cpu] [--dtype ...]
+//                 [--tokenizer DIR] [--chat-template FILE] [--no-tokenizer]
 //   infer-compile MODEL.{onnx,onnxtext,mlir} --emit=graph|optimized|exec
 //   infer-compile MODEL.onnx --check
 //   infer-compile MODEL --reference-run --input NAME=IN.npy --output NAME=OUT.npy
@@ -11,6 +12,7 @@
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/VerifyNumerics.h"
+#include "compiler/text/TextFiles.h"
 #include "dialects/exec/IR/ExecOps.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "tools/infer-compile/Diagnostics.h"
@@ -63,7 +65,51 @@ struct Options {
   bool testBreakNumerics = false;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  std::string tokenizerDir;
+  std::string chatTemplatePath;
+  bool noTokenizer = false;
 };
+
+/// The static last dimension of the entry's first result (the logits'
+/// vocabulary), or 0.
+int64_t logitsVocabulary(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.getFunctionType().getNumResults() == 0)
+      continue;
+    auto type = dyn_cast<ShapedType>(func.getFunctionType().getResult(0));
+    if (type && type.hasRank() && type.getRank() > 0 && !type.isDynamicDim(type.getRank() - 1))
+      return type.getDimSize(type.getRank() - 1);
+  }
+  return 0;
+}
+
+/// The tokenizer files for the artifact (TextFiles.h): 1 on an error, after
+/// printing it; a note when there is no tokenizer.
+int readText(ModuleOp module, const Options &options, infer::compiler::ArtifactOptions &out) {
+  if (options.noTokenizer)
+    return 0;
+  infer::compiler::TextFileOptions textOptions;
+  textOptions.modelPath = options.model;
+  textOptions.tokenizerDir = options.tokenizerDir;
+  textOptions.chatTemplatePath = options.chatTemplatePath;
+  textOptions.modelVocab = logitsVocabulary(module);
+  std::string note;
+  auto text = infer::compiler::readTextFiles(textOptions, note);
+  if (!text.ok()) {
+    llvm::errs() << "error: " << text.status().message() << "\n";
+    return 1;
+  }
+  if (!note.empty())
+    llvm::errs() << "note: " << note << "\n";
+  out.text = std::move(*text);
+  if (out.text)
+    llvm::errs() << "tokenizer: " << out.text->stop_token_ids_size() << " stop token id"
+                 << (out.text->stop_token_ids_size() == 1 ? "" : "s") << ", "
+                 << (out.text->chat_template().empty() ? "no chat template"
+                                                       : "a chat template")
+                 << "\n";
+  return 0;
+}
 
 OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const Options &options,
                                 infer::import::ImportStats *stats) {
@@ -156,6 +202,8 @@ int writeArtifact(ModuleOp module, const Options &options,
   if (llvm::StringRef(artifactOptions.modelName).ends_with(".onnx")) // MODEL.onnx.mlir
     artifactOptions.modelName.resize(artifactOptions.modelName.size() - 5);
   artifactOptions.opset = stats.opsetVersion;
+  if (readText(module, options, artifactOptions))
+    return 1;
   if (artifactOptions.target == infer::artifact::TARGET_CUDA) {
 #ifdef INFER_HAVE_CUDA
     artifactOptions.addTargetCode = [&](infer::artifact::Manifest &manifest) -> LogicalResult {
@@ -352,6 +400,13 @@ int main(int argc, char **argv) {
                "also store the GPU code as compute_90 PTX, which the driver JIT-compiles on GPUs "
                "the sm_90a cubin does not run on (such artifacts are not always byte-identical "
                "across compiles)");
+  app.add_option("--tokenizer", options.tokenizerDir,
+                 "take tokenizer.json, tokenizer_config.json, chat_template.jinja and "
+                 "generation_config.json from DIR (default: beside the model, when there)");
+  app.add_option("--chat-template", options.chatTemplatePath,
+                 "use this Jinja chat template instead of the tokenizer's");
+  app.add_flag("--no-tokenizer", options.noTokenizer,
+               "store no tokenizer: the artifact takes and gives token ids only");
   app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")
       ->check(CLI::IsMember({"graph", "optimized", "exec"}));
   app.add_flag("--check", options.check,
@@ -378,6 +433,10 @@ int main(int argc, char **argv) {
   }
   if ((options.check + options.referenceRun + (!options.emit.empty() || options.verifyNumerics)) > 1) {
     llvm::errs() << "error: --check, --reference-run and --emit/--verify-numerics are exclusive\n";
+    return 2;
+  }
+  if (options.noTokenizer && (!options.tokenizerDir.empty() || !options.chatTemplatePath.empty())) {
+    llvm::errs() << "error: --no-tokenizer cannot be combined with --tokenizer or --chat-template\n";
     return 2;
   }
   if (!options.outputPath.empty() && (options.check || options.referenceRun || !options.emit.empty())) {

@@ -68,7 +68,7 @@ Status validateOptions(const BenchOptions &options) {
 /// Submits `prompts` (all at once, or options.batch in flight) and steps the
 /// session until every one has options.outputLen tokens; `timelines` gets
 /// each request's submission and token times.
-Status serve(ServingSession &session, const std::vector<std::vector<int32_t>> &prompts,
+Status serve(serving::ServingSession &session, const std::vector<std::vector<int32_t>> &prompts,
              const BenchOptions &options, std::vector<Timeline> &timelines) {
   scheduler::Scheduler &sched = session.scheduler();
   timelines.assign(prompts.size(), Timeline());
@@ -103,9 +103,9 @@ Status serve(ServingSession &session, const std::vector<std::vector<int32_t>> &p
   auto greedy = [](scheduler::RequestId) { return RowSampling(); };
   RETURN_IF_ERROR(refill());
   while (sched.hasUnfinished()) {
-    ASSIGN_OR_RETURN(std::vector<SampledToken> got, session.step(greedy));
+    ASSIGN_OR_RETURN(std::vector<serving::SampledToken> got, session.step(greedy));
     Clock::time_point now = Clock::now();
-    for (const SampledToken &drawn : got) {
+    for (const serving::SampledToken &drawn : got) {
       Timeline &timeline = timelines[static_cast<size_t>(drawn.request)];
       if (timeline.tokens++ == 0)
         timeline.first = now;
@@ -121,10 +121,10 @@ Status serve(ServingSession &session, const std::vector<std::vector<int32_t>> &p
 
 Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   RETURN_IF_ERROR(validateOptions(options));
-  SessionOptions sessionOptions = options.session;
+  serving::SessionOptions sessionOptions = options.session;
   if (options.batch > 0)
     sessionOptions.maxSequences = options.batch;
-  ASSIGN_OR_RETURN(auto session, ServingSession::open(artifactPath, sessionOptions));
+  ASSIGN_OR_RETURN(auto session, serving::ServingSession::open(artifactPath, sessionOptions));
   if (options.inputLen + options.outputLen > session->maxSeqLen())
     return invalidArgumentError(
         "--input-len " + std::to_string(options.inputLen) + " + --output-len " +

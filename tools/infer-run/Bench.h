@@ -3,7 +3,7 @@
 #define INFER_TOOLS_INFER_RUN_BENCH_H
 
 #include "runtime/base/Status.h"
-#include "tools/infer-run/ServingSession.h"
+#include "runtime/serving/ServingSession.h"
 
 #include <cstdint>
 #include <string>
@@ -22,7 +22,7 @@ struct BenchOptions {
   /// Requests of the same shapes (other prompts) run first, untimed: GEMM
   /// tuning and CUDA-graph capture happen there.
   int64_t warmupRequests = 0;
-  SessionOptions session;
+  serving::SessionOptions session;
 };
 
 /// Runs the requests greedily through a ServingSession, timing every step,

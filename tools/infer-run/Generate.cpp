@@ -1,14 +1,23 @@
-//===- Generate.cpp - infer-run generate: decoding over the step entry ----===//
+//===- Generate.cpp - infer-run generate: text or ids over the engine -----===//
 //
-// Parses the prompts, serves them through a ServingSession (the scheduler over
-// the paged KV cache and Backend::step) with one RequestSampler per request,
-// and prints one line per request, then a JSON line.
+// Turns the prompts (ids, text, or chat messages through the template) into
+// requests of a serving::Engine and prints what it generates:
+//   --prompt, one request:     the text as it comes, then a summary on stderr
+//   --prompt, several:         each request's text when all are done
+//   --prompt-ids:              "token: request R id T" lines as they come, a
+//                              line per request, then a JSON line
+//   --output json:             only the JSON line: ids and text per request
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/infer-run/Generate.h"
 
+#include "runtime/serving/Engine.h"
+
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -16,8 +25,10 @@
 namespace infer::tools {
 namespace {
 
-/// "1,2,3" as ids in [0, vocab) (vocab 0: unknown, no upper check).
-StatusOr<std::vector<int32_t>> parseIds(const std::string &text, int64_t vocab, size_t index) {
+using json = nlohmann::ordered_json;
+
+/// "1,2,3" as ids (the engine checks them against the vocabulary).
+StatusOr<std::vector<int32_t>> parseIds(const std::string &text, size_t index) {
   std::string what = "--prompt-ids #" + std::to_string(index + 1) + " '" + text + "'";
   std::vector<int32_t> ids;
   size_t start = 0;
@@ -33,9 +44,9 @@ StatusOr<std::vector<int32_t>> parseIds(const std::string &text, int64_t vocab, 
     bool blank = item.find_first_not_of(" \t") == std::string::npos;
     if (blank || errno != 0 || *end != '\0')
       return invalidArgumentError(what + ": '" + item + "' is not a token id");
-    if (value < 0 || (vocab > 0 && value >= vocab))
+    if (value < 0 || value > INT32_MAX)
       return invalidArgumentError(what + ": token id " + std::to_string(value) +
-                                  " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+                                  " is outside the vocabulary");
     ids.push_back(static_cast<int32_t>(value));
     if (comma == std::string::npos)
       break;
@@ -44,93 +55,142 @@ StatusOr<std::vector<int32_t>> parseIds(const std::string &text, int64_t vocab, 
   return ids;
 }
 
+/// Every request's prompt ids, in order, with what names it in errors.
+StatusOr<std::vector<std::pair<std::vector<int32_t>, std::string>>>
+promptIds(const serving::Engine &engine, const GenerateOptions &options) {
+  std::vector<std::pair<std::vector<int32_t>, std::string>> prompts;
+  for (size_t i = 0; i < options.prompts.size(); ++i) {
+    ASSIGN_OR_RETURN(auto ids, parseIds(options.prompts[i], i));
+    prompts.emplace_back(std::move(ids), "--prompt-ids #" + std::to_string(i + 1));
+  }
+  if (options.textPrompts.empty())
+    return prompts;
+  ASSIGN_OR_RETURN(const serving::TextModel *text, engine.requireText());
+  for (size_t i = 0; i < options.textPrompts.size(); ++i) {
+    std::string what = "--prompt #" + std::to_string(i + 1);
+    StatusOr<std::vector<int32_t>> ids = std::vector<int32_t>();
+    if (options.chat) {
+      json messages = json::array();
+      if (!options.system.empty())
+        messages.push_back({{"role", "system"}, {"content", options.system}});
+      messages.push_back({{"role", "user"}, {"content", options.textPrompts[i]}});
+      ids = text->encodeChat(messages);
+    } else {
+      ids = text->encodePrompt(options.textPrompts[i]);
+    }
+    if (!ids.ok())
+      return ids.status().withPrefix(what);
+    prompts.emplace_back(std::move(ids).value(), what);
+  }
+  return prompts;
+}
+
+Status validate(const GenerateOptions &options) {
+  if (options.prompts.empty() && options.textPrompts.empty())
+    return invalidArgumentError("generate needs a --prompt \"text\" or a --prompt-ids list");
+  if (options.chat && options.textPrompts.empty())
+    return invalidArgumentError("--chat applies the chat template to --prompt texts");
+  if (!options.system.empty() && !options.chat)
+    return invalidArgumentError("--system is a chat message: give --chat too");
+  if (options.output != "text" && options.output != "json")
+    return invalidArgumentError("--output must be text or json (got '" + options.output + "')");
+  if (options.maxNewTokens < 1)
+    return invalidArgumentError("--max-new-tokens must be at least 1");
+  return sampling::validate(options.sampling);
+}
+
+json requestJson(const serving::RequestUpdate &done, bool hasText) {
+  json out = {{"id", done.id},
+              {"prompt_tokens", done.promptTokens},
+              {"generated", done.allTokens},
+              {"finish_reason", done.finishReason},
+              {"finish_detail", done.finishDetail},
+              {"preemptions", done.preemptions},
+              {"cached_tokens", done.cachedTokens}};
+  if (hasText)
+    out["text"] = done.allText;
+  if (done.stopString)
+    out["stop_string"] = *done.stopString;
+  return out;
+}
+
 } // namespace
 
 Status runGenerate(const std::string &artifactPath, const GenerateOptions &options) {
-  if (options.prompts.empty())
-    return invalidArgumentError("generate needs at least one --prompt-ids list");
-  if (options.maxNewTokens < 1)
-    return invalidArgumentError("--max-new-tokens must be at least 1");
-  RETURN_IF_ERROR(sampling::validate(options.sampling));
-  ASSIGN_OR_RETURN(auto session, ServingSession::open(artifactPath, options.session));
-  int64_t maxSeqLen = session->maxSeqLen();
-  int64_t vocab = session->vocab();
-
-  std::vector<std::vector<int32_t>> prompts;
-  for (size_t i = 0; i < options.prompts.size(); ++i) {
-    ASSIGN_OR_RETURN(auto ids, parseIds(options.prompts[i], vocab, i));
-    if (static_cast<int64_t>(ids.size()) > maxSeqLen)
-      return invalidArgumentError("--prompt-ids #" + std::to_string(i + 1) + " has " +
-                                  std::to_string(ids.size()) +
-                                  " tokens, more than the artifact's context of " +
-                                  std::to_string(maxSeqLen) + " (--max-seq-len)");
-    prompts.push_back(std::move(ids));
-  }
-
-  scheduler::Scheduler &sched = session->scheduler();
-  std::map<scheduler::RequestId, sampling::RequestSampler> samplers;
+  RETURN_IF_ERROR(validate(options));
+  ASSIGN_OR_RETURN(auto engine, serving::Engine::open(artifactPath, options.session));
+  ASSIGN_OR_RETURN(auto prompts, promptIds(*engine, options));
+  bool hasText = engine->text() != nullptr;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    auto id = static_cast<scheduler::RequestId>(i);
-    samplers.emplace(id, sampling::RequestSampler(options.sampling, id));
-    RETURN_IF_ERROR(sched.addRequest(id, prompts[i], options.maxNewTokens));
+    serving::GenerationParams params;
+    params.maxNewTokens = options.maxNewTokens;
+    params.sampling = options.sampling;
+    params.samplerKey = static_cast<int64_t>(i);
+    params.stop = options.stop;
+    params.ignoreStopTokens = options.ignoreEos;
+    auto id = engine->submit(std::move(prompts[i].first), params);
+    if (!id.ok())
+      return id.status().withPrefix(prompts[i].second);
   }
-  std::map<scheduler::RequestId, scheduler::Request> done;
-  auto collect = [&]() -> Status {
-    for (scheduler::Request &request : sched.takeFinished()) {
-      if (request.finishReason == scheduler::FinishReason::kRefused)
-        return invalidArgumentError("request " + std::to_string(request.id) +
-                                    " (--prompt-ids #" + std::to_string(request.id + 1) +
-                                    ") cannot run: " + request.error);
-      done.emplace(request.id, std::move(request));
-    }
-    return okStatus();
-  };
-  RETURN_IF_ERROR(collect());
 
-  auto sample = [&](scheduler::RequestId id) {
-    sampling::RequestSampler &sampler = samplers.at(id);
-    RowSampling row;
-    row.temperature = sampler.params().temperature;
-    row.topK = sampler.params().topK;
-    row.topP = sampler.params().topP;
-    row.uniform = sampler.nextUniform();
-    return row;
-  };
-  while (sched.hasUnfinished()) {
-    ASSIGN_OR_RETURN(std::vector<SampledToken> drawn, session->step(sample));
-    // Streamed as they come (the summary and the JSON line follow at the end).
-    for (const SampledToken &token : drawn)
-      std::printf("token: request %lld id %d\n", static_cast<long long>(token.request),
-                  token.token);
+  // What is printed as it comes: one request's text, or every token's id.
+  bool asJson = options.output == "json";
+  bool streamText = !asJson && !options.textPrompts.empty() && prompts.size() == 1;
+  bool streamIds = !asJson && options.textPrompts.empty();
+  auto start = std::chrono::steady_clock::now();
+  std::map<serving::RequestId, serving::RequestUpdate> done;
+  while (engine->hasUnfinished()) {
+    ASSIGN_OR_RETURN(std::vector<serving::RequestUpdate> updates, engine->step());
+    for (serving::RequestUpdate &update : updates) {
+      if (streamText)
+        std::fputs(update.text.c_str(), stdout);
+      if (streamIds)
+        for (int32_t token : update.tokens)
+          std::printf("token: request %lld id %d\n", static_cast<long long>(update.id), token);
+      if (!update.finished)
+        continue;
+      if (update.finishReason == "error")
+        return invalidArgumentError(prompts[update.id].second + " cannot run: " + update.error);
+      done.emplace(update.id, std::move(update));
+    }
     std::fflush(stdout);
-    RETURN_IF_ERROR(collect());
   }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::string json = "{\"requests\": [";
-  for (auto &[id, request] : done) {
-    std::vector<int32_t> generated = request.generatedTokens();
-    std::string ids, list;
-    for (int32_t token : generated) {
-      ids += (ids.empty() ? "" : " ") + std::to_string(token);
-      list += (list.empty() ? "" : ", ") + std::to_string(token);
-    }
-    std::string reason(scheduler::finishReasonName(request.finishReason));
-    std::printf("request %lld: %d prompt tokens, %zu generated (%s): %s\n",
-                static_cast<long long>(id), request.numPromptTokens, generated.size(),
-                reason.c_str(), ids.c_str());
-    json += std::string(id ? ", " : "") + "{\"id\": " + std::to_string(id) +
-            ", \"prompt_tokens\": " + std::to_string(request.numPromptTokens) +
-            ", \"generated\": [" + list + "], \"finish_reason\": \"" + reason +
-            "\", \"preemptions\": " + std::to_string(request.numPreemptions) +
-            ", \"cached_tokens\": " + std::to_string(request.numCachedTokens) + "}";
+  serving::ServingSession &session = engine->session();
+  if (streamText) {
+    const serving::RequestUpdate &only = done.begin()->second;
+    std::printf("\n");
+    std::fprintf(stderr, "[%d prompt tokens, %zu generated in %.2f s, finish: %s%s, device %s]\n",
+                 only.promptTokens, only.allTokens.size(), seconds, only.finishReason.c_str(),
+                 only.stopString ? (" at \"" + *only.stopString + "\"").c_str() : "",
+                 session.deviceName().c_str());
+    return okStatus();
   }
-  json += "], \"steps\": " + std::to_string(session->steps()) +
-          ", \"computed_tokens\": " + std::to_string(session->computedTokens()) +
-          ", \"preemptions\": " + std::to_string(sched.numPreemptions()) +
-          ", \"kv_blocks\": " + std::to_string(session->kvBlocks()) +
-          ", \"steps_ahead\": " + std::to_string(session->stepsAhead()) +
-          ", \"steps_ahead_dropped\": " + std::to_string(session->stepsAheadDropped()) + "}";
-  std::printf("%s\n", json.c_str());
+  if (!asJson) {
+    for (auto &[id, request] : done) {
+      std::string ids;
+      for (int32_t token : request.allTokens)
+        ids += (ids.empty() ? "" : " ") + std::to_string(token);
+      std::printf("request %lld: %d prompt tokens, %zu generated (%s): %s\n",
+                  static_cast<long long>(id), request.promptTokens, request.allTokens.size(),
+                  request.finishDetail.c_str(), ids.c_str());
+      if (hasText && !options.textPrompts.empty())
+        std::printf("%s\n", request.allText.c_str());
+    }
+  }
+  json summary = {{"requests", json::array()}};
+  for (auto &[id, request] : done)
+    summary["requests"].push_back(requestJson(request, hasText));
+  summary["steps"] = session.steps();
+  summary["computed_tokens"] = session.computedTokens();
+  summary["preemptions"] = session.scheduler().numPreemptions();
+  summary["kv_blocks"] = session.kvBlocks();
+  summary["steps_ahead"] = session.stepsAhead();
+  summary["steps_ahead_dropped"] = session.stepsAheadDropped();
+  std::printf("%s\n",
+              summary.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
   return okStatus();
 }
 

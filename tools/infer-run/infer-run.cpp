@@ -3,10 +3,12 @@
 //   infer-run MODEL.infer info      the manifest's summary
 //   infer-run MODEL.infer forward --input input_ids=IN.npy --output logits=OUT.npy
 //             [--device cpu|cuda] [--time N]   one forward over a [batch, seq] batch
-//   infer-run MODEL.infer generate --prompt-ids 1,2,3 [--prompt-ids ...] [--max-new-tokens N]
+//   infer-run MODEL.infer generate --prompt "text" [--chat [--system TEXT]] | --prompt-ids 1,2,3
+//             [--max-new-tokens N] [--stop STR ...] [--ignore-eos] [--output text|json]
 //             [--greedy | --temperature T --top-k K --top-p P --seed S] [--device cpu|cuda]
 //             [--kv-blocks N] [--max-batch-tokens N] [--max-sequences N]
 //             decoding over the step program (tools/infer-run/Generate.cpp)
+//   infer-run tokenize --tokenizer PATH [--decode]   (tools/infer-run/Tokenize.cpp)
 //   infer-run MODEL.infer bench --requests N --input-len I --output-len O [--batch B]
 //             [--prompt-seed S] [--device cpu|cuda] [--kv-blocks N] [--max-batch-tokens N]
 //             serving throughput and latency (tools/infer-run/Bench.cpp)
@@ -20,8 +22,10 @@
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/npy/Npy.h"
+#include "runtime/serving/TextModel.h"
 #include "tools/infer-run/Bench.h"
 #include "tools/infer-run/Generate.h"
+#include "tools/infer-run/Tokenize.h"
 #ifdef INFER_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
 #endif
@@ -114,6 +118,32 @@ void printExecProgram(const art::ExecProgram &program, const char *what = "exec 
     binding("output", output);
 }
 
+/// The tokenizer and chat template the artifact carries (TextInfo).
+infer::Status printText(const art::Manifest &manifest) {
+  if (!manifest.has_text()) {
+    std::printf("text: none (token ids only; infer-compile reads tokenizer.json beside the "
+                "model, or --tokenizer DIR)\n");
+    return infer::okStatus();
+  }
+  const art::TextInfo &text = manifest.text();
+  ASSIGN_OR_RETURN(auto model, infer::serving::TextModel::fromArtifact(text));
+  std::string stops, sources;
+  for (int32_t id : text.stop_token_ids())
+    stops += (stops.empty() ? "" : ", ") + std::to_string(id);
+  for (const std::string &source : text.sources())
+    sources += (sources.empty() ? "" : ", ") + source;
+  std::printf("text: tokenizer of %lld tokens (%zu bytes of tokenizer.json), bos '%s', eos '%s', "
+              "stop token ids [%s]\n",
+              static_cast<long long>(model->tokenizer().vocabSize()), text.tokenizer_json().size(),
+              text.bos_token().c_str(), text.eos_token().c_str(), stops.c_str());
+  std::printf("  chat template: %s\n",
+              text.chat_template().empty()
+                  ? "none"
+                  : (std::to_string(text.chat_template().size()) + " bytes of Jinja").c_str());
+  std::printf("  from: %s\n", sources.c_str());
+  return infer::okStatus();
+}
+
 infer::Status printInfo(const std::string &path, bool showSource) {
   ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path));
   const art::Manifest &manifest = reader->manifest();
@@ -152,6 +182,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
   for (const art::ToolVersion &tool : manifest.tools())
     tools += (tools.empty() ? "" : ", ") + tool.name() + " " + tool.version();
   std::printf("versions: %s\n", tools.c_str());
+  RETURN_IF_ERROR(printText(manifest));
   if (!manifest.has_exec()) {
     std::printf("exec program: none (this artifact can be inspected, not run)\n");
     return infer::okStatus();
@@ -381,6 +412,9 @@ infer::Status runForward(const std::string &path, const std::vector<std::string>
 
 int main(int argc, char **argv) {
   auto processStart = std::chrono::steady_clock::now();
+  // `infer-run tokenize` takes no artifact (its --tokenizer may name one).
+  if (argc >= 2 && std::string(argv[1]) == "tokenize")
+    return infer::tools::runTokenizeCommand(argc - 1, argv + 1);
   CLI::App app{"infer-run: loads a model.infer artifact and runs it"};
   std::string artifact;
   std::string command;
@@ -395,7 +429,10 @@ int main(int argc, char **argv) {
   bool showSource = false;
   app.add_flag("--cuda-source", showSource, "info: also print the CUDA source given to NVRTC");
   app.add_option("--input", inputs, "forward: NAME=FILE.npy, an int64 [batch, seq] input");
-  app.add_option("--output", outputs, "forward: NAME=FILE.npy, where to write an output");
+  app.add_option("--output", outputs,
+                 "forward: NAME=FILE.npy, where to write an output; generate: text (stream the "
+                 "text, or ids without a tokenizer, then a summary) or json (one JSON line: ids "
+                 "and text per request)");
   app.add_option("--device", forwardOptions.device,
                  "forward, generate, bench: cpu or cuda (default: cuda when the artifact has "
                  "GPU code and a GPU is present, else cpu)");
@@ -406,11 +443,27 @@ int main(int argc, char **argv) {
   app.add_option("--warmup", forwardOptions.warmup, "forward --time: untimed forwards first")
       ->check(CLI::Range(0, 100000));
   infer::tools::GenerateOptions generateOptions;
-  infer::tools::SessionOptions &session = generateOptions.session;
+  infer::serving::SessionOptions &session = generateOptions.session;
   bool greedy = false, noPrefixCaching = false;
   app.add_option("--prompt-ids", generateOptions.prompts,
                  "generate: a request's prompt as comma-separated token ids (repeat for more "
                  "requests, batched together)");
+  app.add_option("--prompt", generateOptions.textPrompts,
+                 "generate: a request's prompt as text, encoded by the artifact's tokenizer "
+                 "with its special tokens (repeat for more requests, batched together)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--chat", generateOptions.chat,
+               "generate: each --prompt is a user message through the artifact's chat template");
+  app.add_option("--system", generateOptions.system,
+                 "generate --chat: a system message before the user's");
+  app.add_option("--stop", generateOptions.stop,
+                 "generate: end a request before this text (repeatable; the text is not "
+                 "printed); the model's stop tokens end it too")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--ignore-eos", generateOptions.ignoreEos,
+               "generate: do not stop at the model's stop tokens");
   app.add_option("--max-new-tokens", generateOptions.maxNewTokens,
                  "generate: tokens to generate per request (default 16)")
       ->check(CLI::Range(1, 1 << 30));
@@ -483,6 +536,12 @@ int main(int argc, char **argv) {
                            "--top-p\n");
       return 1;
     }
+    if (outputs.size() > 1) {
+      std::fprintf(stderr, "error: generate takes one --output (text or json)\n");
+      return 1;
+    }
+    if (!outputs.empty())
+      generateOptions.output = outputs.front();
     if (samplingGiven && !greedy)
       generateOptions.sampling = sampling;
     else
