@@ -58,45 +58,6 @@ char32_t simpleToUpper(char32_t c) { return c >= 0x450 && c <= 0x45F ? c - 0x50 
 
 } // namespace
 
-bool decodeUtf8(std::string_view text, std::u32string &out) {
-  out.clear();
-  out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    unsigned char b = static_cast<unsigned char>(text[i]);
-    if (b < 0x80) {
-      out.push_back(b);
-      ++i;
-      continue;
-    }
-    int extra;
-    char32_t cp;
-    char32_t minimum;
-    if ((b & 0xE0) == 0xC0) {
-      extra = 1, cp = b & 0x1F, minimum = 0x80;
-    } else if ((b & 0xF0) == 0xE0) {
-      extra = 2, cp = b & 0x0F, minimum = 0x800;
-    } else if ((b & 0xF8) == 0xF0) {
-      extra = 3, cp = b & 0x07, minimum = 0x10000;
-    } else {
-      return false;
-    }
-    for (int k = 1; k <= extra; ++k) {
-      if (i + k >= text.size())
-        return false;
-      unsigned char cont = static_cast<unsigned char>(text[i + k]);
-      if ((cont & 0xC0) != 0x80)
-        return false;
-      cp = (cp << 6) | (cont & 0x3F);
-    }
-    if (cp < minimum || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    out.push_back(cp);
-    i += extra + 1;
-  }
-  return true;
-}
-
 std::u32string toCodePoints(std::string_view text) {
   std::u32string out;
   if (!decodeUtf8(text, out)) {
@@ -107,24 +68,6 @@ std::u32string toCodePoints(std::string_view text) {
       out.push_back(b < 0x80 ? b : 0xFFFD);
   }
   return out;
-}
-
-void appendUtf8(std::string &out, char32_t c) {
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
 }
 
 std::string toUtf8(std::u32string_view codePoints) {

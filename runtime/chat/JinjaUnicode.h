@@ -12,19 +12,23 @@
 #ifndef INFER_RUNTIME_CHAT_JINJAUNICODE_H
 #define INFER_RUNTIME_CHAT_JINJAUNICODE_H
 
+#include "runtime/base/Utf8.h"
+
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace infer::chat::jinja {
 
-/// Decodes UTF-8; false on malformed input (overlong forms, surrogates,
-/// truncated sequences, values past U+10FFFF).
-bool decodeUtf8(std::string_view text, std::u32string &out);
+// UTF-8 decoding and encoding are runtime/base/Utf8.h's (decodeUtf8 is false
+// on malformed input: overlong forms, surrogates, truncated sequences, values
+// past U+10FFFF).
+using infer::appendUtf8;
+using infer::decodeUtf8;
+
 /// Decodes UTF-8 that is known to be valid (everything inside the
 /// interpreter is validated on the way in).
 std::u32string toCodePoints(std::string_view text);
-void appendUtf8(std::string &out, char32_t codePoint);
 std::string toUtf8(std::u32string_view codePoints);
 /// Python's len() of a str.
 size_t codePointCount(std::string_view text);

@@ -162,6 +162,7 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   if (streamText) {
     const serving::RequestUpdate &only = done.begin()->second;
     std::printf("\n");
+    std::fflush(stdout); // the summary on stderr comes after the text
     std::fprintf(stderr, "[%d prompt tokens, %zu generated in %.2f s, finish: %s%s, device %s]\n",
                  only.promptTokens, only.allTokens.size(), seconds, only.finishReason.c_str(),
                  only.stopString ? (" at \"" + *only.stopString + "\"").c_str() : "",
