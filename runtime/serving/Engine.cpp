@@ -118,8 +118,11 @@ StatusOr<std::vector<RequestUpdate>> Engine::step() {
   std::map<RequestId, RequestUpdate> updates;
   if (sched.hasUnfinished()) {
     auto sample = [&](RequestId id) {
-      sampling::RequestSampler &sampler = live_.at(id).sampler;
-      RowSampling row;
+      RowSampling row; // greedy for a request the engine does not know (none is expected)
+      auto it = live_.find(id);
+      if (it == live_.end())
+        return row;
+      sampling::RequestSampler &sampler = it->second.sampler;
       row.temperature = sampler.params().temperature;
       row.topK = sampler.params().topK;
       row.topP = sampler.params().topP;
@@ -128,7 +131,10 @@ StatusOr<std::vector<RequestUpdate>> Engine::step() {
     };
     ASSIGN_OR_RETURN(std::vector<SampledToken> drawn, session_->step(sample));
     for (const SampledToken &token : drawn) {
-      Live &live = live_.at(token.request);
+      auto it = live_.find(token.request);
+      if (it == live_.end())
+        continue; // reported finished already
+      Live &live = it->second;
       RequestUpdate &update = updates[token.request];
       update.id = token.request;
       update.tokens.push_back(token.token);

@@ -141,7 +141,7 @@ int runTokenizeCommand(int argc, char **argv) {
                "infer-run tokenize"};
   TokenizeOptions options;
   app.add_option("--tokenizer", options.tokenizerPath,
-                 "a tokenizer.json, or a directory holding one")
+                 "a tokenizer.json, a directory holding one, or an artifact (MODEL.infer) that carries one")
       ->required();
   app.add_flag("--decode", options.decode,
                "read JSON arrays of ids and print the text as JSON strings (default: read JSON "

@@ -421,8 +421,9 @@ int main(int argc, char **argv) {
   app.add_option("artifact", artifact, "MODEL.infer, written by infer-compile -o")->required();
   app.add_option("command", command,
                  "what to do: info (print the manifest's summary), forward (run one batch), "
-                 "generate (decoding over the paged KV cache), bench (serving throughput and "
-                 "latency)")
+                 "generate (decoding over the paged KV cache, ids or text), bench (serving "
+                 "throughput and latency). Also: infer-run tokenize --tokenizer PATH (see its "
+                 "--help)")
       ->required();
   std::vector<std::string> inputs, outputs;
   ForwardOptions forwardOptions;
