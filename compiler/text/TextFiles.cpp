@@ -156,9 +156,8 @@ StatusOr<std::optional<artifact::TextInfo>> readTextFiles(const TextFileOptions 
   if (!chatTemplate.empty()) {
     auto parsed = chat::ChatTemplate::parse(chatTemplate);
     if (!parsed.ok())
-      return parsed.status().withPrefix(templateSource == options.chatTemplatePath
-                                            ? templateSource
-                                            : dir + "/" + templateSource);
+      return parsed.status().withPrefix(
+          templateSource == options.chatTemplatePath ? templateSource : dir + "/" + templateSource);
     info.set_chat_template(chatTemplate);
   }
 

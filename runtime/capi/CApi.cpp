@@ -44,8 +44,7 @@ void setError(char **error, const std::string &message) {
 
 /// Runs `body` (returning StatusOr<R>); an error or exception goes to
 /// `error` and yields `failed`.
-template <typename R, typename Body>
-R guarded(char **error, R failed, Body &&body) {
+template <typename R, typename Body> R guarded(char **error, R failed, Body &&body) {
   if (error)
     *error = nullptr;
   try {
@@ -61,6 +60,13 @@ R guarded(char **error, R failed, Body &&body) {
     setError(error, "internal error: unknown exception");
   }
   return failed;
+}
+
+/// The engine behind `handle`; InvalidArgument for NULL.
+StatusOr<serving::Engine *> engineOf(infer_engine *handle) {
+  if (!handle || !handle->engine)
+    return infer::invalidArgumentError("the engine is NULL (closed or never opened)");
+  return handle->engine.get();
 }
 
 StatusOr<json> parseJson(const char *text, const char *what) {
@@ -84,8 +90,7 @@ Status checkKeys(const json &object, const std::set<std::string> &known, const c
 }
 
 /// object[key] as T when present; InvalidArgument when of the wrong type.
-template <typename T>
-Status optional(const json &object, const char *key, T &out) {
+template <typename T> Status optional(const json &object, const char *key, T &out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null())
     return infer::okStatus();
@@ -123,10 +128,10 @@ StatusOr<serving::SessionOptions> sessionOptions(const char *optionsJson) {
   if (!optionsJson)
     return options;
   ASSIGN_OR_RETURN(json object, parseJson(optionsJson, "options"));
-  RETURN_IF_ERROR(checkKeys(object,
-                            {"device", "kv_blocks", "max_batch_tokens", "max_sequences",
-                             "prefix_caching", "run_ahead"},
-                            "options"));
+  RETURN_IF_ERROR(checkKeys(
+      object,
+      {"device", "kv_blocks", "max_batch_tokens", "max_sequences", "prefix_caching", "run_ahead"},
+      "options"));
   RETURN_IF_ERROR(optional(object, "device", options.device));
   RETURN_IF_ERROR(optional(object, "kv_blocks", options.kvBlocks));
   RETURN_IF_ERROR(optional(object, "max_batch_tokens", options.maxBatchTokens));
@@ -142,8 +147,8 @@ StatusOr<int64_t> submit(serving::Engine &engine, const char *requestJson) {
                             {"prompt", "prompt_ids", "messages", "max_tokens", "temperature",
                              "top_p", "top_k", "seed", "sampler_key", "stop", "ignore_eos"},
                             "request"));
-  int given = request.contains("prompt") + request.contains("prompt_ids") +
-              request.contains("messages");
+  int given =
+      request.contains("prompt") + request.contains("prompt_ids") + request.contains("messages");
   if (given != 1)
     return infer::invalidArgumentError(
         "a request needs exactly one of 'prompt', 'prompt_ids' and 'messages'");
@@ -203,9 +208,7 @@ json updateJson(const serving::RequestUpdate &update) {
 
 /// JSON text for the C caller. Text the engine emits is whole UTF-8
 /// characters by construction; dump() throws (an internal error) otherwise.
-StatusOr<char *> dumped(const json &value) {
-  return copyString(value.dump());
-}
+StatusOr<char *> dumped(const json &value) { return copyString(value.dump()); }
 
 } // namespace
 
@@ -227,7 +230,8 @@ void infer_engine_close(infer_engine *engine) { delete engine; }
 
 char *infer_engine_info(infer_engine *handle, char **error) {
   return guarded<char *>(error, nullptr, [&]() -> StatusOr<char *> {
-    serving::Engine &engine = *handle->engine;
+    ASSIGN_OR_RETURN(serving::Engine * opened, engineOf(handle));
+    serving::Engine &engine = *opened;
     serving::ServingSession &session = engine.session();
     const serving::TextModel *text = engine.text();
     json info = {{"model", session.reader().manifest().model().name()},
@@ -247,7 +251,8 @@ char *infer_engine_tokenize(infer_engine *handle, const char *text, int addSpeci
   return guarded<char *>(error, nullptr, [&]() -> StatusOr<char *> {
     if (!text)
       return infer::invalidArgumentError("the text is NULL");
-    ASSIGN_OR_RETURN(const serving::TextModel *model, handle->engine->requireText());
+    ASSIGN_OR_RETURN(serving::Engine * engine, engineOf(handle));
+    ASSIGN_OR_RETURN(const serving::TextModel *model, engine->requireText());
     ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                      model->tokenizer().encode(text, addSpecialTokens != 0));
     return dumped(json(ids));
@@ -257,7 +262,8 @@ char *infer_engine_tokenize(infer_engine *handle, const char *text, int addSpeci
 char *infer_engine_detokenize(infer_engine *handle, const char *idsJson, int skipSpecialTokens,
                               char **error) {
   return guarded<char *>(error, nullptr, [&]() -> StatusOr<char *> {
-    ASSIGN_OR_RETURN(const serving::TextModel *model, handle->engine->requireText());
+    ASSIGN_OR_RETURN(serving::Engine * engine, engineOf(handle));
+    ASSIGN_OR_RETURN(const serving::TextModel *model, engine->requireText());
     ASSIGN_OR_RETURN(json value, parseJson(idsJson, "ids"));
     ASSIGN_OR_RETURN(std::vector<int32_t> ids, idList(value, "ids"));
     ASSIGN_OR_RETURN(std::string text, model->tokenizer().decode(ids, skipSpecialTokens != 0));
@@ -268,7 +274,8 @@ char *infer_engine_detokenize(infer_engine *handle, const char *idsJson, int ski
 char *infer_engine_apply_chat_template(infer_engine *handle, const char *messagesJson,
                                        char **error) {
   return guarded<char *>(error, nullptr, [&]() -> StatusOr<char *> {
-    ASSIGN_OR_RETURN(const serving::TextModel *model, handle->engine->requireText());
+    ASSIGN_OR_RETURN(serving::Engine * engine, engineOf(handle));
+    ASSIGN_OR_RETURN(const serving::TextModel *model, engine->requireText());
     ASSIGN_OR_RETURN(json messages, parseJson(messagesJson, "messages"));
     ASSIGN_OR_RETURN(std::string prompt, model->renderChat(messages));
     return dumped(json(prompt));
@@ -276,23 +283,28 @@ char *infer_engine_apply_chat_template(infer_engine *handle, const char *message
 }
 
 int64_t infer_engine_submit(infer_engine *handle, const char *requestJson, char **error) {
-  return guarded<int64_t>(error, -1, [&]() { return submit(*handle->engine, requestJson); });
+  return guarded<int64_t>(error, -1, [&]() -> StatusOr<int64_t> {
+    ASSIGN_OR_RETURN(serving::Engine * engine, engineOf(handle));
+    return submit(*engine, requestJson);
+  });
 }
 
 int infer_engine_cancel(infer_engine *handle, int64_t request, char **error) {
   return guarded<int>(error, -1, [&]() -> StatusOr<int> {
-    RETURN_IF_ERROR(handle->engine->cancel(static_cast<serving::RequestId>(request)));
+    ASSIGN_OR_RETURN(serving::Engine * engine, engineOf(handle));
+    RETURN_IF_ERROR(engine->cancel(static_cast<serving::RequestId>(request)));
     return 0;
   });
 }
 
 int infer_engine_has_unfinished(infer_engine *handle) {
-  return handle->engine->hasUnfinished() ? 1 : 0;
+  return handle && handle->engine && handle->engine->hasUnfinished() ? 1 : 0;
 }
 
 char *infer_engine_step(infer_engine *handle, char **error) {
   return guarded<char *>(error, nullptr, [&]() -> StatusOr<char *> {
-    ASSIGN_OR_RETURN(std::vector<serving::RequestUpdate> updates, handle->engine->step());
+    ASSIGN_OR_RETURN(serving::Engine * engine, engineOf(handle));
+    ASSIGN_OR_RETURN(std::vector<serving::RequestUpdate> updates, engine->step());
     json out = json::array();
     for (const serving::RequestUpdate &update : updates)
       out.push_back(updateJson(update));

@@ -39,7 +39,7 @@ INFER_API int infer_api_version(void);
  *    a GPU is there), "kv_blocks": N, "max_batch_tokens": N,
  *    "max_sequences": N, "prefix_caching": bool, "run_ahead": bool} */
 INFER_API infer_engine *infer_engine_open(const char *artifact_path, const char *options_json,
-                                char **error);
+                                          char **error);
 INFER_API void infer_engine_close(infer_engine *engine);
 
 /* {"model", "device", "vocab", "max_seq_len", "kv_blocks", "tokenizer": bool,
@@ -48,15 +48,15 @@ INFER_API char *infer_engine_info(infer_engine *engine, char **error);
 
 /* The ids of `text` as a JSON array; add_special_tokens: the tokenizer's
  * (e.g. Llama's BOS), as a plain prompt gets them. */
-INFER_API char *infer_engine_tokenize(infer_engine *engine, const char *text, int add_special_tokens,
-                            char **error);
+INFER_API char *infer_engine_tokenize(infer_engine *engine, const char *text,
+                                      int add_special_tokens, char **error);
 /* A JSON array of ids as a JSON string. */
-INFER_API char *infer_engine_detokenize(infer_engine *engine, const char *ids_json, int skip_special_tokens,
-                              char **error);
+INFER_API char *infer_engine_detokenize(infer_engine *engine, const char *ids_json,
+                                        int skip_special_tokens, char **error);
 /* The chat template applied to a JSON list of messages, with the
  * generation prompt, as a JSON string. */
 INFER_API char *infer_engine_apply_chat_template(infer_engine *engine, const char *messages_json,
-                                       char **error);
+                                                 char **error);
 
 /* Queues a request; returns its id (>= 0), or -1. request_json:
  *   one of {"prompt": "text"}, {"prompt_ids": [ids]}, {"messages": [...]},

@@ -41,8 +41,8 @@ StatusOr<std::string> TextModel::renderChat(const nlohmann::ordered_json &messag
     return failedPreconditionError(
         "the model has no chat template (its tokenizer_config.json has no chat_template and no "
         "chat_template.jinja was beside it; give one with infer-compile --chat-template FILE)");
-  return chat::applyChatTemplate(*chatTemplate_, messages, /*addGenerationPrompt=*/true,
-                                 bosToken_, eosToken_);
+  return chat::applyChatTemplate(*chatTemplate_, messages, /*addGenerationPrompt=*/true, bosToken_,
+                                 eosToken_);
 }
 
 StatusOr<std::vector<int32_t>> TextModel::encodeChat(const nlohmann::ordered_json &messages) const {

@@ -36,8 +36,8 @@ StatusOr<std::vector<int32_t>> parseIds(const std::string &text, size_t index) {
     return invalidArgumentError(what + " is empty: a prompt needs at least one token id");
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                     : comma - start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     errno = 0;
     char *end = nullptr;
     long long value = std::strtoll(item.c_str(), &end, 10);
@@ -155,8 +155,7 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
     }
     std::fflush(stdout);
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   serving::ServingSession &session = engine->session();
   if (streamText) {
@@ -190,8 +189,7 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   summary["kv_blocks"] = session.kvBlocks();
   summary["steps_ahead"] = session.stepsAhead();
   summary["steps_ahead_dropped"] = session.stepsAheadDropped();
-  std::printf("%s\n",
-              summary.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+  std::printf("%s\n", summary.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
   return okStatus();
 }
 
