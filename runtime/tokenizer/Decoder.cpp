@@ -64,17 +64,8 @@ public:
     std::vector<Span> matches;
     for (std::string &token : tokens) {
       RETURN_IF_ERROR(regex_->findAll(token, matches));
-      if (matches.empty())
-        continue;
-      std::string out;
-      size_t last = 0;
-      for (const Span &m : matches) {
-        out.append(token, last, m.start - last);
-        out += content_;
-        last = m.end;
-      }
-      out.append(token, last, std::string::npos);
-      token.swap(out);
+      if (!matches.empty())
+        replaceMatches(token, matches, content_);
     }
     return okStatus();
   }
@@ -242,13 +233,7 @@ StatusOr<std::unique_ptr<Decoder>> parseDecoder(const Json &json) {
   std::string type = typeOf(json);
   std::string where = "decoder " + type;
   if (type == "Sequence") {
-    ASSIGN_OR_RETURN(const Json *list, arrayField(json, "decoders", where));
-    std::vector<std::unique_ptr<Decoder>> parts;
-    for (const Json &item : *list) {
-      ASSIGN_OR_RETURN(auto part, parseDecoder(item));
-      if (part)
-        parts.push_back(std::move(part));
-    }
+    ASSIGN_OR_RETURN(auto parts, sequenceParts<Decoder>(json, "decoders", where, parseDecoder));
     return std::unique_ptr<Decoder>(new SequenceDecoder(std::move(parts)));
   }
   if (type == "ByteLevel")
@@ -256,10 +241,8 @@ StatusOr<std::unique_ptr<Decoder>> parseDecoder(const Json &json) {
   if (type == "Replace") {
     ASSIGN_OR_RETURN(PatternSpec pattern, patternField(json, "pattern", where));
     ASSIGN_OR_RETURN(std::string content, stringField(json, "content", where));
-    auto regex = Regex::compile(pattern.text, pattern.literal);
-    if (!regex.ok())
-      return regex.status().withPrefix(where);
-    return std::unique_ptr<Decoder>(new ReplaceDecoder(std::move(regex).value(), content));
+    ASSIGN_OR_RETURN(auto regex, compileRegex(where, pattern.text, pattern.literal));
+    return std::unique_ptr<Decoder>(new ReplaceDecoder(std::move(regex), std::move(content)));
   }
   if (type == "ByteFallback")
     return std::unique_ptr<Decoder>(new ByteFallbackDecoder());
@@ -273,15 +256,9 @@ StatusOr<std::unique_ptr<Decoder>> parseDecoder(const Json &json) {
   }
   if (type == "Metaspace") {
     ASSIGN_OR_RETURN(char32_t replacement, charField(json, "replacement", where));
-    ASSIGN_OR_RETURN(std::string scheme, stringField(json, "prepend_scheme", where, "always"));
-    if (scheme != "always" && scheme != "first" && scheme != "never")
-      return invalidArgumentError(where + ": unknown prepend_scheme '" + scheme + "'");
-    if (json.contains("add_prefix_space") && json["add_prefix_space"].is_boolean() &&
-        !json["add_prefix_space"].get<bool>()) {
-      if (scheme != "never")
-        return invalidArgumentError(where + ": add_prefix_space does not match prepend_scheme");
-    }
-    return std::unique_ptr<Decoder>(new MetaspaceDecoder(replacement, scheme != "never"));
+    ASSIGN_OR_RETURN(PrependScheme scheme, prependSchemeField(json, where));
+    return std::unique_ptr<Decoder>(
+        new MetaspaceDecoder(replacement, scheme != PrependScheme::kNever));
   }
   if (type == "BPEDecoder") {
     ASSIGN_OR_RETURN(std::string suffix, stringField(json, "suffix", where, "</w>"));

@@ -16,8 +16,28 @@ const Json *present(const Json &object, const char *key) {
   return &*it;
 }
 
+Status missingField(std::string_view where, const char *key) {
+  return invalidArgumentError(std::string(where) + ": missing field '" + key + "'");
+}
+
 Status wrongType(std::string_view where, const char *key, const char *expected) {
   return invalidArgumentError(std::string(where) + ": field '" + key + "' must be " + expected);
+}
+
+/// The field as a T when `hasType` accepts it; missing or null yields
+/// `fallback` if there is one.
+template <typename T, typename HasType>
+StatusOr<T> scalarField(const Json &object, const char *key, std::string_view where,
+                        std::optional<T> fallback, HasType hasType, const char *expected) {
+  const Json *value = present(object, key);
+  if (!value) {
+    if (fallback)
+      return std::move(*fallback);
+    return missingField(where, key);
+  }
+  if (!hasType(*value))
+    return wrongType(where, key, expected);
+  return value->get<T>();
 }
 
 } // namespace
@@ -29,47 +49,28 @@ std::string typeOf(const Json &json) {
 
 StatusOr<std::string> stringField(const Json &object, const char *key, std::string_view where,
                                   std::optional<std::string> fallback) {
-  const Json *value = present(object, key);
-  if (!value) {
-    if (fallback)
-      return *fallback;
-    return invalidArgumentError(std::string(where) + ": missing field '" + key + "'");
-  }
-  if (!value->is_string())
-    return wrongType(where, key, "a string");
-  return value->get<std::string>();
+  return scalarField(
+      object, key, where, std::move(fallback), [](const Json &v) { return v.is_string(); },
+      "a string");
 }
 
 StatusOr<bool> boolField(const Json &object, const char *key, std::string_view where,
                          std::optional<bool> fallback) {
-  const Json *value = present(object, key);
-  if (!value) {
-    if (fallback)
-      return *fallback;
-    return invalidArgumentError(std::string(where) + ": missing field '" + key + "'");
-  }
-  if (!value->is_boolean())
-    return wrongType(where, key, "true or false");
-  return value->get<bool>();
+  return scalarField(
+      object, key, where, fallback, [](const Json &v) { return v.is_boolean(); }, "true or false");
 }
 
 StatusOr<int64_t> intField(const Json &object, const char *key, std::string_view where,
                            std::optional<int64_t> fallback) {
-  const Json *value = present(object, key);
-  if (!value) {
-    if (fallback)
-      return *fallback;
-    return invalidArgumentError(std::string(where) + ": missing field '" + key + "'");
-  }
-  if (!value->is_number_integer())
-    return wrongType(where, key, "an integer");
-  return value->get<int64_t>();
+  return scalarField(
+      object, key, where, fallback, [](const Json &v) { return v.is_number_integer(); },
+      "an integer");
 }
 
 StatusOr<const Json *> arrayField(const Json &object, const char *key, std::string_view where) {
   const Json *value = present(object, key);
   if (!value)
-    return invalidArgumentError(std::string(where) + ": missing field '" + key + "'");
+    return missingField(where, key);
   if (!value->is_array())
     return wrongType(where, key, "an array");
   return value;
@@ -111,6 +112,25 @@ StatusOr<PatternSpec> patternField(const Json &object, const char *key, std::str
     return wrongType(where, key, "{\"String\": ...} or {\"Regex\": ...}");
   }
   return spec;
+}
+
+StatusOr<PrependScheme> prependSchemeField(const Json &object, std::string_view where) {
+  ASSIGN_OR_RETURN(std::string name, stringField(object, "prepend_scheme", where, "always"));
+  PrependScheme scheme;
+  if (name == "always")
+    scheme = PrependScheme::kAlways;
+  else if (name == "first")
+    scheme = PrependScheme::kFirst;
+  else if (name == "never")
+    scheme = PrependScheme::kNever;
+  else
+    return invalidArgumentError(std::string(where) + ": unknown prepend_scheme '" + name + "'");
+  const Json *addPrefixSpace = present(object, "add_prefix_space");
+  if (addPrefixSpace && addPrefixSpace->is_boolean() && !addPrefixSpace->get<bool>() &&
+      scheme != PrependScheme::kNever)
+    return invalidArgumentError(std::string(where) +
+                                ": add_prefix_space does not match prepend_scheme");
+  return scheme;
 }
 
 Status unsupported(std::string_view what, std::string_view detail) {

@@ -12,9 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace infer::tokenizer {
 
@@ -47,6 +49,28 @@ struct PatternSpec {
   bool literal = true;
 };
 StatusOr<PatternSpec> patternField(const Json &object, const char *key, std::string_view where);
+
+enum class PrependScheme { kAlways, kFirst, kNever };
+/// Metaspace's `prepend_scheme` ("always" when missing or null), as both its
+/// pre-tokenizer and its decoder read it; refuses legacy files whose
+/// `add_prefix_space` false does not come with prepend_scheme "never".
+StatusOr<PrependScheme> prependSchemeField(const Json &object, std::string_view where);
+
+/// A Sequence's parts: the components listed in array field `key`, each read
+/// by `parsePart` (the ones it reads as absent, from a `null` entry, are left
+/// out).
+template <typename Component, typename ParsePart>
+StatusOr<std::vector<std::unique_ptr<Component>>>
+sequenceParts(const Json &object, const char *key, std::string_view where, ParsePart parsePart) {
+  ASSIGN_OR_RETURN(const Json *list, arrayField(object, key, where));
+  std::vector<std::unique_ptr<Component>> parts;
+  for (const Json &item : *list) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Component> part, parsePart(item));
+    if (part)
+      parts.push_back(std::move(part));
+  }
+  return std::move(parts);
+}
 
 /// The error for a component this library does not implement.
 Status unsupported(std::string_view what, std::string_view detail);

@@ -105,16 +105,7 @@ public:
     if (first.start == 0 && first.end > 0 &&
         (content_.empty() || utf8Length(static_cast<unsigned char>(text[0])) != first.end))
       originKept = false;
-    std::string out;
-    out.reserve(text.size() + matches.size() * content_.size());
-    size_t last = 0;
-    for (const Span &m : matches) {
-      out.append(text, last, m.start - last);
-      out += content_;
-      last = m.end;
-    }
-    out.append(text, last, std::string::npos);
-    text.swap(out);
+    replaceMatches(text, matches, content_);
     return okStatus();
   }
 
@@ -241,13 +232,8 @@ StatusOr<std::unique_ptr<Normalizer>> parseNormalizer(const Json &json) {
   std::string type = typeOf(json);
   std::string where = "normalizer " + type;
   if (type == "Sequence") {
-    ASSIGN_OR_RETURN(const Json *list, arrayField(json, "normalizers", where));
-    std::vector<std::unique_ptr<Normalizer>> parts;
-    for (const Json &item : *list) {
-      ASSIGN_OR_RETURN(auto part, parseNormalizer(item));
-      if (part)
-        parts.push_back(std::move(part));
-    }
+    ASSIGN_OR_RETURN(auto parts,
+                     sequenceParts<Normalizer>(json, "normalizers", where, parseNormalizer));
     return std::unique_ptr<Normalizer>(new SequenceNormalizer(std::move(parts)));
   }
   if (type == "NFC")
@@ -268,11 +254,8 @@ StatusOr<std::unique_ptr<Normalizer>> parseNormalizer(const Json &json) {
   if (type == "Replace") {
     ASSIGN_OR_RETURN(PatternSpec pattern, patternField(json, "pattern", where));
     ASSIGN_OR_RETURN(std::string content, stringField(json, "content", where));
-    auto regex = Regex::compile(pattern.text, pattern.literal);
-    if (!regex.ok())
-      return regex.status().withPrefix(where);
-    return std::unique_ptr<Normalizer>(
-        new ReplaceNormalizer(std::move(regex).value(), std::move(content)));
+    ASSIGN_OR_RETURN(auto regex, compileRegex(where, pattern.text, pattern.literal));
+    return std::unique_ptr<Normalizer>(new ReplaceNormalizer(std::move(regex), std::move(content)));
   }
   if (type == "Lowercase")
     return std::unique_ptr<Normalizer>(new LowercaseNormalizer());

@@ -165,8 +165,6 @@ private:
   bool invert_;
 };
 
-enum class PrependScheme { kAlways, kFirst, kNever };
-
 class MetaspacePreTokenizer : public PreTokenizer {
 public:
   MetaspacePreTokenizer(int slot, char32_t replacement, PrependScheme scheme, bool split)
@@ -270,14 +268,6 @@ StatusOr<SplitBehavior> parseBehavior(const Json &json, std::string_view where,
   return invalidArgumentError(std::string(where) + ": unknown behavior '" + name + "'");
 }
 
-StatusOr<std::unique_ptr<Regex>> compileIn(std::string_view where, std::string_view pattern,
-                                           bool literal) {
-  auto regex = Regex::compile(pattern, literal);
-  if (!regex.ok())
-    return regex.status().withPrefix(where);
-  return std::move(regex).value();
-}
-
 } // namespace
 
 StatusOr<std::unique_ptr<PreTokenizer>> parsePreTokenizer(const Json &json, int &slots) {
@@ -287,13 +277,9 @@ StatusOr<std::unique_ptr<PreTokenizer>> parsePreTokenizer(const Json &json, int 
   std::string where = "pre_tokenizer " + type;
   int slot = slots++;
   if (type == "Sequence") {
-    ASSIGN_OR_RETURN(const Json *list, arrayField(json, "pretokenizers", where));
-    std::vector<std::unique_ptr<PreTokenizer>> parts;
-    for (const Json &item : *list) {
-      ASSIGN_OR_RETURN(auto part, parsePreTokenizer(item, slots));
-      if (part)
-        parts.push_back(std::move(part));
-    }
+    auto parsePart = [&](const Json &item) { return parsePreTokenizer(item, slots); };
+    ASSIGN_OR_RETURN(auto parts,
+                     sequenceParts<PreTokenizer>(json, "pretokenizers", where, parsePart));
     return std::unique_ptr<PreTokenizer>(new SequencePreTokenizer(slot, std::move(parts)));
   }
   if (type == "ByteLevel") {
@@ -301,7 +287,7 @@ StatusOr<std::unique_ptr<PreTokenizer>> parsePreTokenizer(const Json &json, int 
     ASSIGN_OR_RETURN(bool useRegex, boolField(json, "use_regex", where, true));
     std::unique_ptr<Regex> regex;
     if (useRegex) {
-      ASSIGN_OR_RETURN(regex, compileIn(where, kGpt2Pattern, false));
+      ASSIGN_OR_RETURN(regex, compileRegex(where, kGpt2Pattern, false));
     }
     return std::unique_ptr<PreTokenizer>(
         new ByteLevelPreTokenizer(slot, addPrefixSpace, std::move(regex)));
@@ -310,26 +296,13 @@ StatusOr<std::unique_ptr<PreTokenizer>> parsePreTokenizer(const Json &json, int 
     ASSIGN_OR_RETURN(PatternSpec pattern, patternField(json, "pattern", where));
     ASSIGN_OR_RETURN(SplitBehavior behavior, parseBehavior(json, where));
     ASSIGN_OR_RETURN(bool invert, boolField(json, "invert", where, false));
-    ASSIGN_OR_RETURN(auto regex, compileIn(where, pattern.text, pattern.literal));
+    ASSIGN_OR_RETURN(auto regex, compileRegex(where, pattern.text, pattern.literal));
     return std::unique_ptr<PreTokenizer>(
         new SplitPreTokenizer(slot, std::move(regex), behavior, invert));
   }
   if (type == "Metaspace") {
     ASSIGN_OR_RETURN(char32_t replacement, charField(json, "replacement", where));
-    ASSIGN_OR_RETURN(std::string schemeName, stringField(json, "prepend_scheme", where, "always"));
-    PrependScheme scheme;
-    if (schemeName == "always")
-      scheme = PrependScheme::kAlways;
-    else if (schemeName == "first")
-      scheme = PrependScheme::kFirst;
-    else if (schemeName == "never")
-      scheme = PrependScheme::kNever;
-    else
-      return invalidArgumentError(where + ": unknown prepend_scheme '" + schemeName + "'");
-    // Legacy files: add_prefix_space false must come with prepend_scheme never.
-    if (json.contains("add_prefix_space") && json["add_prefix_space"].is_boolean() &&
-        !json["add_prefix_space"].get<bool>() && scheme != PrependScheme::kNever)
-      return invalidArgumentError(where + ": add_prefix_space does not match prepend_scheme");
+    ASSIGN_OR_RETURN(PrependScheme scheme, prependSchemeField(json, where));
     ASSIGN_OR_RETURN(bool split, boolField(json, "split", where, true));
     return std::unique_ptr<PreTokenizer>(
         new MetaspacePreTokenizer(slot, replacement, scheme, split));

@@ -231,6 +231,27 @@ StatusOr<std::unique_ptr<Regex>> Regex::compile(std::string_view pattern, bool l
   return regex;
 }
 
+void replaceMatches(std::string &text, const std::vector<Span> &matches, std::string_view content) {
+  std::string out;
+  out.reserve(text.size() + matches.size() * content.size());
+  size_t last = 0;
+  for (const Span &m : matches) {
+    out.append(text, last, m.start - last);
+    out += content;
+    last = m.end;
+  }
+  out.append(text, last, std::string::npos);
+  text.swap(out);
+}
+
+StatusOr<std::unique_ptr<Regex>> compileRegex(std::string_view where, std::string_view pattern,
+                                              bool literal) {
+  auto regex = Regex::compile(pattern, literal);
+  if (!regex.ok())
+    return regex.status().withPrefix(where);
+  return std::move(regex).value();
+}
+
 Regex::~Regex() = default;
 
 Status Regex::findAll(std::string_view subject, std::vector<Span> &matches) const {

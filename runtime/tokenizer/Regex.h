@@ -53,6 +53,15 @@ private:
   std::string translated_;
 };
 
+/// Replaces each of `matches` (in order, not overlapping) in `text` with
+/// `content`.
+void replaceMatches(std::string &text, const std::vector<Span> &matches, std::string_view content);
+
+/// Regex::compile for a component's pattern, its error prefixed by `where`
+/// (the component, e.g. "normalizer Replace").
+StatusOr<std::unique_ptr<Regex>> compileRegex(std::string_view where, std::string_view pattern,
+                                              bool literal);
+
 /// Rewrites an Oniguruma (Ruby syntax) pattern into PCRE2 syntax with the same
 /// meaning for the constructs tokenizers use (see the file comment).
 std::string translateOnigurumaPattern(std::string_view pattern);

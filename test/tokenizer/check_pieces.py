@@ -14,16 +14,12 @@ inside encode is checked by the metaspace-first variant.)
   check_pieces.py --tool T
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
-
-from tokenizers import Tokenizer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
+from pieces import infer_pieces, oracle_pieces  # noqa: E402
 
 BEHAVIORS = ["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
 
@@ -81,22 +77,6 @@ def specs():
     return out
 
 
-def oracle(spec, strings):
-    document = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-                "normalizer": spec.get("normalizer"), "pre_tokenizer": spec.get("pre_tokenizer"),
-                "post_processor": None, "decoder": None,
-                "model": {"type": "BPE", "vocab": {}, "merges": []}}
-    tokenizer = Tokenizer.from_str(json.dumps(document))
-    out = []
-    for s in strings:
-        text = tokenizer.normalizer.normalize_str(s) if tokenizer.normalizer else s
-        if tokenizer.pre_tokenizer and text:
-            out.append([p for p, _ in tokenizer.pre_tokenizer.pre_tokenize_str(text)])
-        else:
-            out.append([text] if text else [])
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -104,27 +84,21 @@ def main():
     ap.add_argument("--count", type=int, default=3000)
     a = ap.parse_args()
     strings = corpus.generate(a.count)
-    data = "".join(json.dumps(s) + "\n" for s in strings).encode()
     failures = 0
     all_specs = specs()
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, spec in all_specs.items():
-            path = os.path.join(tmp, "spec.json")
-            with open(path, "w") as f:
-                json.dump(spec, f)
-            proc = subprocess.run([a.tool, "pieces", path], input=data, capture_output=True)
-            if proc.returncode != 0:
-                failures += 1
-                print(f"FAIL {name}: {proc.stderr.decode().strip()}")
-                continue
-            ours = [json.loads(x) for x in proc.stdout.decode().split("\n") if x]
-            want = oracle(spec, strings)
-            bad = [i for i in range(len(strings)) if ours[i] != want[i]]
-            if bad:
-                failures += 1
-                i = bad[0]
-                print(f"FAIL {name}: {len(bad)} strings differ, e.g. {strings[i][:60]!r}:\n"
-                      f"      oracle {want[i][:10]}\n      infer  {ours[i][:10]}")
+    for name, spec in all_specs.items():
+        ours, error = infer_pieces(a.tool, spec, strings)
+        if error is not None:
+            failures += 1
+            print(f"FAIL {name}: {error}")
+            continue
+        want = oracle_pieces(spec, strings)
+        bad = [i for i in range(len(strings)) if ours[i] != want[i]]
+        if bad:
+            failures += 1
+            i = bad[0]
+            print(f"FAIL {name}: {len(bad)} strings differ, e.g. {strings[i][:60]!r}:\n"
+                  f"      oracle {want[i][:10]}\n      infer  {ours[i][:10]}")
     print(f"pieces: {len(all_specs)} specs x {len(strings)} strings, {failures} failing")
     return 1 if failures else 0
 

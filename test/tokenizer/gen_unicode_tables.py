@@ -23,10 +23,9 @@ fails if they change underneath.
 """
 import ctypes
 import ctypes.util
-import json
 import sys
 
-from tokenizers import Tokenizer
+from pieces import component_tokenizer
 
 POINTS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 # For the per-character normalizer probes, which put U+0001 between characters (U+0001 itself
@@ -42,16 +41,9 @@ CHUNK = 4096
 
 # --- the oracle -------------------------------------------------------------------------------
 
-def tokenizer(normalizer=None, pre_tokenizer=None):
-    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-            "normalizer": normalizer, "pre_tokenizer": pre_tokenizer, "post_processor": None,
-            "decoder": None, "model": {"type": "BPE", "vocab": {}, "merges": []}}
-    return Tokenizer.from_str(json.dumps(spec))
-
-
 def removed_by(pre_tokenizer):
     """Code points a Removed-behaviour split drops: its class, exactly."""
-    t = tokenizer(pre_tokenizer=pre_tokenizer).pre_tokenizer
+    t = component_tokenizer(pre_tokenizer=pre_tokenizer).pre_tokenizer
     members = set()
     for i in range(0, len(POINTS), CHUNK):
         chunk = POINTS[i:i + CHUNK]
@@ -69,7 +61,7 @@ def regex_class(pattern):
 
 def alone_between_a(pre_tokenizer):
     """Code points that end up a piece of their own in "a c a c a ..." ('a' is a letter)."""
-    t = tokenizer(pre_tokenizer=pre_tokenizer).pre_tokenizer
+    t = component_tokenizer(pre_tokenizer=pre_tokenizer).pre_tokenizer
     members = set()
     for i in range(0, len(POINTS), CHUNK):
         chunk = POINTS[i:i + CHUNK]
@@ -82,7 +74,7 @@ def alone_between_a(pre_tokenizer):
 
 def rust_word():
     """Whitespace splits \\w+ and [^\\w\\s]+ runs: c is \\w iff it shares a piece with an 'a'."""
-    t = tokenizer(pre_tokenizer={"type": "Whitespace"}).pre_tokenizer
+    t = component_tokenizer(pre_tokenizer={"type": "Whitespace"}).pre_tokenizer
     members = set()
     for i in range(0, len(POINTS), CHUNK):
         chunk = POINTS[i:i + CHUNK]
@@ -95,7 +87,7 @@ def rust_word():
 
 def per_char(normalizer, texts):
     """The normalizer's output for each text, run as one string with \\x01 between them."""
-    n = tokenizer(normalizer={"type": normalizer}).normalizer
+    n = component_tokenizer(normalizer={"type": normalizer}).normalizer
     out = []
     for i in range(0, len(texts), CHUNK):
         out += n.normalize_str("\x01".join(texts[i:i + CHUNK])).split("\x01")
