@@ -40,38 +40,31 @@ const std::set<std::string> &supportedTests() {
   return names;
 }
 
-const std::set<std::string> &supportedMethods() {
+const std::set<std::string> &supportedStrMethods() {
   static const std::set<std::string> names = {
-      // str
-      "capitalize",
-      "count",
-      "endswith",
-      "find",
-      "join",
-      "lower",
-      "lstrip",
-      "removeprefix",
-      "removesuffix",
-      "replace",
-      "rfind",
-      "rsplit",
-      "rstrip",
-      "split",
-      "splitlines",
-      "startswith",
-      "strip",
-      "title",
-      "upper",
-      // dict
-      "get",
-      "items",
-      "keys",
-      "values",
-      // list and tuple: count, index
-      "index",
-      // loop
-      "cycle",
+      "capitalize",   "count",        "endswith", "find",  "join",   "lower",  "lstrip",
+      "removeprefix", "removesuffix", "replace",  "rfind", "rsplit", "rstrip", "split",
+      "splitlines",   "startswith",   "strip",    "title", "upper",
   };
+  return names;
+}
+
+const std::set<std::string> &supportedMethods() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> all = supportedStrMethods();
+    all.insert({
+        // dict
+        "get",
+        "items",
+        "keys",
+        "values",
+        // list and tuple: count, index
+        "index",
+        // loop
+        "cycle",
+    });
+    return all;
+  }();
   return names;
 }
 
@@ -86,6 +79,7 @@ const std::set<std::string> &supportedGlobals() {
 bool isSupportedFilter(const std::string &name) { return supportedFilters().count(name) > 0; }
 bool isSupportedTest(const std::string &name) { return supportedTests().count(name) > 0; }
 bool isSupportedMethod(const std::string &name) { return supportedMethods().count(name) > 0; }
+bool isSupportedStrMethod(const std::string &name) { return supportedStrMethods().count(name) > 0; }
 bool isSupportedGlobal(const std::string &name) { return supportedGlobals().count(name) > 0; }
 
 bool Parser::isTupleEnd(const std::vector<std::string> &extraEnd) const {

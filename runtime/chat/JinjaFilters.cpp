@@ -86,8 +86,9 @@ StatusOr<Value> sortKey(const Value &item, const std::optional<Value> &attribute
   return key;
 }
 
-/// Python's sorted(): stable, `reverse` keeps equal items in order.
-Status stableSort(std::vector<std::pair<Value, Value>> &keyed, bool reverse) {
+/// Python's sorted() on (key, item) pairs: the items as a list, in a stable
+/// order of their keys (`reverse` keeps equal items in order).
+StatusOr<Value> sortedItems(std::vector<std::pair<Value, Value>> keyed, bool reverse) {
   Status error;
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto &x, const auto &y) {
     if (!error.ok())
@@ -100,7 +101,11 @@ Status stableSort(std::vector<std::pair<Value, Value>> &keyed, bool reverse) {
     }
     return *less;
   });
-  return error;
+  RETURN_IF_ERROR(error);
+  std::vector<Value> out;
+  for (auto &entry : keyed)
+    out.push_back(std::move(entry.second));
+  return Value::list(std::move(out));
 }
 
 StatusOr<Value> sortFilter(const Value &input, const CallArgs &call) {
@@ -111,11 +116,7 @@ StatusOr<Value> sortFilter(const Value &input, const CallArgs &call) {
     ASSIGN_OR_RETURN(Value key, sortKey(item, p[2], isTrue(p[1])));
     keyed.emplace_back(key, item);
   }
-  RETURN_IF_ERROR(stableSort(keyed, isTrue(p[0])));
-  std::vector<Value> out;
-  for (auto &entry : keyed)
-    out.push_back(std::move(entry.second));
-  return Value::list(std::move(out));
+  return sortedItems(std::move(keyed), isTrue(p[0]));
 }
 
 StatusOr<Value> dictsortFilter(const Value &input, const CallArgs &call) {
@@ -131,11 +132,7 @@ StatusOr<Value> dictsortFilter(const Value &input, const CallArgs &call) {
     ASSIGN_OR_RETURN(Value key, isTrue(p[0]) ? StatusOr<Value>(k) : ignoreCase(k));
     keyed.emplace_back(key, Value::tuple({entry.first, entry.second}));
   }
-  RETURN_IF_ERROR(stableSort(keyed, isTrue(p[2])));
-  std::vector<Value> out;
-  for (auto &entry : keyed)
-    out.push_back(std::move(entry.second));
-  return Value::list(std::move(out));
+  return sortedItems(std::move(keyed), isTrue(p[2]));
 }
 
 StatusOr<Value> uniqueFilter(const Value &input, const CallArgs &call) {

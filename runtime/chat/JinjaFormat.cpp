@@ -243,26 +243,36 @@ private:
     return s;
   }
 
-  Status writeList(const std::vector<Value> &items, int level, std::string &out) {
-    if (items.empty()) {
-      out += "[]";
+  /// `count` items between `open` and `close`, each written by
+  /// `writeItem(i)`, separated and indented as json.dumps lays them out
+  /// ("[]" or "{}" when empty).
+  template <typename WriteItem>
+  Status writeItems(size_t count, char open, char close, int level, std::string &out,
+                    WriteItem writeItem) {
+    out.push_back(open);
+    if (count == 0) {
+      out.push_back(close);
       return okStatus();
     }
-    out += "[";
     std::string separator = itemSeparator_;
     if (options_.indent) {
       separator += newlineIndent(level + 1);
       out += newlineIndent(level + 1);
     }
-    for (size_t i = 0; i < items.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       if (i)
         out += separator;
-      RETURN_IF_ERROR(write(items[i], level + 1, out));
+      RETURN_IF_ERROR(writeItem(i));
     }
     if (options_.indent)
       out += newlineIndent(level);
-    out += "]";
+    out.push_back(close);
     return okStatus();
+  }
+
+  Status writeList(const std::vector<Value> &items, int level, std::string &out) {
+    return writeItems(items.size(), '[', ']', level, out,
+                      [&](size_t i) { return write(items[i], level + 1, out); });
   }
 
   StatusOr<std::string> key(const Value &k) {
@@ -284,10 +294,6 @@ private:
   }
 
   Status writeDict(const Dict &dict, int level, std::string &out) {
-    if (dict.entries.empty()) {
-      out += "{}";
-      return okStatus();
-    }
     std::vector<const std::pair<Value, Value> *> entries;
     for (const auto &entry : dict.entries)
       entries.push_back(&entry);
@@ -303,24 +309,12 @@ private:
         }
       }
     }
-    out += "{";
-    std::string separator = itemSeparator_;
-    if (options_.indent) {
-      separator += newlineIndent(level + 1);
-      out += newlineIndent(level + 1);
-    }
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (i)
-        out += separator;
+    return writeItems(entries.size(), '{', '}', level, out, [&](size_t i) -> Status {
       ASSIGN_OR_RETURN(std::string k, key(entries[i]->first));
       jsonString(k, options_.ensureAscii, out);
       out += options_.keySeparator;
-      RETURN_IF_ERROR(write(entries[i]->second, level + 1, out));
-    }
-    if (options_.indent)
-      out += newlineIndent(level);
-    out += "}";
-    return okStatus();
+      return write(entries[i]->second, level + 1, out);
+    });
   }
 
   const JsonOptions &options_;

@@ -7,23 +7,16 @@
 #include "runtime/chat/JinjaOps.h"
 #include "runtime/chat/JinjaParser.h"
 
+#include <functional>
+
 namespace infer::chat::jinja {
 
 const Value *Scope::find(const std::string &name) const {
-  for (const auto &var : vars)
-    if (var.first == name)
-      return &var.second;
-  return nullptr;
+  return findEntry(vars, name, std::equal_to<>());
 }
 
 void Scope::set(const std::string &name, Value value) {
-  for (auto &var : vars) {
-    if (var.first == name) {
-      var.second = std::move(value);
-      return;
-    }
-  }
-  vars.emplace_back(name, std::move(value));
+  setEntry(vars, name, std::move(value), std::equal_to<>());
 }
 
 namespace {

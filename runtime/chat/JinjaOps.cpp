@@ -3,6 +3,7 @@
 #include "runtime/chat/JinjaOps.h"
 
 #include "runtime/chat/JinjaFormat.h"
+#include "runtime/chat/JinjaParser.h"
 #include "runtime/chat/JinjaString.h"
 #include "runtime/chat/JinjaUnicode.h"
 
@@ -12,7 +13,7 @@ namespace infer::chat::jinja {
 namespace {
 
 // Attribute names Python objects have; the subset callable here is
-// isSupportedMethod(). Names here but not supported are refused instead of
+// isSupportedStrMethod(). Names here but not supported are refused instead of
 // being looked up as items.
 const std::set<std::string> kStrAttributes = {
     "capitalize",   "casefold",    "center",    "count",      "encode",       "endswith",
@@ -24,10 +25,6 @@ const std::set<std::string> kStrAttributes = {
     "rsplit",       "rstrip",      "split",     "splitlines", "startswith",   "strip",
     "swapcase",     "title",       "translate", "upper",      "zfill",        "escape",
     "unescape",     "striptags"};
-const std::set<std::string> kStrMethods = {
-    "capitalize",   "count",        "endswith", "find",  "join",   "lower",  "lstrip",
-    "removeprefix", "removesuffix", "replace",  "rfind", "rsplit", "rstrip", "split",
-    "splitlines",   "startswith",   "strip",    "title", "upper"};
 const std::set<std::string> kDictMutators = {"clear", "pop", "popitem", "setdefault", "update"};
 const std::set<std::string> kListMutators = {"append", "clear",  "extend",  "insert",
                                              "pop",    "remove", "reverse", "sort"};
@@ -125,7 +122,7 @@ StatusOr<Value> loopAttribute(const Value &loop, const std::string &name) {
 StatusOr<std::optional<Value>> pythonAttribute(const Value &object, const std::string &name) {
   switch (object.kind()) {
   case ValueKind::kString:
-    if (kStrMethods.count(name))
+    if (isSupportedStrMethod(name))
       return std::optional<Value>(bound(object, name));
     if (kStrAttributes.count(name))
       return unsupportedAttribute(object, name);

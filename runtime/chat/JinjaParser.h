@@ -24,6 +24,8 @@ bool isSupportedFilter(const std::string &name);
 bool isSupportedTest(const std::string &name);
 /// Methods of str, dict, list and loop that may be called.
 bool isSupportedMethod(const std::string &name);
+/// The str ones among them.
+bool isSupportedStrMethod(const std::string &name);
 /// Global functions: raise_exception, strftime_now, namespace, range, dict.
 bool isSupportedGlobal(const std::string &name);
 

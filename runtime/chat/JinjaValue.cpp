@@ -3,6 +3,7 @@
 #include "runtime/chat/JinjaValue.h"
 
 #include <cmath>
+#include <functional>
 
 namespace infer::chat::jinja {
 
@@ -174,38 +175,18 @@ std::string Value::typeName() const {
   return "object";
 }
 
-const Value *Dict::find(const Value &key) const {
-  for (const auto &entry : entries)
-    if (pyEquals(entry.first, key))
-      return &entry.second;
-  return nullptr;
-}
+const Value *Dict::find(const Value &key) const { return findEntry(entries, key, pyEquals); }
 
 void Dict::set(Value key, Value value) {
-  for (auto &entry : entries) {
-    if (pyEquals(entry.first, key)) {
-      entry.second = std::move(value);
-      return;
-    }
-  }
-  entries.emplace_back(std::move(key), std::move(value));
+  setEntry(entries, std::move(key), std::move(value), pyEquals);
 }
 
 const Value *Namespace::find(const std::string &name) const {
-  for (const auto &attr : attrs)
-    if (attr.first == name)
-      return &attr.second;
-  return nullptr;
+  return findEntry(attrs, name, std::equal_to<>());
 }
 
 void Namespace::set(const std::string &name, Value value) {
-  for (auto &attr : attrs) {
-    if (attr.first == name) {
-      attr.second = std::move(value);
-      return;
-    }
-  }
-  attrs.emplace_back(name, std::move(value));
+  setEntry(attrs, name, std::move(value), std::equal_to<>());
 }
 
 bool isHashable(const Value &v) {

@@ -141,6 +141,30 @@ struct Sequence {
   size_t consumed = 0;
 };
 
+/// The value under `key` in `entries`, pairs in insertion order as Dict,
+/// Namespace and Scope keep them (`same` compares keys), or nullptr.
+template <typename Key, typename Same>
+const Value *findEntry(const std::vector<std::pair<Key, Value>> &entries, const Key &key,
+                       Same same) {
+  for (const auto &entry : entries)
+    if (same(entry.first, key))
+      return &entry.second;
+  return nullptr;
+}
+
+/// Replaces the value under `key` in `entries`, keeping the first
+/// insertion's position, or appends the pair.
+template <typename Key, typename KeyArg, typename Same>
+void setEntry(std::vector<std::pair<Key, Value>> &entries, KeyArg &&key, Value value, Same same) {
+  for (auto &entry : entries) {
+    if (same(entry.first, key)) {
+      entry.second = std::move(value);
+      return;
+    }
+  }
+  entries.emplace_back(std::forward<KeyArg>(key), std::move(value));
+}
+
 /// A dict in insertion order. Keys are hashable values (None, bool, int,
 /// float, str, tuples of those); 1, 1.0 and True are the same key.
 struct Dict {
