@@ -2,6 +2,8 @@
 
 #include "compiler/artifact/ArtifactWriter.h"
 
+#include "compiler/artifact/OutputFile.h"
+
 #include "compiler/interpreter/LowPrecision.h"
 #include "dialects/graph/IR/GraphOps.h"
 #include "runtime/artifact/ArtifactFormat.h"
@@ -434,18 +436,6 @@ LogicalResult checkData(graph::WeightOp op) {
 }
 
 /// Removes a temporary file unless released (no partial artifact on error).
-struct TempFile {
-  std::string path;
-  int fd = -1;
-  bool keep = false;
-  ~TempFile() {
-    if (fd >= 0)
-      ::close(fd);
-    if (!keep && !path.empty())
-      ::unlink(path.c_str());
-  }
-};
-
 } // namespace
 
 FailureOr<func::FuncOp> findEntryFunction(ModuleOp module) {
@@ -621,6 +611,10 @@ LogicalResult serializeAttribute(Location loc, NamedAttribute named, art::Attrib
     art::Int64List *ints = out.mutable_ints();
     for (int64_t element : dense.asArrayRef())
       ints->add_values(element);
+  } else if (auto dense = dyn_cast<DenseI32ArrayAttr>(value)) {
+    art::Int64List *ints = out.mutable_ints();
+    for (int32_t element : dense.asArrayRef())
+      ints->add_values(element);
   } else if (isa<DenseElementsAttr>(value)) {
     return denseBytes(loc, value, *out.mutable_tensor());
   } else {
@@ -632,11 +626,14 @@ LogicalResult serializeAttribute(Location loc, NamedAttribute named, art::Attrib
   return success();
 }
 
-/// An op's attributes in name order, without the operand segment sizes.
-LogicalResult serializeAttributes(
-    Operation *op, google::protobuf::RepeatedPtrField<art::Attribute> &out) {
+/// An op's attributes in name order. A launch's operand segment sizes are
+/// left out (its operands carry roles); a region op keeps them, as ints: they
+/// say which optional operands it has (graph.clip with one bound).
+LogicalResult serializeAttributes(Operation *op,
+                                  google::protobuf::RepeatedPtrField<art::Attribute> &out,
+                                  bool keepSegmentSizes = false) {
   for (NamedAttribute named : op->getAttrDictionary()) {
-    if (named.getName() == "operandSegmentSizes")
+    if (named.getName() == "operandSegmentSizes" && !keepSegmentSizes)
       continue;
     if (failed(serializeAttribute(op->getLoc(), named, *out.Add())))
       return failure();
@@ -692,7 +689,7 @@ LogicalResult serializeRegion(exec::ElementwiseOp op, art::Region &out) {
         return failure();
       entry.add_operands(index);
     }
-    if (failed(serializeAttributes(&inner, *entry.mutable_attributes())))
+    if (failed(serializeAttributes(&inner, *entry.mutable_attributes(), /*keepSegmentSizes=*/true)))
       return failure();
     for (Value result : inner.getResults()) {
       number[result] = static_cast<uint32_t>(number.size());
@@ -1006,24 +1003,18 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
     emitError(module.getLoc()) << "cannot " << what << " '" << path << "': " << std::strerror(errno);
     return failure();
   };
+  if (failed(checkOutputPath(module.getLoc(), path, options.inputFiles)))
+    return failure();
   TempFile temp;
-  temp.path = (path + ".tmpXXXXXX").str();
-  temp.fd = ::mkstemp(temp.path.data());
-  if (temp.fd < 0) {
-    temp.path.clear();
+  if (!temp.create(path))
     return ioError("create a temporary file for");
-  }
-  // mkstemp creates 0600; an artifact is readable like any other output.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(temp.fd, 0666 & ~mask) != 0)
-    return ioError("set the permissions of");
 
   unsigned char headerBytes[art::kHeaderSize] = {};
-  if (::write(temp.fd, headerBytes, sizeof(headerBytes)) != static_cast<ssize_t>(sizeof(headerBytes)))
+  if (::write(temp.fd(), headerBytes, sizeof(headerBytes)) !=
+      static_cast<ssize_t>(sizeof(headerBytes)))
     return ioError("write");
   {
-    HashingWriter out(temp.fd);
+    HashingWriter out(temp.fd());
     ScratchBuffer scratch;
     bool ok = out.write(manifestBytes.data(), manifestBytes.size()) &&
               out.padTo(header.weightsOffset);
@@ -1039,16 +1030,13 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
     header.payloadHash = out.digest();
   }
   art::encodeHeader(header, headerBytes);
-  if (::pwrite(temp.fd, headerBytes, sizeof(headerBytes), 0) !=
+  if (::pwrite(temp.fd(), headerBytes, sizeof(headerBytes), 0) !=
       static_cast<ssize_t>(sizeof(headerBytes)))
     return ioError("write");
-  int fd = temp.fd;
-  temp.fd = -1;
-  if (::close(fd) != 0)
+  if (!temp.close())
     return ioError("close");
-  if (::rename(temp.path.c_str(), path.str().c_str()) != 0)
+  if (!temp.renameTo(path))
     return ioError("rename the temporary file to");
-  temp.keep = true;
 
   ArtifactSummary summary;
   summary.numWeights = plan->weights.size();

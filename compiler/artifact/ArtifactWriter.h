@@ -51,6 +51,9 @@ struct ArtifactOptions {
   /// The tokenizer and chat template (compiler/text/TextFiles.h); unset:
   /// the artifact has none and works with token ids only.
   std::optional<artifact::TextInfo> text;
+  /// Every file the compile read (model, external data, tokenizer files):
+  /// the output path may not be one of them (OutputFile.h).
+  std::vector<std::string> inputFiles;
 };
 
 /// One entry of the weight section and the ops its bytes come from.
@@ -113,7 +116,10 @@ struct ArtifactSummary {
 
 /// Writes the artifact of `module` to `path` through a temporary file in the
 /// same directory renamed into place, so `path` is either the complete
-/// artifact or untouched. Errors are reported as diagnostics. With a planned
+/// artifact or untouched (also when SIGINT/SIGTERM ends the compile: the
+/// temporary file is removed). `path` must not be a device or other
+/// non-regular file, nor one of options.inputFiles. Errors are reported as
+/// diagnostics. With a planned
 /// `program` (the exec lowering of `module`'s entry), the manifest carries it
 /// as `exec`; without, the artifact can be inspected but not run.
 mlir::FailureOr<ArtifactSummary> writeArtifact(mlir::ModuleOp module, llvm::StringRef path,

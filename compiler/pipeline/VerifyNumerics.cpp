@@ -122,6 +122,18 @@ llvm::Expected<std::vector<Tensor>> pipeline::randomInputs(ModuleOp module, uint
           name = text.getValue();
       shape.push_back(type.isDynamicDim(d) ? sizeFor(name) : type.getDimSize(d));
     }
+    // Random inputs are for models of small static dims; a [1, 2^30] input
+    // is given with --input (whose size the caller chose) or not at all.
+    constexpr int64_t kMaxRandomElements = int64_t(1) << 26;
+    int64_t elements = 1;
+    for (int64_t dim : shape) {
+      if (dim != 0 && elements > kMaxRandomElements / dim)
+        return llvm::createStringError("input " + std::to_string(argument.getArgNumber()) + " " +
+                                       llvm::formatv("{0}", type).str() +
+                                       " would have more than 2^26 random values; give "
+                                       "its values with --input");
+      elements *= dim;
+    }
     llvm::Expected<DType> dtype = interp::dtypeForType(type.getElementType());
     if (!dtype)
       return dtype.takeError();

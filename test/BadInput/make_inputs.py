@@ -51,3 +51,35 @@ np.save(os.path.join(here, "floats.npy"), np.array([[1.0, 2.0, 3.0]], dtype=np.f
 np.save(os.path.join(here, "ids-3d.npy"), np.zeros((1, 2, 3), dtype=np.int64))
 np.save(os.path.join(here, "ids-out-of-range.npy"), np.array([[1, 100000]], dtype=np.int64))
 open(os.path.join(here, "not-npy.npy"), "wb").write(b"this is not a numpy file at all")
+
+# External data the importer must refuse (bad-external-data.test): offsets and lengths that are
+# not decimal integers, a repeated or unknown key; locations that the test turns into a link out
+# of the model's directory or a FIFO.
+def external_entries(name, entries):
+    t = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[4, 8], data_location=TensorProto.EXTERNAL)
+    for k, v in entries:
+        e = t.external_data.add(); e.key = k; e.value = v
+    onnx.save(model_with(t, name), os.path.join(here, name.replace("_", "-") + ".onnx"))
+
+
+external_entries("hex_offset", [("location", "short.onnx.data"), ("offset", "0x10"), ("length", "128")])
+external_entries("signed_length", [("location", "short.onnx.data"), ("offset", "0"), ("length", "+128")])
+external_entries("repeated_key", [("location", "short.onnx.data"), ("offset", "0"), ("offset", "64"), ("length", "128")])
+external_entries("unknown_key", [("location", "short.onnx.data"), ("basepath", "/"), ("length", "128")])
+external_entries("link_data", [("location", "link.onnx.data"), ("offset", "0"), ("length", "128")])
+external_entries("fifo_data", [("location", "fifo.onnx.data"), ("offset", "0"), ("length", "128")])
+
+# bad-output.test: a valid model whose weight is external data (the test writes its 128 bytes).
+onnx.save(model_with(external("W", "good.onnx.data", 0, 128), "good_data"), os.path.join(here, "good-data.onnx"))
+
+# sigterm-during-write.sh: a 256 MiB embedding table as external data (the test makes the sparse
+# data file), so that -o is seen mid-write.
+big = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[65536, 1024], data_location=TensorProto.EXTERNAL)
+for k, v in (("location", "big-external.onnx.data"), ("offset", "0"), ("length", str(65536 * 1024 * 4))):
+    e = big.external_data.add(); e.key = k; e.value = v
+onnx.save(helper.make_model(helper.make_graph(
+    [helper.make_node("Gather", ["W", "input_ids"], ["Y"], name="embed")], "big_external",
+    [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])],
+    [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", "seq", 1024])],
+    initializer=[big]), opset_imports=[helper.make_opsetid("", 17)]),
+    os.path.join(here, "big-external.onnx"))

@@ -181,12 +181,11 @@ TEST(Errors, SqueezeOfANonUnitDimAndDuplicateUnsqueezeAxes) {
                                  {Tensor(DType::F32, {2, 1})});
   EXPECT_THAT(squeeze, HasSubstr("cannot squeeze axis 0 of [2, 1]: its size is not 1"));
   std::string unsqueeze = runError(R"mlir(
-    func.func @main(%x: tensor<2xf32>) -> tensor<?x?x?xf32> {
-      %a = graph.constant dense<[0, -3]> : tensor<2xi64>
+    func.func @main(%x: tensor<2xf32>, %a: tensor<2xi64>) -> tensor<?x?x?xf32> {
       %0 = graph.unsqueeze %x, %a : (tensor<2xf32>, tensor<2xi64>) -> tensor<?x?x?xf32>
       return %0 : tensor<?x?x?xf32>
     })mlir",
-                                   {Tensor(DType::F32, {2})});
+                                   {Tensor(DType::F32, {2}), Tensor::fromI64({2}, {0, -3})});
   EXPECT_THAT(unsqueeze, HasSubstr("axis -3 appears twice"));
 }
 

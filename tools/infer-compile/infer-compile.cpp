@@ -9,12 +9,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/artifact/ArtifactWriter.h"
+#include "compiler/artifact/OutputFile.h"
+#include "compiler/artifact/TargetSupport.h"
 #include "compiler/import/onnx/OnnxImporter.h"
+#include "compiler/pipeline/MlirSource.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/VerifyNumerics.h"
 #include "compiler/text/TextFiles.h"
 #include "dialects/exec/IR/ExecOps.h"
 #include "dialects/graph/IR/GraphDialect.h"
+#include "dialects/graph/IR/GraphResources.h"
 #include "tools/infer-compile/Diagnostics.h"
 #include "tools/infer-compile/ReferenceRun.h"
 
@@ -116,15 +120,23 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const Options &options,
   llvm::StringRef path = options.model;
   if (path.ends_with(".mlir")) {
     infer::import::registerImportDialects(context);
-    std::string error;
-    auto file = openInputFile(path, &error);
+    auto file = infer::pipeline::readMlirSource(path);
     if (!file) {
-      llvm::errs() << "error: " << error << "\n";
+      emitError(FileLineColLoc::get(&context, path, 0, 0)) << llvm::toString(file.takeError());
       return nullptr;
     }
+    if (auto problem = infer::pipeline::checkMlirSource((*file)->getBuffer())) {
+      emitError(FileLineColLoc::get(&context, path, problem->line, problem->column))
+          << problem->message;
+      return nullptr;
+    }
+    // Weight references ("file:...") must lie beside the .mlir file, as
+    // external data lies beside its .onnx.
+    std::string directory = llvm::sys::path::parent_path(path).str();
+    infer::graph::setWeightFileDirectory(&context, directory.empty() ? "." : directory);
     // The source manager must outlive parsing only: locations keep file names.
     llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
     return parseSourceFile<ModuleOp>(sourceMgr, &context);
   }
   if (path.ends_with(".onnx") || path.ends_with(".onnxtext"))
@@ -174,6 +186,25 @@ OwningOpRef<ModuleOp> lowerToStep(ModuleOp module, const Options &options,
   return lowered;
 }
 
+/// The files this compile reads besides the model's own bytes: -o may not
+/// name one of them.
+std::vector<std::string> inputFiles(MLIRContext *context, const Options &options) {
+  std::vector<std::string> files = infer::graph::weightFiles(context);
+  files.push_back(options.model);
+  std::string directory = options.tokenizerDir;
+  if (directory.empty())
+    directory = llvm::sys::path::parent_path(options.model).str();
+  for (const char *name : {"tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
+                           "generation_config.json"}) {
+    llvm::SmallString<256> path(directory.empty() ? "." : directory);
+    llvm::sys::path::append(path, name);
+    files.push_back(path.str().str());
+  }
+  if (!options.chatTemplatePath.empty())
+    files.push_back(options.chatTemplatePath);
+  return files;
+}
+
 int writeArtifact(ModuleOp module, const Options &options,
                   const infer::import::ImportStats &stats) {
   // Plan first: a model the exec lowering rejects gets no artifact.
@@ -202,6 +233,7 @@ int writeArtifact(ModuleOp module, const Options &options,
   if (llvm::StringRef(artifactOptions.modelName).ends_with(".onnx")) // MODEL.onnx.mlir
     artifactOptions.modelName.resize(artifactOptions.modelName.size() - 5);
   artifactOptions.opset = stats.opsetVersion;
+  artifactOptions.inputFiles = inputFiles(module.getContext(), options);
   if (readText(module, options, artifactOptions))
     return 1;
   if (artifactOptions.target == infer::artifact::TARGET_CUDA) {
@@ -247,6 +279,10 @@ int writeArtifact(ModuleOp module, const Options &options,
                                   "cannot generate GPU code; use --target cpu";
     return 1;
 #endif
+  } else {
+    artifactOptions.addTargetCode = [&](infer::artifact::Manifest &manifest) {
+      return infer::compiler::checkCpuTargetSupport(module.getLoc(), manifest);
+    };
   }
   OwningOpRef<ModuleOp> stepModule = lowerToStep(module, options, artifactOptions.stepProgram);
   auto summary =
@@ -274,6 +310,12 @@ int run(const Options &options) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   infer::tools::CommandLineDiagnostics diagnostics(context);
 
+  // Before the work: -o may not replace a device or the model itself (the
+  // writer checks again with every file the compile read).
+  if (!options.outputPath.empty() &&
+      failed(infer::compiler::checkOutputPath(FileLineColLoc::get(&context, options.model, 0, 0),
+                                              options.outputPath, {options.model})))
+    return 1;
   infer::import::ImportStats stats;
   OwningOpRef<ModuleOp> module = loadModel(context, options, &stats);
   if (!module) {
@@ -444,5 +486,12 @@ int main(int argc, char **argv) {
                     "--reference-run or --emit\n";
     return 2;
   }
-  return run(options);
+  try {
+    return run(options);
+  } catch (const std::bad_alloc &) {
+    // A backstop: sizes a model states are bounded where they are read, and
+    // compile-time evaluation is budgeted (docs/trust-model.md).
+    llvm::errs() << "error: out of memory compiling '" << options.model << "'\n";
+    return 1;
+  }
 }

@@ -20,8 +20,10 @@ LogicalResult importReduce(NodeImporter &n, SmallVectorImpl<Value> &results) {
   // ReduceSum moved axes to an input in opset 13, the others in opset 18.
   int64_t axesInputOpset = std::is_same_v<OpT, graph::ReduceSumOp> ? 13 : 18;
   bool fromAttribute = n.opset < axesInputOpset;
-  if (failed(fromAttribute ? n.checkAttributes({"axes", "keepdims"})
-                           : n.checkAttributes({"keepdims", "noop_with_empty_axes"})))
+  if (failed(fromAttribute
+                 ? n.checkAttributes({{"axes", kInts}, {"keepdims", kInt}})
+                 : n.checkAttributes({{"keepdims", kInt}, {"noop_with_empty_axes", kInt}})) ||
+      failed(n.checkArity(fromAttribute ? Arity{1, 1} : Arity{1, 2})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -39,34 +41,27 @@ LogicalResult importReduce(NodeImporter &n, SmallVectorImpl<Value> &results) {
   bool noopWithEmptyAxes = n.intAttr("noop_with_empty_axes", 0) != 0;
   std::optional<Shape> shape;
   std::optional<Shape> input = shapeOf(*x);
+  if (axisValues) {
+    auto normalized = n.normalizeAxes(*axisValues, NodeImporter::rankOf(*x));
+    if (failed(normalized))
+      return failure();
+    if (input && *normalized != *axisValues && !normalized->empty())
+      axes = n.constantInts(*normalized);
+    axisValues = *normalized;
+  }
   if (input && (!axes || axisValues)) {
     int64_t rank = input->size();
     std::vector<bool> reduced(rank, !axes || axisValues->empty());
     if (axisValues && axisValues->empty() && noopWithEmptyAxes)
       reduced.assign(rank, false);
-    bool valid = true;
-    for (int64_t a : axisValues.value_or(std::vector<int64_t>())) {
-      if (a < -rank || a >= rank) {
-        valid = false;
-        break;
-      }
-      reduced[a < 0 ? a + rank : a] = true;
-    }
-    if (valid && axisValues && !axisValues->empty()) {
-      std::vector<int64_t> normalized;
-      for (int64_t a : *axisValues)
-        normalized.push_back(a < 0 ? a + rank : a);
-      if (normalized != *axisValues)
-        axes = n.constantInts(normalized);
-    }
-    if (valid) {
-      shape = Shape();
-      for (int64_t i = 0; i < rank; ++i)
-        if (!reduced[i])
-          shape->push_back((*input)[i]);
-        else if (keepDims)
-          shape->push_back(1);
-    }
+    for (int64_t a : axisValues.value_or(std::vector<int64_t>()))
+      reduced[a] = true;
+    shape = Shape();
+    for (int64_t i = 0; i < rank; ++i)
+      if (!reduced[i])
+        shape->push_back((*input)[i]);
+      else if (keepDims)
+        shape->push_back(1);
   }
   Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shape);
   results.push_back(OpT::create(n.builder, n.loc, type, *x, axes, n.builder.getBoolAttr(keepDims),
@@ -75,7 +70,7 @@ LogicalResult importReduce(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importSoftmax(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"axis"})))
+  if (failed(n.checkAttributes({{"axis", kInt}})) || failed(n.checkArity({1, 1})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -93,7 +88,8 @@ LogicalResult importSoftmax(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importLayerNorm(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"axis", "epsilon", "stash_type"})))
+  if (failed(n.checkAttributes({{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}})) ||
+      failed(n.checkArity({2, 3}, {1, 3})))
     return failure();
   if (n.intAttr("stash_type", 1) != 1)
     return n.error() << "only stash_type 1 (float32 statistics) is supported";
@@ -114,7 +110,8 @@ LogicalResult importLayerNorm(NodeImporter &n, SmallVectorImpl<Value> &results) 
 }
 
 LogicalResult importCumSum(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"exclusive", "reverse"})))
+  if (failed(n.checkAttributes({{"exclusive", kInt}, {"reverse", kInt}})) ||
+      failed(n.checkArity({2, 2})))
     return failure();
   auto x = n.requiredInput(0);
   auto axis = n.requiredInput(1);
@@ -128,18 +125,23 @@ LogicalResult importCumSum(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importMatMul(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({2, 2})))
     return failure();
   auto lhs = n.requiredInput(0), rhs = n.requiredInput(1);
   if (failed(lhs) || failed(rhs))
     return failure();
+  if (matmulConflicts(shapeOf(*lhs), shapeOf(*rhs)))
+    return n.error() << "inputs of types " << lhs->getType() << " and " << rhs->getType()
+                     << " cannot be multiplied";
   Type type = n.resultType(0, NodeImporter::elementTypeOf(*lhs), matmulShape(shapeOf(*lhs), shapeOf(*rhs)));
   results.push_back(graph::MatMulOp::create(n.builder, n.loc, type, *lhs, *rhs));
   return success();
 }
 
 LogicalResult importGemm(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"alpha", "beta", "transA", "transB"})))
+  if (failed(n.checkAttributes(
+          {{"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}})) ||
+      failed(n.checkArity({n.opset < 11 ? 3 : 2, 3})))
     return failure();
   auto a = n.requiredInput(0), b = n.requiredInput(1);
   if (failed(a) || failed(b))
@@ -160,7 +162,7 @@ LogicalResult importGemm(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importEinsum(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"equation"})))
+  if (failed(n.checkAttributes({{"equation", kString}})) || failed(n.checkArity({1, kVariadic})))
     return failure();
   std::string equation;
   for (char c : n.stringAttr("equation", ""))

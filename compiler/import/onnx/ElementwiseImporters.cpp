@@ -14,7 +14,7 @@ namespace {
 
 template <typename OpT>
 LogicalResult importUnary(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({1, 1})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -32,7 +32,7 @@ LogicalResult importNot(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importIsNaN(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({1, 1})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -43,7 +43,7 @@ LogicalResult importIsNaN(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importGelu(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"approximate"})))
+  if (failed(n.checkAttributes({{"approximate", kString}})) || failed(n.checkArity({1, 1})))
     return failure();
   std::string approximate = n.stringAttr("approximate", "none");
   if (approximate != "none" && approximate != "tanh")
@@ -58,7 +58,7 @@ LogicalResult importGelu(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importCast(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"to", "saturate"})))
+  if (failed(n.checkAttributes({{"to", kInt}, {"saturate", kInt}})) || failed(n.checkArity({1, 1})))
     return failure();
   if (!n.attribute("to"))
     return n.error() << "missing required attribute 'to'";
@@ -74,13 +74,15 @@ LogicalResult importCast(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importClip(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkArity(n.opset < 11 ? Arity{1, 1} : Arity{1, 3})))
+    return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
     return failure();
   Type element = NodeImporter::elementTypeOf(*x);
   Value lo, hi;
   if (n.opset < 11) {
-    if (failed(n.checkAttributes({"min", "max"})))
+    if (failed(n.checkAttributes({{"min", kFloat}, {"max", kFloat}})))
       return failure();
     if (n.attribute("min"))
       lo = n.constantScalar(element, n.floatAttr("min", 0));
@@ -98,7 +100,8 @@ LogicalResult importClip(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importDropout(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"seed", "ratio", "is_test"})))
+  if (failed(n.checkAttributes({{"seed", kInt}, {"ratio", kFloat}, {"is_test", kInt}})) ||
+      failed(n.checkArity(n.opset < 12 ? Arity{1, 1} : Arity{1, 3}, {1, 2})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -128,7 +131,7 @@ LogicalResult importDropout(NodeImporter &n, SmallVectorImpl<Value> &results) {
 
 template <typename OpT>
 LogicalResult importBinary(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({2, 2})))
     return failure();
   auto lhs = n.requiredInput(0);
   auto rhs = n.requiredInput(1);
@@ -140,6 +143,9 @@ LogicalResult importBinary(NodeImporter &n, SmallVectorImpl<Value> &results) {
       std::is_same_v<OpT, graph::GreaterOrEqualOp> || std::is_same_v<OpT, graph::AndOp> ||
       std::is_same_v<OpT, graph::OrOp>;
   Type element = producesBool ? n.builder.getI1Type() : NodeImporter::elementTypeOf(*lhs);
+  if (broadcastConflicts({shapeOf(*lhs), shapeOf(*rhs)}))
+    return n.error() << "inputs of types " << lhs->getType() << " and " << rhs->getType()
+                     << " do not broadcast";
   Type type = n.resultType(0, element, broadcastShapes({shapeOf(*lhs), shapeOf(*rhs)}));
   results.push_back(OpT::create(n.builder, n.loc, type, *lhs, *rhs));
   return success();
@@ -148,7 +154,7 @@ LogicalResult importBinary(NodeImporter &n, SmallVectorImpl<Value> &results) {
 /// Variadic Max/Min/Sum become a chain of binary ops.
 template <typename OpT>
 LogicalResult importVariadic(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({1, kVariadic})))
     return failure();
   if (n.numInputs() == 0)
     return n.error() << "needs at least one input";
@@ -166,6 +172,9 @@ LogicalResult importVariadic(NodeImporter &n, SmallVectorImpl<Value> &results) {
     auto next = n.requiredInput(i);
     if (failed(next))
       return failure();
+    if (broadcastConflicts({shapeOf(accumulator), shapeOf(*next)}))
+      return n.error() << "inputs of types " << accumulator.getType() << " and " << next->getType()
+                       << " do not broadcast";
     std::optional<Shape> shape = broadcastShapes({shapeOf(accumulator), shapeOf(*next)});
     Type type = i + 1 == n.numInputs()
                     ? n.resultType(0, element, shape)
@@ -178,13 +187,16 @@ LogicalResult importVariadic(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importWhere(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({3, 3})))
     return failure();
   auto condition = n.requiredInput(0);
   auto x = n.requiredInput(1);
   auto y = n.requiredInput(2);
   if (failed(condition) || failed(x) || failed(y))
     return failure();
+  if (broadcastConflicts({shapeOf(*condition), shapeOf(*x), shapeOf(*y)}))
+    return n.error() << "inputs of types " << condition->getType() << ", " << x->getType()
+                     << " and " << y->getType() << " do not broadcast";
   Type type = n.resultType(0, NodeImporter::elementTypeOf(*x),
                            broadcastShapes({shapeOf(*condition), shapeOf(*x), shapeOf(*y)}));
   results.push_back(graph::WhereOp::create(n.builder, n.loc, type, *condition, *x, *y));

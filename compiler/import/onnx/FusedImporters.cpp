@@ -76,7 +76,9 @@ std::string dimText(int64_t dim) { return dim == kDynamic ? "?" : std::to_string
 //===----------------------------------------------------------------------===//
 
 LogicalResult importRmsNorm(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(checkOpset(n)) || failed(n.checkAttributes({"axis", "epsilon", "stash_type"})))
+  if (failed(checkOpset(n)) ||
+      failed(n.checkAttributes({{"axis", kInt}, {"epsilon", kFloat}, {"stash_type", kInt}})) ||
+      failed(n.checkArity({2, 2})))
     return failure();
   bool ok = true;
   if (int64_t stash = n.intAttr("stash_type", 1); stash != 1) {
@@ -133,7 +135,9 @@ LogicalResult importRmsNorm(NodeImporter &n, SmallVectorImpl<Value> &results) {
 // [batch, seq, rotary_dim / 2], one row per token. graph.rotary takes both.
 LogicalResult importRotary(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (failed(checkOpset(n)) ||
-      failed(n.checkAttributes({"interleaved", "num_heads", "rotary_embedding_dim"})))
+      failed(n.checkAttributes(
+          {{"interleaved", kInt}, {"num_heads", kInt}, {"rotary_embedding_dim", kInt}})) ||
+      failed(n.checkArity({3, 4})))
     return failure();
   auto x = n.requiredInput(0);
   auto cosCache = n.requiredInput(1);
@@ -207,9 +211,16 @@ LogicalResult importRotary(NodeImporter &n, SmallVectorImpl<Value> &results) {
 // cache before the queries). They agree when q_seq == kv_seq.
 LogicalResult importAttention(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (failed(checkOpset(n)) ||
-      failed(n.checkAttributes({"is_causal", "kv_num_heads", "q_num_heads",
-                                "qk_matmul_output_mode", "scale", "softcap", "softmax_precision",
-                                "left_window_size", "right_window_size"})))
+      failed(n.checkAttributes({{"is_causal", kInt},
+                                {"kv_num_heads", kInt},
+                                {"q_num_heads", kInt},
+                                {"qk_matmul_output_mode", kInt},
+                                {"scale", kFloat},
+                                {"softcap", kFloat},
+                                {"softmax_precision", kInt},
+                                {"left_window_size", kInt},
+                                {"right_window_size", kInt}})) ||
+      failed(n.checkArity({3, 7}, {1, 4})))
     return failure();
   bool ok = true;
   static const char *const optionalInputs[] = {nullptr,    nullptr,      nullptr,
@@ -238,8 +249,8 @@ LogicalResult importAttention(NodeImporter &n, SmallVectorImpl<Value> &results) 
     }
   // graph.attention's softmax runs in fp32: enough for a requested fp32,
   // fp16 or bf16 softmax, not for fp64.
-  if (const auto *precision = n.attribute("softmax_precision")) {
-    int64_t p = precision->i();
+  if (n.attribute("softmax_precision")) {
+    int64_t p = n.intAttr("softmax_precision", 0);
     if (p != onnx::TensorProto::FLOAT && p != onnx::TensorProto::FLOAT16 &&
         p != onnx::TensorProto::BFLOAT16) {
       n.error() << "softmax_precision " << p

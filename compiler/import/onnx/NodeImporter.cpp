@@ -4,6 +4,8 @@
 
 #include "dialects/graph/IR/GraphOps.h"
 
+#include "llvm/ADT/StringSet.h"
+
 using namespace mlir;
 using namespace infer::import;
 using infer::graph::ConstantOp;
@@ -80,43 +82,100 @@ const onnx::AttributeProto *NodeImporter::attribute(StringRef name) const {
   return nullptr;
 }
 
+namespace {
+
+/// The attribute `name` of `node` when it has `type` (checkAttributes has
+/// reported it otherwise).
+const onnx::AttributeProto *typedAttribute(const onnx::NodeProto &node, StringRef name,
+                                           AttributeType type) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return attr.type() == type ? &attr : nullptr;
+  return nullptr;
+}
+
+/// "an INT", "a FLOAT", "a STRING", ...
+std::string typeName(int type) {
+  if (!onnx::AttributeProto::AttributeType_IsValid(type) || type == onnx::AttributeProto::UNDEFINED)
+    return "no type (" + std::to_string(type) + ")";
+  std::string name = onnx::AttributeProto::AttributeType_Name(
+      static_cast<onnx::AttributeProto::AttributeType>(type));
+  return (StringRef("AEIOU").contains(name[0]) ? "an " : "a ") + name;
+}
+
+std::string arityText(Arity arity) {
+  if (arity.max == kVariadic)
+    return std::to_string(arity.min) + " or more";
+  if (arity.min == arity.max)
+    return std::to_string(arity.min);
+  return std::to_string(arity.min) + " to " + std::to_string(arity.max);
+}
+
+} // namespace
+
 int64_t NodeImporter::intAttr(StringRef name, int64_t defaultValue) const {
-  const auto *attr = attribute(name);
+  const auto *attr = typedAttribute(node, name, kInt);
   return attr ? attr->i() : defaultValue;
 }
 
 float NodeImporter::floatAttr(StringRef name, float defaultValue) const {
-  const auto *attr = attribute(name);
+  const auto *attr = typedAttribute(node, name, kFloat);
   return attr ? attr->f() : defaultValue;
 }
 
 std::string NodeImporter::stringAttr(StringRef name, StringRef defaultValue) const {
-  const auto *attr = attribute(name);
+  const auto *attr = typedAttribute(node, name, kString);
   return attr ? attr->s() : defaultValue.str();
 }
 
 std::optional<std::vector<int64_t>> NodeImporter::intsAttr(StringRef name) const {
-  const auto *attr = attribute(name);
+  const auto *attr = typedAttribute(node, name, kInts);
   if (!attr)
     return std::nullopt;
   return std::vector<int64_t>(attr->ints().begin(), attr->ints().end());
 }
 
 std::optional<std::vector<float>> NodeImporter::floatsAttr(StringRef name) const {
-  const auto *attr = attribute(name);
+  const auto *attr = typedAttribute(node, name, kFloats);
   if (!attr)
     return std::nullopt;
   return std::vector<float>(attr->floats().begin(), attr->floats().end());
 }
 
-LogicalResult NodeImporter::checkAttributes(std::initializer_list<StringRef> known) {
+LogicalResult NodeImporter::checkAttributes(std::initializer_list<AttributeSpec> known) {
   bool ok = true;
+  llvm::StringSet<> seen;
   for (const auto &attr : node.attribute()) {
-    if (llvm::is_contained(known, StringRef(attr.name())))
+    if (!seen.insert(attr.name()).second) {
+      error() << "attribute '" << attr.name() << "' is given twice";
+      ok = false;
       continue;
-    error() << "unsupported attribute '" << attr.name() << "'";
-    ok = false;
+    }
+    const AttributeSpec *spec = llvm::find_if(
+        known, [&](const AttributeSpec &candidate) { return candidate.name == attr.name(); });
+    if (spec == known.end()) {
+      error() << "unsupported attribute '" << attr.name() << "'";
+      ok = false;
+    } else if (attr.type() != spec->type) {
+      error() << "attribute '" << attr.name() << "' is " << typeName(attr.type()) << "; "
+              << node.op_type() << " takes " << typeName(spec->type);
+      ok = false;
+    }
   }
+  return success(ok);
+}
+
+LogicalResult NodeImporter::checkArity(Arity inputArity, Arity outputArity) {
+  bool ok = true;
+  auto check = [&](int count, Arity arity, StringRef what) {
+    if (count >= arity.min && (arity.max == kVariadic || count <= arity.max))
+      return;
+    error() << "has " << count << " " << what << (count == 1 ? "" : "s") << "; " << node.op_type()
+            << " takes " << arityText(arity);
+    ok = false;
+  };
+  check(node.input_size(), inputArity, "input");
+  check(node.output_size(), outputArity, "output");
   return success(ok);
 }
 
@@ -132,15 +191,26 @@ bool NodeImporter::outputUsed(size_t i) const {
 }
 
 Type NodeImporter::resultType(size_t i, Type elementType,
-                              std::optional<ArrayRef<int64_t>> fallbackShape) const {
-  if (i < declaredOutputTypes.size() && declaredOutputTypes[i]) {
-    auto declared = cast<TensorType>(declaredOutputTypes[i]);
-    if (declared.getElementType() == elementType && declared.hasRank())
-      return declared;
+                              std::optional<ArrayRef<int64_t>> fallbackShape) {
+  Type computed = fallbackShape ? Type(RankedTensorType::get(*fallbackShape, elementType))
+                                : Type(UnrankedTensorType::get(elementType));
+  if (i >= declaredOutputTypes.size() || !declaredOutputTypes[i])
+    return computed;
+  auto declared = cast<TensorType>(declaredOutputTypes[i]);
+  bool contradicts = declared.getElementType() != elementType;
+  if (declared.hasRank() && fallbackShape) {
+    ArrayRef<int64_t> dims = declared.getShape();
+    contradicts |= dims.size() != fallbackShape->size();
+    for (auto [a, b] : llvm::zip(dims, *fallbackShape))
+      contradicts |= !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
   }
-  if (fallbackShape)
-    return RankedTensorType::get(*fallbackShape, elementType);
-  return UnrankedTensorType::get(elementType);
+  if (contradicts) {
+    error() << "output " << i << " ('" << node.output(i) << "') is declared as " << declared
+            << " but the op computes " << computed;
+    hadError = true;
+    return computed;
+  }
+  return declared.hasRank() ? Type(declared) : computed;
 }
 
 std::optional<int64_t> NodeImporter::rankOf(Value value) {
@@ -166,6 +236,21 @@ FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, Value reference, in
   if (axis < -limit || axis >= limit)
     return error() << "axis " << axis << " is out of range for rank " << limit;
   return axis < 0 ? axis + limit : axis;
+}
+
+FailureOr<std::vector<int64_t>>
+NodeImporter::normalizeAxes(ArrayRef<int64_t> axes, std::optional<int64_t> rank, StringRef what) {
+  std::vector<int64_t> result;
+  for (int64_t axis : axes) {
+    if (rank && (axis < -*rank || axis >= *rank))
+      return error() << what << " entry " << axis << " is out of range for rank " << *rank;
+    int64_t normalized = rank && axis < 0 ? axis + *rank : axis;
+    if (llvm::is_contained(result, normalized))
+      return error() << what << " [" << llvm::make_range(axes.begin(), axes.end()) << "] name axis "
+                     << normalized << " more than once";
+    result.push_back(normalized);
+  }
+  return result;
 }
 
 Value NodeImporter::constantInts(ArrayRef<int64_t> values, bool scalar) {

@@ -33,6 +33,29 @@ mlir::Type convertElementType(mlir::MLIRContext *context, int32_t onnxType);
 /// no shape → unranked. Null when the element type is unsupported.
 mlir::Type convertTensorType(mlir::MLIRContext *context, const onnx::TypeProto &type);
 
+/// The attribute types an import function declares it reads.
+using AttributeType = onnx::AttributeProto::AttributeType;
+constexpr AttributeType kInt = onnx::AttributeProto::INT;
+constexpr AttributeType kInts = onnx::AttributeProto::INTS;
+constexpr AttributeType kFloat = onnx::AttributeProto::FLOAT;
+constexpr AttributeType kFloats = onnx::AttributeProto::FLOATS;
+constexpr AttributeType kString = onnx::AttributeProto::STRING;
+constexpr AttributeType kTensor = onnx::AttributeProto::TENSOR;
+
+/// One attribute an op takes: its name and the type ONNX stores it as.
+struct AttributeSpec {
+  llvm::StringRef name;
+  AttributeType type;
+};
+
+/// Inputs or outputs an op takes at the model's opset (ONNX's schema).
+/// `max` of kVariadic: any number.
+struct Arity {
+  int min;
+  int max;
+};
+constexpr int kVariadic = -1;
+
 class NodeImporter {
 public:
   NodeImporter(mlir::OpBuilder &builder, const onnx::NodeProto &node, int64_t opset,
@@ -48,6 +71,9 @@ public:
 
   /// An error that names the node, its op and opset.
   mlir::InFlightDiagnostic error();
+  /// Whether a check that does not return failure itself (resultType's
+  /// declared-type check) reported an error; the import then fails.
+  bool reportedError() const { return hadError; }
 
   // Inputs -----------------------------------------------------------------
   size_t numInputs() const { return inputs.size(); }
@@ -65,18 +91,26 @@ public:
   std::string stringAttr(llvm::StringRef name, llvm::StringRef defaultValue) const;
   std::optional<std::vector<int64_t>> intsAttr(llvm::StringRef name) const;
   std::optional<std::vector<float>> floatsAttr(llvm::StringRef name) const;
-  /// Reports every attribute not in `known` (one error each).
-  mlir::LogicalResult checkAttributes(std::initializer_list<llvm::StringRef> known);
+  /// Reports every attribute not in `known` and every one stored with
+  /// another type than `known` says (one error each): `Gemm transB = 1.0` is
+  /// an error, not transB = 0.
+  mlir::LogicalResult checkAttributes(std::initializer_list<AttributeSpec> known);
+  /// Reports an input or output count outside ONNX's range for the op (both
+  /// counts include empty names of omitted optional inputs).
+  mlir::LogicalResult checkArity(Arity inputs, Arity outputs = {1, 1});
 
   // Outputs ----------------------------------------------------------------
   /// Number of outputs that are named (trailing optional ones may be empty).
   size_t numOutputs() const;
   bool outputUsed(size_t i) const;
-  /// The type of output i: what the model declares (value_info) when its
-  /// element type agrees with `elementType`, else an unranked tensor, or the
-  /// ranked `fallback` when it is given.
+  /// The type of output i: what the model declares (value_info or a graph
+  /// output) when it is ranked, else the ranked `fallbackShape` (what the
+  /// importer inferred) when it is given, else an unranked tensor. A declared
+  /// type that contradicts the computed one (another element type, rank, or
+  /// static dim) is an error (reportedError()): the declared shapes are what
+  /// the compiled program would be planned for.
   mlir::Type resultType(size_t i, mlir::Type elementType,
-                        std::optional<llvm::ArrayRef<int64_t>> fallbackShape = std::nullopt) const;
+                        std::optional<llvm::ArrayRef<int64_t>> fallbackShape = std::nullopt);
 
   // Helpers ----------------------------------------------------------------
   static std::optional<int64_t> rankOf(mlir::Value value);
@@ -85,6 +119,12 @@ public:
   /// for ops whose axis indexes the output); errors if out of range. With an
   /// unknown rank a negative axis is an error.
   mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, mlir::Value reference, int64_t extra = 0);
+  /// Makes constant `axes` (named `what` in errors) non-negative against
+  /// `rank`; an axis out of [-rank, rank) or given twice is an error. With an
+  /// unknown rank only repeated axes are checked (negative ones stay).
+  mlir::FailureOr<std::vector<int64_t>> normalizeAxes(llvm::ArrayRef<int64_t> axes,
+                                                      std::optional<int64_t> rank,
+                                                      llvm::StringRef what = "axes");
   /// A 1-D (or 0-D when `scalar`) i64 graph.constant.
   mlir::Value constantInts(llvm::ArrayRef<int64_t> values, bool scalar = false);
   /// A 0-D graph.constant of `elementType` holding `value`.
@@ -93,6 +133,7 @@ public:
 private:
   llvm::SmallVector<mlir::Value> inputs;
   llvm::SmallVector<mlir::Type> declaredOutputTypes;
+  bool hadError = false;
 };
 
 /// Imports one node, appending one value per ONNX output (null for outputs

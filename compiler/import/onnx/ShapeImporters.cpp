@@ -23,7 +23,7 @@ std::optional<int64_t> staticLength(Value value) {
 }
 
 LogicalResult importShape(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"start", "end"})))
+  if (failed(n.checkAttributes({{"start", kInt}, {"end", kInt}})) || failed(n.checkArity({1, 1})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -33,19 +33,19 @@ LogicalResult importShape(NodeImporter &n, SmallVectorImpl<Value> &results) {
   std::optional<Shape> resultShape = Shape{kDynamic};
   if (auto rank = NodeImporter::rankOf(*x)) {
     auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + *rank : v, 0, *rank); };
-    int64_t end = endAttr ? clamp(endAttr->i()) : *rank;
+    int64_t end = endAttr ? clamp(n.intAttr("end", 0)) : *rank;
     start = clamp(start);
     resultShape = Shape{std::max<int64_t>(end - start, 0)};
   }
   Type type = n.resultType(0, n.builder.getI64Type(), resultShape);
-  IntegerAttr end = endAttr ? n.builder.getI64IntegerAttr(endAttr->i()) : IntegerAttr();
+  IntegerAttr end = endAttr ? n.builder.getI64IntegerAttr(n.intAttr("end", 0)) : IntegerAttr();
   results.push_back(graph::ShapeOp::create(n.builder, n.loc, type, *x,
                                                      n.builder.getI64IntegerAttr(start), end));
   return success();
 }
 
 LogicalResult importReshape(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"allowzero"})))
+  if (failed(n.checkAttributes({{"allowzero", kInt}})) || failed(n.checkArity({2, 2})))
     return failure();
   auto data = n.requiredInput(0);
   auto shape = n.requiredInput(1);
@@ -74,7 +74,7 @@ LogicalResult importReshape(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importExpand(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({2, 2})))
     return failure();
   auto x = n.requiredInput(0);
   auto shape = n.requiredInput(1);
@@ -85,13 +85,16 @@ LogicalResult importExpand(NodeImporter &n, SmallVectorImpl<Value> &results) {
     target = Shape(values->begin(), values->end());
   else if (auto length = staticLength(*shape))
     target = dynamicShape(*length);
+  if (broadcastConflicts({shapeOf(*x), target}))
+    return n.error() << "cannot expand " << x->getType() << " to shape ["
+                     << llvm::make_range(target->begin(), target->end()) << "]";
   Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), broadcastShapes({shapeOf(*x), target}));
   results.push_back(graph::ExpandOp::create(n.builder, n.loc, type, *x, *shape));
   return success();
 }
 
 LogicalResult importTile(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({2, 2})))
     return failure();
   auto x = n.requiredInput(0);
   auto repeats = n.requiredInput(1);
@@ -106,7 +109,7 @@ LogicalResult importTile(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importFlatten(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"axis"})))
+  if (failed(n.checkAttributes({{"axis", kInt}})) || failed(n.checkArity({1, 1})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -147,38 +150,37 @@ std::pair<Value, std::optional<std::vector<int64_t>>> axesOperand(NodeImporter &
   return {n.input(index), n.constantInputInts(index)};
 }
 
-/// Normalises constant axes against `rank`; nullopt if any is out of range.
-std::optional<std::vector<int64_t>> normalizedAxes(std::optional<std::vector<int64_t>> axes,
-                                                   std::optional<int64_t> rank) {
-  if (!axes || !rank)
-    return std::nullopt;
-  for (int64_t &axis : *axes) {
-    if (axis < -*rank || axis >= *rank)
-      return std::nullopt;
-    if (axis < 0)
-      axis += *rank;
-  }
-  return axes;
-}
-
 LogicalResult importSqueeze(NodeImporter &n, SmallVectorImpl<Value> &results) {
   bool fromAttribute = n.opset < 13;
-  if (failed(fromAttribute ? n.checkAttributes({"axes"}) : n.checkAttributes({})))
+  if (failed(fromAttribute ? n.checkAttributes({{"axes", kInts}}) : n.checkAttributes({})) ||
+      failed(n.checkArity(fromAttribute ? Arity{1, 1} : Arity{1, 2})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
     return failure();
   auto [axesValue, axes] = axesOperand(n, fromAttribute, 1);
   std::optional<Shape> input = shapeOf(*x);
-  if (auto norm = normalizedAxes(axes, NodeImporter::rankOf(*x)); norm && *norm != *axes)
-    axesValue = n.constantInts(*norm);
+  std::optional<std::vector<int64_t>> norm;
+  if (axes) {
+    auto checked = n.normalizeAxes(*axes, NodeImporter::rankOf(*x));
+    if (failed(checked))
+      return failure();
+    if (input) {
+      for (int64_t axis : *checked)
+        if ((*input)[axis] != kDynamic && (*input)[axis] != 1)
+          return n.error() << "cannot squeeze axis " << axis << " of size " << (*input)[axis];
+      norm = *checked;
+      if (*norm != *axes)
+        axesValue = n.constantInts(*norm);
+    }
+  }
   std::optional<Shape> shape;
   if (input && !axesValue && llvm::none_of(*input, [](int64_t d) { return d == kDynamic; })) {
     shape = Shape();
     for (int64_t d : *input)
       if (d != 1)
         shape->push_back(d);
-  } else if (auto norm = normalizedAxes(axes, NodeImporter::rankOf(*x))) {
+  } else if (norm) {
     shape = Shape();
     for (auto [i, d] : llvm::enumerate(*input))
       if (!llvm::is_contained(*norm, (int64_t)i))
@@ -191,7 +193,8 @@ LogicalResult importSqueeze(NodeImporter &n, SmallVectorImpl<Value> &results) {
 
 LogicalResult importUnsqueeze(NodeImporter &n, SmallVectorImpl<Value> &results) {
   bool fromAttribute = n.opset < 13;
-  if (failed(fromAttribute ? n.checkAttributes({"axes"}) : n.checkAttributes({})))
+  if (failed(fromAttribute ? n.checkAttributes({{"axes", kInts}}) : n.checkAttributes({})) ||
+      failed(n.checkArity(fromAttribute ? Arity{1, 1} : Arity{2, 2})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -201,15 +204,21 @@ LogicalResult importUnsqueeze(NodeImporter &n, SmallVectorImpl<Value> &results) 
     return n.error() << "axes are required";
   std::optional<Shape> input = shapeOf(*x);
   std::optional<Shape> shape;
-  if (input && axes) {
-    int64_t outRank = input->size() + axes->size();
-    if (auto norm = normalizedAxes(axes, outRank)) {
+  if (axes) {
+    // The axes index the output, of rank input + axes.
+    std::optional<int64_t> outRank;
+    if (input)
+      outRank = input->size() + axes->size();
+    auto norm = n.normalizeAxes(*axes, outRank);
+    if (failed(norm))
+      return failure();
+    if (input) {
       if (*norm != *axes)
         axesValue = n.constantInts(*norm);
       shape = Shape();
       size_t next = 0;
-      for (int64_t i = 0; i < outRank; ++i)
-        shape->push_back(llvm::is_contained(*norm, i) ? 1 : (next < input->size() ? (*input)[next++] : kDynamic));
+      for (int64_t i = 0; i < *outRank; ++i)
+        shape->push_back(llvm::is_contained(*norm, i) ? 1 : (*input)[next++]);
     }
   }
   Type type = n.resultType(0, NodeImporter::elementTypeOf(*x), shape);
@@ -218,7 +227,7 @@ LogicalResult importUnsqueeze(NodeImporter &n, SmallVectorImpl<Value> &results) 
 }
 
 LogicalResult importTranspose(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"perm"})))
+  if (failed(n.checkAttributes({{"perm", kInts}})) || failed(n.checkArity({1, 1})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -253,7 +262,7 @@ LogicalResult importTranspose(NodeImporter &n, SmallVectorImpl<Value> &results) 
 }
 
 LogicalResult importConcat(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"axis"})))
+  if (failed(n.checkAttributes({{"axis", kInt}})) || failed(n.checkArity({1, kVariadic})))
     return failure();
   if (!n.attribute("axis"))
     return n.error() << "missing required attribute 'axis'";
@@ -270,6 +279,18 @@ LogicalResult importConcat(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (failed(axis))
     return failure();
   std::optional<Shape> shape = shapeOf(inputs.front());
+  for (Value input : inputs) {
+    auto s = shapeOf(input);
+    if (!shape || !s)
+      continue;
+    bool matches = s->size() == shape->size();
+    for (size_t i = 0; matches && i < s->size(); ++i)
+      matches = (int64_t)i == *axis || (*s)[i] == kDynamic || (*shape)[i] == kDynamic ||
+                (*s)[i] == (*shape)[i];
+    if (!matches)
+      return n.error() << "inputs of types " << inputs.front().getType() << " and "
+                       << input.getType() << " cannot be concatenated on axis " << *axis;
+  }
   if (shape) {
     int64_t total = 0;
     for (Value input : inputs) {
@@ -287,8 +308,9 @@ LogicalResult importConcat(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importSplit(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.opset < 13 ? n.checkAttributes({"axis", "split"})
-                          : n.checkAttributes({"axis", "num_outputs"})))
+  if (failed(n.opset < 13 ? n.checkAttributes({{"axis", kInt}, {"split", kInts}})
+                          : n.checkAttributes({{"axis", kInt}, {"num_outputs", kInt}})) ||
+      failed(n.checkArity(n.opset < 13 ? Arity{1, 1} : Arity{1, 2}, {1, kVariadic})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -336,7 +358,10 @@ LogicalResult importSplit(NodeImporter &n, SmallVectorImpl<Value> &results) {
 
 LogicalResult importSlice(NodeImporter &n, SmallVectorImpl<Value> &results) {
   bool fromAttributes = n.opset < 10;
-  if (failed(fromAttributes ? n.checkAttributes({"starts", "ends", "axes"}) : n.checkAttributes({})))
+  if (failed(fromAttributes
+                 ? n.checkAttributes({{"starts", kInts}, {"ends", kInts}, {"axes", kInts}})
+                 : n.checkAttributes({})) ||
+      failed(n.checkArity(fromAttributes ? Arity{1, 1} : Arity{3, 5})))
     return failure();
   auto data = n.requiredInput(0);
   if (failed(data))
@@ -370,13 +395,13 @@ LogicalResult importSlice(NodeImporter &n, SmallVectorImpl<Value> &results) {
   }
   if (!steps)
     steps = n.constantInts(std::vector<int64_t>(*count, 1));
-  if (!fromAttributes && n.input(3)) {
-    auto given = n.constantInputInts(3);
-    if (auto norm = normalizedAxes(given, NodeImporter::rankOf(*data)); norm && *norm != *given)
-      axes = n.constantInts(*norm);
-  } else if (fromAttributes && n.intsAttr("axes")) {
-    auto given = n.intsAttr("axes");
-    if (auto norm = normalizedAxes(given, NodeImporter::rankOf(*data)); norm && *norm != *given)
+  std::optional<std::vector<int64_t>> given =
+      fromAttributes ? n.intsAttr("axes") : (n.input(3) ? n.constantInputInts(3) : std::nullopt);
+  if (given) {
+    auto norm = n.normalizeAxes(*given, NodeImporter::rankOf(*data));
+    if (failed(norm))
+      return failure();
+    if (*norm != *given)
       axes = n.constantInts(*norm);
   }
   std::optional<Shape> shape;
@@ -388,7 +413,7 @@ LogicalResult importSlice(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importGather(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"axis"})))
+  if (failed(n.checkAttributes({{"axis", kInt}})) || failed(n.checkArity({2, 2})))
     return failure();
   auto data = n.requiredInput(0);
   auto indices = n.requiredInput(1);
@@ -410,7 +435,7 @@ LogicalResult importGather(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importGatherND(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"batch_dims"})))
+  if (failed(n.checkAttributes({{"batch_dims", kInt}})) || failed(n.checkArity({2, 2})))
     return failure();
   auto data = n.requiredInput(0);
   auto indices = n.requiredInput(1);
@@ -434,7 +459,7 @@ LogicalResult importGatherND(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importRange(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({})))
+  if (failed(n.checkAttributes({})) || failed(n.checkArity({3, 3})))
     return failure();
   auto start = n.requiredInput(0), limit = n.requiredInput(1), delta = n.requiredInput(2);
   if (failed(start) || failed(limit) || failed(delta))
@@ -445,7 +470,7 @@ LogicalResult importRange(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importTrilu(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"upper"})))
+  if (failed(n.checkAttributes({{"upper", kInt}})) || failed(n.checkArity({1, 2})))
     return failure();
   auto x = n.requiredInput(0);
   if (failed(x))
@@ -457,7 +482,7 @@ LogicalResult importTrilu(NodeImporter &n, SmallVectorImpl<Value> &results) {
 }
 
 LogicalResult importConstantOfShape(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"value"})))
+  if (failed(n.checkAttributes({{"value", kTensor}})) || failed(n.checkArity({1, 1})))
     return failure();
   auto shape = n.requiredInput(0);
   if (failed(shape))
@@ -485,7 +510,12 @@ LogicalResult importConstantOfShape(NodeImporter &n, SmallVectorImpl<Value> &res
 }
 
 LogicalResult importConstant(NodeImporter &n, SmallVectorImpl<Value> &results) {
-  if (failed(n.checkAttributes({"value", "value_float", "value_floats", "value_int", "value_ints"})))
+  if (failed(n.checkAttributes({{"value", kTensor},
+                                {"value_float", kFloat},
+                                {"value_floats", kFloats},
+                                {"value_int", kInt},
+                                {"value_ints", kInts}})) ||
+      failed(n.checkArity({0, 0})))
     return failure();
   if (n.node.attribute_size() != 1)
     return n.error() << "needs exactly one value attribute";

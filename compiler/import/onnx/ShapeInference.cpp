@@ -37,6 +37,39 @@ std::optional<Shape> infer::import::broadcastShapes(ArrayRef<std::optional<Shape
   return result;
 }
 
+bool infer::import::broadcastConflicts(ArrayRef<std::optional<Shape>> shapes) {
+  size_t rank = 0;
+  for (const auto &shape : shapes)
+    if (shape)
+      rank = std::max(rank, shape->size());
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t seen = 1;
+    for (const auto &shape : shapes) {
+      if (!shape || i + shape->size() < rank)
+        continue;
+      int64_t dim = (*shape)[i + shape->size() - rank];
+      if (dim == ShapedType::kDynamic || dim == 1)
+        continue;
+      if (seen != 1 && seen != dim)
+        return true;
+      seen = dim;
+    }
+  }
+  return false;
+}
+
+bool infer::import::matmulConflicts(std::optional<Shape> lhs, std::optional<Shape> rhs) {
+  if (!lhs || !rhs || lhs->empty() || rhs->empty())
+    return false;
+  int64_t k1 = lhs->back(), k2 = rhs->size() == 1 ? (*rhs)[0] : (*rhs)[rhs->size() - 2];
+  if (k1 != ShapedType::kDynamic && k2 != ShapedType::kDynamic && k1 != k2)
+    return true;
+  if (lhs->size() < 2 || rhs->size() < 2)
+    return false;
+  return broadcastConflicts(
+      {Shape(lhs->begin(), lhs->end() - 2), Shape(rhs->begin(), rhs->end() - 2)});
+}
+
 std::optional<Shape> infer::import::matmulShape(std::optional<Shape> lhs, std::optional<Shape> rhs) {
   if (!lhs || !rhs || lhs->empty() || rhs->empty())
     return std::nullopt;

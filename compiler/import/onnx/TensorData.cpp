@@ -2,10 +2,13 @@
 
 #include "compiler/import/onnx/TensorData.h"
 
+#include "compiler/import/onnx/ModelChecks.h"
 #include "compiler/import/onnx/NodeImporter.h"
 #include "dialects/graph/IR/GraphOps.h"
 #include "dialects/graph/IR/GraphResources.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -56,13 +59,31 @@ llvm::Expected<TensorBytes> decodeBytes(onnx::TensorProto &tensor, Type element,
     std::string location;
     uint64_t offset = 0, length = 0;
     bool hasLength = false;
+    llvm::StringSet<> seen;
     for (const auto &entry : tensor.external_data()) {
-      if (entry.key() == "location")
+      if (!seen.insert(entry.key()).second)
+        return tensorError(tensor, "external data key '" + entry.key() + "' is given twice");
+      // Decimal digits only: "0x10", "-1", " 8" or "8 bytes" are not an offset.
+      auto number = [&](uint64_t &out) -> llvm::Error {
+        StringRef text = entry.value();
+        if (text.empty() || !llvm::all_of(text, llvm::isDigit) || text.getAsInteger(10, out))
+          return tensorError(tensor, "external data " + entry.key() + " '" + text +
+                                         "' is not a decimal integer");
+        return llvm::Error::success();
+      };
+      if (entry.key() == "location") {
         location = entry.value();
-      else if (entry.key() == "offset")
-        offset = std::strtoull(entry.value().c_str(), nullptr, 10);
-      else if (entry.key() == "length")
-        length = std::strtoull(entry.value().c_str(), nullptr, 10), hasLength = true;
+      } else if (entry.key() == "offset") {
+        if (auto err = number(offset))
+          return std::move(err);
+      } else if (entry.key() == "length") {
+        if (auto err = number(length))
+          return std::move(err);
+        hasLength = true;
+      } else if (entry.key() != "checksum") { // ONNX's optional SHA-1; not verified
+        return tensorError(tensor, "unknown external data key '" + entry.key() +
+                                       "' (expected location, offset, length, checksum)");
+      }
     }
     if (location.empty())
       return tensorError(tensor, "external data has no 'location'");
@@ -76,7 +97,11 @@ llvm::Expected<TensorBytes> decodeBytes(onnx::TensorProto &tensor, Type element,
     llvm::sys::path::append(path, location);
     if (!llvm::sys::fs::exists(path))
       return tensorError(tensor, "external data file '" + path + "' not found");
-    auto file = graph::MappedFile::open(path);
+    // Links resolved, the file must still lie beside the model.
+    auto resolved = graph::resolveInsideDirectory(modelDirectory, location);
+    if (!resolved)
+      return tensorError(tensor, "external data " + llvm::toString(resolved.takeError()));
+    auto file = graph::MappedFile::open(*resolved);
     if (!file)
       return tensorError(tensor, llvm::toString(file.takeError()));
     if (!hasLength)
@@ -164,11 +189,12 @@ llvm::Expected<DecodedTensor> decodeTensor(MLIRContext *context, onnx::TensorPro
   SmallVector<int64_t> shape;
   int64_t count = 1;
   for (int64_t dim : tensor.dims()) {
-    if (dim < 0)
-      return tensorError(tensor, "negative dimension " + llvm::Twine(dim));
+    if (dim < 0 || dim > kMaxDimension)
+      return tensorError(tensor, "dimension " + llvm::Twine(dim) + " does not lie in [0, " +
+                                     llvm::Twine(kMaxDimension) + "]");
     shape.push_back(dim);
-    if (dim != 0 && count > (int64_t(1) << 40) / dim)
-      return tensorError(tensor, "is implausibly large");
+    if (dim != 0 && count > kMaxElements / dim)
+      return tensorError(tensor, "has more than 2^40 elements");
     count *= dim;
   }
   auto bytes = decodeBytes(tensor, element, count, modelDirectory);

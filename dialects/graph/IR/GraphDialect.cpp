@@ -40,6 +40,13 @@ public:
       return std::nullopt;
     return it->second;
   }
+  std::vector<std::string> files() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    llvm::SetVector<StringRef> paths;
+    for (const auto &entry : ranges)
+      paths.insert(entry.second.file->path());
+    return std::vector<std::string>(paths.begin(), paths.end());
+  }
 
 private:
   mutable std::mutex mutex;
@@ -50,6 +57,8 @@ private:
 struct GraphWeightStorage : public WeightBlobManager {
   using WeightBlobManager::WeightBlobManager;
   FileRangeRegistry fileRanges;
+  /// Where parsed "file:" references must lie (setWeightFileDirectory).
+  std::optional<std::string> referenceDirectory;
 };
 
 constexpr StringLiteral kFilePrefix = "file:";
@@ -69,7 +78,10 @@ struct GraphOpAsmInterface : public OpAsmDialectInterface {
       FailureOr<std::string> text = entry.parseAsString();
       if (failed(text))
         return failure();
-      llvm::Expected<FileRange> range = parseFileReference(*text);
+      std::optional<StringRef> directory;
+      if (storage.referenceDirectory)
+        directory = *storage.referenceDirectory;
+      llvm::Expected<FileRange> range = parseFileReference(*text, directory);
       if (!range)
         return entry.emitError() << llvm::toString(range.takeError());
       const char *begin = range->file->data() + range->offset;
@@ -172,6 +184,15 @@ WeightHandle infer::graph::insertFileWeight(MLIRContext *context, StringRef name
                             /*dataIsMutable=*/false));
   storage.fileRanges.record(handle.getKey(), std::move(range));
   return handle;
+}
+
+void infer::graph::setWeightFileDirectory(MLIRContext *context,
+                                          std::optional<std::string> directory) {
+  getStorage(context).referenceDirectory = std::move(directory);
+}
+
+std::vector<std::string> infer::graph::weightFiles(MLIRContext *context) {
+  return getStorage(context).fileRanges.files();
 }
 
 WeightHandle infer::graph::insertOwnedWeight(MLIRContext *context, StringRef name,

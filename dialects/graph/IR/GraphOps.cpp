@@ -161,6 +161,31 @@ LogicalResult TransposeOp::verify() {
   return success();
 }
 
+LogicalResult UnsqueezeOp::verify() {
+  // Constant axes (as the importer makes them) must each name a distinct
+  // output dim: passes index the output shape by them.
+  std::optional<SmallVector<int64_t>> axes = getConstantInts(getAxes());
+  if (!axes)
+    return success();
+  std::optional<int64_t> inputRank = rankOf(getInput()), resultRank = rankOf(getResult());
+  if (inputRank && resultRank && *resultRank != *inputRank + (int64_t)axes->size())
+    return emitOpError() << "result rank " << *resultRank << " is not the input rank " << *inputRank
+                         << " plus " << axes->size() << " axes";
+  if (!resultRank)
+    return success();
+  SmallVector<bool> seen(*resultRank, false);
+  for (int64_t axis : *axes) {
+    int64_t normalized = axis < 0 ? axis + *resultRank : axis;
+    if (normalized < 0 || normalized >= *resultRank)
+      return emitOpError() << "axis " << axis << " is out of range for the result's rank "
+                           << *resultRank;
+    if (seen[normalized])
+      return emitOpError() << "axis " << axis << " is given twice";
+    seen[normalized] = true;
+  }
+  return success();
+}
+
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "needs at least one input";

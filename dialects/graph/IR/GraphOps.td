@@ -302,6 +302,7 @@ def Graph_UnsqueezeOp : Graph_Op<"unsqueeze", [Pure]> {
   let arguments = (ins Graph_Tensor:$input, TensorOf<[I64]>:$axes);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input `,` $axes attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Graph_TransposeOp : Graph_Op<"transpose", [Pure]> {

@@ -15,14 +15,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace infer::graph {
 
 /// A read-only mapping of a whole file, shared by every weight blob in it.
 class MappedFile {
 public:
-  /// Maps `path`; returns an error naming the file if it cannot be opened.
+  /// Maps `path`; returns an error naming the file if it cannot be opened or
+  /// is not a regular file (a FIFO or a device would block or never end).
   static llvm::Expected<std::shared_ptr<MappedFile>> open(llvm::StringRef path);
   ~MappedFile();
   llvm::StringRef path() const { return filePath; }
@@ -56,8 +59,26 @@ WeightHandle insertOwnedWeight(mlir::MLIRContext *context, llvm::StringRef name,
 WeightHandle insertWeightBlob(mlir::MLIRContext *context, llvm::StringRef name,
                               mlir::AsmResourceBlob blob);
 
-/// Parses "file:<path>:<offset>:<size>" into a mapped range.
-llvm::Expected<FileRange> parseFileReference(llvm::StringRef reference);
+/// `path` (taken relative to `directory` unless absolute) with its links
+/// resolved, when that lies inside `directory` (resolved too); an error that
+/// names both otherwise, or when `path` does not exist. The rule for every
+/// file a model names (docs/trust-model.md).
+llvm::Expected<std::string> resolveInsideDirectory(llvm::StringRef directory, llvm::StringRef path);
+
+/// Parses "file:<path>:<offset>:<size>" into a mapped range. With a
+/// `directory`, the path must lie inside it (resolveInsideDirectory).
+llvm::Expected<FileRange> parseFileReference(llvm::StringRef reference,
+                                             std::optional<llvm::StringRef> directory);
+
+/// Makes the weight references that `context` parses from now on
+/// ("file:<path>:...", as --emit prints external data) resolve inside
+/// `directory`, the directory of the .mlir file being read; std::nullopt
+/// lifts the rule (the default).
+void setWeightFileDirectory(mlir::MLIRContext *context, std::optional<std::string> directory);
+
+/// The files behind the file-backed weights `context` has seen (external
+/// data, parsed references), resolved: what a compile reads besides its model.
+std::vector<std::string> weightFiles(mlir::MLIRContext *context);
 
 } // namespace infer::graph
 

@@ -41,16 +41,21 @@ bool isScalarConstant(Value value) {
   return constant && cast<ShapedType>(constant.getType()).getNumElements() == 1;
 }
 
-/// The ops of the tree rooted at `root`, in block order.
+/// The ops of the tree rooted at `root` (callers sort them into block order).
+/// A worklist, not recursion: a chain of 100,000 elementwise ops is one tree.
 void collectTree(Operation *root, llvm::SetVector<Operation *> &tree) {
-  for (Value operand : root->getOperands()) {
-    Operation *producer = operand.getDefiningOp();
-    if (!producer || producer->getBlock() != root->getBlock() || !operand.hasOneUse() ||
-        !producesFloat(producer) || !(isElementwise(producer) || isReduction(producer)))
-      continue;
-    collectTree(producer, tree);
+  SmallVector<Operation *> worklist{root};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    tree.insert(op);
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || producer->getBlock() != root->getBlock() || !operand.hasOneUse() ||
+          !producesFloat(producer) || !(isElementwise(producer) || isReduction(producer)))
+        continue;
+      worklist.push_back(producer);
+    }
   }
-  tree.insert(root);
 }
 
 void groupTree(Operation *root) {

@@ -506,8 +506,8 @@ std::optional<Partial> ShapeAnalysis::computeDims(Value value) {
         for (int64_t a : *axes) {
           if (a < 0)
             a += rank;
-          if (a < 0 || a >= rank)
-            return std::nullopt;
+          if (a < 0 || a >= rank || isNew[a])
+            return std::nullopt; // out of range or repeated: not a valid Unsqueeze
           isNew[a] = true;
         }
         Partial out;

@@ -50,6 +50,51 @@ std::optional<std::vector<int64_t>> concreteShape(Type type, int64_t batch, int6
   return shape;
 }
 
+/// The most elements a probe may hold in one value (1 GiB of f32). Probes
+/// run at small batch and seq, but a model's static dims (a [1, 2^20] input)
+/// and the masks built from them are taken as they are: past this a probe is
+/// not run (the rewrite is not made, the shape stays unknown) rather than
+/// allocating terabytes.
+constexpr int64_t kMaxProbeElements = int64_t(1) << 28;
+
+/// Whether every value of `probe`, run on arguments of `shapes`, fits
+/// kMaxProbeElements by its type. A dynamic dim counts as the probe's batch
+/// or seq, or as the largest static dim of an integer argument (token ids,
+/// positions: what ranges and masks are built from) when that is larger.
+bool probeFits(func::FuncOp probe, const std::vector<std::vector<int64_t>> &shapes, int64_t batch,
+               int64_t seq) {
+  int64_t largest = std::max(batch, seq);
+  for (auto [argument, shape] : llvm::zip(probe.getArguments(), shapes)) {
+    int64_t elements = 1;
+    for (int64_t dim : shape) {
+      if (dim != 0 && elements > kMaxProbeElements / dim)
+        return false;
+      elements *= dim;
+    }
+    auto type = cast<ShapedType>(argument.getType());
+    if (type.hasRank() && type.getElementType().isInteger())
+      for (int64_t dim : type.getShape())
+        if (!ShapedType::isDynamic(dim))
+          largest = std::max(largest, dim);
+  }
+  WalkResult walk = probe.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes()) {
+      auto ranked = dyn_cast<RankedTensorType>(type);
+      if (!ranked)
+        continue;
+      int64_t elements = 1;
+      for (int64_t dim : ranked.getShape()) {
+        int64_t size = ShapedType::isDynamic(dim) ? largest : dim;
+        if (size != 0 && elements > kMaxProbeElements / size)
+          return WalkResult::interrupt();
+        elements *= size;
+      }
+    }
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
 std::optional<Tensor> randomTensor(Type type, const std::vector<int64_t> &shape, std::mt19937 &rng,
                                    bool zero) {
   auto dtype = interp::dtypeForType(cast<TensorType>(type).getElementType());
@@ -145,6 +190,17 @@ bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs
     return false;
   std::mt19937 rng(1234);
   for (auto [batch, seq] : options.sizes) {
+    std::vector<std::vector<int64_t>> shapes;
+    SmallVector<Value> values(func.getArguments().begin(), func.getArguments().end());
+    values.append(inputs.begin(), inputs.end());
+    for (Value value : values) {
+      auto shape = concreteShape(value.getType(), batch, seq);
+      if (!shape)
+        return false;
+      shapes.push_back(std::move(*shape));
+    }
+    if (!probeFits(before, shapes, batch, seq) || !probeFits(after, shapes, batch, seq))
+      return false;
     std::vector<Tensor> arguments;
     for (BlockArgument argument : func.getArguments()) {
       auto shape = concreteShape(argument.getType(), batch, seq);
@@ -199,6 +255,15 @@ std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func,
   if (!probe)
     return std::nullopt;
   std::mt19937 rng(0);
+  std::vector<std::vector<int64_t>> shapes;
+  for (BlockArgument argument : func.getArguments()) {
+    auto shape = concreteShape(argument.getType(), batch, seq);
+    if (!shape)
+      return std::nullopt;
+    shapes.push_back(std::move(*shape));
+  }
+  if (!probeFits(probe, shapes, batch, seq))
+    return std::nullopt;
   std::vector<Tensor> arguments;
   for (BlockArgument argument : func.getArguments()) {
     auto shape = concreteShape(argument.getType(), batch, seq);

@@ -329,3 +329,33 @@ func.func @transpose_no_perm(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %0 = graph.transpose %x : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// -----
+
+// Tests that an unsqueeze's constant axes may not repeat (passes index the output by them).
+func.func @unsqueeze_repeated_axes(%x: tensor<2x4xf32>) -> tensor<2x1x1x4xf32> {
+  %a = graph.constant dense<[1, 1]> : tensor<2xi64>
+  // expected-error @+1 {{'graph.unsqueeze' op axis 1 is given twice}}
+  %0 = graph.unsqueeze %x, %a : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x1x1x4xf32>
+  return %0 : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+// Tests that an unsqueeze's constant axes lie in the result's rank.
+func.func @unsqueeze_axis_out_of_range(%x: tensor<2x4xf32>) -> tensor<2x4x1xf32> {
+  %a = graph.constant dense<[3]> : tensor<1xi64>
+  // expected-error @+1 {{'graph.unsqueeze' op axis 3 is out of range for the result's rank 3}}
+  %0 = graph.unsqueeze %x, %a : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x4x1xf32>
+  return %0 : tensor<2x4x1xf32>
+}
+
+// -----
+
+// Tests that an unsqueeze adds one dim per axis.
+func.func @unsqueeze_rank(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %a = graph.constant dense<[0]> : tensor<1xi64>
+  // expected-error @+1 {{'graph.unsqueeze' op result rank 2 is not the input rank 2 plus 1 axes}}
+  %0 = graph.unsqueeze %x, %a : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
