@@ -10,6 +10,7 @@
 namespace infer::artifact {
 namespace {
 
+constexpr size_t kReservedOffset = 72;
 constexpr size_t kHeaderHashOffset = 120;
 
 void put32(unsigned char *out, uint32_t value) {
@@ -91,6 +92,13 @@ StatusOr<Header> decodeHeader(const unsigned char *bytes, uint64_t fileSize) {
   header.weightsOffset = get64(bytes + 48);
   header.weightsSize = get64(bytes + 56);
   header.payloadHash = get64(bytes + 64);
+  // Reserved for later format fields: a reader that finds them set cannot
+  // know what they mean.
+  for (size_t i = kReservedOffset; i < kHeaderHashOffset; ++i)
+    if (bytes[i] != 0)
+      return failedPreconditionError("the header's reserved bytes [" + num(kReservedOffset) + ", " +
+                                     num(kHeaderHashOffset) + ") are not zero (byte " + num(i) +
+                                     " is " + num(bytes[i]) + "): written by a newer format?");
   if (header.flags != 0)
     return failedPreconditionError("unknown header flags 0x" + num(header.flags) +
                                    " (this build defines none)");
@@ -112,6 +120,14 @@ StatusOr<Header> decodeHeader(const unsigned char *bytes, uint64_t fileSize) {
   if (header.weightsOffset % kWeightAlignment != 0)
     return dataLossError("the weight section's offset " + num(header.weightsOffset) +
                          " is not a multiple of " + num(kWeightAlignment));
+  if (header.weightsOffset < header.manifestOffset + header.manifestSize)
+    return dataLossError("the weight section at " + num(header.weightsOffset) +
+                         " overlaps the manifest [" + num(header.manifestOffset) + ", +" +
+                         num(header.manifestSize) + ")");
+  if (header.weightsOffset + header.weightsSize != fileSize)
+    return dataLossError("the weight section [" + num(header.weightsOffset) + ", +" +
+                         num(header.weightsSize) + ") does not end where the file does (" +
+                         num(fileSize) + " bytes)");
   return header;
 }
 

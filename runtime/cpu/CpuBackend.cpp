@@ -3,6 +3,7 @@
 #include "runtime/cpu/CpuBackend.h"
 
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/base/HostMemory.h"
 #include "runtime/base/LowPrecision.h"
 #include "runtime/exec/ProgramIO.h"
 
@@ -81,20 +82,38 @@ StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::create(const art::ArtifactRead
                                    "not run); recompile it with infer-compile -o");
   std::unique_ptr<CpuBackend> backend(new CpuBackend(reader));
   backend->program_ = &manifest.exec();
+  // The weights are copied out of the file (pread) into memory the backend
+  // owns: nothing reads the artifact after create(), so truncating or
+  // rewriting it during a run cannot fault (SIGBUS) or change what runs.
+  uint64_t weightBytes = 0;
+  for (const art::Weight &weight : manifest.weights()) {
+    bool converted =
+        isHalf(weight.element_type()) || weight.element_type() == art::ELEMENT_TYPE_F64;
+    // A converted weight is read, then widened: both copies live a moment.
+    weightBytes += weight.size() +
+                   (converted ? weight.size() / art::elementSize(weight.element_type()) * 4 : 0);
+  }
+  RETURN_IF_ERROR(checkHostMemory(reader.path() + ": the weights on the cpu backend", weightBytes,
+                                  availableHostMemoryBytes()));
   for (size_t i = 0; i < reader.numWeights(); ++i) {
-    art::WeightView weight = reader.weight(i);
+    const art::Weight &entry = manifest.weights(static_cast<int>(i));
     View view;
-    view.type = weight.entry->element_type();
-    view.shape.assign(weight.entry->shape().begin(), weight.entry->shape().end());
-    view.elements = static_cast<int64_t>(weight.size / art::elementSize(view.type));
-    view.data = const_cast<void *>(weight.data);
+    view.type = entry.element_type();
+    view.shape.assign(entry.shape().begin(), entry.shape().end());
+    view.elements = static_cast<int64_t>(entry.size() / art::elementSize(view.type));
+    std::vector<uint64_t> raw((entry.size() + 7) / 8);
+    RETURN_IF_ERROR(reader.readWeight(i, raw.data()));
     if (isHalf(view.type) || view.type == art::ELEMENT_TYPE_F64) {
-      backend->converted_.push_back(toF32(weight.data, view.type, view.elements));
+      backend->converted_.push_back(toF32(raw.data(), view.type, view.elements));
       view.data = backend->converted_.back().data();
       view.type = art::ELEMENT_TYPE_F32;
+    } else {
+      backend->weightData_.push_back(std::move(raw));
+      view.data = backend->weightData_.back().data();
     }
     backend->weights_.push_back(std::move(view));
   }
+  RETURN_IF_ERROR(reader.checkUnchanged());
   for (const art::Constant &constant : backend->program_->constants()) {
     std::vector<uint64_t> storage((constant.data().size() + 7) / 8);
     std::memcpy(storage.data(), constant.data().data(), constant.data().size());
@@ -166,6 +185,11 @@ StatusOr<ArenaRun> allocateArena(const art::ExecProgram &program, int64_t tokens
     arenaBytes = std::max(arenaBytes, run.scale * (affineAt(buffer.offset(), tokens) +
                                                    affineAt(buffer.size(), tokens)));
   size_t allocation = (static_cast<size_t>(arenaBytes) + 255) / 256 * 256 + 256;
+  // aligned_alloc may succeed on an overcommitting kernel and the memset
+  // then meet the OOM killer: ask first.
+  if (allocation > (size_t(64) << 20))
+    RETURN_IF_ERROR(checkHostMemory("the activations at " + std::to_string(tokens) + " tokens",
+                                    allocation, availableHostMemoryBytes()));
   run.memory.reset(std::aligned_alloc(256, allocation));
   if (!run.memory)
     return resourceExhaustedError("cannot allocate the " + std::to_string(arenaBytes) +
@@ -254,6 +278,37 @@ StatusOr<std::vector<NamedArray>> CpuBackend::forward(const std::vector<NamedArr
   return outputs;
 }
 
+namespace {
+
+/// The arena of `program` at its bound, as allocateArena sizes it.
+uint64_t arenaBytesAtBound(const art::ExecProgram &program) {
+  int64_t bound = program.arena().bound_tokens();
+  int64_t scale = 1;
+  for (const art::Buffer &buffer : program.buffers())
+    if (isHalf(buffer.element_type()))
+      scale = 2;
+  int64_t bytes = affineAt(program.arena().size(), bound);
+  for (const art::Buffer &buffer : program.buffers())
+    bytes = std::max(bytes, affineAt(buffer.offset(), bound) + affineAt(buffer.size(), bound));
+  return uint64_t(scale * bytes);
+}
+
+} // namespace
+
+Backend::KvCacheCapacity CpuBackend::kvCacheCapacity() {
+  KvCacheCapacity capacity;
+  if (!hasStep())
+    return capacity;
+  const art::KvCacheLayout &layout = reader_.manifest().kv_cache();
+  capacity.blockBytes = uint64_t(2 * layout.block_size() * layout.num_kv_heads() *
+                                 layout.head_dim() * layout.num_layers()) *
+                        4;
+  uint64_t available = availableHostMemoryBytes();
+  uint64_t arena = arenaBytesAtBound(reader_.manifest().step());
+  capacity.availableBytes = available > arena ? available - arena : 0;
+  return capacity;
+}
+
 bool CpuBackend::hasStep() const {
   return reader_.manifest().has_step() && reader_.manifest().has_kv_cache();
 }
@@ -267,7 +322,17 @@ Status CpuBackend::allocateKvCache(int64_t numBlocks) {
   if (numBlocks < 2)
     return invalidArgumentError("the KV cache needs at least 2 blocks (block 0 is the null "
                                 "block), got " + std::to_string(numBlocks));
-  int64_t layerFloats = numBlocks * 2 * layout.block_size() * layout.num_kv_heads() * layout.head_dim();
+  // The reader bounded the layout (ManifestChecks.cpp), so one block's
+  // floats fit easily; the block count is the caller's.
+  uint64_t blockFloats =
+      uint64_t(2 * layout.block_size() * layout.num_kv_heads() * layout.head_dim());
+  uint64_t layerFloats = 0, bytes = 0;
+  if (__builtin_mul_overflow(uint64_t(numBlocks), blockFloats, &layerFloats) ||
+      __builtin_mul_overflow(layerFloats, uint64_t(4 * layout.num_layers()), &bytes))
+    bytes = UINT64_MAX;
+  kvLayers_.clear();
+  RETURN_IF_ERROR(checkHostMemory("a KV cache of " + std::to_string(numBlocks) + " blocks", bytes,
+                                  availableHostMemoryBytes()));
   kvLayers_.assign(static_cast<size_t>(layout.num_layers()),
                    std::vector<float>(static_cast<size_t>(layerFloats), 0.0f));
   kvNumBlocks_ = numBlocks;

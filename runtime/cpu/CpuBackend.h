@@ -1,7 +1,7 @@
 //===- CpuBackend.h - runs an artifact's exec program on the host -*- C++ -*-===//
 //
-// The cpu backend of issue 4: binds the weights (pointers into the artifact's
-// mapping; bf16/f16/f64 weights converted to f32 once, at create), and for
+// The cpu backend of issue 4: copies the weights out of the artifact at create
+// (bf16/f16/f64 weights converted to f32; the file is not read again), and for
 // each forward allocates the arena for the step's T = batch * seq, copies the
 // inputs into their buffers, walks the launches in program order with the
 // reference kernels of CpuKernels.h, and copies the outputs out. bf16/f16
@@ -34,6 +34,8 @@ public:
   StatusOr<std::vector<NamedArray>> forward(const std::vector<NamedArray> &inputs) override;
 
   bool hasStep() const override;
+  /// f32 blocks in free host memory, less the step arena at the bound.
+  KvCacheCapacity kvCacheCapacity() override;
   /// f32 caches (bf16/f16 activations are held as f32 here).
   Status allocateKvCache(int64_t numBlocks) override;
   int64_t kvNumBlocks() const { return kvNumBlocks_; }
@@ -50,6 +52,7 @@ private:
   std::vector<View> weights_;   ///< by weight index
   std::vector<View> constants_; ///< by constant index
   std::vector<std::vector<float>> converted_;
+  std::vector<std::vector<uint64_t>> weightData_; ///< weights kept as stored
   std::vector<std::vector<uint64_t>> constantData_;
   std::vector<std::vector<float>> kvLayers_; ///< one cache per layer
   int64_t kvNumBlocks_ = 0;

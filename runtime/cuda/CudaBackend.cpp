@@ -87,6 +87,47 @@ StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::create(const art::ArtifactRe
   return backend;
 }
 
+Status CudaBackend::uploadWeightSection(uint64_t section) {
+  const CudaApi &api = *api_;
+  uint64_t stage = std::min(kUploadChunk, section);
+  void *pinned[2] = {nullptr, nullptr};
+  std::vector<unsigned char> pageable;
+  bool pinnedOk = true;
+  for (void *&buffer : pinned)
+    pinnedOk = pinnedOk && api.cuMemHostAlloc(&buffer, stage, 0) == CUDA_SUCCESS;
+  auto release = [&] {
+    for (void *buffer : pinned)
+      if (buffer)
+        (void)api.cuMemFreeHost(buffer); // nothing to do if freeing fails
+  };
+  if (!pinnedOk) { // no pinned memory: one pageable buffer, copies in turn
+    release();
+    pinned[0] = pinned[1] = nullptr;
+    pageable.resize(static_cast<size_t>(stage));
+  }
+  Status status;
+  int chunk = 0;
+  for (uint64_t offset = 0; offset < section && status.ok(); offset += stage, ++chunk) {
+    uint64_t bytes = std::min(stage, section - offset);
+    void *buffer = pinnedOk ? pinned[chunk % 2] : pageable.data();
+    status = reader_.readWeightSection(offset, bytes, buffer);
+    if (!status.ok())
+      break;
+    // The copy before this one (from the other buffer) has had this read's
+    // time; it must be done before its buffer is read into again.
+    CUresult result = api.cuStreamSynchronize(stream_);
+    if (result == CUDA_SUCCESS)
+      result = pinnedOk ? api.cuMemcpyHtoDAsync(weights_ + offset, buffer, bytes, stream_)
+                        : api.cuMemcpyHtoD(weights_ + offset, buffer, bytes);
+    if (result != CUDA_SUCCESS)
+      status = driverError(api, result, "uploading the weights (cuMemcpyHtoD)");
+  }
+  if (api.cuStreamSynchronize(stream_) != CUDA_SUCCESS && status.ok())
+    status = internalError("uploading the weights: the copy failed");
+  release();
+  return status;
+}
+
 Status CudaBackend::load() {
   const CudaApi &api = *api_;
   const art::Manifest &manifest = reader_.manifest();
@@ -98,11 +139,13 @@ Status CudaBackend::load() {
   INFER_CU_CHECK(api, api.cuCtxSetCurrent(context_));
   INFER_CU_CHECK(api, api.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
 
-  // Weights: the whole section in one allocation, in the file's layout.
+  // Weights: the whole section in one allocation, in the file's layout. The
+  // section is read with pread into two pinned staging buffers in turn (the
+  // read of one overlaps the copy of the other), never through a mapping: a
+  // file truncated meanwhile is a read error, not SIGBUS, and after load()
+  // the file is not read again.
   uint64_t section = manifest.weight_section_size();
   if (reader_.numWeights() > 0 && section > 0) {
-    art::WeightView first = reader_.weight(0);
-    const char *base = static_cast<const char *>(first.data) - first.entry->offset();
     size_t freeBytes = 0, totalBytes = 0;
     INFER_CU_CHECK(api, api.cuMemGetInfo(&freeBytes, &totalBytes));
     if (section > freeBytes)
@@ -110,19 +153,18 @@ Status CudaBackend::load() {
                                     " bytes of device memory; " + std::to_string(freeBytes) +
                                     " are free");
     INFER_CU_CHECK(api, api.cuMemAlloc(&weights_, section));
-    for (uint64_t offset = 0; offset < section; offset += kUploadChunk)
-      INFER_CU_CHECK(api, api.cuMemcpyHtoD(weights_ + offset, base + offset,
-                                           std::min(kUploadChunk, section - offset)));
+    RETURN_IF_ERROR(uploadWeightSection(section));
     report_.weightBytes = section;
   }
+  RETURN_IF_ERROR(reader_.checkUnchanged());
   for (size_t i = 0; i < reader_.numWeights(); ++i) {
-    art::WeightView weight = reader_.weight(i);
+    const art::Weight &weight = manifest.weights(static_cast<int>(i));
     exec::View view;
-    view.type = weight.entry->element_type();
-    view.shape.assign(weight.entry->shape().begin(), weight.entry->shape().end());
+    view.type = weight.element_type();
+    view.shape.assign(weight.shape().begin(), weight.shape().end());
     uint64_t elementBytes = art::elementSize(view.type);
-    view.elements = elementBytes ? static_cast<int64_t>(weight.size / elementBytes) : 0;
-    view.data = pointer(weights_ + weight.entry->offset());
+    view.elements = elementBytes ? static_cast<int64_t>(weight.size() / elementBytes) : 0;
+    view.data = pointer(weights_ + weight.offset());
     weightViews_.push_back(std::move(view));
   }
   for (const art::Constant &constant : program_->constants()) {

@@ -62,6 +62,8 @@ public:
 
   bool hasStep() const override;
   uint64_t kvCacheBudgetBytes() override;
+  /// Blocks in the KV cache's element type within kvCacheBudgetBytes().
+  KvCacheCapacity kvCacheCapacity() override;
   Status allocateKvCache(int64_t numBlocks) override;
   StatusOr<std::vector<float>> step(const StepArrays &arrays, int64_t &vocab) override;
   bool samplesOnDevice() const override;
@@ -75,6 +77,8 @@ public:
 private:
   explicit CudaBackend(const artifact::ArtifactReader &reader);
   Status load();
+  /// Reads the weight section (pread) and copies it to weights_.
+  Status uploadWeightSection(uint64_t section);
   /// Checks and uploads the inputs; returns the step's sizes.
   StatusOr<exec::BoundInputs> upload(const std::vector<NamedArray> &inputs);
   /// Enqueues every launch for a step of `batch` x `seq` tokens.

@@ -127,6 +127,17 @@ uint64_t CudaBackend::kvCacheBudgetBytes() {
   return freeBytes > reserve ? uint64_t(double(freeBytes - reserve) * 0.9) : 0;
 }
 
+Backend::KvCacheCapacity CudaBackend::kvCacheCapacity() {
+  KvCacheCapacity capacity;
+  if (!step_.program)
+    return capacity;
+  const art::KvCacheLayout &layout = reader_.manifest().kv_cache();
+  capacity.blockBytes = uint64_t(layout.bytes_per_token()) * uint64_t(layout.block_size());
+  capacity.availableBytes = kvCacheBudgetBytes();
+  capacity.memory = "device";
+  return capacity;
+}
+
 Status CudaBackend::allocateKvCache(int64_t numBlocks) {
   if (!step_.program)
     return failedPreconditionError(reader_.path() +

@@ -45,6 +45,16 @@ public:
   /// backend has no such limit to report (cpu).
   virtual uint64_t kvCacheBudgetBytes() { return 0; }
 
+  /// What a KV cache block costs on this backend and how much memory the
+  /// cache may take there: the serving session sizes --kv-blocks against it
+  /// before allocating. blockBytes 0: the backend has no KV cache.
+  struct KvCacheCapacity {
+    uint64_t blockBytes = 0;     ///< one block of every layer, as this backend stores it
+    uint64_t availableBytes = 0; ///< free memory the cache may take
+    const char *memory = "host"; ///< "host" or "device", for messages
+  };
+  virtual KvCacheCapacity kvCacheCapacity() { return {}; }
+
   /// Whether this backend can run the artifact's step program.
   virtual bool hasStep() const { return false; }
   /// (Re)allocates the paged KV cache: `numBlocks` blocks (block 0 the null

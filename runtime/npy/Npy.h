@@ -1,8 +1,10 @@
 //===- Npy.h - NumPy .npy arrays for the runtime ----------------*- C++ -*-===//
 //
 // Reads and writes little-endian C-order .npy files (f32, i64, i32) into a
-// HostArray. The header dictionary is parsed by xtensor's npy helpers (header
-// only; no LLVM). Errors are Statuses naming the file.
+// HostArray. Reading takes only regular files and reads no more than the
+// header declares; the header dictionary is parsed strictly (Npy.cpp).
+// Writing uses xtensor's npy header writer (header only; no LLVM). Errors
+// are Statuses naming the file.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_NPY_NPY_H
@@ -28,8 +30,11 @@ struct HostArray {
 
 /// Reads a C-order .npy file (format 1.0, 2.0 or 3.0) as stored: '<f4' F32,
 /// '<f8' F64, '<i8' I64, '<i4' I32, '|b1' BOOL. Other dtypes, big-endian and
-/// Fortran order are errors, as are truncated or malformed files; the message
-/// names the file.
+/// Fortran order are errors, as are truncated or malformed files, a header
+/// dictionary that is not exactly numpy's (a shape dim that is not a
+/// non-negative integer such as (2.5, 7), a repeated or unknown key), a file
+/// that is not regular (a directory, FIFO or device) and data larger than
+/// the host memory available; the message names the file.
 StatusOr<HostArray> readNpy(const std::string &path);
 /// Writes `array` (F32, F64, I64, I32 or BOOL) to `path`.
 Status writeNpy(const std::string &path, const HostArray &array);

@@ -41,6 +41,33 @@ Status validate(const SamplingParams &params) {
   return okStatus();
 }
 
+std::string nonFiniteLogits(const float *logits, int64_t vocab) {
+  int64_t nans = 0, positive = 0, finite = 0, first = -1;
+  for (int64_t v = 0; v < vocab; ++v) {
+    float x = logits[v];
+    if (std::isfinite(x)) {
+      ++finite;
+      continue;
+    }
+    if (std::isnan(x))
+      ++nans;
+    else if (x > 0)
+      ++positive;
+    else
+      continue;
+    if (first < 0)
+      first = v;
+  }
+  if (nans == 0 && positive == 0 && finite > 0)
+    return {};
+  std::string what = "the model's logits are not finite (" + std::to_string(nans) + " NaN, " +
+                     std::to_string(positive) + " +inf, " + std::to_string(finite) + " finite of " +
+                     std::to_string(vocab);
+  if (first >= 0)
+    what += "; the first at token id " + std::to_string(first);
+  return what + ")";
+}
+
 int32_t argmax(const float *logits, int64_t vocab) {
   int64_t best = 0;
   for (int64_t v = 1; v < vocab; ++v)

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 namespace infer::sampling {
 
@@ -29,6 +30,12 @@ struct SamplingParams {
 /// temperature >= 0 (finite), topK >= 0, 0 < topP <= 1; InvalidArgument
 /// naming the command-line flag otherwise.
 Status validate(const SamplingParams &params);
+
+/// Why a logit row cannot be sampled, or "" when it can: a NaN or +inf
+/// logit, or no finite one (-inf is a probability of 0, allowed beside
+/// finite logits). Such a row means the model's arithmetic went wrong
+/// (overflow, a NaN weight); sampling it would draw an arbitrary token.
+std::string nonFiniteLogits(const float *logits, int64_t vocab);
 
 /// The highest logit's id, the lowest id on ties (NaN never wins).
 int32_t argmax(const float *logits, int64_t vocab);

@@ -20,6 +20,8 @@ std::string_view finishReasonName(FinishReason reason) {
     return "cancelled";
   case FinishReason::kRefused:
     return "refused";
+  case FinishReason::kError:
+    return "error";
   }
   return "unknown";
 }
@@ -259,6 +261,15 @@ Status Scheduler::cancel(RequestId id) {
   if (!requests_.count(id))
     return notFoundError("request " + std::to_string(id) + " is not waiting or running");
   finish(id, FinishReason::kCancelled);
+  return okStatus();
+}
+
+Status Scheduler::fail(RequestId id, std::string error) {
+  auto it = requests_.find(id);
+  if (it == requests_.end())
+    return notFoundError("request " + std::to_string(id) + " is not waiting or running");
+  it->second.error = std::move(error);
+  finish(id, FinishReason::kError);
   return okStatus();
 }
 

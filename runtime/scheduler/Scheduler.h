@@ -50,6 +50,7 @@ enum class FinishReason {
   kContextLimit, ///< prompt + generated reached maxSeqLen
   kCancelled,    ///< cancel() was called
   kRefused,      ///< never admitted; `error` says why
+  kError,        ///< ended by fail() (e.g. non-finite logits); `error` says why
 };
 
 std::string_view finishReasonName(FinishReason reason);
@@ -68,7 +69,7 @@ struct Request {
   int32_t numPreemptions = 0;
   RequestState state = RequestState::kWaiting;
   FinishReason finishReason = FinishReason::kNone;
-  std::string error; ///< for kRefused
+  std::string error; ///< for kRefused and kError
 
   int32_t numTokens() const { return static_cast<int32_t>(tokens.size()); }
   int32_t numGeneratedTokens() const { return numTokens() - numPromptTokens; }
@@ -124,6 +125,11 @@ public:
 
   /// Ends a waiting or running request and frees its blocks.
   Status cancel(RequestId id);
+  /// Ends a waiting or running request as kError with `error` (what went
+  /// wrong computing it: the caller found its logits not finite) and frees
+  /// its blocks; other requests go on. A step scheduled before the call
+  /// skips it in update(), as for cancel().
+  Status fail(RequestId id, std::string error);
 
   /// Requests that ended since the last call, in the order they ended.
   std::vector<Request> takeFinished();

@@ -102,6 +102,8 @@ void Engine::finish(scheduler::Request &request, Live &live, RequestUpdate &upda
     update.error = request.error;
     return;
   }
+  if (request.finishReason == scheduler::FinishReason::kError)
+    update.error = request.error;
   if (live.text) {
     update.text += live.text->finish();
     update.allText = live.text->text();

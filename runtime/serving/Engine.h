@@ -55,7 +55,8 @@ struct RequestUpdate {
   /// token limit or the context), "cancelled", or "error" (see `error`).
   std::string finishReason;
   /// When finished: the reason in detail (the scheduler's "stop-token",
-  /// "max-new-tokens", "context-limit", "cancelled", "refused"; or
+  /// "max-new-tokens", "context-limit", "cancelled", "refused", "error" (the
+  /// model's logits for it were not finite: NaN or infinity); or
   /// "stop-string").
   std::string finishDetail;
   std::optional<std::string> stopString;

@@ -13,6 +13,7 @@
 #include "runtime/serving/ServingSession.h"
 
 #include "runtime/artifact/ArtifactReader.h"
+#include "runtime/base/HostMemory.h"
 #include "runtime/cpu/CpuBackend.h"
 #ifdef INFER_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
@@ -32,6 +33,32 @@ int64_t vocabularyOf(const art::ModelInfo &model) {
     if (output.dims_size() > 0 && output.dims(output.dims_size() - 1).kind_case() == art::Dim::kSize)
       return output.dims(output.dims_size() - 1).size();
   return 0;
+}
+
+/// The host memory the scheduler's bookkeeping takes per KV block (the
+/// block pool's ref count, hash, free-list and eviction entries, a prefix
+/// cache entry), rounded up.
+constexpr uint64_t kHostBytesPerBlock = 128;
+
+/// Refuses a pool the backend's memory cannot hold, naming the flag and the
+/// limit, before anything is allocated.
+Status checkKvCacheFits(Backend &backend, int64_t blocks, bool defaulted) {
+  std::string flag = defaulted ? "the default KV pool of " + std::to_string(blocks) +
+                                     " blocks (4 sequences at the artifact's max-seq-len; give a "
+                                     "smaller --kv-blocks)"
+                               : "--kv-blocks " + std::to_string(blocks);
+  Backend::KvCacheCapacity capacity = backend.kvCacheCapacity();
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(uint64_t(blocks), capacity.blockBytes, &bytes))
+    bytes = UINT64_MAX;
+  if (capacity.blockBytes == 0 || bytes <= capacity.availableBytes)
+    return checkHostMemory(flag + ": the scheduler's block table",
+                           uint64_t(blocks) * kHostBytesPerBlock, availableHostMemoryBytes());
+  return resourceExhaustedError(
+      flag + ": a KV cache of " + std::to_string(blocks) + " blocks needs " + formatBytes(bytes) +
+      " of " + capacity.memory + " memory (" + formatBytes(capacity.blockBytes) +
+      " a block), more than the " + formatBytes(capacity.availableBytes) + " available: at most " +
+      std::to_string(capacity.availableBytes / capacity.blockBytes) + " blocks fit");
 }
 
 } // namespace
@@ -67,6 +94,10 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
                                    ": the artifact has no step program, so it cannot generate "
                                    "(recompile it; infer-compile prints why a model has none)");
   const art::KvCacheLayout &layout = manifest.kv_cache();
+  if (layout.num_layers() == 0)
+    return failedPreconditionError(artifactPath +
+                                   ": the step program has no attention layer, so no KV cache "
+                                   "to serve from (generate needs one; forward runs the model)");
   int64_t bound = manifest.step().arena().bound_tokens();
   session->maxSeqLen_ = layout.max_seq_len();
   session->vocab_ = vocabularyOf(manifest.model());
@@ -99,6 +130,7 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   if (blocks < 2 || blocks > (int64_t(1) << 31) / std::max<int64_t>(1, layout.block_size()))
     return invalidArgumentError("--kv-blocks " + std::to_string(blocks) +
                                 " is outside [2, 2^31 / block size]");
+  RETURN_IF_ERROR(checkKvCacheFits(*session->backend_, blocks, options.kvBlocks == 0));
   config.numBlocks = static_cast<int32_t>(blocks);
   config.enablePrefixCaching = options.prefixCaching;
   session->kvBlocks_ = blocks;

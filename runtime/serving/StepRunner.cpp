@@ -139,6 +139,7 @@ StatusOr<StepRunner::Pending> StepRunner::launch(ScheduledStep step, const Sampl
 
 StatusOr<StepResult> StepRunner::finish(Pending &pending) {
   std::vector<int32_t> perRow;
+  std::vector<std::pair<size_t, std::string>> failedRows; ///< host sampling: (row, why)
   const std::vector<RowSampling> &rows = pending.rows;
   if (backend_.queuesSteps()) {
     ASSIGN_OR_RETURN(perRow, inBackend([&] { return backend_.waitStep(pending.ticket); }));
@@ -149,12 +150,22 @@ StatusOr<StepResult> StepRunner::finish(Pending &pending) {
     ASSIGN_OR_RETURN(std::vector<float> logits,
                      inBackend([&] { return backend_.step(pending.arrays, rowWidth); }));
     for (size_t r = 0; r < rows.size(); ++r) {
+      const float *row = logits.data() + r * static_cast<size_t>(rowWidth);
+      // A row that is not finite ends its request with an error; the
+      // placeholder row of a step without logit rows belongs to no request.
+      if (!pending.placeholderRow) {
+        std::string bad = sampling::nonFiniteLogits(row, rowWidth);
+        if (!bad.empty()) {
+          failedRows.emplace_back(r, std::move(bad));
+          perRow.push_back(0);
+          continue;
+        }
+      }
       sampling::SamplingParams params;
       params.temperature = rows[r].temperature;
       params.topK = rows[r].topK;
       params.topP = rows[r].topP;
-      perRow.push_back(sampling::sampleWithUniform(
-          logits.data() + r * static_cast<size_t>(rowWidth), rowWidth, params, rows[r].uniform));
+      perRow.push_back(sampling::sampleWithUniform(row, rowWidth, params, rows[r].uniform));
     }
   }
   StepResult result;
@@ -162,8 +173,19 @@ StatusOr<StepResult> StepRunner::finish(Pending &pending) {
   result.logitRows = static_cast<int64_t>(rows.size());
   if (pending.placeholderRow)
     perRow.clear();
+  // Failed requests leave the scheduler before update(), which then skips
+  // their sequences as it skips cancelled ones.
+  std::vector<bool> failedRow(perRow.size(), false);
+  for (auto &[r, why] : failedRows) {
+    failedRow[r] = true;
+    scheduler::RequestId id = pending.sampledFor[r];
+    if (sched_.request(id))
+      RETURN_IF_ERROR(sched_.fail(id, why));
+    result.failed.emplace_back(id, std::move(why));
+  }
   for (size_t r = 0; r < perRow.size(); ++r)
-    result.drawn.push_back({pending.sampledFor[r], perRow[r]});
+    if (!failedRow[r])
+      result.drawn.push_back({pending.sampledFor[r], perRow[r]});
   ASSIGN_OR_RETURN(auto sampled, scheduler::sampledPerSequence(pending.batch, perRow));
   RETURN_IF_ERROR(sched_.update(pending.step, sampled));
   return result;

@@ -32,7 +32,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace infer::serving {
@@ -48,6 +50,9 @@ using SamplingFn = std::function<RowSampling(scheduler::RequestId request)>;
 /// What one finished step computed.
 struct StepResult {
   std::vector<SampledToken> drawn; ///< (request, token), in logit-row order
+  /// Requests whose logit row was not finite (NaN or infinity, sampling.h's
+  /// nonFiniteLogits): ended as kError by the scheduler, no token drawn.
+  std::vector<std::pair<scheduler::RequestId, std::string>> failed;
   int64_t tokens = 0;              ///< tokens whose KV the step computed
   int64_t logitRows = 0;           ///< logit rows it computed (at least 1)
 };

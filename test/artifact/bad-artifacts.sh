@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Bad artifacts: `infer-run X info` refuses each with exit 1 and one clear
 # message (never a crash), and infer-compile leaves no partial file behind.
-# usage: bad-artifacts.sh INFER_COMPILE INFER_RUN CORRUPT_ARTIFACT MODEL.onnx WORKDIR
+# usage: bad-artifacts.sh INFER_COMPILE INFER_RUN CORRUPT_ARTIFACT MODEL.onnx WORKDIR [TEXT_MODEL.onnx]
+# (TEXT_MODEL: a model with its tokenizer beside it, for the text info's checks)
 set -u
-compile=$1 run=$2 corrupt=$3 model=$4 work=$5
+compile=$1 run=$2 corrupt=$3 model=$4 work=$5 text_model=${6:-}
 rm -rf "$work" && mkdir -p "$work"
 "$compile" "$model" -o "$work/good.infer" >/dev/null || { echo "FAIL: compile"; exit 1; }
 info=$("$run" "$work/good.infer" info) || { echo "FAIL: the good artifact is refused"; exit 1; }
@@ -15,20 +16,21 @@ for line in "exec program: main_graph, arena 22020096 bytes" \
 done
 
 failures=0
-# expect NAME EXPECTED_MESSAGE_PART: runs info on $work/NAME.infer
+# expect NAME EXPECTED_MESSAGE_PART [COMMAND...]: runs info (or COMMAND) on $work/NAME.infer
 expect() {
-  local file=$work/$1.infer pattern=$2
+  local name=$1 file=$work/$1.infer pattern=$2
+  shift 2
   local message rc
-  message=$("$run" "$file" info 2>&1 >/dev/null)
+  message=$(timeout 60 "$run" "$file" "${@:-info}" 2>&1 >/dev/null)
   rc=$?
   if [ "$rc" -ne 1 ]; then
-    echo "FAIL: $1: exit $rc (expected 1): $message"; failures=$((failures + 1))
+    echo "FAIL: $name: exit $rc (expected 1): $message"; failures=$((failures + 1))
   elif ! grep -qF -- "$pattern" <<<"$message"; then
-    echo "FAIL: $1: '$message' does not say '$pattern'"; failures=$((failures + 1))
+    echo "FAIL: $name: '$message' does not say '$pattern'"; failures=$((failures + 1))
   elif [ "$(wc -l <<<"$message")" -ne 1 ]; then
-    echo "FAIL: $1: more than one line: $message"; failures=$((failures + 1))
+    echo "FAIL: $name: more than one line: $message"; failures=$((failures + 1))
   else
-    echo "ok: $1: $message"
+    echo "ok: $name: $message"
   fi
 }
 for mutation in truncate truncate-header flip-header flip-payload flip-manifest magic version \
@@ -49,6 +51,45 @@ expect weight-past-eof "lies outside the weight section"
 expect bad-manifest "is not a valid protobuf Manifest"
 expect exec-buffer-past-arena "exec program: buffer 0 lies outside the arena (22020096 bytes at 8192 tokens)"
 expect exec-bad-weight "launch 0 operand 'table' refers to no buffer, weight or constant of the artifact"
+# The header: reserved bytes are zero, the weight section does not overlap
+# the manifest, the padding between them is zero (each was accepted once).
+for mutation in reserved-bytes weights-overlap padding-nonzero; do
+  "$corrupt" "$work/good.infer" "$work/$mutation.infer" "$mutation" || {
+    echo "FAIL: corrupt-artifact $mutation"; exit 1; }
+done
+expect reserved-bytes "the header's reserved bytes [72, 120) are not zero (byte 100 is 1)"
+expect weights-overlap "the weight section at 0 overlaps the manifest [128, +"
+expect padding-nonzero "the padding before the weight section is not zero (byte"
+
+# Manifest fields, checksums fixed up so that the checks behind them run: each
+# is refused at open, by info and by generate (which once aborted or ran out
+# of memory on the KV layout's, e.g. block_size -1 or 2^30 layers).
+for mutation in kv-block-size kv-num-layers kv-bytes-per-token kv-layer step-no-kv arena-bound \
+                gemm-k norm-epsilon output-dim; do
+  "$corrupt" "$work/good.infer" "$work/$mutation.infer" "$mutation" || {
+    echo "FAIL: corrupt-artifact $mutation"; exit 1; }
+done
+field() { # field NAME MESSAGE: info and generate both refuse NAME with MESSAGE
+  expect "$1" "$2"
+  expect "$1" "$2" generate --prompt-ids 1,2 --device cpu
+}
+field kv-block-size "kv cache: block_size is -1, outside [1, 65536]"
+field kv-num-layers "kv cache: num_layers is 1073741824, outside [1, 65536]"
+field kv-bytes-per-token "kv cache: bytes_per_token is"
+field kv-layer "(kv_attention) names KV layer 7 of 2"
+field step-no-kv "a step program without a KV cache layout"
+field arena-bound "exec program: the arena has no valid size at its bound of 1099511627776 tokens"
+field gemm-k "attribute 'k' is -5, outside [1, 16777216]"
+field norm-epsilon "attribute 'epsilon' is not a finite number"
+field output-dim "model: a dim of 'logits' is 1099511627776, outside [0, 16777216]"
+if [ -n "$text_model" ]; then
+  "$compile" "$text_model" -o "$work/text.infer" --target cpu >/dev/null 2>&1 ||
+    { echo "FAIL: compile $text_model"; exit 1; }
+  "$corrupt" "$work/text.infer" "$work/stop-token.infer" stop-token ||
+    { echo "FAIL: corrupt-artifact stop-token"; exit 1; }
+  field stop-token "text: stop token id -3 is negative"
+fi
+
 # A cuda artifact (infer-compile built with the CUDA toolkit): its GPU code must match the program.
 if grep -q "^cuda: sm_" <<<"$info"; then
   "$corrupt" "$work/good.infer" "$work/cuda-launch-records.infer" cuda-launch-records ||

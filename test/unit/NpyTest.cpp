@@ -16,6 +16,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
+#include <utility>
 
 using infer::interp::DType;
 using infer::interp::Tensor;
@@ -209,6 +211,70 @@ TEST_F(NpyTest, GarbageIsAnError) {
   read = readNpy(badShape);
   ASSERT_FALSE(static_cast<bool>(read));
   EXPECT_THAT(llvm::toString(read.takeError()), HasSubstr("too large"));
+}
+
+/// The message readNpy gives for `file`, or "" when it reads it.
+std::string errorOf(const std::string &file) {
+  llvm::Expected<Tensor> read = readNpy(file);
+  if (read)
+    return "";
+  return llvm::toString(read.takeError());
+}
+
+TEST_F(NpyTest, HeadersAreParsedStrictly) {
+  // numpy writes only decimal dims, each key once; anything else was once
+  // read loosely ((2.5, 7) as (2, 7)).
+  const std::string ids = bytesOf<int64_t>(std::vector<int64_t>(14, 1));
+  const std::pair<const char *, const char *> cases[] = {
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (2.5, 7), }",
+       "malformed header: shape dim '2.5' is not a non-negative integer"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (+2, 7), }",
+       "malformed header: shape dim '+2' is not a non-negative integer"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (-2, 7), }",
+       "malformed header: shape dim '-2' is not a non-negative integer"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (2e0, 7), }",
+       "malformed header: shape dim '2e0' is not a non-negative integer"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (2 7), }",
+       "malformed header: shape dim '2 7' is not a non-negative integer"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (2, 7), 'shape': (14,), }",
+       "malformed header: 'shape' appears twice"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (14,), 'order': 'C', }",
+       "malformed header: unknown key 'order'"},
+      {"{'descr': '<i8', 'fortran_order': 0, 'shape': (14,), }",
+       "malformed header: 'fortran_order' is not True or False"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (14,), } x",
+       "malformed header: text after the dictionary"},
+  };
+  for (auto [dictionary, message] : cases)
+    EXPECT_THAT(errorOf(writeRaw("strict.npy", dictionary, ids)), HasSubstr(message)) << dictionary;
+  // What numpy writes reads: spaces, a trailing comma, a one-dim tuple.
+  EXPECT_EQ(errorOf(writeRaw(
+                "ok.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': ( 2 , 7 ), }", ids)),
+            "");
+}
+
+TEST_F(NpyTest, OnlyRegularFilesAreRead) {
+  // A directory threw std::ios_failure, a FIFO blocked for a writer and
+  // /dev/zero was read until memory ran out.
+  std::string dir = path("dir.npy");
+  ASSERT_FALSE(llvm::sys::fs::create_directory(dir));
+  EXPECT_THAT(errorOf(dir), HasSubstr("'" + dir + "' is not a regular file (a directory)"));
+  std::string fifo = path("fifo.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(errorOf(fifo), HasSubstr("'" + fifo + "' is not a regular file (a FIFO)"));
+  EXPECT_THAT(errorOf("/dev/zero"),
+              HasSubstr("'/dev/zero' is not a regular file (a character device)"));
+}
+
+TEST_F(NpyTest, HeaderLengthIsBounded) {
+  // A version 2 header length of 4 GB: refused before anything is read.
+  std::string file = "\x93NUMPY";
+  file.push_back(2);
+  file.push_back(0);
+  file += std::string("\xff\xff\xff\xff", 4);
+  std::string huge = path("huge.npy");
+  std::ofstream(huge, std::ios::binary) << file;
+  EXPECT_THAT(errorOf(huge), HasSubstr("the header is 4294967295 bytes, more than the 65536"));
 }
 
 TEST_F(NpyTest, UnsupportedLayoutsAndTypesAreErrors) {

@@ -10,6 +10,7 @@
 
 #include "tools/infer-run/Bench.h"
 
+#include "runtime/base/HostMemory.h"
 #include "runtime/sampling/Sampler.h"
 
 #include <nlohmann/json.hpp>
@@ -62,7 +63,33 @@ Status validateOptions(const BenchOptions &options) {
                                 std::to_string(options.outputLen) + ")");
   if (options.batch < 0)
     return invalidArgumentError("--batch must be >= 1 (0 or absent: offline)");
+  if (options.warmupRequests < 0)
+    return invalidArgumentError("--warmup-requests must be >= 0 (got " +
+                                std::to_string(options.warmupRequests) + ")");
   return okStatus();
+}
+
+/// Host memory one request takes while bench holds it: its prompt (twice:
+/// bench's list and the scheduler's token list, which grows by the output),
+/// its timeline and the scheduler's and KV manager's entries, rounded up.
+uint64_t requestHostBytes(const BenchOptions &options) {
+  return 8 * uint64_t(options.inputLen + options.outputLen) + 512;
+}
+
+/// Refuses a request count whose host-side state cannot fit, naming the flag.
+Status checkRequestsFit(const char *flag, int64_t requests, const BenchOptions &options) {
+  uint64_t each = requestHostBytes(options), bytes = 0;
+  if (__builtin_mul_overflow(uint64_t(requests), each, &bytes))
+    bytes = UINT64_MAX;
+  uint64_t available = availableHostMemoryBytes();
+  if (bytes <= available)
+    return okStatus();
+  return resourceExhaustedError(std::string(flag) + " " + std::to_string(requests) +
+                                ": the requests' prompts, token lists and timelines need " +
+                                formatBytes(bytes) + " of host memory (" + formatBytes(each) +
+                                " a request), more than the " + formatBytes(available) +
+                                " available: at most " + std::to_string(available / each) +
+                                " requests fit");
 }
 
 /// Submits `prompts` (all at once, or options.batch in flight) and steps the
@@ -83,7 +110,8 @@ Status serve(serving::ServingSession &session, const std::vector<std::vector<int
   };
   auto collect = [&]() -> Status {
     for (const scheduler::Request &request : sched.takeFinished()) {
-      if (request.finishReason == scheduler::FinishReason::kRefused)
+      if (request.finishReason == scheduler::FinishReason::kRefused ||
+          request.finishReason == scheduler::FinishReason::kError)
         return invalidArgumentError("request " + std::to_string(request.id) +
                                     " cannot run: " + request.error);
       if (request.numGeneratedTokens() != options.outputLen)
@@ -130,6 +158,8 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
         "--input-len " + std::to_string(options.inputLen) + " + --output-len " +
         std::to_string(options.outputLen) + " is beyond the artifact's context of " +
         std::to_string(session->maxSeqLen()) + " tokens (--max-seq-len)");
+  RETURN_IF_ERROR(checkRequestsFit("--requests", options.requests, options));
+  RETURN_IF_ERROR(checkRequestsFit("--warmup-requests", options.warmupRequests, options));
   int64_t vocab = session->vocab();
   if (vocab < 1)
     return failedPreconditionError(artifactPath + ": the model's vocabulary size is unknown "

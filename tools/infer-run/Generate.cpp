@@ -13,6 +13,7 @@
 #include "tools/infer-run/Generate.h"
 
 #include "runtime/serving/Engine.h"
+#include "tools/infer-run/Output.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,12 +39,14 @@ StatusOr<std::vector<int32_t>> parseIds(const std::string &text, size_t index) {
     size_t comma = text.find(',', start);
     std::string item =
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    // Digits only: strtoll would also take leading spaces and a sign, so
+    // " 1" and "+1" would pass for ids.
+    bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos;
     errno = 0;
-    char *end = nullptr;
-    long long value = std::strtoll(item.c_str(), &end, 10);
-    bool blank = item.find_first_not_of(" \t") == std::string::npos;
-    if (blank || errno != 0 || *end != '\0')
-      return invalidArgumentError(what + ": '" + item + "' is not a token id");
+    long long value = digits ? std::strtoll(item.c_str(), nullptr, 10) : 0;
+    if (!digits || errno != 0)
+      return invalidArgumentError(what + ": '" + item +
+                                  "' is not a token id (decimal digits only, no spaces or signs)");
     if (value < 0 || value > INT32_MAX)
       return invalidArgumentError(what + ": token id " + std::to_string(value) +
                                   " is outside the vocabulary");
@@ -111,6 +114,8 @@ json requestJson(const serving::RequestUpdate &done, bool hasText) {
     out["text"] = done.allText;
   if (done.stopString)
     out["stop_string"] = *done.stopString;
+  if (!done.error.empty())
+    out["error"] = done.error;
   return out;
 }
 
@@ -139,6 +144,8 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   bool streamIds = !asJson && options.textPrompts.empty();
   auto start = std::chrono::steady_clock::now();
   std::map<serving::RequestId, serving::RequestUpdate> done;
+  std::string failure;
+  int failures = 0;
   while (engine->hasUnfinished()) {
     ASSIGN_OR_RETURN(std::vector<serving::RequestUpdate> updates, engine->step());
     for (serving::RequestUpdate &update : updates) {
@@ -149,12 +156,26 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
           std::printf("token: request %lld id %d\n", static_cast<long long>(update.id), token);
       if (!update.finished)
         continue;
-      if (update.finishReason == "error")
+      if (update.finishReason == "error" && update.finishDetail == "refused")
         return invalidArgumentError(prompts[update.id].second + " cannot run: " + update.error);
+      // Any other error ends only its request (e.g. non-finite logits): the
+      // others go on; the command fails at the end, naming it.
+      if (update.finishReason == "error" && failure.empty())
+        failure = prompts[update.id].second + " (request " + std::to_string(update.id) +
+                  ") ended with an error: " + update.error;
+      failures += update.finishReason == "error";
       done.emplace(update.id, std::move(update));
     }
-    std::fflush(stdout);
+    RETURN_IF_ERROR(flushStdout());
   }
+  auto result = [&]() -> Status {
+    RETURN_IF_ERROR(flushStdout());
+    if (failures == 0)
+      return okStatus();
+    return internalError(failure +
+                         (failures > 1 ? " (and " + std::to_string(failures - 1) + " more requests)"
+                                       : std::string()));
+  };
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   serving::ServingSession &session = engine->session();
@@ -166,7 +187,7 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
                  only.promptTokens, only.allTokens.size(), seconds, only.finishReason.c_str(),
                  only.stopString ? (" at \"" + *only.stopString + "\"").c_str() : "",
                  session.deviceName().c_str());
-    return okStatus();
+    return result();
   }
   if (!asJson) {
     for (auto &[id, request] : done) {
@@ -190,7 +211,7 @@ Status runGenerate(const std::string &artifactPath, const GenerateOptions &optio
   summary["steps_ahead"] = session.stepsAhead();
   summary["steps_ahead_dropped"] = session.stepsAheadDropped();
   std::printf("%s\n", summary.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-  return okStatus();
+  return result();
 }
 
 } // namespace infer::tools

@@ -17,6 +17,7 @@
 #include "runtime/base/FileReader.h"
 #include "runtime/tokenizer/Tokenizer.h"
 #include "runtime/tokenizer/Utf8.h"
+#include "tools/infer-run/Output.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -112,11 +113,39 @@ StatusOr<std::string> decodeLine(const Tokenizer &tokenizer, const std::string &
   return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+/// The longest request line (a text of this size is far beyond any context).
+constexpr size_t kMaxLineBytes = size_t(256) << 20;
+
+enum class LineRead { kLine, kEnd, kTooLong };
+
+/// The next line of `in` without its newline, as std::getline reads it, but
+/// at most kMaxLineBytes: input without newlines (/dev/zero) must not grow
+/// memory without end.
+LineRead readLine(std::streambuf &in, std::string &line) {
+  line.clear();
+  for (;;) {
+    int c = in.sbumpc();
+    if (c == std::char_traits<char>::eof())
+      return line.empty() ? LineRead::kEnd : LineRead::kLine;
+    if (c == '\n')
+      return LineRead::kLine;
+    if (line.size() == kMaxLineBytes)
+      return LineRead::kTooLong;
+    line.push_back(static_cast<char>(c));
+  }
+}
+
 Status run(const TokenizeOptions &options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, loadTokenizer(options.tokenizerPath));
   std::ios::sync_with_stdio(false);
   std::string line;
-  for (size_t number = 1; std::getline(std::cin, line); ++number) {
+  for (size_t number = 1;; ++number) {
+    LineRead read = readLine(*std::cin.rdbuf(), line);
+    if (read == LineRead::kEnd)
+      break;
+    if (read == LineRead::kTooLong)
+      return invalidArgumentError("line " + std::to_string(number) + ": longer than " +
+                                  std::to_string(kMaxLineBytes) + " bytes");
     size_t valid = tokenizer::validUtf8Prefix(line);
     if (valid != line.size())
       return invalidArgumentError("line " + std::to_string(number) +
@@ -128,9 +157,9 @@ Status run(const TokenizeOptions &options) {
       return answer.status().withPrefix("line " + std::to_string(number));
     std::fwrite(answer->data(), 1, answer->size(), stdout);
     std::fputc('\n', stdout);
-    std::fflush(stdout);
+    RETURN_IF_ERROR(flushStdout());
   }
-  return okStatus();
+  return flushStdout();
 }
 
 } // namespace

@@ -25,6 +25,7 @@
 #include "runtime/serving/TextModel.h"
 #include "tools/infer-run/Bench.h"
 #include "tools/infer-run/Generate.h"
+#include "tools/infer-run/Output.h"
 #include "tools/infer-run/Tokenize.h"
 #ifdef INFER_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
@@ -38,6 +39,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -349,7 +351,10 @@ infer::Status runForward(const std::string &path, const std::vector<std::string>
   std::vector<infer::NamedArray> inputs;
   for (const std::string &flag : inputFlags) {
     ASSIGN_OR_RETURN(auto binding, splitBinding(flag, "--input"));
-    ASSIGN_OR_RETURN(infer::HostArray array, infer::readNpy(binding.second));
+    infer::StatusOr<infer::HostArray> read = infer::readNpy(binding.second);
+    if (!read.ok())
+      return read.status().withPrefix("--input " + binding.first);
+    infer::HostArray array = std::move(read).value();
     inputs.emplace_back(binding.first, std::move(array));
   }
   std::vector<std::pair<std::string, std::string>> outputPaths;
@@ -408,6 +413,36 @@ infer::Status runForward(const std::string &path, const std::vector<std::string>
   return infer::okStatus();
 }
 
+/// An integer flag parsed after CLI11 (which clamps out-of-range values):
+/// the text as given, and where the value goes when it is valid.
+struct IntegerFlag {
+  const char *name;
+  int64_t lo, hi;
+  std::function<void(int64_t)> store;
+  std::string help;
+  std::string text;
+  CLI::Option *option = nullptr;
+};
+
+/// Forward's NAME=FILE bindings, each name once.
+infer::Status checkDistinctNames(const std::vector<std::string> &flags, const char *flag) {
+  std::map<std::string, std::string> seen;
+  for (const std::string &text : flags) {
+    ASSIGN_OR_RETURN(auto binding, splitBinding(text, flag));
+    auto [it, inserted] = seen.emplace(binding.first, binding.second);
+    if (!inserted)
+      return infer::invalidArgumentError(std::string(flag) + " names '" + binding.first +
+                                         "' twice ('" + it->second + "' and '" + binding.second +
+                                         "'); give each once");
+  }
+  return infer::okStatus();
+}
+
+int fail(const infer::Status &status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -428,6 +463,12 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputs, outputs;
   ForwardOptions forwardOptions;
   bool showSource = false;
+  // Integer flags: strings here, parsed strictly after app.parse().
+  std::vector<IntegerFlag> integers;
+  auto addInteger = [&](const char *name, int64_t lo, int64_t hi,
+                        std::function<void(int64_t)> store, const std::string &help) {
+    integers.push_back({name, lo, hi, std::move(store), help, "", nullptr});
+  };
   app.add_flag("--cuda-source", showSource, "info: also print the CUDA source given to NVRTC");
   app.add_option("--input", inputs, "forward: NAME=FILE.npy, an int64 [batch, seq] input");
   app.add_option("--output", outputs,
@@ -437,12 +478,13 @@ int main(int argc, char **argv) {
   app.add_option("--device", forwardOptions.device,
                  "forward, generate, bench: cpu or cuda (default: cuda when the artifact has "
                  "GPU code and a GPU is present, else cpu)");
-  app.add_option("--time", forwardOptions.timeIterations,
-                 "forward: also time this many forwards on the GPU and print ms per forward "
-                 "with a breakdown by launch kind")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--warmup", forwardOptions.warmup, "forward --time: untimed forwards first")
-      ->check(CLI::Range(0, 100000));
+  addInteger(
+      "--time", 1, 100000, [&](int64_t v) { forwardOptions.timeIterations = int(v); },
+      "forward: also time this many forwards on the GPU and print ms per forward "
+      "with a breakdown by launch kind");
+  addInteger(
+      "--warmup", 0, 100000, [&](int64_t v) { forwardOptions.warmup = int(v); },
+      "forward --time: untimed forwards first");
   infer::tools::GenerateOptions generateOptions;
   infer::serving::SessionOptions &session = generateOptions.session;
   bool greedy = false, noPrefixCaching = false;
@@ -465,9 +507,9 @@ int main(int argc, char **argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--ignore-eos", generateOptions.ignoreEos,
                "generate: do not stop at the model's stop tokens");
-  app.add_option("--max-new-tokens", generateOptions.maxNewTokens,
-                 "generate: tokens to generate per request (default 16)")
-      ->check(CLI::Range(1, 1 << 30));
+  addInteger(
+      "--max-new-tokens", 1, 1 << 30, [&](int64_t v) { generateOptions.maxNewTokens = int32_t(v); },
+      "generate: tokens to generate per request (default 16)");
   app.add_flag("--greedy", greedy,
                "generate: greedy sampling (argmax, lowest id on ties; the default when no "
                "sampling option is given)");
@@ -475,26 +517,29 @@ int main(int argc, char **argv) {
   CLI::Option *temperatureOption = app.add_option(
       "--temperature", sampling.temperature,
       "generate: sample from softmax(logits / T) (default 1.0 when sampling; 0: greedy)");
-  CLI::Option *topKOption = app.add_option(
-      "--top-k", sampling.topK, "generate: sample among the K most likely tokens (0: off)");
+  addInteger(
+      "--top-k", INT32_MIN, INT32_MAX, [&](int64_t v) { sampling.topK = int32_t(v); },
+      "generate: sample among the K most likely tokens (0: off)");
   CLI::Option *topPOption = app.add_option(
       "--top-p", sampling.topP,
       "generate: sample from the smallest set with probability >= P (1: off)");
+  std::string seedText, promptSeedText;
   CLI::Option *seedOption = app.add_option(
-      "--seed", sampling.seed,
-      "generate: sampling seed (default 0); each request's RNG is seeded from (seed, its index)");
-  app.add_option("--kv-blocks", session.kvBlocks,
-                 "generate, bench: KV pool size in blocks, counting the null block (default on "
-                 "cuda: --max-sequences sequences at the artifact's max-seq-len, within 90% of "
-                 "the free device memory; on cpu: 4 such sequences)")
-      ->check(CLI::Range(int64_t(2), int64_t(1) << 40));
-  app.add_option("--max-batch-tokens", session.maxBatchTokens,
-                 "generate, bench: tokens per step (default: the artifact's bound); smaller "
-                 "values split prompts into chunks")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
-  app.add_option("--max-sequences", session.maxSequences,
-                 "generate, bench: sequences per step (default: min(max batch tokens, 256))")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+      "--seed", seedText,
+      "generate: sampling seed in [0, 2^64) (default 0); each request's RNG is seeded from "
+      "(seed, its index)");
+  addInteger(
+      "--kv-blocks", 2, int64_t(1) << 40, [&](int64_t v) { session.kvBlocks = v; },
+      "generate, bench: KV pool size in blocks, counting the null block (default on "
+      "cuda: --max-sequences sequences at the artifact's max-seq-len, within 90% of "
+      "the free device memory; on cpu: 4 such sequences)");
+  addInteger(
+      "--max-batch-tokens", 1, int64_t(1) << 40, [&](int64_t v) { session.maxBatchTokens = v; },
+      "generate, bench: tokens per step (default: the artifact's bound); smaller "
+      "values split prompts into chunks");
+  addInteger(
+      "--max-sequences", 1, int64_t(1) << 40, [&](int64_t v) { session.maxSequences = v; },
+      "generate, bench: sequences per step (default: min(max batch tokens, 256))");
   app.add_flag("--no-prefix-caching", noPrefixCaching,
                "generate, bench: do not share KV blocks of identical prompt prefixes");
   bool noRunAhead = false;
@@ -502,30 +547,71 @@ int main(int argc, char **argv) {
                "generate, bench: wait for each step's tokens before enqueuing the next decode "
                "step (default: on the GPU the next one is enqueued first)");
   infer::tools::BenchOptions benchOptions;
-  app.add_option("--requests", benchOptions.requests, "bench: number of requests");
-  app.add_option("--input-len", benchOptions.inputLen,
-                 "bench: prompt tokens per request (random ids, --prompt-seed)");
-  app.add_option("--output-len", benchOptions.outputLen,
-                 "bench: generated tokens per request (greedy; stop tokens ignored)");
-  app.add_option("--warmup-requests", benchOptions.warmupRequests,
-                 "bench: run this many requests of the same shapes first, untimed (GEMM "
-                 "tuning, CUDA-graph capture; a prefill graph is captured at its shape's "
-                 "second step, so 2 at --batch 1)");
-  app.add_option("--prompt-seed", benchOptions.promptSeed,
-                 "bench: seed of the random prompt ids (default 0)");
-  app.add_option("--batch", benchOptions.batch,
-                 "bench: at most B requests in flight, the next submitted when one finishes "
-                 "(--batch 1: latency, one request at a time); default: all submitted at once");
+  addInteger(
+      "--requests", INT64_MIN, INT64_MAX, [&](int64_t v) { benchOptions.requests = v; },
+      "bench: number of requests");
+  addInteger(
+      "--input-len", INT64_MIN, INT64_MAX, [&](int64_t v) { benchOptions.inputLen = v; },
+      "bench: prompt tokens per request (random ids, --prompt-seed)");
+  addInteger(
+      "--output-len", INT64_MIN, INT64_MAX, [&](int64_t v) { benchOptions.outputLen = v; },
+      "bench: generated tokens per request (greedy; stop tokens ignored)");
+  addInteger(
+      "--warmup-requests", INT64_MIN, INT64_MAX,
+      [&](int64_t v) { benchOptions.warmupRequests = v; },
+      "bench: run this many requests of the same shapes first, untimed (GEMM "
+      "tuning, CUDA-graph capture; a prefill graph is captured at its shape's "
+      "second step, so 2 at --batch 1)");
+  app.add_option("--prompt-seed", promptSeedText,
+                 "bench: seed of the random prompt ids in [0, 2^64) (default 0)");
+  addInteger(
+      "--batch", INT64_MIN, INT64_MAX, [&](int64_t v) { benchOptions.batch = v; },
+      "bench: at most B requests in flight, the next submitted when one finishes "
+      "(--batch 1: latency, one request at a time); default: all submitted at once");
+  for (IntegerFlag &flag : integers)
+    flag.option = app.add_option(flag.name, flag.text, flag.help);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp &help) {
+    return app.exit(help);
   } catch (const CLI::ParseError &error) {
-    return app.exit(error);
+    // One line, as every other refusal (CLI11 adds a "Run with --help" line).
+    std::fprintf(stderr, "error: %s (infer-run --help lists the options)\n", error.what());
+    return 2;
   }
+  for (const IntegerFlag &flag : integers) {
+    if (!flag.option->count())
+      continue;
+    infer::StatusOr<int64_t> value =
+        infer::tools::parseInteger(flag.name, flag.text, flag.lo, flag.hi);
+    if (!value.ok())
+      return fail(value.status());
+    flag.store(*value);
+  }
+  if (seedOption->count()) {
+    infer::StatusOr<uint64_t> value = infer::tools::parseUnsigned("--seed", seedText);
+    if (!value.ok())
+      return fail(value.status());
+    sampling.seed = *value;
+  }
+  if (!promptSeedText.empty()) {
+    infer::StatusOr<uint64_t> value = infer::tools::parseUnsigned("--prompt-seed", promptSeedText);
+    if (!value.ok())
+      return fail(value.status());
+    benchOptions.promptSeed = *value;
+  }
+  CLI::Option *topKOption = app.get_option("--top-k");
   infer::Status status;
   if (command == "info") {
     status = printInfo(artifact, showSource);
   } else if (command == "forward") {
-    status = runForward(artifact, inputs, outputs, forwardOptions, processStart);
+    status = checkDistinctNames(inputs, "--input");
+    if (status.ok())
+      status = checkDistinctNames(outputs, "--output");
+    if (status.ok())
+      status = runForward(artifact, inputs, outputs, forwardOptions, processStart);
   } else if (command == "generate") {
     session.device = forwardOptions.device;
     session.prefixCaching = !noPrefixCaching;
@@ -559,9 +645,11 @@ int main(int argc, char **argv) {
                  command.c_str());
     return 2;
   }
-  if (!status.ok()) {
-    std::fprintf(stderr, "error: %s\n", status.message().c_str());
-    return 1;
-  }
+  // Output that could not be written is a failure too (`> /dev/full`).
+  infer::Status flushed = infer::tools::flushStdout();
+  if (!status.ok())
+    return fail(status);
+  if (!flushed.ok())
+    return fail(flushed);
   return 0;
 }
