@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what infer needs on Debian 12, idempotently: MLIR/LLVM 22, libonnx,
 # protobuf, CLI11, nlohmann-json, xtensor (npy), xxHash, PCRE2 and utf8proc (the tokenizer),
-# ninja; numpy for the demo and bench scripts, and the test oracles tokenizers (HF) and jinja2.
+# ninja; clang-14 with libFuzzer for the fuzz targets; numpy for the demo and bench scripts, and the test oracles tokenizers (HF) and jinja2.
 set -euo pipefail
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libonnx-dev libprotobuf-dev
           protobuf-compiler ninja-build cmake g++ libcli11-dev nlohmann-json3-dev xtensor-dev libgtest-dev
-          libgmock-dev libxxhash-dev libpcre2-dev libutf8proc-dev python3 xz-utils)
+          libgmock-dev libxxhash-dev libpcre2-dev libutf8proc-dev python3 xz-utils
+          clang-14 libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")

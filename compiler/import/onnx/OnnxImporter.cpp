@@ -279,8 +279,10 @@ void GraphImporter::importNode(OpBuilder &builder, const onnx::NodeProto &node) 
     // node's attributes so --check lists everything, but drop the errors that
     // only follow from the failed input (unknown ranks and types).
     ScopedDiagnosticHandler onlyAttributeErrors(&context, [](Diagnostic &diag) {
-      StringRef message = diag.str();
-      return success(!message.contains("attribute '") && !message.contains(" takes "));
+      std::string message = diag.str(); // a temporary: a StringRef to it dangles
+      bool attributeError = message.find("attribute '") != std::string::npos ||
+                            message.find(" takes ") != std::string::npos;
+      return success(!attributeError);
     });
     (void)it->second(importer, results);
     results.clear();
