@@ -99,6 +99,11 @@ private:
     int64_t elements = 1;
     bool allStatic = true;
     const auto &dims = type.tensor_type().shape().dim();
+    if (dims.size() > kMaxRank) {
+      modelError() << what << " '" << info.name() << "' has " << dims.size()
+                   << " dimensions; a tensor has at most " << kMaxRank;
+      return;
+    }
     for (int i = 0; i < dims.size(); ++i) {
       if (!dims[i].has_dim_value()) {
         allStatic = false;

@@ -28,6 +28,10 @@ namespace infer::import {
 
 /// The largest static dimension of any tensor a model may declare or hold.
 constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1;
+/// The most dims a tensor may have. ONNX sets no limit; a shape input's length
+/// becomes a result's rank, and a rank from a declared dim of 2^31 - 1 was a
+/// bad_alloc. Real models stay under 10.
+constexpr int64_t kMaxRank = 64;
 /// The most elements a tensor with static dims may have (4 TiB of f32): past
 /// this a model is refused rather than planned (products of dims stay far
 /// from int64 overflow, and nothing is allocated from a model's word alone).

@@ -1,5 +1,6 @@
 //===- ShapeImporters.cpp - shape, indexing and constant ONNX ops ---------===//
 
+#include "compiler/import/onnx/ModelChecks.h"
 #include "compiler/import/onnx/OpImporters.h"
 
 #include "compiler/import/onnx/ShapeInference.h"
@@ -20,6 +21,16 @@ std::optional<int64_t> staticLength(Value value) {
   if (!shape || shape->size() != 1 || (*shape)[0] == kDynamic)
     return std::nullopt;
   return (*shape)[0];
+}
+
+/// A shape input's length is its result's rank: refuse one past kMaxRank
+/// before a shape of that many dims is built (a shape input declared
+/// int64[2^31 - 1] was a bad_alloc).
+LogicalResult checkShapeLength(NodeImporter &n, std::optional<int64_t> length) {
+  if (!length || *length <= kMaxRank)
+    return success();
+  return n.error() << "the shape input has " << *length << " elements; a tensor has at most "
+                   << kMaxRank << " dimensions";
 }
 
 LogicalResult importShape(NodeImporter &n, SmallVectorImpl<Value> &results) {
@@ -53,7 +64,10 @@ LogicalResult importReshape(NodeImporter &n, SmallVectorImpl<Value> &results) {
     return failure();
   bool allowZero = n.intAttr("allowzero", 0) != 0;
   std::optional<Shape> resultShape;
-  if (auto values = n.constantInputInts(1)) {
+  auto values = n.constantInputInts(1);
+  if (failed(checkShapeLength(n, values ? int64_t(values->size()) : staticLength(*shape))))
+    return failure();
+  if (values) {
     std::optional<Shape> input = shapeOf(*data);
     resultShape = Shape();
     for (auto [i, v] : llvm::enumerate(*values)) {
@@ -81,7 +95,10 @@ LogicalResult importExpand(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (failed(x) || failed(shape))
     return failure();
   std::optional<Shape> target;
-  if (auto values = n.constantInputInts(1))
+  auto values = n.constantInputInts(1);
+  if (failed(checkShapeLength(n, values ? int64_t(values->size()) : staticLength(*shape))))
+    return failure();
+  if (values)
     target = Shape(values->begin(), values->end());
   else if (auto length = staticLength(*shape))
     target = dynamicShape(*length);
@@ -500,7 +517,10 @@ LogicalResult importConstantOfShape(NodeImporter &n, SmallVectorImpl<Value> &res
     value = DenseElementsAttr::get(RankedTensorType::get({1}, n.builder.getF32Type()), 0.0f);
   }
   std::optional<Shape> resultShape;
-  if (auto values = n.constantInputInts(0))
+  auto values = n.constantInputInts(0);
+  if (failed(checkShapeLength(n, values ? int64_t(values->size()) : staticLength(*shape))))
+    return failure();
+  if (values)
     resultShape = Shape(values->begin(), values->end());
   else if (auto length = staticLength(*shape))
     resultShape = dynamicShape(*length);

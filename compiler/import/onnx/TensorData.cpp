@@ -188,6 +188,9 @@ llvm::Expected<DecodedTensor> decodeTensor(MLIRContext *context, onnx::TensorPro
     return tensorError(tensor, "unsupported element type " + llvm::Twine(tensor.data_type()));
   SmallVector<int64_t> shape;
   int64_t count = 1;
+  if (tensor.dims_size() > kMaxRank)
+    return tensorError(tensor, "has " + llvm::Twine(tensor.dims_size()) +
+                                   " dimensions; a tensor has at most " + llvm::Twine(kMaxRank));
   for (int64_t dim : tensor.dims()) {
     if (dim < 0 || dim > kMaxDimension)
       return tensorError(tensor, "dimension " + llvm::Twine(dim) + " does not lie in [0, " +
