@@ -9,6 +9,10 @@
 //             [--kv-blocks N] [--max-batch-tokens N] [--max-sequences N]
 //             decoding over the step program (tools/infer-run/Generate.cpp)
 //   infer-run tokenize --tokenizer PATH [--decode]   (tools/infer-run/Tokenize.cpp)
+//   infer-run MODEL.infer serve [--host H] [--port P] [--max-queue N] [--api-key KEY]
+//             [--drain-timeout S] [--served-model-name NAME] [--device cpu|cuda]
+//             [--max-sequences N] [--kv-blocks N] [--max-batch-tokens N]
+//             the OpenAI-compatible HTTP server (tools/infer-run/Serve.cpp, docs/server.md)
 //   infer-run MODEL.infer bench --requests N --input-len I --output-len O [--batch B]
 //             [--prompt-seed S] [--device cpu|cuda] [--kv-blocks N] [--max-batch-tokens N]
 //             serving throughput and latency (tools/infer-run/Bench.cpp)
@@ -26,6 +30,7 @@
 #include "tools/infer-run/Bench.h"
 #include "tools/infer-run/Generate.h"
 #include "tools/infer-run/Output.h"
+#include "tools/infer-run/Serve.h"
 #include "tools/infer-run/Tokenize.h"
 #ifdef INFER_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
@@ -457,7 +462,7 @@ int main(int argc, char **argv) {
   app.add_option("command", command,
                  "what to do: info (print the manifest's summary), forward (run one batch), "
                  "generate (decoding over the paged KV cache, ids or text), bench (serving "
-                 "throughput and latency). Also: infer-run tokenize --tokenizer PATH (see its "
+                 "throughput and latency), serve (the OpenAI-compatible HTTP server). Also: infer-run tokenize --tokenizer PATH (see its "
                  "--help)")
       ->required();
   std::vector<std::string> inputs, outputs;
@@ -476,7 +481,7 @@ int main(int argc, char **argv) {
                  "text, or ids without a tokenizer, then a summary) or json (one JSON line: ids "
                  "and text per request)");
   app.add_option("--device", forwardOptions.device,
-                 "forward, generate, bench: cpu or cuda (default: cuda when the artifact has "
+                 "forward, generate, bench, serve: cpu or cuda (default: cuda when the artifact has "
                  "GPU code and a GPU is present, else cpu)");
   addInteger(
       "--time", 1, 100000, [&](int64_t v) { forwardOptions.timeIterations = int(v); },
@@ -530,18 +535,18 @@ int main(int argc, char **argv) {
       "(seed, its index)");
   addInteger(
       "--kv-blocks", 2, int64_t(1) << 40, [&](int64_t v) { session.kvBlocks = v; },
-      "generate, bench: KV pool size in blocks, counting the null block (default on "
+      "generate, bench, serve: KV pool size in blocks, counting the null block (default on "
       "cuda: --max-sequences sequences at the artifact's max-seq-len, within 90% of "
       "the free device memory; on cpu: 4 such sequences)");
   addInteger(
       "--max-batch-tokens", 1, int64_t(1) << 40, [&](int64_t v) { session.maxBatchTokens = v; },
-      "generate, bench: tokens per step (default: the artifact's bound); smaller "
+      "generate, bench, serve: tokens per step (default: the artifact's bound); smaller "
       "values split prompts into chunks");
   addInteger(
       "--max-sequences", 1, int64_t(1) << 40, [&](int64_t v) { session.maxSequences = v; },
-      "generate, bench: sequences per step (default: min(max batch tokens, 256))");
+      "generate, bench, serve: sequences per step (default: min(max batch tokens, 256))");
   app.add_flag("--no-prefix-caching", noPrefixCaching,
-               "generate, bench: do not share KV blocks of identical prompt prefixes");
+               "generate, bench, serve: do not share KV blocks of identical prompt prefixes");
   bool noRunAhead = false;
   app.add_flag("--no-run-ahead", noRunAhead,
                "generate, bench: wait for each step's tokens before enqueuing the next decode "
@@ -568,6 +573,25 @@ int main(int argc, char **argv) {
       "--batch", INT64_MIN, INT64_MAX, [&](int64_t v) { benchOptions.batch = v; },
       "bench: at most B requests in flight, the next submitted when one finishes "
       "(--batch 1: latency, one request at a time); default: all submitted at once");
+  infer::tools::ServeOptions serveOptions;
+  app.add_option("--host", serveOptions.server.host,
+                 "serve: the address to listen on (default 127.0.0.1; 0.0.0.0: every interface)");
+  addInteger(
+      "--port", 0, 65535, [&](int64_t v) { serveOptions.server.port = int(v); },
+      "serve: the TCP port (default 8000; 0: any free port, printed when listening)");
+  addInteger(
+      "--max-queue", 1, int64_t(1) << 20, [&](int64_t v) { serveOptions.server.maxQueue = v; },
+      "serve: requests accepted and not yet running, at most (default 256); more get 503");
+  app.add_option("--api-key", serveOptions.server.apiKey,
+                 "serve: /v1/ requests need 'Authorization: Bearer KEY' (default: none)");
+  addInteger(
+      "--drain-timeout", 0, 86400,
+      [&](int64_t v) { serveOptions.server.drainTimeout = std::chrono::seconds(v); },
+      "serve: on SIGTERM, seconds the running requests may take to finish before they are "
+      "cancelled (default 30)");
+  app.add_option("--served-model-name", serveOptions.server.modelName,
+                 "serve: the model id /v1/models lists and requests name (default: the "
+                 "artifact's file name without .infer)");
   for (IntegerFlag &flag : integers)
     flag.option = app.add_option(flag.name, flag.text, flag.help);
   try {
@@ -640,8 +664,14 @@ int main(int argc, char **argv) {
     session.runAhead = !noRunAhead;
     benchOptions.session = session;
     status = infer::tools::runBench(artifact, benchOptions);
+  } else if (command == "serve") {
+    session.device = forwardOptions.device;
+    session.prefixCaching = !noPrefixCaching;
+    session.runAhead = !noRunAhead;
+    serveOptions.session = session;
+    status = infer::tools::runServe(artifact, serveOptions);
   } else {
-    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward, generate, bench)\n",
+    std::fprintf(stderr, "error: unknown command '%s' (this build knows: info, forward, generate, bench, serve)\n",
                  command.c_str());
     return 2;
   }
