@@ -50,6 +50,7 @@ Usage usageOf(const serving::RequestUpdate &last) {
 
 /// What a streamed response's content provider keeps between calls.
 struct StreamState {
+  std::shared_ptr<void> open; ///< HttpServer::openResponse until the last byte
   std::shared_ptr<RequestStream> stream;
   ResponseHeader header;
   ParsedRequest request;
@@ -120,8 +121,22 @@ bool HttpServer::shutdown() {
   // Streams are pumped only while the listening socket is open, so it is
   // closed after the live requests ended.
   bool finished = loop_->waitDrained(options_.drainTimeout);
+  // The streams' last events are written after their requests ended; a
+  // client that stops reading is cut off after cpp-httplib's write timeout.
+  std::unique_lock<std::mutex> lock(responsesMutex_);
+  responsesClosed_.wait_for(lock, std::chrono::seconds(10), [&] { return openResponses_ == 0; });
   http_->stop();
   return finished;
+}
+
+std::shared_ptr<void> HttpServer::openResponse() {
+  std::lock_guard<std::mutex> lock(responsesMutex_);
+  ++openResponses_;
+  return std::shared_ptr<void>(nullptr, [this](void *) {
+    std::lock_guard<std::mutex> lock(responsesMutex_);
+    if (--openResponses_ == 0)
+      responsesClosed_.notify_all();
+  });
 }
 
 bool HttpServer::authorized(const httplib::Request &request) const {
@@ -183,6 +198,7 @@ void HttpServer::addRoutes() {
 
 void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
                           httplib::Response &response) {
+  std::shared_ptr<void> open = openResponse();
   std::variant<ParsedRequest, ApiError> parsed = parseRequest(endpoint, request.body);
   if (auto *error = std::get_if<ApiError>(&parsed))
     return sendError(response, *error);
@@ -219,6 +235,7 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
   }
 
   auto state = std::make_shared<StreamState>();
+  state->open = std::move(open);
   state->stream = stream;
   state->header = header;
   state->request = std::move(body);

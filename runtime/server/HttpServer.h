@@ -17,8 +17,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace httplib {
@@ -72,11 +74,18 @@ private:
   void generate(Endpoint endpoint, const httplib::Request &request, httplib::Response &response);
   /// Whether the request may pass (the API key, when one is set).
   bool authorized(const httplib::Request &request) const;
+  /// Counts a generation response from its request to its last byte: the
+  /// listening socket closes (which stops cpp-httplib pumping streams) only
+  /// once none is open.
+  std::shared_ptr<void> openResponse();
 
   ServerOptions options_;
   ModelLimits limits_;
   int64_t startedAt_ = 0;
   std::atomic<bool> draining_{false};
+  std::mutex responsesMutex_;
+  std::condition_variable responsesClosed_;
+  int64_t openResponses_ = 0;
   std::unique_ptr<EngineLoop> loop_;
   std::unique_ptr<httplib::Server> http_;
 };

@@ -18,6 +18,9 @@ text) and the openai client's own parsing of the responses and streams.
             /metrics shows every KV block free
   drain     SIGTERM: new requests get 503, running ones finish, exit 0; with a short
             --drain-timeout a long request is cut and the server still exits 0
+  soak      --seconds of mixed traffic from 6 clients (completions, chat, streams, closed
+            streams, token ids, bad requests): every answer as expected, and the server's
+            resident memory does not grow after the first 40%
 
 Exit 77 (skipped) only when the openai or tokenizers package is not installed.
 """
@@ -438,12 +441,92 @@ def case_drain(a, art, oracle):
         server.stop()
 
 
+def rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def case_soak(a, art, oracle):
+    """Mixed traffic for --seconds; resident memory after warm-up must not grow."""
+    server = Server(a.infer_run, art, "--max-sequences", 8, "--max-queue", 8)
+    prompts = [f"{PROMPT} {i}: the work, the license and the grant." for i in range(16)]
+    deadline = time.time() + a.seconds
+    counts, errors, samples = {}, [], []
+    lock = threading.Lock()
+
+    def one(rng):
+        kind = rng.choice(["completion", "stream", "chat", "chat-stream", "closed", "ids", "bad"])
+        tokens = rng.randint(1, 40)
+        body = {"prompt": rng.choice(prompts), "max_tokens": tokens, "temperature": 0.7,
+                "seed": rng.randint(0, 1000), "ignore_eos": True}
+        if kind == "bad":
+            status, _, got = server.post("/v1/completions", dict(body, max_tokens=-1))
+            return status == 400 and "error" in got
+        if kind == "closed":
+            return stream_request(server, dict(body, stream=True, max_tokens=40),
+                                  rng.randint(1, 5)) is None
+        if kind == "stream":
+            text = stream_request(server, dict(body, stream=True))
+            return text is not None
+        path = "/v1/completions"
+        if kind == "ids":
+            body["prompt"] = [rng.randint(4, 500) for _ in range(rng.randint(1, 64))]
+        if kind.startswith("chat"):
+            path = "/v1/chat/completions"
+            body["messages"] = [{"role": "user", "content": body.pop("prompt")}]
+        if kind == "chat-stream":
+            import http.client
+            conn = http.client.HTTPConnection(server.host, server.port, timeout=120)
+            conn.request("POST", path, body=json.dumps(dict(body, stream=True)))
+            events = list(sse_events(conn.getresponse()))
+            conn.close()
+            return events[-1] == b"data: [DONE]"
+        status, _, got = server.post(path, body)
+        return status in (200, 503) and (status == 503 or got["usage"]["completion_tokens"] == tokens)
+
+    def client(seed):
+        rng = random.Random(seed)
+        while time.time() < deadline:
+            try:
+                ok = one(rng)
+            except Exception as error:  # a dropped connection is a failure too
+                ok = False
+                errors.append(repr(error))
+            with lock:
+                counts[ok] = counts.get(ok, 0) + 1
+
+    try:
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+        start = time.time()
+        for t in threads:
+            t.start()
+        while time.time() < deadline:
+            samples.append((time.time() - start, rss_kib(server.proc.pid)))
+            time.sleep(1)
+        for t in threads:
+            t.join()
+        check(counts.get(False, 0) == 0 and counts.get(True, 0) > 0,
+              f"{counts.get(True, 0)} requests as expected, {counts.get(False, 0)} not "
+              f"({errors[:3]})")
+        warm = max(r for t, r in samples if t < a.seconds * 0.4)
+        late = max(r for t, r in samples if t >= a.seconds * 0.4)
+        check(late <= warm + 4096, f"resident memory after warm-up: {warm} KiB, then at most "
+              f"{late} KiB (+{late - warm} KiB, allowed +4096)")
+        check(wait_for(lambda: server.metrics()["infer_kv_blocks_used"] == 0, 30),
+              "afterwards every KV block is free")
+    finally:
+        check(server.stop() == 0, "the server exits 0 on SIGTERM")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--infer-compile", required=True)
     ap.add_argument("--infer-run", required=True)
     ap.add_argument("--model", required=True)
-    ap.add_argument("--case", required=True, choices=["api", "errors", "overload", "cancel", "drain"])
+    ap.add_argument("--case", required=True, choices=["api", "errors", "overload", "cancel", "drain", "soak"])
+    ap.add_argument("--seconds", type=float, default=60, help="soak: how long the traffic runs")
     a = ap.parse_args()
     try:
         import openai  # noqa: F401
