@@ -5,7 +5,9 @@
             tokens, output tok/s > 0, TTFT p50 <= p99, TPOT p50 <= p99, peak KV blocks within
             the pool (and at least what 8 requests of 24 tokens need at once)
   latency   --batch 1: one request at a time, so the peak is one request's blocks
-  errors    0 requests, input-len + output-len beyond the context, no --output-len
+  rate      --rate 4: Poisson arrivals, a longer run than offline, ITL p50 <= p99
+  errors    0 requests, input-len + output-len beyond the context, no --output-len, a
+            negative --rate, --rate with --batch
 
   check_bench.py --infer-compile C --infer-run R --model M.onnx
 """
@@ -59,7 +61,8 @@ def main():
                 # The H200 roofline: each step streams the GEMM weights once, so the
                 # floor is at least steps x bytes / 4.3 TB/s, and the ceiling is the
                 # output tokens over the floor.
-                (r["h200_floor_s"] >= r["steps"] * r["gemm_weight_bytes"] / 4.3e12 * (1 - 1e-6),
+                # (the JSON rounds the floor to 1e-9 s)
+                (r["h200_floor_s"] >= r["steps"] * r["gemm_weight_bytes"] / 4.3e12 * (1 - 1e-6) - 5e-10,
                  "floor >= steps x GEMM weight bytes / 4.3 TB/s"),
                 (abs(r["h200_ceiling_output_tok_s"] * r["h200_floor_s"] - r["output_tokens"])
                  <= 1e-3 * r["output_tokens"], "ceiling = output tokens / floor"),
@@ -77,12 +80,30 @@ def main():
             return r
 
         per_request = (16 + 8) // BLOCK
-        measure("offline", [], 8 * per_request)
+        offline = measure("offline", [], 8 * per_request)
         latency = measure("latency", ["--batch", 1], per_request)
         if latency and (latency["peak_kv_blocks"] != per_request or latency["steps"] != 8 * 8):
             failures.append(f"latency: expected peak {per_request} blocks and 64 steps: {latency}")
 
+        # --rate: Poisson arrivals (seeded), each request submitted at its arrival. At 4
+        # requests/s the 8 arrivals span about 1.75 s, so the run takes longer than offline
+        # and serves fewer requests a second; every token and ITL is still counted.
+        paced = measure("rate", ["--rate", 4], per_request)
+        if offline and paced:
+            ok = (paced["rate"] == 4 and paced["wall_s"] > 0.5 and offline["wall_s"] < paced["wall_s"]
+                  and paced["requests_per_s"] < offline["requests_per_s"]
+                  and 0 < paced["itl_ms_p50"] <= paced["itl_ms_p99"])
+            if ok:
+                print(f"rate: 4 requests/s served {paced['requests_per_s']} requests/s over "
+                      f"{paced['wall_s']} s, ITL p50 {paced['itl_ms_p50']} ms")
+            else:
+                failures.append(f"rate: expected a paced run (wall > 0.5 s, longer than offline's "
+                                f"{offline['wall_s']} s, ITL p50 <= p99): {paced}")
+
         cases = [(["--requests", 0, "--input-len", 16, "--output-len", 8], "--requests N with N >= 1"),
+                 (["--requests", 1, "--input-len", 16, "--output-len", 8, "--rate", -1], "--rate must be"),
+                 (["--requests", 1, "--input-len", 16, "--output-len", 8, "--rate", 2, "--batch", 2],
+                  "--rate and --batch"),
                  (["--requests", 1, "--input-len", 60, "--output-len", 8], "beyond the artifact's context"),
                  (["--requests", 1, "--input-len", 16], "--output-len N with N >= 1"),
                  (["--requests", 1, "--input-len", 16, "--output-len", 8, "--batch", -1], "--batch"),

@@ -4,7 +4,9 @@
 // returns once the logits are on the host, so a step's time is its device
 // time plus the host's scheduling and sampling). Per request: TTFT is
 // submission → the step that produced its first token; TPOT is the mean gap
-// between its later tokens.
+// between its later tokens; ITL is every such gap. With --rate a request's
+// submission is its arrival time, so time spent waiting for the step that was
+// running when it arrived counts in its TTFT.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace infer::tools {
@@ -30,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 struct Timeline {
   Clock::time_point submitted, first, last;
   int64_t tokens = 0;
+  std::vector<double> gapsMs; ///< between consecutive tokens (ITL)
 };
 
 /// The q-quantile (0..1) of `values` by linear interpolation; 0 when empty.
@@ -63,6 +67,11 @@ Status validateOptions(const BenchOptions &options) {
                                 std::to_string(options.outputLen) + ")");
   if (options.batch < 0)
     return invalidArgumentError("--batch must be >= 1 (0 or absent: offline)");
+  if (!(options.rate >= 0) || !std::isfinite(options.rate))
+    return invalidArgumentError("--rate must be a positive number of requests a second (got " +
+                                std::to_string(options.rate) + ")");
+  if (options.rate > 0 && options.batch > 0)
+    return invalidArgumentError("--rate and --batch are two ways of submitting: give one");
   if (options.warmupRequests < 0)
     return invalidArgumentError("--warmup-requests must be >= 0 (got " +
                                 std::to_string(options.warmupRequests) + ")");
@@ -73,7 +82,7 @@ Status validateOptions(const BenchOptions &options) {
 /// bench's list and the scheduler's token list, which grows by the output),
 /// its timeline and the scheduler's and KV manager's entries, rounded up.
 uint64_t requestHostBytes(const BenchOptions &options) {
-  return 8 * uint64_t(options.inputLen + options.outputLen) + 512;
+  return 8 * uint64_t(options.inputLen + 2 * options.outputLen) + 512;
 }
 
 /// Refuses a request count whose host-side state cannot fit, naming the flag.
@@ -92,17 +101,36 @@ Status checkRequestsFit(const char *flag, int64_t requests, const BenchOptions &
                                 " requests fit");
 }
 
-/// Submits `prompts` (all at once, or options.batch in flight) and steps the
-/// session until every one has options.outputLen tokens; `timelines` gets
-/// each request's submission and token times.
+/// Seconds from the start at which each of `count` requests arrives: a
+/// Poisson process of `rate` a second (exponential gaps), seeded.
+std::vector<double> poissonArrivals(int64_t count, double rate, uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);
+  std::exponential_distribution<double> gap(rate);
+  std::vector<double> arrivals;
+  double at = 0;
+  for (int64_t i = 0; i < count; ++i)
+    arrivals.push_back(at += i == 0 ? 0 : gap(rng));
+  return arrivals;
+}
+
+/// Submits `prompts` (all at once, options.batch in flight, or at their
+/// `arrivals` when given) and steps the session until every one has
+/// options.outputLen tokens; `timelines` gets each request's submission and
+/// token times.
 Status serve(serving::ServingSession &session, const std::vector<std::vector<int32_t>> &prompts,
-             const BenchOptions &options, std::vector<Timeline> &timelines) {
+             const BenchOptions &options, const std::vector<double> &arrivals,
+             std::vector<Timeline> &timelines) {
   scheduler::Scheduler &sched = session.scheduler();
   timelines.assign(prompts.size(), Timeline());
   size_t submitted = 0, finished = 0;
+  Clock::time_point start = Clock::now();
+  auto arrival = [&](size_t i) {
+    return start + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(arrivals[i]));
+  };
   auto submit = [&]() -> Status {
     auto id = static_cast<scheduler::RequestId>(submitted);
-    timelines[submitted].submitted = Clock::now();
+    timelines[submitted].submitted = arrivals.empty() ? Clock::now() : arrival(submitted);
     RETURN_IF_ERROR(sched.addRequest(id, prompts[submitted],
                                      static_cast<int32_t>(options.outputLen)));
     ++submitted;
@@ -124,19 +152,28 @@ Status serve(serving::ServingSession &session, const std::vector<std::vector<int
   };
   size_t inFlight = options.batch > 0 ? static_cast<size_t>(options.batch) : prompts.size();
   auto refill = [&]() -> Status {
-    while (submitted < prompts.size() && submitted - finished < inFlight)
+    while (submitted < prompts.size() && submitted - finished < inFlight &&
+           (arrivals.empty() || arrival(submitted) <= Clock::now()))
       RETURN_IF_ERROR(submit());
     return collect();
   };
   auto greedy = [](scheduler::RequestId) { return RowSampling(); };
   RETURN_IF_ERROR(refill());
-  while (sched.hasUnfinished()) {
+  while (sched.hasUnfinished() || submitted < prompts.size()) {
+    if (!sched.hasUnfinished()) {
+      // Idle until the next arrival.
+      std::this_thread::sleep_until(arrival(submitted));
+      RETURN_IF_ERROR(refill());
+      continue;
+    }
     ASSIGN_OR_RETURN(std::vector<serving::SampledToken> got, session.step(greedy));
     Clock::time_point now = Clock::now();
     for (const serving::SampledToken &drawn : got) {
       Timeline &timeline = timelines[static_cast<size_t>(drawn.request)];
       if (timeline.tokens++ == 0)
         timeline.first = now;
+      else
+        timeline.gapsMs.push_back(ms(now - timeline.last));
       timeline.last = now;
     }
     RETURN_IF_ERROR(collect());
@@ -180,7 +217,7 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
     // (a prefill shape is captured at its second step: two requests at batch 1).
     std::vector<Timeline> ignored;
     RETURN_IF_ERROR(serve(*session, randomPrompts(options.promptSeed + 1, options.warmupRequests),
-                          options, ignored));
+                          options, {}, ignored));
   }
   int64_t stepsBefore = session->steps(), computedBefore = session->computedTokens();
   double hostBefore = session->hostSeconds(), backendBefore = session->backendSeconds();
@@ -190,8 +227,11 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   session->resetPeakUsedBlocks();
   std::vector<Timeline> timelines;
   Clock::time_point start = Clock::now();
+  std::vector<double> arrivals;
+  if (options.rate > 0)
+    arrivals = poissonArrivals(options.requests, options.rate, options.promptSeed);
   RETURN_IF_ERROR(serve(*session, randomPrompts(options.promptSeed, options.requests), options,
-                        timelines));
+                        arrivals, timelines));
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
   int64_t steps = session->steps() - stepsBefore;
   int64_t computed = session->computedTokens() - computedBefore;
@@ -202,8 +242,9 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   int64_t ahead = session->stepsAhead() - aheadBefore;
   int64_t dropped = session->stepsAheadDropped() - droppedBefore;
 
-  std::vector<double> ttft, tpot;
+  std::vector<double> ttft, tpot, itl;
   for (const Timeline &timeline : timelines) {
+    itl.insert(itl.end(), timeline.gapsMs.begin(), timeline.gapsMs.end());
     ttft.push_back(ms(timeline.first - timeline.submitted));
     if (timeline.tokens > 1)
       tpot.push_back(ms(timeline.last - timeline.first) / static_cast<double>(timeline.tokens - 1));
@@ -214,17 +255,24 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
   double inputRate = wall > 0 ? inputTokens / wall : 0;
   double ttft50 = quantile(ttft, 0.5), ttft99 = quantile(ttft, 0.99);
   double tpot50 = quantile(tpot, 0.5), tpot99 = quantile(tpot, 0.99);
+  double itl50 = quantile(itl, 0.5), itl99 = quantile(itl, 0.99);
+  double requestRate = wall > 0 ? options.requests / wall : 0;
+  char rateText[64];
+  std::snprintf(rateText, sizeof(rateText), "Poisson arrivals at %g requests/s", options.rate);
   std::string mode = options.batch > 0 ? "batch " + std::to_string(options.batch) +
                                              " (requests in flight at once)"
-                                       : std::string("offline (all submitted at once)");
+                     : options.rate > 0 ? std::string(rateText)
+                                        : std::string("offline (all submitted at once)");
   std::printf("bench: %lld requests x %lld input + %lld output tokens on %s, %s\n",
               static_cast<long long>(options.requests), static_cast<long long>(options.inputLen),
               static_cast<long long>(options.outputLen), session->deviceName().c_str(),
               mode.c_str());
-  std::printf("  wall %.3f s: %.1f output tok/s, %.1f input tok/s (%lld output tokens)\n", wall,
-              outputRate, inputRate, static_cast<long long>(outputTokens));
-  std::printf("  TTFT p50 %.3f ms, p99 %.3f ms; TPOT p50 %.3f ms, p99 %.3f ms\n", ttft50, ttft99,
-              tpot50, tpot99);
+  std::printf("  wall %.3f s: %.1f output tok/s, %.1f input tok/s (%lld output tokens), %.2f "
+              "requests/s\n",
+              wall, outputRate, inputRate, static_cast<long long>(outputTokens), requestRate);
+  std::printf("  TTFT p50 %.3f ms, p99 %.3f ms; TPOT p50 %.3f ms, p99 %.3f ms; ITL p50 %.3f ms, "
+              "p99 %.3f ms\n",
+              ttft50, ttft99, tpot50, tpot99, itl50, itl99);
   std::printf("  %lld steps, peak KV blocks %lld of %lld (plus the null block), %lld "
               "preemptions\n",
               static_cast<long long>(steps),
@@ -254,6 +302,7 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
       {"input_len", options.inputLen},
       {"output_len", options.outputLen},
       {"batch", options.batch},
+      {"rate", options.rate},
       {"wall_s", rounded(wall, 6)},
       {"output_tokens", outputTokens},
       {"input_tokens", inputTokens},
@@ -263,6 +312,9 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
       {"ttft_ms_p99", rounded(ttft99, 4)},
       {"tpot_ms_p50", rounded(tpot50, 4)},
       {"tpot_ms_p99", rounded(tpot99, 4)},
+      {"itl_ms_p50", rounded(itl50, 4)},
+      {"itl_ms_p99", rounded(itl99, 4)},
+      {"requests_per_s", rounded(requestRate, 4)},
       {"steps", steps},
       {"computed_tokens", computed},
       {"peak_kv_blocks", session->peakUsedBlocks()},

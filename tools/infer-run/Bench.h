@@ -19,6 +19,9 @@ struct BenchOptions {
   /// 0: offline (all requests submitted at once). B > 0: B requests in flight,
   /// the next submitted when one finishes (at most B running sequences).
   int64_t batch = 0;
+  /// > 0: requests arrive as a Poisson process of this many a second (seeded
+  /// by promptSeed), each submitted at its arrival, as a server sees them.
+  double rate = 0;
   /// Requests of the same shapes (other prompts) run first, untimed: GEMM
   /// tuning and CUDA-graph capture happen there.
   int64_t warmupRequests = 0;
@@ -27,7 +30,8 @@ struct BenchOptions {
 
 /// Runs the requests greedily through a ServingSession, timing every step,
 /// and prints a summary and one JSON line: wall time, output and input
-/// tokens/s, TTFT and TPOT p50/p99, steps, peak KV blocks, preemptions.
+/// tokens/s, requests/s, TTFT, TPOT and ITL p50/p99, steps, peak KV blocks,
+/// preemptions.
 Status runBench(const std::string &artifactPath, const BenchOptions &options);
 
 } // namespace infer::tools

@@ -13,7 +13,7 @@
 //             [--drain-timeout S] [--served-model-name NAME] [--device cpu|cuda]
 //             [--max-sequences N] [--kv-blocks N] [--max-batch-tokens N]
 //             the OpenAI-compatible HTTP server (tools/infer-run/Serve.cpp, docs/server.md)
-//   infer-run MODEL.infer bench --requests N --input-len I --output-len O [--batch B]
+//   infer-run MODEL.infer bench --requests N --input-len I --output-len O [--batch B | --rate R]
 //             [--prompt-seed S] [--device cpu|cuda] [--kv-blocks N] [--max-batch-tokens N]
 //             serving throughput and latency (tools/infer-run/Bench.cpp)
 //
@@ -592,6 +592,9 @@ int main(int argc, char **argv) {
   app.add_option("--served-model-name", serveOptions.server.modelName,
                  "serve: the model id /v1/models lists and requests name (default: the "
                  "artifact's file name without .infer)");
+  app.add_option("--rate", benchOptions.rate,
+                 "bench: requests arrive as a Poisson process of R a second (seeded by "
+                 "--prompt-seed), each submitted at its arrival (default: all at once)");
   for (IntegerFlag &flag : integers)
     flag.option = app.add_option(flag.name, flag.text, flag.help);
   try {
