@@ -8,6 +8,9 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <chrono>
 
 namespace infer::server {
@@ -93,6 +96,14 @@ HttpServer::HttpServer(serving::Engine &engine, ServerOptions options)
   http_->set_payload_max_length(options_.maxBodyBytes);
   // An idle keep-alive connection holds a worker thread this long.
   http_->set_keep_alive_timeout(2);
+  // cpp-httplib's default also sets SO_REUSEPORT, which would let a second
+  // server bind a port this one holds; remember the socket to widen its
+  // backlog after bind().
+  http_->set_socket_options([this](int socket) {
+    int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listenSocket_ = socket;
+  });
   addRoutes();
 }
 
@@ -102,6 +113,11 @@ StatusOr<int> HttpServer::bind() {
   int port = options_.port == 0
                  ? http_->bind_to_any_port(options_.host)
                  : (http_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
+  // Debian's cpp-httplib 0.11 listens with a backlog of 5: a burst of
+  // connections overflows it and the dropped ones retry their SYN after 1, 2,
+  // 4, ... seconds. The kernel takes a second listen() as a new backlog.
+  if (port >= 0 && ::listen(listenSocket_, SOMAXCONN) != 0)
+    return errnoError(errno, "listen on " + options_.host + ":" + std::to_string(port));
   if (port < 0)
     return failedPreconditionError("cannot listen on " + options_.host + ":" +
                                    std::to_string(options_.port) +

@@ -82,6 +82,7 @@ private:
   ServerOptions options_;
   ModelLimits limits_;
   int64_t startedAt_ = 0;
+  int listenSocket_ = -1;
   std::atomic<bool> draining_{false};
   std::mutex responsesMutex_;
   std::condition_variable responsesClosed_;

@@ -291,9 +291,17 @@ std::optional<ApiError> parseFields(const json &body, ParsedRequest &out) {
 } // namespace
 
 std::variant<ParsedRequest, ApiError> parseRequest(Endpoint endpoint, std::string_view body) {
-  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded())
-    return badRequest("the body is not valid JSON", "", "invalid_json");
+  json parsed;
+  try {
+    parsed = json::parse(body);
+  } catch (const json::parse_error &error) {
+    // what() is "[json.exception.parse_error.101] parse error at line 1, ...".
+    std::string detail = error.what();
+    size_t start = detail.find("] ");
+    return badRequest("the body is not valid JSON: " +
+                          (start == std::string::npos ? detail : detail.substr(start + 2)),
+                      "", "invalid_json");
+  }
   if (!parsed.is_object())
     return badRequest("the body must be a JSON object (got " + std::string(typeName(parsed)) + ")");
   ParsedRequest out;

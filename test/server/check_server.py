@@ -14,8 +14,9 @@ text) and the openai client's own parsing of the responses and streams.
             body; then a normal request still succeeds
   overload  more concurrent requests than --max-sequences + --max-queue: 503s for some, the
             others equal their solo runs
-  cancel    streamed requests, half closed early: the survivors equal their solo runs and
-            /metrics shows every KV block free
+  cancel    --requests (200) streamed requests at once, half closed after 1-8 events: every
+            stream served, the survivors equal their solo runs, the closed ones are counted
+            cancelled and /metrics shows every KV block free
   drain     SIGTERM: new requests get 503, running ones finish, exit 0; with a short
             --drain-timeout a long request is cut and the server still exits 0
   load      bench/serve_load.py (the load generator) at 20 requests/s: its request and token
@@ -341,21 +342,30 @@ def stream_request(server, body, close_after=None):
     return text
 
 
-def case_cancel(a, art, oracle, requests=50, max_tokens=32):
+def case_cancel(a, art, oracle, requests=200, max_tokens=32):
     server = Server(a.infer_run, art)
     try:
         rng = random.Random(1)
         closing = {i: rng.randint(1, 8) for i in range(requests) if i % 2 == 0}
         texts = {}
 
+        failed = {}
+
         def run(i):
-            texts[i] = stream_request(server, sampled_body(i, max_tokens, stream=True), closing.get(i))
+            try:
+                texts[i] = stream_request(server, sampled_body(i, max_tokens, stream=True),
+                                          closing.get(i))
+            except Exception as error:  # reported below
+                failed[i] = repr(error)
 
         threads = [threading.Thread(target=run, args=(i,)) for i in range(requests)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+        if not check(not failed, f"every stream was served ({len(failed)} failed: "
+                     f"{list(failed.items())[:3]})"):
+            return
         check(all(texts[i] is None for i in closing), "the closed streams were closed")
         drained = wait_for(lambda: (lambda m: m["infer_requests_running"] == 0
                                     and m["infer_requests_waiting"] == 0)(server.metrics()), 60)
@@ -559,6 +569,7 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--case", required=True, choices=["api", "errors", "overload", "cancel", "drain", "soak", "load"])
     ap.add_argument("--seconds", type=float, default=60, help="soak: how long the traffic runs")
+    ap.add_argument("--requests", type=int, default=200, help="cancel: streamed requests")
     a = ap.parse_args()
     try:
         import openai  # noqa: F401
@@ -570,7 +581,10 @@ def main():
                                               "tokenizer.json"))
     with tempfile.TemporaryDirectory() as tmp:
         art = compile_model(a.infer_compile, a.model, tmp)
-        globals()["case_" + a.case](a, art, oracle)
+        if a.case == "cancel":
+            case_cancel(a, art, oracle, requests=a.requests)
+        else:
+            globals()["case_" + a.case](a, art, oracle)
     return finish()
 
 
