@@ -23,6 +23,18 @@ bool RequestStream::next(serving::RequestUpdate &update) {
   return true;
 }
 
+RequestStream::Wait RequestStream::next(serving::RequestUpdate &update,
+                                        std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!ready_.wait_for(lock, timeout, [&] { return !updates_.empty() || ended_; }))
+    return Wait::kTimeout;
+  if (updates_.empty())
+    return Wait::kEnded;
+  update = std::move(updates_.front());
+  updates_.pop_front();
+  return Wait::kUpdate;
+}
+
 std::optional<ApiError> RequestStream::refusal() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return refusal_;

@@ -40,6 +40,9 @@ public:
   /// Blocks for the next update; false once the request ended and every
   /// update was taken.
   bool next(serving::RequestUpdate &update);
+  enum class Wait { kUpdate, kTimeout, kEnded };
+  /// next() waiting at most `timeout`.
+  Wait next(serving::RequestUpdate &update, std::chrono::milliseconds timeout);
   /// Why the engine refused the request at submission (then next() gives
   /// nothing).
   std::optional<ApiError> refusal() const;

@@ -2,6 +2,7 @@
 
 #include "runtime/server/HttpServer.h"
 
+#include "runtime/server/ClientConnection.h"
 #include "runtime/server/EngineLoop.h"
 #include "runtime/server/OpenAiResponse.h"
 #include "runtime/serving/Engine.h"
@@ -236,10 +237,30 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
   ResponseHeader header = makeHeader(endpoint, options_.modelName);
 
   if (!body.stream) {
+    // Nothing is written until the end, so the connection is polled: a
+    // client that left cancels its request.
+    std::optional<ClientConnection> client;
+    bool cancelled = false;
+    const auto every = std::chrono::milliseconds(100);
+    auto nextProbe = std::chrono::steady_clock::now() + every;
     serving::RequestUpdate update, last;
-    while (stream->next(update))
-      if (update.finished)
+    while (true) {
+      RequestStream::Wait got = stream->next(update, every);
+      if (got == RequestStream::Wait::kEnded)
+        break;
+      if (got == RequestStream::Wait::kUpdate && update.finished)
         last = std::move(update);
+      if (cancelled || std::chrono::steady_clock::now() < nextProbe)
+        continue;
+      nextProbe = std::chrono::steady_clock::now() + every;
+      if (!client)
+        client = ClientConnection::find(request.remote_addr, request.remote_port,
+                                        request.local_addr, request.local_port);
+      if (client->closed()) {
+        loop_->cancel(stream);
+        cancelled = true;
+      }
+    }
     if (std::optional<ApiError> refusal = stream->refusal())
       return sendError(response, *refusal);
     if (std::optional<ApiError> error = endError(last))

@@ -16,7 +16,8 @@ text) and the openai client's own parsing of the responses and streams.
             others equal their solo runs
   cancel    --requests (200) streamed requests at once, half closed after 1-8 events: every
             stream served, the survivors equal their solo runs, the closed ones are counted
-            cancelled and /metrics shows every KV block free
+            cancelled and /metrics shows every KV block free; a non-streamed request whose
+            client left is cancelled too
   drain     SIGTERM: new requests get 503, running ones finish, exit 0; with a short
             --drain-timeout a long request is cut and the server still exits 0
   load      bench/serve_load.py (the load generator) at 20 requests/s: its request and token
@@ -386,6 +387,22 @@ def case_cancel(a, art, oracle, requests=200, max_tokens=32):
                 mismatches.append(i)
         check(not mismatches, f"{requests - len(closing)} survivors = their solo runs "
               f"(differ: {mismatches})")
+
+        # A non-streamed request writes nothing until it ends; its client leaving cancels it too.
+        before = server.metrics()
+        sock = socket.create_connection((server.host, server.port), timeout=60)
+        data = json.dumps(sampled_body(0, 4000)).encode()
+        sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                     str(len(data)).encode() + b"\r\n\r\n" + data)
+        wait_for(lambda: server.metrics()["infer_requests_running"] == 1, 30, 0.01)
+        sock.close()
+        key = 'infer_requests_finished_total{finish_reason="cancelled"}'
+        ended = wait_for(lambda: server.metrics().get(key, 0) == before.get(key, 0) + 1, 30, 0.05)
+        after = server.metrics()
+        generated = after["infer_generation_tokens_total"] - before["infer_generation_tokens_total"]
+        check(ended and generated < 4000 and after["infer_kv_blocks_used"] == 0,
+              f"a non-streamed request whose client left is cancelled ({generated:.0f} of 4000 "
+              f"tokens generated) and its KV blocks are free")
     finally:
         check(server.stop() == 0, "the server exits 0 on SIGTERM")
 
