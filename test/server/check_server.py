@@ -6,7 +6,8 @@
 
 References: `infer-run generate` (the same engine outside the server: ids and text for the
 same prompt, seed and sampling), the `tokenizers` library (prompt token counts, decoded
-text) and the openai client's own parsing of the responses and streams.
+text), the openai client's own parsing of the responses and streams, and prometheus_client's
+parser of the metrics text format.
 
   api       completions and chat through the openai client, streamed and not, greedy and
             seeded, token-id prompts, stop strings, usage, raw SSE framing, the API key
@@ -26,7 +27,8 @@ text) and the openai client's own parsing of the responses and streams.
             streams, token ids, bad requests): every answer as expected, and the server's
             resident memory does not grow after the first 40%
 
-Exit 77 (skipped) only when the openai or tokenizers package is not installed.
+Exit 77 (skipped) only when the openai, prometheus_client or tokenizers package is not
+installed.
 """
 import argparse
 import json
@@ -153,6 +155,23 @@ def case_api(a, art, oracle):
               f"SSE framing: data: {{json}} events then data: [DONE] ({len(events)} events)")
         status, _, body = server.request("GET", "/health")
         check(status == 200 and json.loads(body) == {"status": "ok"}, "/health")
+        # /metrics as Prometheus' own Python client parses the text format.
+        from prometheus_client.parser import text_string_to_metric_families
+        families = {f.name: f for f in text_string_to_metric_families(
+            server.request("GET", "/metrics")[2].decode())}
+        types = {name: f.type for name, f in families.items()}
+        check(types.get("infer_requests_running") == "gauge"
+              and types.get("infer_generation_tokens") == "counter"
+              and types.get("infer_kv_blocks_used") == "gauge"
+              and types.get("infer_time_to_first_token_seconds") == "histogram"
+              and types.get("infer_e2e_request_latency_seconds") == "histogram",
+              f"prometheus_client parses /metrics with its types: {types}")
+        ttft = families["infer_time_to_first_token_seconds"].samples
+        buckets = [x.value for x in ttft if x.name.endswith("_bucket")]
+        count = next(x.value for x in ttft if x.name.endswith("_count"))
+        check(buckets == sorted(buckets) and buckets[-1] == count
+              and ttft[len(buckets) - 1].labels["le"] == "+Inf",
+              "the TTFT histogram's buckets are cumulative, +Inf last and equal to its count")
         metrics = server.metrics()
         check(metrics.get('infer_requests_finished_total{finish_reason="length"}', 0) >= 6
               and metrics["infer_kv_blocks_used"] == 0 and metrics["infer_kv_blocks_total"] > 0
@@ -590,9 +609,11 @@ def main():
     a = ap.parse_args()
     try:
         import openai  # noqa: F401
+        import prometheus_client  # noqa: F401
         from tokenizers import Tokenizer
     except ImportError as error:
-        print(f"skipped: {error} (scripts/setup.sh installs openai and tokenizers)")
+        print(f"skipped: {error} (scripts/setup.sh installs openai, prometheus_client and "
+              "tokenizers)")
         return 77
     oracle = Tokenizer.from_file(os.path.join(os.path.dirname(os.path.abspath(a.model)),
                                               "tokenizer.json"))
