@@ -19,7 +19,9 @@ namespace infer::server {
 class ClientConnection {
 public:
   /// The connection from remoteAddr:remotePort to localAddr:localPort; one
-  /// that is never closed when it cannot be found.
+  /// that is never closed when it cannot be found. Find it before writing to
+  /// it: a write that meets a closed peer draws a reset, after which the
+  /// socket has no peer address.
   static ClientConnection find(const std::string &remoteAddr, int remotePort,
                                const std::string &localAddr, int localPort);
   /// The client closed or reset the connection (POLLRDHUP, POLLHUP, POLLERR).

@@ -58,7 +58,12 @@ struct StreamState {
   std::shared_ptr<RequestStream> stream;
   ResponseHeader header;
   ParsedRequest request;
-  bool first = true, ended = false;
+  bool first = true, ended = false, cancelled = false;
+  /// Polled while no token comes (the request waits in the queue): no write
+  /// tells that the client left before it. Found in the handler, before the
+  /// headers go out: once they meet a closed peer its reset leaves the
+  /// socket without a peer address to find it by.
+  ClientConnection client;
 };
 
 /// The SSE text of one update (empty: nothing to send yet).
@@ -276,15 +281,25 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
   state->stream = stream;
   state->header = header;
   state->request = std::move(body);
+  state->client = ClientConnection::find(request.remote_addr, request.remote_port,
+                                         request.local_addr, request.local_port);
   EngineLoop *loop = loop_.get();
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",
-      [state](size_t, httplib::DataSink &sink) {
+      [state, loop](size_t, httplib::DataSink &sink) {
         serving::RequestUpdate update;
         std::string out;
         while (out.empty()) {
-          if (!state->stream->next(update)) {
+          RequestStream::Wait got = state->stream->next(update, std::chrono::milliseconds(100));
+          if (got == RequestStream::Wait::kTimeout) {
+            if (!state->cancelled && state->client.closed()) {
+              loop->cancel(state->stream);
+              state->cancelled = true;
+            }
+            continue;
+          }
+          if (got == RequestStream::Wait::kEnded) {
             std::optional<ApiError> refusal = state->stream->refusal();
             out = (refusal ? sseEvent(refusal->body()) : "") + sseDone();
             state->ended = true;

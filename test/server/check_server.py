@@ -18,7 +18,7 @@ parser of the metrics text format.
   cancel    --requests (200) streamed requests at once, half closed after 1-8 events: every
             stream served, the survivors equal their solo runs, the closed ones are counted
             cancelled and /metrics shows every KV block free; a non-streamed request whose
-            client left is cancelled too
+            client left is cancelled too, and a stream still waiting in the queue
   drain     SIGTERM: new requests get 503, running ones finish, exit 0; with a short
             --drain-timeout a long request is cut and the server still exits 0
   load      bench/serve_load.py (the load generator) at 20 requests/s: its request and token
@@ -422,6 +422,39 @@ def case_cancel(a, art, oracle, requests=200, max_tokens=32):
         check(ended and generated < 4000 and after["infer_kv_blocks_used"] == 0,
               f"a non-streamed request whose client left is cancelled ({generated:.0f} of 4000 "
               f"tokens generated) and its KV blocks are free")
+    finally:
+        check(server.stop() == 0, "the server exits 0 on SIGTERM")
+
+    # A stream still waiting in the queue (nothing written yet) is cancelled when its client
+    # leaves, before it ever runs.
+    server = Server(a.infer_run, art, "--max-sequences", 1)
+    try:
+        def raw(body):
+            sock = socket.create_connection((server.host, server.port), timeout=60)
+            data = json.dumps(body).encode()
+            sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                         str(len(data)).encode() + b"\r\n\r\n" + data)
+            return sock
+
+        running = raw(sampled_body(0, 4000))
+        check(wait_for(lambda: server.metrics()["infer_requests_running"] == 1, 30, 0.01),
+              "one long request runs")
+        queued = raw(sampled_body(1, 8, stream=True))
+        check(wait_for(lambda: server.metrics()["infer_requests_waiting"] == 1, 30, 0.01),
+              "a stream waits behind it (--max-sequences 1)")
+        queued.close()
+        key = 'infer_requests_finished_total{finish_reason="cancelled"}'
+        cancelled = wait_for(lambda: server.metrics().get(key, 0) == 1, 30, 0.05)
+        metrics = server.metrics()
+        check(cancelled and metrics["infer_requests_waiting"] == 0
+              and metrics["infer_requests_running"] == 1,
+              f"its client leaving cancels the waiting stream while the other still runs "
+              f"({metrics.get(key, 0):.0f} cancelled, {metrics['infer_requests_waiting']:.0f} "
+              f"waiting, {metrics['infer_requests_running']:.0f} running)")
+        running.close()
+        check(wait_for(lambda: server.metrics().get(key, 0) == 2
+                       and server.metrics()["infer_kv_blocks_used"] == 0, 30, 0.05),
+              "then the long one is cancelled too and every KV block is free")
     finally:
         check(server.stop() == 0, "the server exits 0 on SIGTERM")
 
