@@ -163,6 +163,9 @@ StatusOr<ExprPtr> Parser::parseAnd() {
 }
 
 StatusOr<ExprPtr> Parser::parseNot() {
+  NestingLevel level(expressionNesting_, kMaxExpressionNesting);
+  if (level.exceeded)
+    return tooDeep("expressions", kMaxExpressionNesting);
   if (isName("not")) {
     ExprPtr node = make(ExprKind::kNot, cur().line);
     next();
@@ -262,6 +265,9 @@ StatusOr<ExprPtr> Parser::parsePow() {
 }
 
 StatusOr<ExprPtr> Parser::parseUnary(bool withFilter) {
+  NestingLevel level(expressionNesting_, kMaxExpressionNesting);
+  if (level.exceeded)
+    return tooDeep("expressions", kMaxExpressionNesting);
   ExprPtr node;
   if (isOp("-") || isOp("+")) {
     node = make(isOp("-") ? ExprKind::kNeg : ExprKind::kPos, cur().line);

@@ -114,6 +114,9 @@ StatusOr<Body> Parser::parseStatements(const std::vector<std::string> &endTokens
 }
 
 StatusOr<StmtPtr> Parser::parseStatement() {
+  NestingLevel level(blockNesting_, kMaxBlockNesting);
+  if (level.exceeded)
+    return tooDeep("tags", kMaxBlockNesting);
   if (cur().kind != TokenKind::kName)
     return templateError(cur().line, "tag name expected");
   std::string tag = cur().text;

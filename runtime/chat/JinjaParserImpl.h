@@ -27,6 +27,27 @@ public:
   StatusOr<Template> parse();
 
 private:
+  /// The parser (and the interpreter after it) recurses once per nested
+  /// bracket, unary operator or block, and a template is untrusted input (it
+  /// comes from an artifact or a model's directory): a few hundred nested
+  /// '[' overflowed the stack (chat-template-fuzzer). Real templates nest a
+  /// few levels.
+  static constexpr int kMaxExpressionNesting = 128; ///< parseNot/parseUnary levels
+  static constexpr int kMaxBlockNesting = 64;       ///< tags inside tags
+  /// Counts one level while alive; `exceeded` when past `limit`.
+  struct NestingLevel {
+    NestingLevel(int &depth, int limit) : depth(depth), exceeded(++depth > limit) {}
+    ~NestingLevel() { --depth; }
+    int &depth;
+    bool exceeded;
+  };
+  Status tooDeep(const char *what, int limit) const {
+    return templateError(cur().line, std::string(what) + " nested more than " +
+                                         std::to_string(limit) + " deep");
+  }
+  int expressionNesting_ = 0;
+  int blockNesting_ = 0;
+
   //===--- Token stream (JinjaParser.cpp) ---------------------------------===//
   const Token &cur() const { return tokens_[pos_]; }
   const Token &look() const { return tokens_[std::min(pos_ + 1, tokens_.size() - 1)]; }

@@ -229,5 +229,31 @@ TEST(ApplyChatTemplate, ToolsAndDocumentsAreNone) {
   EXPECT_EQ(*text, "True True");
 }
 
+// A template is untrusted: nesting is bounded before the parser's recursion
+// overflows the stack (chat-template-fuzzer found 300 nested '[' did).
+TEST(ChatTemplateErrors, NestingIsBounded) {
+  auto repeat = [](const std::string &text, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i)
+      out += text;
+    return out;
+  };
+  EXPECT_EQ(render("{{ " + repeat("[", 40) + "1" + repeat("]", 40) + "|length }}"), "1");
+  EXPECT_EQ(render("{{ " + repeat("not ", 41) + "true }}"), "False");
+  EXPECT_EQ(render(repeat("{% if true %}", 40) + "x" + repeat("{% endif %}", 40)), "x");
+  EXPECT_NE(parseError("{{ " + repeat("[", 100000) + repeat("]", 100000) + " }}")
+                .find("expressions nested more than 128 deep"),
+            std::string::npos);
+  EXPECT_NE(parseError("{{ " + repeat("(", 100000) + "1" + repeat(")", 100000) + " }}")
+                .find("expressions nested more than 128 deep"),
+            std::string::npos);
+  EXPECT_NE(parseError("{{ " + repeat("not ", 100000) + "x }}").find("nested more than 128 deep"),
+            std::string::npos);
+  EXPECT_NE(parseError("{{ " + repeat("-", 100000) + "1 }}").find("nested more than 128 deep"),
+            std::string::npos);
+  EXPECT_NE(parseError(repeat("{% if x %}", 100000)).find("tags nested more than 64 deep"),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace infer::chat

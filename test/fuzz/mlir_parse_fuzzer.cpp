@@ -20,9 +20,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer stops at a NUL: the tools hand it MemoryBuffers, which end
+  // in one, so the harness must too (without, it read past the input).
+  std::string source(reinterpret_cast<const char *>(data), size);
+  llvm::StringRef text(source.c_str(), size);
   if (infer::pipeline::checkMlirSource(text))
     return 0;
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
