@@ -294,8 +294,10 @@ std::variant<ParsedRequest, ApiError> parseRequest(Endpoint endpoint, std::strin
   json parsed;
   try {
     parsed = json::parse(body);
-  } catch (const json::parse_error &error) {
-    // what() is "[json.exception.parse_error.101] parse error at line 1, ...".
+  } catch (const json::exception &error) {
+    // what() is "[json.exception.parse_error.101] parse error at line 1, ..."
+    // or, for a number past double's range, "[json.exception.out_of_range.406]
+    // number overflow parsing '1e999'" (which once ended the server).
     std::string detail = error.what();
     size_t start = detail.find("] ");
     return badRequest("the body is not valid JSON: " +

@@ -12,6 +12,7 @@ by hand (docs/fuzzing.md) and kept: this script only adds or replaces seeds.
 usage: make_corpus.py --infer-compile BUILD/bin/infer-compile
 """
 import argparse
+import json
 import pathlib
 import subprocess
 import sys
@@ -102,6 +103,25 @@ def tokenizer_seeds():
             put("tokenizer-fuzzer", f"text-{mode}-{i}", bytes([mode]) + text.encode("utf-8", "surrogateescape"))
 
 
+def request_seeds():
+    bodies = [
+        (0, {"model": "m", "prompt": "Hello there", "max_tokens": 8}),
+        (0, {"model": "m", "prompt": [1, 2, 3], "max_tokens": 4, "temperature": 0.7, "top_p": 0.9,
+             "top_k": 5, "seed": 7, "stop": ["\n", "."], "stream": True,
+             "stream_options": {"include_usage": True}}),
+        (0, {"prompt": "x", "max_tokens": 0}),
+        (0, {"prompt": "x", "n": 2, "stop": "s", "ignore_eos": True, "return_token_ids": True}),
+        (1, {"model": "m", "messages": [{"role": "system", "content": "Be brief."},
+                                         {"role": "user", "content": "Hi"}], "max_tokens": 8}),
+        (1, {"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+             "max_completion_tokens": 3, "stream": True}),
+        (1, {"messages": [], "temperature": -1}),
+    ]
+    for i, (endpoint, body) in enumerate(bodies):
+        put("openai-request-fuzzer", f"body-{i}.json", bytes([endpoint]) + json.dumps(body).encode())
+    put("openai-request-fuzzer", "not-json", b"\x00{\"prompt\": ")
+
+
 def chat_seeds():
     for path in sorted((ROOT / "test/chat/templates").glob("*.jinja")):
         put("chat-template-fuzzer", path.name, path.read_bytes())
@@ -110,7 +130,14 @@ def chat_seeds():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--infer-compile", required=True)
+    parser.add_argument("--text-only", action="store_true",
+                        help="only the seeds that need no export (tokenizer, chat, requests)")
     args = parser.parse_args()
+    if args.text_only:
+        tokenizer_seeds()
+        chat_seeds()
+        request_seeds()
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         export = work / "export"
@@ -127,6 +154,7 @@ def main():
         npy_seeds(work)
     tokenizer_seeds()
     chat_seeds()
+    request_seeds()
     for target in sorted(CORPUS.iterdir()):
         files = list(target.iterdir())
         size = sum(f.stat().st_size for f in files)
