@@ -4,7 +4,8 @@
 # SECONDS in libFuzzer's fork mode with JOBS processes from its committed corpus,
 # going on past crashes, timeouts and OOMs, which are kept in OUT_DIR/TARGET/.
 # OUT_DIR/TARGET.log ends with the totals: executions (the number after '#'),
-# edges covered ('cov:') and the crash/timeout/OOM counts.
+# edges covered ('cov:') and the crash/timeout/OOM counts; OUT_DIR/TARGET.reports
+# the top frames of each sanitizer report.
 set -uo pipefail
 bin="$(realpath "$1")"; out="$(realpath -m "$2")"; jobs="$3"; shift 3
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -24,6 +25,9 @@ for spec in "$@"; do
   grep -E '^#[0-9]+: cov:' "$work/log" | tail -n 1 > "$out/$target.log"
   grep -E 'ERROR: |SUMMARY: |runtime error|Test unit written' "$work/log" | sort | uniq -c \
     >> "$out/$target.log"
+  # Each report's first frames, to tell one bug from several.
+  grep -A 14 -E '^==[0-9]+==ERROR: ' "$work/log" | grep -E '^==|^    #([0-9]|1[0-2]) ' \
+    > "$out/$target.reports" || true
   cat "$out/$target.log"
   rm -rf "$work"
 done
