@@ -11,6 +11,7 @@
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "runtime/artifact/ArtifactReader.h"
+#include "test/artifact/TestModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -32,12 +33,7 @@ namespace {
 constexpr int64_t kBound = 8192;
 
 OwningOpRef<ModuleOp> lowerToExec(ModuleOp module) {
-  OwningOpRef<ModuleOp> lowered = module.clone();
-  PassManager pm(module.getContext());
-  infer::pipeline::buildExecPipeline(pm, kBound);
-  if (failed(pm.run(*lowered)))
-    return nullptr;
-  return lowered;
+  return infer::test::lowerToExec(module, kBound);
 }
 
 infer::exec::ProgramOp programOf(ModuleOp module) {
@@ -60,12 +56,8 @@ const art::Attribute *findAttribute(const google::protobuf::RepeatedPtrField<art
 
 TEST(ExecProgram, TinyLlamaRoundTrip) {
   MLIRContext context;
-  infer::import::ImportStats stats;
-  OwningOpRef<ModuleOp> module = infer::import::importOnnxFile(context, INFER_TEST_MODEL, &stats);
+  OwningOpRef<ModuleOp> module = infer::test::optimizedTestModel(context);
   ASSERT_TRUE(module);
-  PassManager pm(&context);
-  infer::pipeline::buildOptimizationPipeline(pm, infer::pipeline::PipelineOptions());
-  ASSERT_TRUE(succeeded(pm.run(*module)));
   OwningOpRef<ModuleOp> lowered = lowerToExec(*module);
   ASSERT_TRUE(lowered);
   infer::exec::ProgramOp program = programOf(*lowered);

@@ -10,13 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/artifact/ArtifactWriter.h"
-#include "compiler/import/onnx/OnnxImporter.h"
-#include "compiler/pipeline/Pipeline.h"
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/cpu/CpuBackend.h"
+#include "test/artifact/TestModule.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -35,16 +33,10 @@ namespace {
 class ReaderHardening : public ::testing::Test {
 protected:
   void SetUp() override {
-    infer::import::ImportStats stats;
-    OwningOpRef<ModuleOp> module = infer::import::importOnnxFile(context, INFER_TEST_MODEL, &stats);
+    OwningOpRef<ModuleOp> module = infer::test::optimizedTestModel(context);
     ASSERT_TRUE(module);
-    PassManager pm(&context);
-    infer::pipeline::buildOptimizationPipeline(pm, infer::pipeline::PipelineOptions());
-    ASSERT_TRUE(succeeded(pm.run(*module)));
-    OwningOpRef<ModuleOp> lowered = module->clone();
-    PassManager lower(&context);
-    infer::pipeline::buildExecPipeline(lower, 64);
-    ASSERT_TRUE(succeeded(lower.run(*lowered)));
+    OwningOpRef<ModuleOp> lowered = infer::test::lowerToExec(*module, 64);
+    ASSERT_TRUE(lowered);
     auto programs = lowered->getOps<infer::exec::ProgramOp>();
     ASSERT_FALSE(programs.empty());
     path = ::testing::TempDir() + "/infer-reader-" + std::to_string(::getpid()) + ".infer";
