@@ -21,6 +21,15 @@ json base(const ResponseHeader &header, const char *object) {
 
 json orNull(const std::string &text) { return text.empty() ? json() : json(text); }
 
+/// The fields every choice ends with, whole response or chunk.
+void closeChoice(json &choice, const std::string &finishReason,
+                 const std::vector<int32_t> *tokenIds) {
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = orNull(finishReason);
+  if (tokenIds)
+    choice["token_ids"] = *tokenIds;
+}
+
 } // namespace
 
 ResponseHeader makeHeader(Endpoint endpoint, std::string model) {
@@ -53,10 +62,7 @@ json completionResponse(const ResponseHeader &header, const std::string &text,
     choice["message"] = {{"role", "assistant"}, {"content", text}};
   else
     choice["text"] = text;
-  choice["logprobs"] = nullptr;
-  choice["finish_reason"] = orNull(finishReason);
-  if (tokenIds)
-    choice["token_ids"] = *tokenIds;
+  closeChoice(choice, finishReason, tokenIds);
   json out = base(header, isChat(header) ? "chat.completion" : "text_completion");
   out["choices"] = json::array({choice});
   out["usage"] = usage.toJson();
@@ -79,10 +85,7 @@ json chunk(const ResponseHeader &header, const std::string &text, bool first,
   } else {
     choice["text"] = text;
   }
-  choice["logprobs"] = nullptr;
-  choice["finish_reason"] = orNull(finishReason);
-  if (tokenIds)
-    choice["token_ids"] = *tokenIds;
+  closeChoice(choice, finishReason, tokenIds);
   json out = base(header, isChat(header) ? "chat.completion.chunk" : "text_completion");
   out["choices"] = json::array({choice});
   if (!usage.is_null())
