@@ -84,6 +84,8 @@ LogicalResult importClip(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (n.opset < 11) {
     if (failed(n.checkAttributes({{"min", kFloat}, {"max", kFloat}})))
       return failure();
+    if (!isa<FloatType>(element))
+      return n.error() << "before opset 11 takes a floating-point input, got " << element;
     if (n.attribute("min"))
       lo = n.constantScalar(element, n.floatAttr("min", 0));
     if (n.attribute("max"))

@@ -4,7 +4,10 @@
 
 #include "dialects/graph/IR/GraphOps.h"
 
+#include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/StringSet.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace infer::import;
@@ -261,12 +264,23 @@ Value NodeImporter::constantInts(ArrayRef<int64_t> values, bool scalar) {
   return ConstantOp::create(builder, loc, DenseIntElementsAttr::get(type, values));
 }
 
+/// A double converted to an integer type saturates at the type's range (NaN becomes 0):
+/// the cast of an out-of-range double is undefined behaviour.
+static APInt saturate(Type elementType, double value) {
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  bool isUnsigned = elementType.isUnsignedInteger() || width == 1;
+  APSInt result(width, isUnsigned);
+  bool exact = false;
+  APFloat(value).convertToInteger(result, APFloat::rmTowardZero, &exact);
+  return std::isnan(value) ? APInt(width, 0) : APInt(result);
+}
+
 Value NodeImporter::constantScalar(Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
   Attribute attr;
   if (isa<FloatType>(elementType))
     attr = DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value));
   else
-    attr = DenseElementsAttr::get(type, builder.getIntegerAttr(elementType, (int64_t)value));
+    attr = DenseElementsAttr::get(type, builder.getIntegerAttr(elementType, saturate(elementType, value)));
   return ConstantOp::create(builder, loc, cast<ElementsAttr>(attr));
 }

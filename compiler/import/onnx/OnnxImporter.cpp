@@ -90,10 +90,19 @@ LogicalResult GraphImporter::load() {
   }
   if (StringRef(path).ends_with(".onnxtext")) {
     std::string text((*file)->data(), (*file)->size());
-    onnx::OnnxParser parser(text.c_str());
-    auto status = parser.Parse(model);
-    if (!status.IsOK()) {
-      modelError() << "not a valid ONNX text model: " << status.ErrorMessage();
+    // libonnx's text parser reports most errors by status but throws from std::stof/stol on
+    // out-of-range literals (1e39, 2^64).
+    std::string error;
+    try {
+      onnx::OnnxParser parser(text.c_str());
+      auto status = parser.Parse(model);
+      if (!status.IsOK())
+        error = status.ErrorMessage();
+    } catch (const std::exception &e) {
+      error = std::string("a literal is out of range (") + e.what() + ")";
+    }
+    if (!error.empty()) {
+      modelError() << "not a valid ONNX text model: " << error;
       return failure();
     }
     return success();
