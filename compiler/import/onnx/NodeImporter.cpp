@@ -281,6 +281,7 @@ Value NodeImporter::constantScalar(Type elementType, double value) {
   if (isa<FloatType>(elementType))
     attr = DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value));
   else
-    attr = DenseElementsAttr::get(type, builder.getIntegerAttr(elementType, saturate(elementType, value)));
+    attr = DenseElementsAttr::get(
+        type, builder.getIntegerAttr(elementType, saturate(elementType, value)));
   return ConstantOp::create(builder, loc, cast<ElementsAttr>(attr));
 }
