@@ -12,12 +12,14 @@ tokens. `return_token_ids` makes the server send one event per token, so the tok
 exact: TTFT (send to first token), TPOT ((end - first token) / (tokens - 1)), ITL (every gap
 between tokens) and end-to-end latency, with request throughput and input and output tok/s
 over the whole run. Prints a summary and one JSON line (also to --result-json). Standard
-library only: one thread per request in flight.
+library only: one thread per request in flight, in --processes processes.
 """
 import argparse
 import http.client
 import json
+import itertools
 import math
+import multiprocessing
 import random
 import sys
 import threading
@@ -40,7 +42,7 @@ def one_request(url, body, timeout):
     """Sends one streamed completion; returns its timeline, or an error string."""
     conn = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=timeout)
     times, usage = [], None
-    start = time.perf_counter()
+    start = time.monotonic()
     try:
         conn.request("POST", "/v1/completions", body=json.dumps(body),
                      headers={"Content-Type": "application/json"})
@@ -60,7 +62,7 @@ def one_request(url, body, timeout):
                 data = json.loads(event[len(b"data: "):])
                 if "error" in data:
                     return {"error": data["error"]["message"]}
-                now = time.perf_counter()
+                now = time.monotonic()
                 for choice in data.get("choices", []):
                     times.extend([now] * len(choice.get("token_ids", [])))
                 usage = data.get("usage") or usage
@@ -68,7 +70,28 @@ def one_request(url, body, timeout):
         return {"error": repr(error)}
     finally:
         conn.close()
-    return {"start": start, "times": times, "end": time.perf_counter(), "usage": usage}
+    return {"start": start, "times": times, "end": time.monotonic(), "usage": usage}
+
+
+def send_share(share):
+    """Sends one process's requests, each on its own thread at begin + its offset."""
+    url, requests, offsets, begin, timeout = share
+    results = [None] * len(requests)
+
+    def send(i):
+        results[i] = one_request(url, requests[i], timeout)
+
+    threads = []
+    for i, offset in enumerate(offsets):
+        delay = begin + offset - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        thread = threading.Thread(target=send, args=(i,), daemon=True)
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join()
+    return results
 
 
 def run(args):
@@ -90,26 +113,24 @@ def run(args):
             body["model"] = args.model
     gaps = [0.0] + [rng.expovariate(args.request_rate) if math.isfinite(args.request_rate) else 0.0
                     for _ in range(args.num_prompts - 1)]
+    offsets = list(itertools.accumulate(gaps))
 
+    # Request i goes to process i % P; every process sends its share at the shared schedule's
+    # times (time.monotonic is one clock for all processes), so the arrivals stay one Poisson
+    # process while P interpreters parse the streams.
+    processes = min(args.processes, len(requests))
+    begin = time.monotonic() + 0.2 * (processes > 1)
+    shares = [(url, requests[p::processes], offsets[p::processes], begin, args.timeout)
+              for p in range(processes)]
+    if processes == 1:
+        parts = [send_share(shares[0])]
+    else:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            parts = pool.map(send_share, shares)
     results = [None] * len(requests)
-
-    def send(i):
-        results[i] = one_request(url, requests[i], args.timeout)
-
-    threads = []
-    begin = time.perf_counter()
-    arrival = begin
-    for i, gap in enumerate(gaps):
-        arrival += gap
-        delay = arrival - time.perf_counter()
-        if delay > 0:
-            time.sleep(delay)
-        thread = threading.Thread(target=send, args=(i,), daemon=True)
-        thread.start()
-        threads.append(thread)
-    for thread in threads:
-        thread.join()
-    duration = time.perf_counter() - begin
+    for p, part in enumerate(parts):
+        results[p::processes] = part
+    duration = time.monotonic() - begin
 
     done = [r for r in results if "error" not in r]
     failed = [r["error"] for r in results if "error" in r]
@@ -160,11 +181,16 @@ def main():
     ap.add_argument("--min-id", type=int, default=4, help="prompt ids are at least this "
                     "(default 4: past the usual special tokens)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--processes", type=int, default=1,
+                    help="client processes sharing the arrivals (default 1; more when one Python "
+                         "process cannot parse the streams of a saturated server)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--result-json")
     args = ap.parse_args()
     if args.num_prompts < 1 or args.input_len < 1 or args.output_len < 1:
         ap.error("--num-prompts, --input-len and --output-len must be at least 1")
+    if args.processes < 1:
+        ap.error("--processes must be at least 1")
     if not args.request_rate > 0:
         ap.error("--request-rate must be positive (inf: all at once)")
     if not 0 <= args.range_ratio < 1 or not 0 <= args.min_id < args.vocab:

@@ -4,7 +4,7 @@
   check_text_e2e.py --bin BIN_DIR --library libinfer.so --tokenizer DIR --out DIR
 
 1. `python -m infer.export` of a random-weight TinyLlama-1.1B (its config.json
-   alone, beside the Llama-2 tokenizer it uses), bf16;
+   alone, beside the Llama-2 tokenizer it uses and TinyLlama-Chat's chat template), bf16;
 2. `infer-compile model.onnx -o model.infer` (the tokenizer files beside it go in);
 3. `infer-run model.infer generate --prompt ...` streams text (greedy and seeded);
 4. infer.Engine (the Python package over libinfer.so) generates the same tokens
@@ -68,9 +68,17 @@ def main():
     os.makedirs(src, exist_ok=True)
     with open(os.path.join(src, "config.json"), "w") as f:
         json.dump(TINYLLAMA, f)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        with open(os.path.join(a.tokenizer, name), "rb") as fin, open(os.path.join(src, name), "wb") as fout:
-            fout.write(fin.read())
+    with open(os.path.join(a.tokenizer, "tokenizer.json"), "rb") as fin, \
+            open(os.path.join(src, "tokenizer.json"), "wb") as fout:
+        fout.write(fin.read())
+    # TinyLlama-1.1B-Chat's chat template (the Llama-2 tokenizer's config has none): the artifact
+    # then serves /v1/chat/completions (check_serve_gpu.py).
+    with open(os.path.join(a.tokenizer, "tokenizer_config.json")) as f:
+        tokenizer_config = json.load(f)
+    with open(os.path.join(repo, "test", "chat", "templates", "tinyllama-1.1b-chat-v1.0.jinja")) as f:
+        tokenizer_config["chat_template"] = f.read()
+    with open(os.path.join(src, "tokenizer_config.json"), "w") as f:
+        json.dump(tokenizer_config, f)
     env = dict(os.environ, PYTHONPATH=os.path.join(repo, "python"))
     timed([sys.executable, "-m", "infer.export", src, "-o", model, "--random-weights", "--dtype", "bf16"],
           "python -m infer.export (config only, random weights, bf16)", env=env)

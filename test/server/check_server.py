@@ -21,8 +21,9 @@ parser of the metrics text format.
             client left is cancelled too, and a stream still waiting in the queue
   drain     SIGTERM: new requests get 503, running ones finish, exit 0; with a short
             --drain-timeout a long request is cut and the server still exits 0
-  load      bench/serve_load.py (the load generator) at 20 requests/s: its request and token
-            counts equal the server's /metrics, its latencies are ordered
+  load      bench/serve_load.py (the load generator) at 20 requests/s, in one process and in
+            two: its request and token counts equal the server's /metrics, its latencies are
+            ordered
   soak      --seconds of mixed traffic from 6 clients (completions, chat, streams, closed
             streams, token ids, bad requests): every answer as expected, and the server's
             resident memory does not grow after the first 40%
@@ -611,25 +612,29 @@ def case_load(a, art, oracle):
                           "serve_load.py")
     server = Server(a.infer_run, art)
     try:
-        before = server.metrics()
         n, input_len, output_len = 12, 16, 8
-        proc = subprocess.run([sys.executable, script, "--base-url", server.base, "--model", "tl",
-                               "--num-prompts", str(n), "--request-rate", "20", "--input-len",
-                               str(input_len), "--output-len", str(output_len), "--vocab",
-                               str(oracle.get_vocab_size())], capture_output=True, timeout=300)
-        check(proc.returncode == 0, f"serve_load.py exits 0 ({proc.stderr.decode()[-300:]!r})")
-        r = json.loads(proc.stdout.decode().strip().splitlines()[-1])
-        after = server.metrics()
-        generated = after["infer_generation_tokens_total"] - before["infer_generation_tokens_total"]
-        prompted = after["infer_prompt_tokens_total"] - before["infer_prompt_tokens_total"]
-        check(r["completed"] == n and r["failed"] == 0 and r["output_tokens"] == n * output_len
-              == generated and r["input_tokens"] == n * input_len == prompted,
-              f"{n} requests, {n * output_len} output and {n * input_len} input tokens, as the "
-              f"server counted them ({generated:.0f}, {prompted:.0f}): {r}")
-        check(r["itl_count"] == n * (output_len - 1), "one ITL per token after each first")
-        check(0 < r["ttft_ms_p50"] <= r["ttft_ms_p99"] <= r["e2e_ms_p99"]
-              and 0 < r["itl_ms_p50"] <= r["itl_ms_p99"] and r["request_throughput"] > 0,
-              "TTFT p50 <= p99 <= end-to-end p99, ITL p50 <= p99")
+        for processes in (1, 2):
+            before = server.metrics()
+            proc = subprocess.run([sys.executable, script, "--base-url", server.base, "--model", "tl",
+                                   "--num-prompts", str(n), "--request-rate", "20", "--input-len",
+                                   str(input_len), "--output-len", str(output_len), "--vocab",
+                                   str(oracle.get_vocab_size()), "--processes", str(processes)],
+                                  capture_output=True, timeout=300)
+            check(proc.returncode == 0, f"serve_load.py --processes {processes} exits 0 "
+                  f"({proc.stderr.decode()[-300:]!r})")
+            r = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+            after = server.metrics()
+            generated = after["infer_generation_tokens_total"] - before["infer_generation_tokens_total"]
+            prompted = after["infer_prompt_tokens_total"] - before["infer_prompt_tokens_total"]
+            check(r["completed"] == n and r["failed"] == 0 and r["output_tokens"] == n * output_len
+                  == generated and r["input_tokens"] == n * input_len == prompted,
+                  f"--processes {processes}: {n} requests, {n * output_len} output and "
+                  f"{n * input_len} input tokens, as the server counted them ({generated:.0f}, "
+                  f"{prompted:.0f}): {r}")
+            check(r["itl_count"] == n * (output_len - 1), "one ITL per token after each first")
+            check(0 < r["ttft_ms_p50"] <= r["ttft_ms_p99"] <= r["e2e_ms_p99"]
+                  and 0 < r["itl_ms_p50"] <= r["itl_ms_p99"] and r["request_throughput"] > 0,
+                  "TTFT p50 <= p99 <= end-to-end p99, ITL p50 <= p99")
     finally:
         check(server.stop() == 0, "the server exits 0 on SIGTERM")
 

@@ -34,8 +34,8 @@ def finish():
 
 
 class Server:
-    def __init__(self, infer_run, artifact, *args):
-        cmd = [infer_run, artifact, "serve", "--port", "0", "--device", "cpu", *map(str, args)]
+    def __init__(self, infer_run, artifact, *args, device="cpu"):
+        cmd = [infer_run, artifact, "serve", "--port", "0", "--device", device, *map(str, args)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         ready, _, _ = select.select([self.proc.stdout], [], [], 120)
         line = self.proc.stdout.readline().decode() if ready else ""
@@ -117,9 +117,9 @@ def wait_for(predicate, timeout=60, interval=0.1):
     return predicate()
 
 
-def generate(infer_run, artifact, *args):
+def generate(infer_run, artifact, *args, device="cpu"):
     """`infer-run generate --output json`'s only request: ids and text (the reference)."""
-    proc = subprocess.run([infer_run, artifact, "generate", "--device", "cpu", "--output", "json",
+    proc = subprocess.run([infer_run, artifact, "generate", "--device", device, "--output", "json",
                            *map(str, args)], capture_output=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"generate {args}: {proc.stderr.decode()}")
