@@ -212,9 +212,12 @@ Status CpuBackend::runLaunches(const art::ExecProgram &program, const void *aren
     LaunchArgs args;
     args.launch = &launch;
     args.index = i;
-    args.batch = batch;
-    args.seq = seq;
-    args.tokens = exec::runsPerLogitRow(program, launch) ? run.logitRows : run.tokens;
+    // A launch after the step program's logit-row gather (the LM head and any row-wise op
+    // after it, e.g. a logit scale) runs on the R gathered rows: [1, R] in place of [1, T].
+    const bool perLogitRow = exec::runsPerLogitRow(program, launch);
+    args.batch = perLogitRow ? 1 : batch;
+    args.seq = perLogitRow ? run.logitRows : seq;
+    args.tokens = perLogitRow ? run.logitRows : run.tokens;
     for (const art::Operand &operand : launch.operands()) {
       args.roles.push_back(operand.role());
       const art::Ref &ref = operand.ref();

@@ -24,9 +24,9 @@ check() { python3 "$here/check_gpu.py" --infer-compile "$bin/infer-compile" --in
 generate() { python3 "$here/../generate/check_generate.py" --infer-compile "$bin/infer-compile" \
   --infer-run "$bin/infer-run" --device cuda "$@"; record $?; }
 
-# Forward goldens and sanitizers of one model.
+# Forward goldens and (unless the second argument is "no-sanitizers") sanitizers of one model.
 model_checks() {
-  local model=$1 base=$models/$1 dtype input tool artifact
+  local model=$1 base=$models/$1 dtype input tool artifact sanitizers=${2:-}
   for dtype in fp32 bf16; do
     artifact=$tmp/$model.$dtype.infer
     if ! "$bin/infer-compile" "$base.onnx" -o "$artifact" --target cuda --dtype $dtype > "$tmp/$model.compile.log" 2>&1; then
@@ -40,6 +40,7 @@ model_checks() {
     check --model "$base.onnx" --input "$base.in0.npy" --golden "$base.out0.npy" \
       --dtype $dtype --artifact "$artifact" --first-row --repeat 5
   done
+  [ "$sanitizers" = no-sanitizers ] && return
   # initcheck on fp32 (see test/gpu/CMakeLists.txt: bf16 cuBLASLt outputs are
   # reported as uninitialized), the others on bf16.
   for tool in memcheck racecheck synccheck initcheck; do
@@ -94,6 +95,12 @@ jobs=()
 start() { local name=$1; shift; "$@" > "$tmp/job.$name.log" 2>&1 & jobs+=("$name"); }
 for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
   [ -f "$models/$model.onnx" ] && start "forward.$model" model_checks $model
+  [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
+done
+# The further families' models (INFER_FAMILY_MODELS): goldens and greedy generate, no sanitizers.
+for model in tiny-llama3-rope tiny-phi tiny-stablelm tiny-olmo2 tiny-nemotron tiny-olmo \
+    tiny-cohere tiny-granite; do
+  [ -f "$models/$model.onnx" ] && start "forward.$model" model_checks $model no-sanitizers
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
