@@ -92,6 +92,15 @@ tuning_cache_check() {
 }
 
 jobs=()
+# Stopped (a time limit's SIGTERM): stop the checks and print what they logged so far.
+stopped() {
+  kill $(jobs -p) 2>/dev/null; wait
+  echo "run-all: stopped before the end; the checks' logs so far:"
+  for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done
+  echo "gpu tests: $(grep -cx 0 "$results") passed, stopped"
+  exit 143
+}
+trap stopped TERM INT
 start() { local name=$1; shift; "$@" > "$tmp/job.$name.log" 2>&1 & jobs+=("$name"); }
 for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
   [ -f "$models/$model.onnx" ] && start "forward.$model" model_checks $model
