@@ -458,6 +458,10 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     if (headDim <= 0 || headDim > 256 || heads <= 0)
       return error(index, "has no attention kernel for head_dim " + std::to_string(headDim) +
                               " (1 to 256)");
+    if (int64_t window = intAttr(op, "window", 0);
+        window < 0 || window > INT32_MAX)
+      return error(index, "has no attention kernel for a sliding window of " +
+                              std::to_string(window) + " keys (1 to 2^31 - 1)");
     useKernel(cuda, ns + "infer_attention<" + t + ", " +
                         std::to_string(kernels::attentionHeadClass(headDim)) + ">");
     *cuda.add_grid() = gridDim(art::GridDim::SEQ, 1, kernels::kAttentionBlockQ);
@@ -474,6 +478,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     if (headDim <= 0 || headDim > 256 || kvHeads <= 0)
       return error(index, "has no paged attention kernel for head_dim " +
                               std::to_string(headDim) + " (1 to 256)");
+    // A sliding window runs on infer_kv_attention's general path alone.
+    const bool windowed = intAttr(op, "window", 0) > 0;
     art::CudaLaunch write;
     write.set_runner(art::CudaLaunch::KERNEL);
     write.set_block_x(kernels::kKvAttentionThreads);
@@ -494,8 +500,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       useKernel(fused, ns + "infer_rotary_kv_write<" + t + ", " + c + ">");
       *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
       *cuda.mutable_fused_prologue() = std::move(fused);
-      if (art::elementSize(out) == 2 && headDim % 8 == 0 && headDim <= 128 &&
-          decodeMayReplaceRotary(*program_, index)) {
+      if (!windowed && art::elementSize(out) == 2 && headDim % 8 == 0 &&
+          headDim <= 128 && decodeMayReplaceRotary(*program_, index)) {
         art::CudaLaunch decode;
         decode.set_runner(art::CudaLaunch::KERNEL);
         useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ", " +
@@ -515,7 +521,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores,
     // Hopper's wgmma for the head sizes it has tiles for.
     int elementBytes = int(art::elementSize(out));
-    if (kernels::kvPrefillSupported(headDim, elementBytes)) {
+    if (!windowed && kernels::kvPrefillSupported(headDim, elementBytes)) {
       const bool wgmma = kernels::kvPrefillWgmmaSupported(headDim, elementBytes);
       art::CudaLaunch prefill;
       prefill.set_runner(art::CudaLaunch::KERNEL);

@@ -250,7 +250,7 @@ llvm::Expected<Tensor> kernels::rotary(const Tensor &input, const Tensor *givenP
 
 llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
                                           const AttentionConfig &config) {
-  auto [numHeads, numKvHeads, headDim, scale, causal, softcap] = config;
+  auto [numHeads, numKvHeads, headDim, scale, causal, softcap, window] = config;
   if (inputs.size() != 1 && inputs.size() != 3)
     return kernelError("takes a packed qkv operand or q, k and v, got " +
                        llvm::Twine(inputs.size()) + " operands");
@@ -261,6 +261,9 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
                        ") must be a multiple of num_kv_heads (" + llvm::Twine(numKvHeads) + ")");
   if (softcap < 0)
     return kernelError("softcap must be non-negative");
+  if (window < 0 || (window > 0 && !causal))
+    return kernelError(
+        "a window must be a positive count of keys of causal attention");
   for (const Tensor *input : inputs) {
     if (llvm::Error error = expectDType(*input, {DType::F32}, "operand"))
       return std::move(error);
@@ -306,8 +309,9 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
 
   Tensor out(DType::F32, {batch, seq, qFeatures});
   infer::reference::attention(q, k, v,
-                  {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale, softcap, causal},
-                  out.f32());
+                              {batch, seq, kvSeq, numHeads, numKvHeads, headDim,
+                               scale, softcap, causal, window},
+                              out.f32());
   return out;
 }
 

@@ -205,7 +205,8 @@ struct AttentionConfig {
   int64_t numHeads, numKvHeads, headDim;
   float scale;
   bool causal;
-  float softcap; // 0: none
+  float softcap;  // 0: none
+  int64_t window; // 0: none; causal only
 };
 /// `inputs` is {packed qkv} or {q, k, v}.
 llvm::Expected<Tensor> attention(llvm::ArrayRef<const Tensor *> inputs,

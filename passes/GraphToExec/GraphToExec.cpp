@@ -250,9 +250,10 @@ LogicalResult Lowering::lower(Operation *op) {
       })
       .Case([&](graph::AttentionOp attention) {
         builder.create<exec::AttentionOp>(
-            loc, *operands, *out, attention.getNumHeads(), attention.getNumKvHeads(),
-            attention.getHeadDim(), attention.getScale(), attention.getCausal(),
-            attention.getSoftcap());
+            loc, *operands, *out, attention.getNumHeads(),
+            attention.getNumKvHeads(), attention.getHeadDim(),
+            attention.getScale(), attention.getCausal(), attention.getSoftcap(),
+            attention.getWindow());
         return success();
       })
       .Case([&](graph::GatedActivationOp gated) {

@@ -19,8 +19,10 @@ void attention(const HeadView &q, const HeadView &k, const HeadView &v,
       int64_t kvHead = h / group;
       for (int64_t i = 0; i < shape.seq; ++i) {
         int64_t visible = shape.causal ? i + shape.kvSeq - shape.seq + 1 : shape.kvSeq;
+        int64_t first =
+            firstVisibleKey(visible, shape.causal ? shape.window : 0);
         double maximum = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < visible; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < shape.headDim; ++d)
             dot += q.at(b, i, h, d) * k.at(b, j, kvHead, d);
@@ -31,13 +33,13 @@ void attention(const HeadView &q, const HeadView &k, const HeadView &v,
           maximum = std::max(maximum, score);
         }
         double sum = 0;
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < visible; ++j) {
           scores[j] = std::exp(scores[j] - maximum);
           sum += scores[j];
         }
         for (int64_t d = 0; d < shape.headDim; ++d) {
           double acc = 0;
-          for (int64_t j = 0; j < visible; ++j)
+          for (int64_t j = first; j < visible; ++j)
             acc += scores[j] * v.at(b, j, kvHead, d);
           dst[(b * shape.seq + i) * qFeatures + h * shape.headDim + d] = float(acc / sum);
         }

@@ -27,14 +27,23 @@ struct AttentionShape {
   int64_t batch = 0, seq = 0, kvSeq = 0, numHeads = 0, numKvHeads = 0, headDim = 0;
   double scale = 1, softcap = 0; ///< as f32 values widened
   bool causal = false;
+  int64_t window =
+      0; ///< causal only: > 0 keeps the last `window` keys of each query
 };
 
 /// Softmax attention: query head h reads kv head h / (numHeads / numKvHeads);
-/// causal: query i sees keys j <= i + kvSeq - seq. Scores (dot * scale, then
+/// causal: query i sees keys j <= i + kvSeq - seq, and with a window W also
+/// j > i + kvSeq - seq - W. Scores (dot * scale, then
 /// softcap * tanh(score / softcap) when softcap > 0), softmax and the weighted
 /// sum in double. dst is [batch, seq, numHeads * headDim].
 void attention(const HeadView &q, const HeadView &k, const HeadView &v,
                const AttentionShape &shape, float *dst);
+
+/// The first key a query that sees keys [0, visible) reads under a sliding
+/// window of `window` keys (0: none).
+inline int64_t firstVisibleKey(int64_t visible, int64_t window) {
+  return window > 0 && visible > window ? visible - window : 0;
+}
 
 /// Rotates the first `rotatedHeads` heads (headDim wide) of one token's row:
 /// pairs (i, i + half) or, interleaved, (2i, 2i + 1) of the first 2 * half

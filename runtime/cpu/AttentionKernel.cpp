@@ -24,11 +24,15 @@ Status runAttention(const LaunchArgs &args) {
   ASSIGN_OR_RETURN(double scaleAttr, args.floatAttr("scale"));
   bool causal = args.boolAttr("causal", false);
   double softcap = float(args.floatAttr("softcap", 0.0));
+  int64_t window = args.intAttr("window", 0);
   double scale = float(scaleAttr);
   if (inputs.size() != 1 && inputs.size() != 3)
     return args.error("takes a packed qkv operand or q, k and v");
   if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || numHeads % numKvHeads != 0)
     return args.error("has inconsistent head counts");
+  if (window < 0 || (window > 0 && !causal))
+    return args.error("has a window that is not a positive count of keys of "
+                      "causal attention");
   int64_t batch = args.batch, seq = args.seq;
   int64_t qFeatures = numHeads * headDim, kvFeatures = numKvHeads * headDim;
   HeadView q, k, v;
@@ -55,8 +59,9 @@ Status runAttention(const LaunchArgs &args) {
   const View &out = args.outputs[0];
   RETURN_IF_ERROR(args.expectF32(out, args.tokens * qFeatures, "output"));
   reference::attention(q, k, v,
-                  {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale, softcap, causal},
-                  out.mutableF32());
+                       {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale,
+                        softcap, causal, window},
+                       out.mutableF32());
   return okStatus();
 }
 

@@ -12,6 +12,7 @@
 // and the weighted sum in double, keys in position order, as
 // AttentionKernel.cpp (so a step reproduces the forward bit for bit).
 
+#include "runtime/base/ReferenceMath.h"
 #include "runtime/cpu/CpuKernels.h"
 
 #include <algorithm>
@@ -34,11 +35,14 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
   ASSIGN_OR_RETURN(int64_t blockSize, args.intAttr("block_size"));
   ASSIGN_OR_RETURN(double scaleAttr, args.floatAttr("scale"));
   double softcap = float(args.floatAttr("softcap", 0.0));
+  int64_t window = args.intAttr("window", 0);
   double scale = float(scaleAttr);
   if (inputs.size() != 1 && inputs.size() != 3)
     return args.error("takes a packed qkv operand or q, k and v");
   if (numHeads <= 0 || numKvHeads <= 0 || headDim <= 0 || numHeads % numKvHeads != 0)
     return args.error("has inconsistent head counts");
+  if (window < 0)
+    return args.error("has a negative window");
   if (blockSize != cache.blockSize || numKvHeads != cache.kvHeads || headDim != cache.headDim)
     return args.error("does not match the KV cache's layout");
   for (const View *meta : {seqStarts, contextLens, blockTables, slotIds})
@@ -118,11 +122,12 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
     scores.resize(static_cast<size_t>(contextLen));
     for (int64_t j = 0; j < n; ++j) {
       int64_t row = begin + j, visible = contextLen - n + j + 1;
+      int64_t first = reference::firstVisibleKey(visible, window);
       for (int64_t h = 0; h < numHeads; ++h) {
         const float *query = q + row * qStride + h * headDim;
         int64_t kvOffset = (h / group) * headDim;
         double maximum = -std::numeric_limits<double>::infinity();
-        for (int64_t p = 0; p < visible; ++p) {
+        for (int64_t p = first; p < visible; ++p) {
           double dot = 0;
           for (int64_t d = 0; d < headDim; ++d)
             dot += double(query[d]) * double(keys[p][kvOffset + d]);
@@ -133,13 +138,13 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
           maximum = std::max(maximum, score);
         }
         double sum = 0;
-        for (int64_t p = 0; p < visible; ++p) {
+        for (int64_t p = first; p < visible; ++p) {
           scores[p] = std::exp(scores[p] - maximum);
           sum += scores[p];
         }
         for (int64_t d = 0; d < headDim; ++d) {
           double acc = 0;
-          for (int64_t p = 0; p < visible; ++p)
+          for (int64_t p = first; p < visible; ++p)
             acc += scores[p] * double(values[p][kvOffset + d]);
           dst[row * qFeatures + h * headDim + d] = float(acc / sum);
         }

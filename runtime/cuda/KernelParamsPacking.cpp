@@ -5,6 +5,7 @@
 #include "codegen/cuda/kernels/KernelParams.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace infer::cuda {
@@ -170,6 +171,11 @@ StatusOr<PackedParams> attention(const exec::LaunchArgs &args) {
   p.scale = float(scale);
   p.softcap = float(args.floatAttr("softcap", 0.0));
   p.causal = args.boolAttr("causal", false) ? 1 : 0;
+  p.window = int(args.intAttr("window", 0));
+  if (p.window < 0 || args.intAttr("window", 0) > INT32_MAX ||
+      (p.window > 0 && !p.causal))
+    return args.error("has a window that is not a positive count of keys of "
+                      "causal attention");
   if (inputs.size() == 1) {
     int64_t packed = qFeatures + 2 * kvFeatures;
     if (inputs[0]->elements != args.tokens * packed)
@@ -258,6 +264,9 @@ StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepConte
   p.headDim = headDim;
   p.scale = float(scale);
   p.softcap = float(args.floatAttr("softcap", 0.0));
+  p.window = args.intAttr("window", 0);
+  if (p.window < 0)
+    return args.error("has a negative window");
   return pack(p);
 }
 

@@ -285,3 +285,30 @@ func.func @not_layer_norm(%x: tensor<?x8xf32>, %z: tensor<?x8xf32>) -> tensor<?x
   %s = graph.mul %n, %w : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   return %s : tensor<?x8xf32>
 }
+
+// -----
+
+// Tests that a norm of transposed heads (Gemma3's q/k norm of [b, h, s, d])
+// moves above the transpose, and that the transposes around it cancel.
+// CHECK-LABEL: func.func @norm_of_transposed_heads
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x4x16xf32>, %[[W:.+]]: tensor<16xf32>)
+// CHECK-NEXT: %[[Y:.+]] = graph.rms_norm %[[X]], %[[W]] {epsilon = 9.99999997E-7 : f32} : (tensor<?x?x4x16xf32>, tensor<16xf32>) -> tensor<?x?x4x16xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @norm_of_transposed_heads(%x: tensor<?x?x4x16xf32>, %w: tensor<16xf32>) -> tensor<?x?x4x16xf32> {
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x4x16xf32>) -> tensor<?x4x?x16xf32>
+  %n = graph.rms_norm %t, %w {epsilon = 9.99999997E-7 : f32} : (tensor<?x4x?x16xf32>, tensor<16xf32>) -> tensor<?x4x?x16xf32>
+  %b = graph.transpose %n {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x4x?x16xf32>) -> tensor<?x?x4x16xf32>
+  return %b : tensor<?x?x4x16xf32>
+}
+
+// -----
+
+// Tests that a norm over the axis a transpose moves stays where it is.
+// CHECK-LABEL: func.func @norm_of_moved_axis
+// CHECK: graph.transpose
+// CHECK-NEXT: graph.rms_norm
+func.func @norm_of_moved_axis(%x: tensor<?x16x4xf32>, %w: tensor<16xf32>) -> tensor<?x4x16xf32> {
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<?x16x4xf32>) -> tensor<?x4x16xf32>
+  %n = graph.rms_norm %t, %w {epsilon = 9.99999997E-7 : f32} : (tensor<?x4x16xf32>, tensor<16xf32>) -> tensor<?x4x16xf32>
+  return %n : tensor<?x4x16xf32>
+}

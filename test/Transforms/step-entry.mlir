@@ -3,7 +3,7 @@
 // Tests a llama-style program: the ids become "token_ids", five i64 metadata
 // inputs follow (block_tables is B = 64 / 16 = 4 entries per sequence, S <= T),
 // rotary reads the positions and each attention becomes a kv_attention of
-// its layer, numbered in program order.
+// its layer, numbered in program order, keeping its sliding window.
 // CHECK-LABEL: exec.program @llama
 // CHECK: %[[ARENA:.+]] = exec.arena
 // CHECK-NEXT: %[[IDS:.+]] = exec.buffer %[[ARENA]] size <8 * T + 0> of i64
@@ -21,7 +21,7 @@
 // CHECK: exec.rotary %[[QKV:.+]], %[[FREQ:.+]] positions(%[[POS]]) -> %[[ROT:.+]] {head_dim
 // CHECK: exec.kv_attention %[[ROT]] meta(%[[STARTS]], %[[LENS]], %[[TABLES]], %[[SLOTS]]) -> %[[O0:.+]] {block_size = 16 : i64, head_dim = 4 : i64, layer = 0 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 5.000000e-01 : f32}
 // CHECK: exec.rotary %[[O0]], %[[FREQ]] positions(%[[POS]]) -> %[[ROT1:.+]] {head_dim
-// CHECK: exec.kv_attention %[[ROT1]] meta(%[[STARTS]], %[[LENS]], %[[TABLES]], %[[SLOTS]]) -> %{{.+}} {block_size = 16 : i64, head_dim = 4 : i64, layer = 1 : i64
+// CHECK: exec.kv_attention %[[ROT1]] meta(%[[STARTS]], %[[LENS]], %[[TABLES]], %[[SLOTS]]) -> %{{.+}} {block_size = 16 : i64, head_dim = 4 : i64, layer = 1 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 5.000000e-01 : f32, window = 4 : i64}
 // CHECK-NOT: exec.attention
 exec.program @llama {
   %arena = exec.arena
@@ -38,7 +38,7 @@ exec.program @llama {
   %rot1 = exec.buffer %arena size #exec.affine<64 * T + 0> of f32
   exec.rotary %o0, %freq -> %rot1 {head_dim = 4 : i64, num_heads = 4 : i64, rotary_dim = 4 : i64, rotated_heads = 3 : i64}
   %o1 = exec.buffer %arena size #exec.affine<32 * T + 0> of f32
-  exec.attention %rot1 -> %o1 {causal = true, head_dim = 4 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 5.000000e-01 : f32}
+  exec.attention %rot1 -> %o1 {causal = true, head_dim = 4 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 5.000000e-01 : f32, window = 4 : i64}
   exec.output "logits" from %o1
   exec.return
 }

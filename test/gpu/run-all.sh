@@ -106,9 +106,8 @@ for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
   [ -f "$models/$model.onnx" ] && start "forward.$model" model_checks $model
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done
-# The further families' models (INFER_FAMILY_MODELS): goldens and greedy generate, no sanitizers.
-for model in tiny-llama3-rope tiny-phi tiny-stablelm tiny-olmo2 tiny-nemotron tiny-olmo \
-    tiny-cohere tiny-granite; do
+# The further families' models (test/models/families.txt, CMake's INFER_FAMILY_MODELS): goldens and greedy generate, no sanitizers.
+for model in $(cat "$models/families.txt" 2>/dev/null); do
   [ -f "$models/$model.onnx" ] && start "forward.$model" model_checks $model no-sanitizers
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done

@@ -457,12 +457,13 @@ struct AttentionCase {
   const char *scale;
   const char *softcap; // "0.0": none
   bool causal;
+  int64_t window = 0; // causal only: keys j > i + kv_seq - seq - window too
 };
 
 /// The reference: heads split out and transposed, each KV head repeated
 /// heads / kvHeads times (Expand over a new group dim, then Reshape), scores
-/// by MatMul, the causal mask as an explicit bool table and -inf, Softmax,
-/// MatMul with V. Returns (fused, reference).
+/// by MatMul, the causal (windowed) mask as an explicit bool table and -inf,
+/// Softmax, MatMul with V. Returns (fused, reference).
 std::string attentionProgram(const AttentionCase &c) {
   std::map<std::string, std::string> vars = {
       {"B", std::to_string(c.batch)},
@@ -477,6 +478,7 @@ std::string attentionProgram(const AttentionCase &c) {
       {"SCALE", c.scale},
       {"CAP", c.softcap},
       {"CAUSAL", c.causal ? "true" : "false"},
+      {"WINDOW", std::to_string(c.window)},
   };
   std::string softcap =
       std::string(c.softcap) == "0.0"
@@ -485,12 +487,17 @@ std::string attentionProgram(const AttentionCase &c) {
       %sc0 = graph.div %scaled, %cap : (${SC}, tensor<f32>) -> ${SC}
       %sc1 = graph.tanh %sc0 : (${SC}) -> ${SC}
       %capped = graph.mul %sc1, %cap : (${SC}, tensor<f32>) -> ${SC})mlir";
-  // allowed[i][j] = j <= i + kv_seq - seq, written out as a literal.
+  // allowed[i][j] = j <= i + kv_seq - seq (and > i + kv_seq - seq - window),
+  // written out as a literal.
   std::string table = "[";
   for (int64_t i = 0; i < c.seq; ++i) {
     table += i ? ", [" : "[";
     for (int64_t j = 0; j < c.kvSeq; ++j)
-      table += std::string(j ? ", " : "") + (j <= i + c.kvSeq - c.seq ? "true" : "false");
+      table += std::string(j ? ", " : "") +
+               (j <= i + c.kvSeq - c.seq &&
+                        (c.window == 0 || j > i + c.kvSeq - c.seq - c.window)
+                    ? "true"
+                    : "false");
     table += "]";
   }
   table += "]";
@@ -504,7 +511,8 @@ std::string attentionProgram(const AttentionCase &c) {
     func.func @main(%q: tensor<${B}x${S}x${QF}xf32>, %k: tensor<${B}x${T}x${KF}xf32>, %v: tensor<${B}x${T}x${KF}xf32>)
         -> (tensor<${B}x${S}x${QF}xf32>, tensor<${B}x${S}x${QF}xf32>) {
       %fused = graph.attention %q, %k, %v {num_heads = ${H} : i64, num_kv_heads = ${KV} : i64, head_dim = ${D} : i64,
-                                           scale = ${SCALE} : f32, causal = ${CAUSAL}, softcap = ${CAP} : f32}
+                                           scale = ${SCALE} : f32, causal = ${CAUSAL}, softcap = ${CAP} : f32,
+                                           window = ${WINDOW} : i64}
           : (tensor<${B}x${S}x${QF}xf32>, tensor<${B}x${T}x${KF}xf32>, tensor<${B}x${T}x${KF}xf32>) -> tensor<${B}x${S}x${QF}xf32>
       %qs = graph.constant dense<[${B}, ${S}, ${H}, ${D}]> : tensor<4xi64>
       %q4 = graph.reshape %q, %qs : (tensor<${B}x${S}x${QF}xf32>, tensor<4xi64>) -> tensor<${B}x${S}x${H}x${D}xf32>
@@ -568,6 +576,20 @@ TEST(Fused, AttentionSoftcap) {
   // 2.0.
   expectAttentionMatchesReference({1, 3, 3, 2, 1, 4, "3.0", "2.0", true}, 34);
   expectAttentionMatchesReference({1, 2, 3, 2, 2, 4, "3.0", "2.0", false}, 35);
+}
+
+TEST(Fused, AttentionSlidingWindow) {
+  // Windows shorter than the keys, with kv_seq = seq and kv_seq > seq (a
+  // cached prefix), GQA, and with a softcap (Gemma 2's local layers).
+  expectAttentionMatchesReference({2, 9, 9, 4, 2, 4, "0.5", "0.0", true, 3},
+                                  36);
+  expectAttentionMatchesReference({1, 3, 10, 2, 1, 4, "0.5", "0.0", true, 4},
+                                  37);
+  expectAttentionMatchesReference({1, 6, 6, 2, 2, 4, "3.0", "2.0", true, 2},
+                                  38);
+  // A window of one key: each query returns its own v.
+  expectAttentionMatchesReference({1, 5, 5, 2, 2, 4, "0.5", "0.0", true, 1},
+                                  39);
 }
 
 TEST(Fused, AttentionPackedEqualsSeparate) {

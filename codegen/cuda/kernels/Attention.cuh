@@ -865,10 +865,14 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
     for (int i = 0; i < 4; ++i) {
       int r = rg + 16 * i;
       int last = lastVisibleKey(q0 + r, seq, kvSeq, causal);
+      int first = p.window > 0 ? last - p.window + 1
+                               : 0; // a sliding window's first key
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
         int key = key0 + kc + 8 * u;
-        scores[r * kSS + kc + 8 * u] = key <= last ? scoreOf(acc[i][u]) : negativeInfinity();
+        scores[r * kSS + kc + 8 * u] = key <= last && key >= first
+                                           ? scoreOf(acc[i][u])
+                                           : negativeInfinity();
       }
     }
     simtSync(group); // K is consumed; V replaces it while the softmax runs
@@ -969,8 +973,10 @@ __global__ void __launch_bounds__(kAttentionThreads, 512 / kAttentionThreads)
   if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)
     return;
   const attention_detail::BlockTask task = attention_detail::blockTask();
-  if (!attention_detail::runTensorCorePath<kHeadClass>(attention_detail::denseOperands<T>(p, task),
-                                                       attentionShared, task.q0))
+  // Sliding windows are masked on the CUDA-core path only.
+  if (p.window > 0 || !attention_detail::runTensorCorePath<kHeadClass>(
+                          attention_detail::denseOperands<T>(p, task),
+                          attentionShared, task.q0))
     attention_detail::simtBlock<T>(p, attentionShared, task);
 }
 

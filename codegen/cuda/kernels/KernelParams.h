@@ -84,7 +84,8 @@ struct RotaryParams {
 /// query head h reads kv head h / (numHeads / numKvHeads). Element (b, s, h, d)
 /// of q is at q[(b * seq + s) * qRowStride + h * headDim + d] (k and v with
 /// kvSeq and their strides; q, k, v may point into one packed qkv buffer).
-/// Causal: query i sees keys j <= i + kvSeq - seq. Scores are
+/// Causal: query i sees keys j <= i + kvSeq - seq, and with window > 0 also
+/// j > i + kvSeq - seq - window (on the CUDA-core path only). Scores are
 /// dot * scale, then softcap * tanh(score / softcap) when softcap > 0;
 /// softmax and accumulation in fp32. output is [tokens, numHeads * headDim].
 /// grid = (ceil(seq / kAttentionBlockQ), numHeads, batch),
@@ -98,6 +99,7 @@ struct AttentionParams {
   long long batch, seq, kvSeq, numHeads, numKvHeads, headDim;
   float scale, softcap;
   int causal;
+  int window; ///< 0: none
 };
 
 constexpr int kAttentionBlockQ = 128;
@@ -130,19 +132,22 @@ struct CopyParams {
 /// The step program's paged attention (docs/kv-cache.md, "The step program"),
 /// as runtime/cpu/KvAttentionKernel.cpp. One layer's cache, element type T:
 ///
-///   cache[block][0 = K | 1 = V][offset][kvHead][d]     slot = block * blockSize + offset
+///   cache[block][0 = K | 1 = V][offset][kvHead][d]     slot = block *
+///   blockSize + offset
 ///
 /// First every new token t writes its K and V (rows of q/k/v as in
-/// AttentionParams, kvSeq = tokens) at slot slotIds[t] (infer_kv_write, grid.x = tokens);
-/// then (infer_kv_attention) token j of sequence i, i.e. packed row
+/// AttentionParams, kvSeq = tokens) at slot slotIds[t] (infer_kv_write, grid.x
+/// = tokens); then (infer_kv_attention) token j of sequence i, i.e. packed row
 /// seqStarts[i] + j with n_i = seqStarts[i+1] - seqStarts[i] rows, attends
 /// causally to positions 0 .. contextLens[i] - n_i + j of its sequence,
 /// position p at cache block blockTables[i * maxBlocksPerSeq + p / blockSize],
-/// offset p % blockSize. Softmax and accumulation in fp32; softcap as in
-/// AttentionParams. Metadata is int64. output is [tokens, numHeads * headDim].
-/// infer_kv_attention grid = (tokens, numKvHeads), block = kKvAttentionThreads,
-/// no dynamic shared memory (each block serves the numHeads / numKvHeads
-/// query heads that share one KV head, so each K/V row is read once per token).
+/// offset p % blockSize; with window > 0 only the last `window` of those
+/// positions (general path only). Softmax and accumulation in fp32; softcap as
+/// in AttentionParams. Metadata is int64. output is [tokens, numHeads *
+/// headDim]. infer_kv_attention grid = (tokens, numKvHeads), block =
+/// kKvAttentionThreads, no dynamic shared memory (each block serves the
+/// numHeads / numKvHeads query heads that share one KV head, so each K/V row is
+/// read once per token).
 struct KvAttentionParams {
   const void *q;
   const void *k;
@@ -157,6 +162,7 @@ struct KvAttentionParams {
   long long tokens, numSeqs, maxBlocksPerSeq, blockSize;
   long long numHeads, numKvHeads, headDim;
   float scale, softcap;
+  long long window; ///< 0: none
   /// infer_kv_attention's split-KV partials and per-unit counters
   /// (kernels/KvDecodeGeometry.h gives the grid and their sizes):
   /// runtime-owned, zeroed once at allocation and left zeroed by every

@@ -184,7 +184,9 @@ template <typename T> __device__ __forceinline__ void kvAttention(const KvAttent
 
   if constexpr (sizeof(T) == 2) {
     const long long D = p.headDim;
-    if (D % 8 == 0 && D > 0 && D <= kFastMaxDim && heads <= kFastHeads && aligned16(p.cache)) {
+    if (D % 8 == 0 && D > 0 && D <= kFastMaxDim && heads <= kFastHeads &&
+        aligned16(p.cache) &&
+        p.window == 0) { // sliding windows take the general path
       if (D <= 64)
         fastAttend<T, 64>(p, t, g, int(headBase), heads, sm.fast);
       else

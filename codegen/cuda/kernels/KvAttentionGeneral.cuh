@@ -76,6 +76,10 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   const bool pow2 = (blockSize & (blockSize - 1)) == 0;
   const int blockShift = __ffs(int(blockSize)) - 1;
   const int pos = tok.pos;
+  // A sliding window sees keys first .. pos; steps start at a multiple of
+  // the stride at or before first.
+  const int first =
+      p.window > 0 && pos + 1 > p.window ? pos + 1 - int(p.window) : 0;
 
   // Keys past pos load row pos again (cached) and are masked afterwards, so
   // the step's loads go out together without branches; the block numbers of
@@ -108,11 +112,12 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
     }
   };
   Chunk<T> kc[U], vc[U];
-  locate(0);
+  const int start = first / stride * stride;
+  locate(start);
   fetch(kc, vc);
-  if (stride <= pos)
-    locate(stride);
-  for (int base = 0; base <= pos; base += stride) {
+  if (start + stride <= pos)
+    locate(start + stride);
+  for (int base = start; base <= pos; base += stride) {
     // Step base + stride's rows load while this step computes; the block
     // numbers run one step further ahead.
     Chunk<T> kn[U], vn[U];
@@ -123,8 +128,10 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
     }
     bool valid[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      valid[u] = base + u * groups + group <= pos;
+    for (int u = 0; u < U; ++u) {
+      const int key = base + u * groups + group;
+      valid[u] = key <= pos && key >= first;
+    }
 
     // Partial dots of this lane's chunk, summed over the group's L lanes.
     float s[HP][U];

@@ -255,7 +255,8 @@ def Exec_RotaryOp : Exec_LaunchOp<"rotary", [AttrSizedOperandSegments]> {
 def Exec_AttentionOp : Exec_LaunchOp<"attention"> {
   let summary = "Causal / full attention over whole sequences with grouped KV heads";
   let description = [{
-    Inputs as `graph.attention`: one packed QKV buffer or q, k, v.
+    Inputs as `graph.attention`: one packed QKV buffer or q, k, v; `window`
+    as `graph.attention`'s (0: none).
 
     ```mlir
     exec.attention %qkv -> %o {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
@@ -265,7 +266,8 @@ def Exec_AttentionOp : Exec_LaunchOp<"attention"> {
   let arguments = (ins Variadic<Exec_Buffer>:$inputs, Exec_Buffer:$out,
                        I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
                        F32Attr:$scale, BoolAttr:$causal,
-                       DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+                       DefaultValuedAttr<F32Attr, "0.0">:$softcap,
+                       DefaultValuedAttr<I64Attr, "0">:$window);
   let assemblyFormat = "$inputs `->` $out attr-dict";
 }
 
@@ -281,7 +283,7 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
     (`slot_ids[t] = block * block_size + offset`), then computes, for token
     `j` of sequence `i` (rows `seq_starts[i] .. seq_starts[i+1]`, `n_i` of
     them), causal attention over positions `0 .. context_lens[i] - n_i + j`
-    of that sequence, read through `block_tables[i]` (`B` entries per
+    of that sequence (with `window` W > 0 only the last W of them), read through `block_tables[i]` (`B` entries per
     sequence). Metadata buffers are i64.
 
     ```mlir
@@ -295,7 +297,8 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
                        Exec_Buffer:$slot_ids, Exec_Buffer:$out,
                        I64Attr:$layer, I64Attr:$block_size,
                        I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
-                       F32Attr:$scale, DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+                       F32Attr:$scale, DefaultValuedAttr<F32Attr, "0.0">:$softcap,
+                       DefaultValuedAttr<I64Attr, "0">:$window);
   let assemblyFormat = [{
     $inputs `meta` `(` $seq_starts `,` $context_lens `,` $block_tables `,` $slot_ids `)`
     `->` $out attr-dict

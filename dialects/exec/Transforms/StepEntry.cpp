@@ -93,11 +93,12 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
                                        << ", unlike the layers before it";
         kvShape = shape;
         OpBuilder at(attention);
-        at.create<KvAttentionOp>(attention.getLoc(), attention.getInputs(), seqStarts,
-                                 contextLens, blockTables, slotIds, attention.getOut(), layer++,
-                                 blockSize, attention.getNumHeads(), attention.getNumKvHeads(),
-                                 attention.getHeadDim(), attention.getScale(),
-                                 attention.getSoftcap());
+        at.create<KvAttentionOp>(
+            attention.getLoc(), attention.getInputs(), seqStarts, contextLens,
+            blockTables, slotIds, attention.getOut(), layer++, blockSize,
+            attention.getNumHeads(), attention.getNumKvHeads(),
+            attention.getHeadDim(), attention.getScale(),
+            attention.getSoftcap(), attention.getWindow());
         erased.push_back(attention);
       } else if (isa<InputOp>(op) && &op != ids.getOperation() &&
                  !llvm::is_contained({positions, seqStarts, contextLens, blockTables, slotIds},

@@ -117,6 +117,12 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "result has " << *out << " features, expected " << qFeatures;
   if (getSoftcap().convertToFloat() < 0)
     return emitOpError() << "softcap must be non-negative";
+  if (int64_t window = int64_t(getWindow());
+      window < 0 || (window > 0 && !getCausal()))
+    return emitOpError()
+           << "window " << window
+           << " is not supported (a sliding window is a positive count of keys "
+              "of causal attention)";
   return success();
 }
 

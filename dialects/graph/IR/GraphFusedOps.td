@@ -109,7 +109,9 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
     Query head h reads KV head `h / (num_heads / num_kv_heads)` (GQA; MQA when
     num_kv_heads is 1). `scores = q·kᵀ · scale`, then `softcap * tanh(scores /
     softcap)` when softcap > 0, a causal mask when `causal` (query i sees keys
-    j <= i + kv_seq - seq), softmax in fp32, · v. The result is
+    j <= i + kv_seq - seq), and with `window` W > 0 (a sliding window, causal
+    only) keys j > i + kv_seq - seq - W too: the query's own position and the
+    W - 1 before it. Softmax in fp32, · v. The result is
     [batch, seq, num_heads * head_dim].
 
     ```mlir
@@ -120,7 +122,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
   }];
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$num_heads, I64Attr:$num_kv_heads,
                    I64Attr:$head_dim, F32Attr:$scale, BoolAttr:$causal,
-                   DefaultValuedAttr<F32Attr, "0.0">:$softcap);
+                   DefaultValuedAttr<F32Attr, "0.0">:$softcap,
+                   DefaultValuedAttr<I64Attr, "0">:$window);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -180,6 +180,27 @@ void eraseUnused(ArrayRef<Value> values) {
       op->erase();
 }
 
+/// Replaces `attention` by the same attention of `packed` [q | k | v] (the
+/// packed heads rotated by one rotary when qRotary is set, built at
+/// `builder`'s point).
+void replaceWithPacked(OpBuilder &builder, AttentionOp attention,
+                       RotaryOp qRotary, Value packed) {
+  int64_t heads = attention.getNumHeads(), kvHeads = attention.getNumKvHeads();
+  if (qRotary)
+    packed = RotaryOp::create(
+        builder, qRotary.getLoc(), packed.getType(), packed,
+        qRotary.getInvFreq(), qRotary.getCosCache(), qRotary.getSinCache(),
+        qRotary.getPositions(), builder.getI64IntegerAttr(heads + 2 * kvHeads),
+        builder.getI64IntegerAttr(heads + kvHeads), qRotary.getHeadDimAttr(),
+        qRotary.getRotaryDimAttr(), qRotary.getInterleavedAttr());
+  builder.setInsertionPoint(attention);
+  auto fused =
+      AttentionOp::create(builder, attention.getLoc(), attention.getType(),
+                          ValueRange{packed}, attention->getAttrs());
+  attention.replaceAllUsesWith(fused.getResult());
+  attention.erase();
+}
+
 /// attention([rotary](q), [rotary](k), v) with q, k, v consecutive parts of
 /// one tensor (a model that already projects QKV in one GEMM) → attention
 /// of that tensor, its Q and K heads rotated by one rotary.
@@ -204,19 +225,7 @@ bool usePackedParts(AttentionOp attention) {
   if (!packed)
     return false;
   OpBuilder builder(attention);
-  if (qRotary)
-    packed = RotaryOp::create(builder, qRotary.getLoc(), packed.getType(), packed,
-                              qRotary.getInvFreq(), qRotary.getCosCache(), qRotary.getSinCache(),
-                              qRotary.getPositions(), builder.getI64IntegerAttr(heads + 2 * kvHeads),
-                              builder.getI64IntegerAttr(heads + kvHeads), qRotary.getHeadDimAttr(),
-                              qRotary.getRotaryDimAttr(), qRotary.getInterleavedAttr());
-  auto fused = AttentionOp::create(builder, attention.getLoc(), attention.getType(),
-                                   ValueRange{packed}, attention.getNumHeadsAttr(),
-                                   attention.getNumKvHeadsAttr(), attention.getHeadDimAttr(),
-                                   attention.getScaleAttr(), attention.getCausalAttr(),
-                                   attention.getSoftcapAttr());
-  attention.replaceAllUsesWith(fused.getResult());
-  attention.erase();
+  replaceWithPacked(builder, attention, qRotary, packed);
   for (RotaryOp rotary : {qRotary, kRotary})
     if (rotary)
       rotary.erase();
@@ -234,26 +243,10 @@ void fuseQkv(AttentionOp attention) {
     return;
   if (qRotary && !sameRotation(qRotary, kRotary))
     return;
-  int64_t heads = attention.getNumHeads(), kvHeads = attention.getNumKvHeads();
   // Everything the packed ops read dominates the attention: build them there.
   OpBuilder builder(attention);
   LinearOp qkv = packLinears(builder, {q, k, v});
-  Value packed = qkv.getResult();
-  if (qRotary) {
-    packed = RotaryOp::create(builder, qRotary.getLoc(), packed.getType(), packed,
-                              qRotary.getInvFreq(), qRotary.getCosCache(),
-                              qRotary.getSinCache(), qRotary.getPositions(),
-                              builder.getI64IntegerAttr(heads + 2 * kvHeads),
-                              builder.getI64IntegerAttr(heads + kvHeads), qRotary.getHeadDimAttr(),
-                              qRotary.getRotaryDimAttr(), qRotary.getInterleavedAttr());
-  }
-  builder.setInsertionPoint(attention);
-  auto fused = AttentionOp::create(builder, attention.getLoc(), attention.getType(), ValueRange{packed},
-                                   attention.getNumHeadsAttr(), attention.getNumKvHeadsAttr(),
-                                   attention.getHeadDimAttr(), attention.getScaleAttr(),
-                                   attention.getCausalAttr(), attention.getSoftcapAttr());
-  attention.replaceAllUsesWith(fused.getResult());
-  attention.erase();
+  replaceWithPacked(builder, attention, qRotary, qkv.getResult());
   for (Operation *op : {qRotary.getOperation(), kRotary.getOperation()})
     if (op)
       op->erase();

@@ -16,10 +16,12 @@
 //             HeadsSource (GQA repeat-kv, K transposes, scales on q,
 //             k or the scores, NaN guards), followed by the merge of heads
 //             back to [b, s, h*d]
-//         →   graph.attention(Q, K, V) {causal iff the mask is causal}
+//         →   graph.attention(Q, K, V) {causal iff masked; window: a
+//             sliding window's keys, read from the mask (AttentionMask.h)}
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/graph/Transforms/AttentionMask.h"
 #include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Passes.h"
 #include "dialects/graph/Transforms/Validation.h"
@@ -420,34 +422,18 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
   return match;
 }
 
-/// The largest plausible window constant in the mask's slice: a sliding
-/// window of W tokens looks causal until the sequence is longer than W.
-std::optional<int64_t> largestMaskConstant(Value mask) {
-  llvm::SetVector<Operation *> slice;
-  BackwardSliceOptions options;
-  options.omitBlockArguments = true;
-  if (Operation *def = mask.getDefiningOp())
-    (void)getBackwardSlice(def, &slice, options);
-  int64_t largest = 0;
-  for (Operation *op : slice)
-    if (auto values = getConstantInts(op->getNumResults() ? op->getResult(0) : Value()))
-      for (int64_t v : *values)
-        if (std::llabs(v) < (int64_t(1) << 40))
-          largest = std::max<int64_t>(largest, std::llabs(v));
-  return largest;
-}
-
 bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
   std::optional<AttentionMatch> match = matchAttention(func, softmax);
   if (!match)
     return false;
-  ValidationOptions options;
+  // The mask becomes `causal` and `window`, read from its values at a length
+  // past its window; validation checks the rest at short lengths.
+  int64_t window = 0;
   if (match->masked) {
-    int64_t window = *largestMaskConstant(match->mask);
-    if (window + 2 > 1024)
-      return false; // cannot afford to check past a window this large
-    if (window + 2 > 17)
-      options.sizes.push_back({1, window + 2});
+    std::optional<CausalMask> mask = readCausalMask(func, match->mask);
+    if (!mask)
+      return false;
+    window = mask->window;
   }
   Type resultType = match->output.getType();
   int64_t features = match->heads * match->headDim;
@@ -457,10 +443,15 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
                                  tokenMajor(builder, loc, inputs[1], match->k),
                                  tokenMajor(builder, loc, inputs[2], match->v)};
     Value attention = AttentionOp::create(
-        builder, loc, RankedTensorType::get({kDynamic, kDynamic, features}, element), tokens,
-        builder.getI64IntegerAttr(match->heads), builder.getI64IntegerAttr(match->kvHeads),
-        builder.getI64IntegerAttr(match->headDim), builder.getF32FloatAttr(match->scale),
-        builder.getBoolAttr(match->masked), builder.getF32FloatAttr(match->softcap));
+        builder, loc,
+        RankedTensorType::get({kDynamic, kDynamic, features}, element), tokens,
+        builder.getI64IntegerAttr(match->heads),
+        builder.getI64IntegerAttr(match->kvHeads),
+        builder.getI64IntegerAttr(match->headDim),
+        builder.getF32FloatAttr(match->scale),
+        builder.getBoolAttr(match->masked),
+        builder.getF32FloatAttr(match->softcap),
+        builder.getI64IntegerAttr(window));
     if (rankOf(match->output) == 3)
       return attention;
     // The model flattens tokens for its output projection; so does this.
@@ -471,7 +462,7 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
     return ReshapeOp::create(builder, loc, resultType, attention, target, builder.getBoolAttr(false));
   };
   SmallVector<Value> inputs = {match->q.value, match->k.value, match->v.value};
-  if (!validateReplacement(func, inputs, match->output, build, options))
+  if (!validateReplacement(func, inputs, match->output, build))
     return false;
   Operation *outputOp = match->output.getDefiningOp();
   OpBuilder builder(outputOp);

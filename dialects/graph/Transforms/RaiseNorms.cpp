@@ -3,7 +3,8 @@
 // Exporters write RMSNorm as
 //   w * (x * reciprocal(sqrt(reduce_mean(x^2, last) + eps)))
 // with the square as Pow or Mul, the inverse root as Reciprocal(Sqrt) or a Div,
-// and the weight on either side or as (1 + w) for Gemma.
+// and the weight on either side or as (1 + w) for Gemma. Norms of transposed
+// heads move above the transpose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +183,68 @@ struct RaiseLayerNorm : public OpRewritePattern<MulOp> {
   }
 };
 
+/// norm(transpose(x)) → transpose(norm(x)) when the transpose keeps the last
+/// axis, which the norm reduces over (Gemma3's q/k norms of [b, h, s, d]
+/// heads): the norm then meets the projection's token-major rows and the
+/// transposes around it cancel (ComposeTransposes).
+template <typename NormOp>
+struct HoistNormAboveTranspose : public OpRewritePattern<NormOp> {
+  using OpRewritePattern<NormOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(NormOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op->getOperand(0).template getDefiningOp<TransposeOp>();
+    auto inputType =
+        transpose ? dyn_cast<RankedTensorType>(transpose.getInput().getType())
+                  : RankedTensorType();
+    auto resultType = dyn_cast<RankedTensorType>(op.getType());
+    if (!inputType || !resultType)
+      return rewriter.notifyMatchFailure(op,
+                                         "not a norm of a ranked transpose");
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    int64_t rank = int64_t(perm.size());
+    if (perm.back() != rank - 1)
+      return rewriter.notifyMatchFailure(op,
+                                         "the transpose moves the last axis");
+    if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+      if (int64_t axis = int64_t(op.getAxis()); axis != rank - 1 && axis != -1)
+        return rewriter.notifyMatchFailure(op, "not over the last axis");
+    Operation *norm = rewriter.clone(*op);
+    norm->setOperand(0, transpose.getInput());
+    norm->getResult(0).setType(inputType.clone(resultType.getElementType()));
+    rewriter.replaceOpWithNewOp<TransposeOp>(
+        op, op.getType(), norm->getResult(0), transpose.getPermAttr());
+    return success();
+  }
+};
+
+/// transpose(transpose(x, p), q) → transpose(x, p∘q), or x when that is the
+/// identity and the types agree.
+struct ComposeTransposes : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<TransposeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "not a transpose of a transpose");
+    SmallVector<int64_t> composed;
+    bool identity = true;
+    for (auto [i, axis] : llvm::enumerate(op.getPerm())) {
+      composed.push_back(inner.getPerm()[size_t(axis)]);
+      identity &= composed.back() == int64_t(i);
+    }
+    if (identity && inner.getInput().getType() == op.getType()) {
+      rewriter.replaceOp(op, inner.getInput());
+      return success();
+    }
+    if (identity)
+      return rewriter.notifyMatchFailure(op, "the identity changes the type");
+    rewriter.replaceOpWithNewOp<TransposeOp>(
+        op, op.getType(), inner.getInput(),
+        rewriter.getDenseI64ArrayAttr(composed));
+    return success();
+  }
+};
+
 struct RaiseNormsPass : public infer::graph::impl::RaiseNormsPassBase<RaiseNormsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -194,5 +257,7 @@ struct RaiseNormsPass : public infer::graph::impl::RaiseNormsPassBase<RaiseNorms
 } // namespace
 
 void infer::graph::populateRaiseNormsPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseRmsNorm, RaiseLayerNorm>(patterns.getContext());
+  patterns.add<RaiseRmsNorm, RaiseLayerNorm, HoistNormAboveTranspose<RmsNormOp>,
+               HoistNormAboveTranspose<LayerNormOp>, ComposeTransposes>(
+      patterns.getContext());
 }

@@ -433,3 +433,25 @@ func.func @pack_weights_transpose_total(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>
   %0 = graph.pack_weights %a, %b {axis = 1 : i64, transpose} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// Tests that a sliding window needs causal attention.
+func.func @attention_window_not_causal(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.attention' op window 8 is not supported (a sliding window is a positive count of keys of causal attention)}}
+  %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                             scale = 2.500000e-01 : f32, causal = false, window = 8 : i64}
+      : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that a sliding window is not negative.
+func.func @attention_window_negative(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.attention' op window -1 is not supported (a sliding window is a positive count of keys of causal attention)}}
+  %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                             scale = 2.500000e-01 : f32, causal = true, window = -1 : i64}
+      : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}

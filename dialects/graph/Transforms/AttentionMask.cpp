@@ -1,0 +1,74 @@
+//===- AttentionMask.cpp --------------------------------------------------===//
+
+#include "dialects/graph/Transforms/AttentionMask.h"
+
+#include "dialects/graph/Transforms/MatchUtils.h"
+#include "dialects/graph/Transforms/Validation.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace infer::graph;
+
+namespace {
+
+/// A hidden key's mask value: fp16's lowest (-65504) and below. Its weight
+/// exp(score + mask - max) is 0 in fp32 unless scores span 10^4.
+constexpr double kMasked = -1e4;
+
+/// The largest plausible window constant in the mask's slice: a sliding
+/// window of W tokens looks causal until the sequence is longer than W.
+int64_t largestMaskConstant(Value mask) {
+  llvm::SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.omitBlockArguments = true;
+  if (Operation *def = mask.getDefiningOp())
+    (void)getBackwardSlice(def, &slice, options);
+  int64_t largest = 0;
+  for (Operation *op : slice)
+    if (auto values =
+            getConstantInts(op->getNumResults() ? op->getResult(0) : Value()))
+      for (int64_t v : *values)
+        if (std::llabs(v) < (int64_t(1) << 40))
+          largest = std::max<int64_t>(largest, std::llabs(v));
+  return largest;
+}
+
+} // namespace
+
+std::optional<CausalMask> infer::graph::readCausalMask(func::FuncOp func,
+                                                       Value mask) {
+  int64_t largest = largestMaskConstant(mask);
+  if (largest > kMaxCheckedWindow)
+    return std::nullopt;
+  const int64_t seq = std::max<int64_t>(largest + 2, 17);
+  std::optional<ShapeOnlyValue> value = evaluateShapeOnly(func, mask, 1, seq);
+  if (!value || value->shape.size() < 2 || value->shape.back() != seq ||
+      value->shape[value->shape.size() - 2] != seq)
+    return std::nullopt;
+  // Every [seq, seq] matrix of the mask (one per broadcast batch or head)
+  // must be the same windowed causal mask; the last row gives the window.
+  const std::vector<double> &v = value->values;
+  int64_t firstOfLast = 0;
+  while (firstOfLast < seq && v[(seq - 1) * seq + firstOfLast] != 0)
+    ++firstOfLast;
+  CausalMask form;
+  form.window = firstOfLast == 0 ? 0 : seq - firstOfLast;
+  form.checkedLength = seq;
+  for (size_t base = 0; base < v.size(); base += size_t(seq * seq))
+    for (int64_t i = 0; i < seq; ++i) {
+      int64_t first =
+          form.window > 0 ? std::max<int64_t>(0, i - form.window + 1) : 0;
+      for (int64_t j = 0; j < seq; ++j) {
+        double x = v[base + size_t(i * seq + j)];
+        bool visible = j >= first && j <= i;
+        if (visible ? x != 0 : !(x <= kMasked))
+          return std::nullopt;
+      }
+    }
+  return form;
+}
