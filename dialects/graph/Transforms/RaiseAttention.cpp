@@ -11,6 +11,9 @@
 //  partial:   concat(rope(x[..., :r]), x[..., r:]) (GPT-NeoX's rotary_pct)
 //         →   the same with rotary_dim = r
 //
+//  scaled:    cos and sin times a constant m (YaRN's attention factor)
+//         →   m * rotary(X), m then folded into attention's scale
+//
 //  attention: softmax(q·kᵀ·scale (+ mask)) · v with q, k, v heads of
 //             token-major tensors or of one of the rank-4 layouts of
 //             HeadsSource (GQA repeat-kv, K transposes, scales on q,
@@ -266,6 +269,10 @@ bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos,
   std::optional<HeadsSource> source = headsSource(dataMovementRoot(headsValue), *headDim);
   if (!source || source->heads != *heads)
     return false;
+  // YaRN scales cos and sin by its attention factor: the rotated heads are
+  // scaled after the rotary (and RaiseAttention folds that into its scale).
+  double tableScale = 1.0;
+  (void)dataMovementRoot(cos, &tableScale);
   for (DenseElementsAttr invFreq : frequencyCandidates(cos, rotaryDim / 2)) {
     for (bool interleaved : {false, true}) {
       auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
@@ -276,7 +283,13 @@ bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos,
             builder.getI64IntegerAttr(*heads), builder.getI64IntegerAttr(*heads),
             builder.getI64IntegerAttr(*headDim), builder.getI64IntegerAttr(rotaryDim),
             builder.getBoolAttr(interleaved));
-        return splitHeads(builder, loc, rotated, *heads, *headDim);
+        Value split = splitHeads(builder, loc, rotated, *heads, *headDim);
+        if (tableScale == 1.0)
+          return split;
+        auto scalar = RankedTensorType::get({}, cast<TensorType>(split.getType()).getElementType());
+        Value factor = ConstantOp::create(
+            builder, loc, DenseElementsAttr::get(scalar, builder.getFloatAttr(scalar.getElementType(), tableScale)));
+        return MulOp::create(builder, loc, split.getType(), split, factor);
       };
       if (!validateReplacement(func, {source->value}, result, build))
         continue;
