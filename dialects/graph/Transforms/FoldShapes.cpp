@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/graph/Transforms/FoldLayouts.h"
 #include "dialects/graph/Transforms/Passes.h"
 #include "dialects/graph/Transforms/ShapeAnalysis.h"
 
@@ -149,30 +150,14 @@ struct FoldReshape : OpRewritePattern<ReshapeOp> {
           return p.getConstant() == 0;
         })))
       return rewriter.notifyMatchFailure(op, "target is already constant");
-    SmallVector<int64_t> entries;
-    int64_t unresolved = -1;
-    for (size_t i = 0; i < out->size(); ++i) {
-      const SymPoly &o = (*out)[i];
-      std::optional<int64_t> c = o.getConstant();
-      if (c && *c > 0) {
-        entries.push_back(*c);
-      } else if (i < in->size() && o == (*in)[i]) {
-        entries.push_back(0);
-      } else if (unresolved < 0 && !c) {
-        unresolved = i;
-        entries.push_back(-1);
-      } else {
-        return rewriter.notifyMatchFailure(op, "more than one output dim is not expressible");
-      }
-    }
-    if (unresolved >= 0) {
-      for (size_t i = 0; i < out->size(); ++i)
-        if (static_cast<int64_t>(i) != unresolved && !analysis.isPositive((*out)[i]))
-          return rewriter.notifyMatchFailure(op, "-1 would not be inferable");
-    }
-    if (isConstantTarget(op.getShape(), entries) && !op.getAllowzero())
+    std::optional<SmallVector<int64_t>> entries =
+        reshapeTarget(analysis, *in, *out);
+    if (!entries)
+      return rewriter.notifyMatchFailure(op,
+                                         "the output dims are not expressible");
+    if (isConstantTarget(op.getShape(), *entries) && !op.getAllowzero())
       return rewriter.notifyMatchFailure(op, "already folded");
-    Value newTarget = createI64Constant(rewriter, op.getLoc(), entries);
+    Value newTarget = createI64Constant(rewriter, op.getLoc(), *entries);
     rewriter.modifyOpInPlace(op, [&] {
       op.getShapeMutable().assign(newTarget);
       op.setAllowzero(false);
@@ -339,4 +324,5 @@ void infer::graph::populateFoldShapesPatterns(RewritePatternSet &patterns,
   patterns.add<FoldKnownIntegers, FoldReshape, FoldExpand, FoldWholeSlice, FoldIdentitySqueeze,
                RefineResultTypes>(
       patterns.getContext(), analysis);
+  populateFoldLayoutPatterns(patterns, analysis);
 }

@@ -26,7 +26,11 @@ def FoldShapesPass : Pass<"infer-fold-shapes", "mlir::func::FuncOp"> {
     provably return their input disappear. Dims are equal when shape rules
     (broadcasting, matmul, reshape, transpose, gather, concat, slice, range,
     ...) derive them from the same function-argument dims; an op without a
-    known rule gets fresh, unrelated dims. Guarantees: numerics are unchanged
+    known rule gets fresh, unrelated dims. Fused-QKV layout chains
+    (FoldLayouts.h) become slices of the last axis and reshapes: a split of
+    an unsqueeze, gather_nd of one constant index, slices of heads and of
+    unit-dim transposes, and chains of order-keeping ops (reshape, squeeze,
+    unsqueeze, transposes of unit dims) fold to one reshape. Guarantees: numerics are unchanged
     (only values the analysis proves are replaced); with
     `assume-non-empty=false`, no -1 is written whose inference relies on a
     dynamic dim being non-zero.

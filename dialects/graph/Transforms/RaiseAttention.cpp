@@ -48,29 +48,35 @@ namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
+/// One step of pure data movement (or a multiplication by a scalar constant,
+/// which goes to `scale`) back from `value`; null when `value` is not one.
+Value dataMovementStep(Value value, double *scale) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return Value();
+  if (isa<TransposeOp, ReshapeOp, UnsqueezeOp, SqueezeOp, ExpandOp>(op))
+    return op->getOperand(0);
+  if (scale && isa<MulOp>(op)) {
+    auto parts =
+        commutedOperands(op, [](Value v) { return splatValue(v).has_value(); });
+    if (parts) {
+      *scale *= *splatValue(parts->first);
+      return parts->second;
+    }
+  }
+  if (auto div = dyn_cast<DivOp>(op);
+      scale && div && splatValue(div.getRhs())) {
+    *scale /= *splatValue(div.getRhs());
+    return div.getLhs();
+  }
+  return Value();
+}
+
 /// Follows pure data movement (and multiplications by scalar constants, whose
 /// product goes to `scale`) back to the tensor it starts from.
 Value dataMovementRoot(Value value, double *scale = nullptr) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (isa<TransposeOp, ReshapeOp, UnsqueezeOp, SqueezeOp, ExpandOp>(op)) {
-      value = op->getOperand(0);
-      continue;
-    }
-    if (scale && isa<MulOp>(op)) {
-      auto parts = commutedOperands(op, [](Value v) { return splatValue(v).has_value(); });
-      if (parts) {
-        *scale *= *splatValue(parts->first);
-        value = parts->second;
-        continue;
-      }
-    }
-    if (auto div = dyn_cast<DivOp>(op); scale && div && splatValue(div.getRhs())) {
-      *scale /= *splatValue(div.getRhs());
-      value = div.getLhs();
-      continue;
-    }
-    break;
-  }
+  while (Value previous = dataMovementStep(value, scale))
+    value = previous;
   return value;
 }
 
@@ -132,6 +138,27 @@ std::optional<HeadsSource> headsSource(Value root, int64_t headDim) {
     return HeadsSource{root, HeadsSource::HeadsMajor, type.getDimSize(1), headDim, 0};
   if (tokenHeads)
     return HeadsSource{root, HeadsSource::TokenHeads, type.getDimSize(2), headDim, 0};
+  return std::nullopt;
+}
+
+/// The heads source farthest back along `value`'s data movement that
+/// headsSource accepts (the root first: GPT-BigCode's q is a reshape of one
+/// part of a split [b, 1, s, h*d] that is no heads layout itself); the
+/// scalar factors passed on the way go to `scale`.
+std::optional<HeadsSource> headsSourceOf(Value value, int64_t headDim,
+                                         double *scale = nullptr) {
+  SmallVector<std::pair<Value, double>> chain = {{value, 1.0}};
+  double product = 1.0;
+  while (Value previous = dataMovementStep(chain.back().first, &product))
+    chain.push_back({previous, product});
+  for (auto [candidate, factor] : llvm::reverse(chain))
+    if (std::optional<HeadsSource> source = headsSource(candidate, headDim)) {
+      if (scale)
+        *scale *= factor;
+      else if (factor != 1.0)
+        return std::nullopt; // a scaled source where no scale can be kept
+      return source;
+    }
   return std::nullopt;
 }
 
@@ -210,10 +237,11 @@ SmallVector<DenseElementsAttr> frequencyCandidates(Value value, int64_t count) {
 /// True when `value` is a signed permutation of x's elements built by slices,
 /// negations, (un)squeezes, reshapes and concats: rotate_half(x) =
 /// concat(-x[..., d/2:], x[..., :d/2]) (Llama) or GPT-J's rotate_every_two,
-/// stack(-x[..., 1::2], x[..., ::2]).flatten(-2). Which layout it is, and
+/// stack(-x[..., 1::2], x[..., ::2]).flatten(-2), of x or of the tensor x is
+/// a reshape of (Falcon's one KV head). Which layout it is, and
 /// that it is a rotation at all, the validation of the rewrite proves.
 bool isRotationOf(Value value, Value x, int &negations, int depth = 0) {
-  if (value == x)
+  if (value == x || value == dataMovementRoot(x))
     return true;
   Operation *op = value.getDefiningOp();
   if (!op || depth > 12)
@@ -419,9 +447,9 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
   std::optional<int64_t> heads = staticDim(qk.getLhs(), 1), headDim = staticDim(qk.getLhs(), 3);
   if (!heads || !headDim)
     return std::nullopt;
-  std::optional<HeadsSource> q = headsSource(dataMovementRoot(qk.getLhs(), &scale), *headDim);
-  std::optional<HeadsSource> k = headsSource(dataMovementRoot(qk.getRhs(), &scale), *headDim);
-  std::optional<HeadsSource> v = headsSource(dataMovementRoot(pv.getRhs()), *headDim);
+  std::optional<HeadsSource> q = headsSourceOf(qk.getLhs(), *headDim, &scale);
+  std::optional<HeadsSource> k = headsSourceOf(qk.getRhs(), *headDim, &scale);
+  std::optional<HeadsSource> v = headsSourceOf(pv.getRhs(), *headDim);
   if (!q || !k || !v || q->heads != *heads || k->heads != v->heads || *heads % k->heads)
     return std::nullopt;
   match.q = *q, match.k = *k, match.v = *v;
