@@ -84,6 +84,12 @@ private:
     return id < uint32_t(program_->buffers_size()) ? program_->buffers(int(id)).element_type()
                                                   : art::ELEMENT_TYPE_UNSPECIFIED;
   }
+  double floatAttr(const art::Launch &launch, const std::string &name, double fallback) const {
+    const art::Attribute *attribute = art::findAttribute(launch, name);
+    return attribute && attribute->value_case() == art::Attribute::kFloatValue
+               ? attribute->float_value()
+               : fallback;
+  }
   bool boolAttr(const art::Launch &launch, const std::string &name) const {
     const art::Attribute *attribute = art::findAttribute(launch, name);
     return attribute && attribute->value_case() == art::Attribute::kBoolValue &&
@@ -478,8 +484,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     if (headDim <= 0 || headDim > 256 || kvHeads <= 0)
       return error(index, "has no paged attention kernel for head_dim " +
                               std::to_string(headDim) + " (1 to 256)");
-    // A sliding window runs on infer_kv_attention's general path alone.
-    const bool windowed = intAttr(op, "window", 0) > 0;
+    // A sliding window and ALiBi run on infer_kv_attention's general path alone.
+    const bool windowed = intAttr(op, "window", 0) > 0 || floatAttr(op, "alibi", 0.0) != 0.0;
     art::CudaLaunch write;
     write.set_runner(art::CudaLaunch::KERNEL);
     write.set_block_x(kernels::kKvAttentionThreads);

@@ -304,9 +304,35 @@ StatusOr<std::string> generateElementwiseKernel(const art::ExecProgram &program,
         expr = "0.5f * " + x + " * (1.f + erff(" + x + " * 0.7071067811865476f))";
       else
         return unimplementedError("graph.gelu approximate = '" + mode + "'");
+    } else if (name == "graph.tanh") {
+      RETURN_IF_ERROR(needs(1));
+      expr = "tanhf(" + in[0] + ")";
+    } else if (name == "graph.pow") {
+      RETURN_IF_ERROR(needs(2));
+      expr = "powf(" + in[0] + ", " + in[1] + ")";
+    } else if (name == "graph.clip") {
+      // [input, min?, max?], as runtime/cpu's clip (NaN passes through).
+      std::string lo, hi;
+      if (in.size() == 3) {
+        lo = in[1], hi = in[2];
+      } else if (in.size() == 2) {
+        const art::Attribute *segments = findOpAttribute(op, "operandSegmentSizes");
+        if (!segments || segments->value_case() != art::Attribute::kInts ||
+            segments->ints().values_size() != 3)
+          return unimplementedError("graph.clip with one bound that the artifact does not name");
+        (segments->ints().values(1) == 1 ? lo : hi) = in[1];
+      } else if (in.size() != 1) {
+        return invalidArgumentError("'graph.clip' takes an input and up to two bounds");
+      }
+      expr = in[0];
+      if (!lo.empty())
+        expr = "(" + expr + " < " + lo + " ? " + lo + " : " + expr + ")";
+      if (!hi.empty())
+        expr = "(" + expr + " > " + hi + " ? " + hi + " : " + expr + ")";
     } else {
-      return unimplementedError("'" + name + "' (generated kernels implement add, sub, mul, div, "
-                                "neg, relu, gelu, cast, identity, constant)");
+      return unimplementedError("'" + name +
+                                "' (generated kernels implement add, sub, mul, div, "
+                                "neg, relu, gelu, tanh, pow, clip, cast, identity, constant)");
     }
     body << "  float v" << value << " = " << expr << ";\n";
     round(value, resultType);

@@ -250,7 +250,7 @@ llvm::Expected<Tensor> kernels::rotary(const Tensor &input, const Tensor *givenP
 
 llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
                                           const AttentionConfig &config) {
-  auto [numHeads, numKvHeads, headDim, scale, causal, softcap, window] = config;
+  auto [numHeads, numKvHeads, headDim, scale, causal, softcap, window, alibi] = config;
   if (inputs.size() != 1 && inputs.size() != 3)
     return kernelError("takes a packed qkv operand or q, k and v, got " +
                        llvm::Twine(inputs.size()) + " operands");
@@ -308,10 +308,10 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
                        ", kv_seq = " + llvm::Twine(kvSeq) + (causal ? ", causal)" : ")"));
 
   Tensor out(DType::F32, {batch, seq, qFeatures});
-  infer::reference::attention(q, k, v,
-                              {batch, seq, kvSeq, numHeads, numKvHeads, headDim,
-                               scale, softcap, causal, window},
-                              out.f32());
+  infer::reference::attention(
+      q, k, v,
+      {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale, softcap, causal, window, alibi},
+      out.f32());
   return out;
 }
 

@@ -348,22 +348,16 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       .Case([&](NegOp o) { return unaryOp(o.getInput(), UnaryKind::Neg); })
       .Case([&](AbsOp o) { return unaryOp(o.getInput(), UnaryKind::Abs); })
       .Case([&](SqrtOp o) { return unaryOp(o.getInput(), UnaryKind::Sqrt); })
-      .Case([&](ReciprocalOp o) {
-        return unaryOp(o.getInput(), UnaryKind::Reciprocal);
-      })
+      .Case([&](ReciprocalOp o) { return unaryOp(o.getInput(), UnaryKind::Reciprocal); })
       .Case([&](ExpOp o) { return unaryOp(o.getInput(), UnaryKind::Exp); })
       .Case([&](LogOp o) { return unaryOp(o.getInput(), UnaryKind::Log); })
       .Case([&](SinOp o) { return unaryOp(o.getInput(), UnaryKind::Sin); })
       .Case([&](CosOp o) { return unaryOp(o.getInput(), UnaryKind::Cos); })
       .Case([&](TanhOp o) { return unaryOp(o.getInput(), UnaryKind::Tanh); })
       .Case([&](ErfOp o) { return unaryOp(o.getInput(), UnaryKind::Erf); })
-      .Case([&](SigmoidOp o) {
-        return unaryOp(o.getInput(), UnaryKind::Sigmoid);
-      })
+      .Case([&](SigmoidOp o) { return unaryOp(o.getInput(), UnaryKind::Sigmoid); })
       .Case([&](ReluOp o) { return unaryOp(o.getInput(), UnaryKind::Relu); })
-      .Case([&](IdentityOp o) {
-        return unaryOp(o.getInput(), UnaryKind::Identity);
-      })
+      .Case([&](IdentityOp o) { return unaryOp(o.getInput(), UnaryKind::Identity); })
       .Case([&](NotOp o) { return unaryOp(o.getInput(), UnaryKind::Not); })
       .Case([&](IsNaNOp o) { return one(isNaN(in(o.getInput()))); })
       .Case([&](GeluOp o) -> llvm::Expected<Results> {
@@ -391,43 +385,22 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       .Case([&](OrOp o) { return binaryOp(o, BinaryKind::Or); })
       .Case([&](EqualOp o) { return binaryOp(o, BinaryKind::Equal); })
       .Case([&](LessOp o) { return binaryOp(o, BinaryKind::Less); })
-      .Case(
-          [&](LessOrEqualOp o) { return binaryOp(o, BinaryKind::LessOrEqual); })
+      .Case([&](LessOrEqualOp o) { return binaryOp(o, BinaryKind::LessOrEqual); })
       .Case([&](GreaterOp o) { return binaryOp(o, BinaryKind::Greater); })
-      .Case([&](GreaterOrEqualOp o) {
-        return binaryOp(o, BinaryKind::GreaterOrEqual);
-      })
-      .Case([&](WhereOp o) {
-        return one(where(in(o.getCondition()), in(o.getX()), in(o.getY())));
-      })
+      .Case([&](GreaterOrEqualOp o) { return binaryOp(o, BinaryKind::GreaterOrEqual); })
+      .Case([&](WhereOp o) { return one(where(in(o.getCondition()), in(o.getX()), in(o.getY()))); })
       // Shape manipulation.
-      .Case([&](ShapeOp o) {
-        return one(shapeOf(in(o.getInput()), o.getStart(), o.getEnd()));
-      })
+      .Case([&](ShapeOp o) { return one(shapeOf(in(o.getInput()), o.getStart(), o.getEnd())); })
       .Case([&](ReshapeOp o) {
         return one(reshape(in(o.getData()), in(o.getShape()), o.getAllowzero()));
       })
-      .Case([&](ExpandOp o) {
-        return one(expand(in(o.getInput()), in(o.getShape())));
-      })
-      .Case([&](TileOp o) {
-        return one(tile(in(o.getInput()), in(o.getRepeats())));
-      })
-      .Case([&](FlattenOp o) {
-        return one(flatten(in(o.getInput()), o.getAxis()));
-      })
-      .Case([&](SqueezeOp o) {
-        return one(squeeze(in(o.getInput()), optional(o.getAxes())));
-      })
-      .Case([&](UnsqueezeOp o) {
-        return one(unsqueeze(in(o.getInput()), in(o.getAxes())));
-      })
-      .Case([&](TransposeOp o) {
-        return one(transpose(in(o.getInput()), o.getPerm()));
-      })
-      .Case([&](ConcatOp o) {
-        return one(concat(all(o.getInputs()), o.getAxis()));
-      })
+      .Case([&](ExpandOp o) { return one(expand(in(o.getInput()), in(o.getShape()))); })
+      .Case([&](TileOp o) { return one(tile(in(o.getInput()), in(o.getRepeats()))); })
+      .Case([&](FlattenOp o) { return one(flatten(in(o.getInput()), o.getAxis())); })
+      .Case([&](SqueezeOp o) { return one(squeeze(in(o.getInput()), optional(o.getAxes()))); })
+      .Case([&](UnsqueezeOp o) { return one(unsqueeze(in(o.getInput()), in(o.getAxes()))); })
+      .Case([&](TransposeOp o) { return one(transpose(in(o.getInput()), o.getPerm())); })
+      .Case([&](ConcatOp o) { return one(concat(all(o.getInputs()), o.getAxis())); })
       // Packed weights are a concatenation (transposed with `transpose`),
       // whatever the artifact writer does later.
       .Case([&](PackWeightsOp o) -> llvm::Expected<Results> {
@@ -443,25 +416,21 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
         return one(slice(in(o.getData()), in(o.getStarts()), in(o.getEnds()), in(o.getAxes()),
                          in(o.getSteps())));
       })
-      .Case([&](GatherOp o) {
-        return one(gather(in(o.getData()), in(o.getIndices()), o.getAxis()));
-      })
+      .Case(
+          [&](GatherOp o) { return one(gather(in(o.getData()), in(o.getIndices()), o.getAxis())); })
       .Case([&](GatherNDOp o) {
         return one(gatherND(in(o.getData()), in(o.getIndices()), o.getBatchDims()));
       })
       .Case([&](RangeOp o) {
         return one(range(in(o.getStart()), in(o.getLimit()), in(o.getDelta())));
       })
-      .Case([&](TriluOp o) {
-        return one(trilu(in(o.getInput()), optional(o.getK()), o.getUpper()));
-      })
+      .Case(
+          [&](TriluOp o) { return one(trilu(in(o.getInput()), optional(o.getK()), o.getUpper())); })
       // Reductions, normalisation, scans.
       .Case([&](ReduceMeanOp o) { return reduceOp(o, ReduceKind::Mean); })
       .Case([&](ReduceSumOp o) { return reduceOp(o, ReduceKind::Sum); })
       .Case([&](ReduceMaxOp o) { return reduceOp(o, ReduceKind::Max); })
-      .Case([&](SoftmaxOp o) {
-        return one(softmax(in(o.getInput()), o.getAxis()));
-      })
+      .Case([&](SoftmaxOp o) { return one(softmax(in(o.getInput()), o.getAxis())); })
       .Case([&](LayerNormOp o) {
         return one(layerNorm(in(o.getInput()), in(o.getScale()), optional(o.getBias()), o.getAxis(),
                              o.getEpsilon().convertToFloat()));
@@ -470,17 +439,13 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
         return one(cumSum(in(o.getInput()), in(o.getAxis()), o.getExclusive(), o.getReverse()));
       })
       // Contractions.
-      .Case([&](MatMulOp o) {
-        return one(matmul(in(o.getLhs()), in(o.getRhs())));
-      })
+      .Case([&](MatMulOp o) { return one(matmul(in(o.getLhs()), in(o.getRhs()))); })
       .Case([&](GemmOp o) {
         return one(gemm(in(o.getA()), in(o.getB()), optional(o.getC()),
                         o.getAlpha().convertToFloat(), o.getBeta().convertToFloat(), o.getTransA(),
                         o.getTransB()));
       })
-      .Case([&](EinsumOp o) {
-        return one(einsum(o.getEquation(), all(o.getInputs())));
-      })
+      .Case([&](EinsumOp o) { return one(einsum(o.getEquation(), all(o.getInputs()))); })
       // Fused LLM ops.
       .Case([&](RmsNormOp o) {
         return one(rmsNorm(in(o.getInput()), in(o.getWeight()), o.getEpsilon().convertToFloat(),
@@ -506,7 +471,8 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
                                o.getScale().convertToFloat(),
                                o.getCausal(),
                                o.getSoftcap().convertToFloat(),
-                               int64_t(o.getWindow())};
+                               int64_t(o.getWindow()),
+                               o.getAlibi().convertToFloat()};
         return one(attention(all(o.getInputs()), config));
       })
       .Case([&](GatedActivationOp o) {

@@ -207,6 +207,7 @@ struct AttentionConfig {
   bool causal;
   float softcap;  // 0: none
   int64_t window; // 0: none; causal only
+  float alibi;    // ALiBi's bias factor (reference::alibiSlope); 0: none
 };
 /// `inputs` is {packed qkv} or {q, k, v}.
 llvm::Expected<Tensor> attention(llvm::ArrayRef<const Tensor *> inputs,

@@ -250,10 +250,9 @@ LogicalResult Lowering::lower(Operation *op) {
       })
       .Case([&](graph::AttentionOp attention) {
         builder.create<exec::AttentionOp>(
-            loc, *operands, *out, attention.getNumHeads(),
-            attention.getNumKvHeads(), attention.getHeadDim(),
-            attention.getScale(), attention.getCausal(), attention.getSoftcap(),
-            attention.getWindow());
+            loc, *operands, *out, attention.getNumHeads(), attention.getNumKvHeads(),
+            attention.getHeadDim(), attention.getScale(), attention.getCausal(),
+            attention.getSoftcap(), attention.getWindow(), attention.getAlibi());
         return success();
       })
       .Case([&](graph::GatedActivationOp gated) {

@@ -17,7 +17,9 @@ void attention(const HeadView &q, const HeadView &k, const HeadView &v,
   for (int64_t b = 0; b < shape.batch; ++b) {
     for (int64_t h = 0; h < shape.numHeads; ++h) {
       int64_t kvHead = h / group;
+      double slope = shape.alibi * alibiSlope(h, shape.numHeads);
       for (int64_t i = 0; i < shape.seq; ++i) {
+        int64_t position = i + shape.kvSeq - shape.seq;
         int64_t visible = shape.causal ? i + shape.kvSeq - shape.seq + 1 : shape.kvSeq;
         int64_t first =
             firstVisibleKey(visible, shape.causal ? shape.window : 0);
@@ -29,6 +31,7 @@ void attention(const HeadView &q, const HeadView &k, const HeadView &v,
           double score = dot * shape.scale;
           if (shape.softcap > 0)
             score = shape.softcap * std::tanh(score / shape.softcap);
+          score += slope * double(j - position);
           scores[j] = score;
           maximum = std::max(maximum, score);
         }

@@ -9,6 +9,7 @@
 #ifndef INFER_RUNTIME_BASE_REFERENCEMATH_H
 #define INFER_RUNTIME_BASE_REFERENCEMATH_H
 
+#include <cmath>
 #include <cstdint>
 
 namespace infer::reference {
@@ -27,17 +28,31 @@ struct AttentionShape {
   int64_t batch = 0, seq = 0, kvSeq = 0, numHeads = 0, numKvHeads = 0, headDim = 0;
   double scale = 1, softcap = 0; ///< as f32 values widened
   bool causal = false;
-  int64_t window =
-      0; ///< causal only: > 0 keeps the last `window` keys of each query
+  /// Causal only: > 0 keeps the last `window` keys of each query.
+  int64_t window = 0;
+  double alibi = 0; ///< adds alibi * alibiSlope(h, numHeads) * (j - i') to the scores
 };
 
 /// Softmax attention: query head h reads kv head h / (numHeads / numKvHeads);
 /// causal: query i sees keys j <= i + kvSeq - seq, and with a window W also
-/// j > i + kvSeq - seq - W. Scores (dot * scale, then
+/// j > i + kvSeq - seq - W. With alibi c, scores get c * alibiSlope(h) * (j - i')
+/// with i' = i + kvSeq - seq (after the softcap). Scores (dot * scale, then
 /// softcap * tanh(score / softcap) when softcap > 0), softmax and the weighted
 /// sum in double. dst is [batch, seq, numHeads * headDim].
 void attention(const HeadView &q, const HeadView &k, const HeadView &v,
                const AttentionShape &shape, float *dst);
+
+/// ALiBi's slope of head h of `heads` (BLOOM's, MPT's and Falcon's
+/// build_alibi_tensor): 2^(-8 (h + 1) / n) for the first n heads, n the
+/// largest power of two <= heads, then the odd powers of 2^(-4 / n).
+inline double alibiSlope(int64_t h, int64_t heads) {
+  int64_t n = 1;
+  while (n * 2 <= heads)
+    n *= 2;
+  double exponent =
+      h < n ? -8.0 * double(h + 1) / double(n) : -4.0 * double(2 * (h - n) + 1) / double(n);
+  return std::exp2(exponent);
+}
 
 /// The first key a query that sees keys [0, visible) reads under a sliding
 /// window of `window` keys (0: none).

@@ -25,6 +25,7 @@ Status runAttention(const LaunchArgs &args) {
   bool causal = args.boolAttr("causal", false);
   double softcap = float(args.floatAttr("softcap", 0.0));
   int64_t window = args.intAttr("window", 0);
+  double alibi = float(args.floatAttr("alibi", 0.0));
   double scale = float(scaleAttr);
   if (inputs.size() != 1 && inputs.size() != 3)
     return args.error("takes a packed qkv operand or q, k and v");
@@ -58,10 +59,10 @@ Status runAttention(const LaunchArgs &args) {
     return args.error("query 0 sees no key");
   const View &out = args.outputs[0];
   RETURN_IF_ERROR(args.expectF32(out, args.tokens * qFeatures, "output"));
-  reference::attention(q, k, v,
-                       {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale,
-                        softcap, causal, window},
-                       out.mutableF32());
+  reference::attention(
+      q, k, v,
+      {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale, softcap, causal, window, alibi},
+      out.mutableF32());
   return okStatus();
 }
 

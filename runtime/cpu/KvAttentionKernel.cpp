@@ -36,6 +36,7 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
   ASSIGN_OR_RETURN(double scaleAttr, args.floatAttr("scale"));
   double softcap = float(args.floatAttr("softcap", 0.0));
   int64_t window = args.intAttr("window", 0);
+  double alibi = float(args.floatAttr("alibi", 0.0));
   double scale = float(scaleAttr);
   if (inputs.size() != 1 && inputs.size() != 3)
     return args.error("takes a packed qkv operand or q, k and v");
@@ -126,6 +127,8 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
       for (int64_t h = 0; h < numHeads; ++h) {
         const float *query = q + row * qStride + h * headDim;
         int64_t kvOffset = (h / group) * headDim;
+        double slope = alibi * reference::alibiSlope(h, numHeads);
+        int64_t position = visible - 1;
         double maximum = -std::numeric_limits<double>::infinity();
         for (int64_t p = first; p < visible; ++p) {
           double dot = 0;
@@ -134,6 +137,7 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
           double score = dot * scale;
           if (softcap > 0)
             score = softcap * std::tanh(score / softcap);
+          score += slope * double(p - position);
           scores[p] = score;
           maximum = std::max(maximum, score);
         }

@@ -172,6 +172,7 @@ StatusOr<PackedParams> attention(const exec::LaunchArgs &args) {
   p.softcap = float(args.floatAttr("softcap", 0.0));
   p.causal = args.boolAttr("causal", false) ? 1 : 0;
   p.window = int(args.intAttr("window", 0));
+  p.alibi = float(args.floatAttr("alibi", 0.0));
   if (p.window < 0 || args.intAttr("window", 0) > INT32_MAX ||
       (p.window > 0 && !p.causal))
     return args.error("has a window that is not a positive count of keys of "
@@ -265,6 +266,7 @@ StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepConte
   p.scale = float(scale);
   p.softcap = float(args.floatAttr("softcap", 0.0));
   p.window = args.intAttr("window", 0);
+  p.alibi = float(args.floatAttr("alibi", 0.0));
   if (p.window < 0)
     return args.error("has a negative window");
   return pack(p);

@@ -312,3 +312,19 @@ func.func @norm_of_moved_axis(%x: tensor<?x16x4xf32>, %w: tensor<16xf32>) -> ten
   %n = graph.rms_norm %t, %w {epsilon = 9.99999997E-7 : f32} : (tensor<?x4x16xf32>, tensor<16xf32>) -> tensor<?x4x16xf32>
   return %n : tensor<?x4x16xf32>
 }
+
+// -----
+
+// Tests that an RMSNorm of x - mean(x) (Cohere's bias-free LayerNorm, read
+// as an RMSNorm of the centred x) becomes a LayerNorm of x without bias.
+// CHECK-LABEL: func.func @centered_rms_norm
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x64xf32>, %[[W:.+]]: tensor<64xf32>)
+// CHECK-NEXT: %[[Y:.+]] = graph.layer_normalization %[[X]], %[[W]] {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<?x?x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @centered_rms_norm(%x: tensor<?x?x64xf32>, %w: tensor<64xf32>) -> tensor<?x?x64xf32> {
+  %axes = graph.constant dense<2> : tensor<1xi64>
+  %m = graph.reduce_mean %x axes(%axes) : (tensor<?x?x64xf32>, tensor<1xi64>) -> tensor<?x?x1xf32>
+  %c = graph.sub %x, %m : (tensor<?x?x64xf32>, tensor<?x?x1xf32>) -> tensor<?x?x64xf32>
+  %n = graph.rms_norm %c, %w {epsilon = 9.99999997E-7 : f32} : (tensor<?x?x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+  return %n : tensor<?x?x64xf32>
+}

@@ -458,7 +458,17 @@ struct AttentionCase {
   const char *softcap; // "0.0": none
   bool causal;
   int64_t window = 0; // causal only: keys j > i + kv_seq - seq - window too
+  double alibi = 0;   // ALiBi's factor c: bias c * slope_h * (j - i')
 };
+
+/// ALiBi's slopes (Press et al.), written out for the head counts the tests
+/// use: 2^(-8 (h + 1) / 4) for the first four heads, then 2^-1, 2^-3.
+double alibiSlopeTable(int64_t heads, int64_t h) {
+  static const double four[] = {0.25, 0.0625, 0.015625, 0.00390625};
+  static const double six[] = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};
+  EXPECT_TRUE(heads == 4 || heads == 6);
+  return heads == 4 ? four[h] : six[h];
+}
 
 /// The reference: heads split out and transposed, each KV head repeated
 /// heads / kvHeads times (Expand over a new group dim, then Reshape), scores
@@ -479,6 +489,7 @@ std::string attentionProgram(const AttentionCase &c) {
       {"CAP", c.softcap},
       {"CAUSAL", c.causal ? "true" : "false"},
       {"WINDOW", std::to_string(c.window)},
+      {"ALIBI", std::to_string(c.alibi)},
   };
   std::string softcap =
       std::string(c.softcap) == "0.0"
@@ -501,18 +512,37 @@ std::string attentionProgram(const AttentionCase &c) {
     table += "]";
   }
   table += "]";
-  std::string mask =
-      c.causal ? R"mlir(%allowed = graph.constant dense<)mlir" + table +
-                     R"mlir(> : tensor<${S}x${T}xi1>
+  // bias[h][i][j] = alibi * slope_h * (j - i - kv_seq + seq), as a literal.
+  std::string bias = "[";
+  for (int64_t h = 0; h < c.heads; ++h) {
+    bias += h ? ", [" : "[";
+    for (int64_t i = 0; i < c.seq; ++i) {
+      bias += i ? ", [" : "[";
+      for (int64_t j = 0; j < c.kvSeq; ++j) {
+        double value =
+            c.alibi == 0 ? 0.0
+                         : c.alibi * alibiSlopeTable(c.heads, h) * double(j - i - c.kvSeq + c.seq);
+        bias += (j ? ", " : "") + std::to_string(value);
+      }
+      bias += "]";
+    }
+    bias += "]";
+  }
+  bias += "]";
+  std::string biased = R"mlir(%bias = graph.constant dense<)mlir" + bias +
+                       R"mlir(> : tensor<${H}x${S}x${T}xf32>
+      %biased = graph.add %capped, %bias : (${SC}, tensor<${H}x${S}x${T}xf32>) -> ${SC})mlir";
+  std::string mask = c.causal ? R"mlir(%allowed = graph.constant dense<)mlir" + table +
+                                    R"mlir(> : tensor<${S}x${T}xi1>
       %ninf = graph.constant dense<0xFF800000> : tensor<f32>
-      %masked = graph.where %allowed, %capped, %ninf : (tensor<${S}x${T}xi1>, ${SC}, tensor<f32>) -> ${SC})mlir"
-               : "%masked = graph.identity %capped : (${SC}) -> ${SC}";
+      %masked = graph.where %allowed, %biased, %ninf : (tensor<${S}x${T}xi1>, ${SC}, tensor<f32>) -> ${SC})mlir"
+                              : "%masked = graph.identity %biased : (${SC}) -> ${SC}";
   std::string program = R"mlir(
     func.func @main(%q: tensor<${B}x${S}x${QF}xf32>, %k: tensor<${B}x${T}x${KF}xf32>, %v: tensor<${B}x${T}x${KF}xf32>)
         -> (tensor<${B}x${S}x${QF}xf32>, tensor<${B}x${S}x${QF}xf32>) {
       %fused = graph.attention %q, %k, %v {num_heads = ${H} : i64, num_kv_heads = ${KV} : i64, head_dim = ${D} : i64,
                                            scale = ${SCALE} : f32, causal = ${CAUSAL}, softcap = ${CAP} : f32,
-                                           window = ${WINDOW} : i64}
+                                           window = ${WINDOW} : i64, alibi = ${ALIBI} : f32}
           : (tensor<${B}x${S}x${QF}xf32>, tensor<${B}x${T}x${KF}xf32>, tensor<${B}x${T}x${KF}xf32>) -> tensor<${B}x${S}x${QF}xf32>
       %qs = graph.constant dense<[${B}, ${S}, ${H}, ${D}]> : tensor<4xi64>
       %q4 = graph.reshape %q, %qs : (tensor<${B}x${S}x${QF}xf32>, tensor<4xi64>) -> tensor<${B}x${S}x${H}x${D}xf32>
@@ -532,6 +562,7 @@ std::string attentionProgram(const AttentionCase &c) {
       %scale = graph.constant dense<${SCALE}> : tensor<f32>
       %scaled = graph.mul %scores, %scale : (${SC}, tensor<f32>) -> ${SC}
       )mlir" + softcap + R"mlir(
+      )mlir" + biased + R"mlir(
       )mlir" + mask + R"mlir(
       %p = graph.softmax %masked {axis = 3 : i64} : ${SC}
       %o = graph.matmul %p, %vh : (${SC}, tensor<${B}x${H}x${T}x${D}xf32>) -> tensor<${B}x${H}x${S}x${D}xf32>
@@ -590,6 +621,16 @@ TEST(Fused, AttentionSlidingWindow) {
   // A window of one key: each query returns its own v.
   expectAttentionMatchesReference({1, 5, 5, 2, 2, 4, "0.5", "0.0", true, 1},
                                   39);
+}
+
+TEST(Fused, AttentionAlibi) {
+  // BLOOM/MPT (factor 1) and Falcon-RW (factor 1 / sqrt(head_dim)) biases,
+  // causal with kv_seq = seq and > seq, with a window, and not causal; six
+  // heads take the slopes past the largest power of two.
+  expectAttentionMatchesReference({2, 5, 5, 4, 4, 4, "0.5", "0.0", true, 0, 1.0}, 44);
+  expectAttentionMatchesReference({1, 3, 7, 6, 2, 4, "0.5", "0.0", true, 0, 0.5}, 45);
+  expectAttentionMatchesReference({1, 6, 6, 4, 2, 4, "0.5", "0.0", true, 3, 1.0}, 46);
+  expectAttentionMatchesReference({1, 4, 4, 6, 6, 4, "0.5", "2.0", false, 0, 1.0}, 47);
 }
 
 TEST(Fused, AttentionPackedEqualsSeparate) {

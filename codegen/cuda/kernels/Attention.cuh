@@ -817,6 +817,7 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
   const long long outStride = p.numHeads * p.headDim;
   const long long outBase = batch * p.seq * outStride + head * D;
   const ScoreMap scoreOf(p.scale, p.softcap);
+  const float alibiLog2 = p.alibi * alibiSlope(head, p.numHeads) * kLog2e;
 
   const int ld = attentionSimtStride(D);
   float *qTile = reinterpret_cast<float *>(smem); // 64 x ld
@@ -865,13 +866,14 @@ __device__ __forceinline__ void simtAttention(const AttentionParams &p, unsigned
     for (int i = 0; i < 4; ++i) {
       int r = rg + 16 * i;
       int last = lastVisibleKey(q0 + r, seq, kvSeq, causal);
-      int first = p.window > 0 ? last - p.window + 1
-                               : 0; // a sliding window's first key
+      // A sliding window's first key; ALiBi's bias slope * (key - position).
+      int first = p.window > 0 ? last - p.window + 1 : 0;
+      const int position = q0 + r + (kvSeq - seq);
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
         int key = key0 + kc + 8 * u;
         scores[r * kSS + kc + 8 * u] = key <= last && key >= first
-                                           ? scoreOf(acc[i][u])
+                                           ? scoreOf(acc[i][u]) + alibiLog2 * float(key - position)
                                            : negativeInfinity();
       }
     }
@@ -973,10 +975,10 @@ __global__ void __launch_bounds__(kAttentionThreads, 512 / kAttentionThreads)
   if (p.numKvHeads <= 0 || p.numHeads % p.numKvHeads != 0 || p.headDim <= 0)
     return;
   const attention_detail::BlockTask task = attention_detail::blockTask();
-  // Sliding windows are masked on the CUDA-core path only.
-  if (p.window > 0 || !attention_detail::runTensorCorePath<kHeadClass>(
-                          attention_detail::denseOperands<T>(p, task),
-                          attentionShared, task.q0))
+  // Sliding windows and ALiBi are on the CUDA-core path only.
+  if (p.window > 0 || p.alibi != 0.f ||
+      !attention_detail::runTensorCorePath<kHeadClass>(attention_detail::denseOperands<T>(p, task),
+                                                       attentionShared, task.q0))
     attention_detail::simtBlock<T>(p, attentionShared, task);
 }
 

@@ -174,6 +174,17 @@ template <typename T> __device__ __forceinline__ float gatedValue(int activation
                            : activate<2>(gate);
 }
 
+/// ALiBi's slope of head h of `heads`, as reference::alibiSlope
+/// (runtime/base/ReferenceMath.h).
+__device__ __forceinline__ float alibiSlope(long long h, long long heads) {
+  long long n = 1;
+  while (n * 2 <= heads)
+    n *= 2;
+  const float exponent =
+      h < n ? -8.f * float(h + 1) / float(n) : -4.f * float(2 * (h - n) + 1) / float(n);
+  return exp2f(exponent);
+}
+
 } // namespace kernels
 } // namespace infer
 

@@ -100,6 +100,8 @@ struct AttentionParams {
   float scale, softcap;
   int causal;
   int window; ///< 0: none
+  float alibi; ///< ALiBi's bias factor, 0: none (CUDA-core path only)
+  int pad;
 };
 
 constexpr int kAttentionBlockQ = 128;
@@ -163,6 +165,8 @@ struct KvAttentionParams {
   long long numHeads, numKvHeads, headDim;
   float scale, softcap;
   long long window; ///< 0: none
+  float alibi;      ///< ALiBi's bias factor, 0: none (general path only)
+  float pad;
   /// infer_kv_attention's split-KV partials and per-unit counters
   /// (kernels/KvDecodeGeometry.h gives the grid and their sizes):
   /// runtime-owned, zeroed once at allocation and left zeroed by every

@@ -184,9 +184,8 @@ template <typename T> __device__ __forceinline__ void kvAttention(const KvAttent
 
   if constexpr (sizeof(T) == 2) {
     const long long D = p.headDim;
-    if (D % 8 == 0 && D > 0 && D <= kFastMaxDim && heads <= kFastHeads &&
-        aligned16(p.cache) &&
-        p.window == 0) { // sliding windows take the general path
+    if (D % 8 == 0 && D > 0 && D <= kFastMaxDim && heads <= kFastHeads && aligned16(p.cache) &&
+        p.window == 0 && p.alibi == 0.f) { // sliding windows and ALiBi take the general path
       if (D <= 64)
         fastAttend<T, 64>(p, t, g, int(headBase), heads, sm.fast);
       else

@@ -166,9 +166,11 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
 #pragma unroll
     for (int h = 0; h < HP; ++h) {
       float top = m[h];
+      const float alibiLog2 = p.alibi * alibiSlope(firstHead + h, p.numHeads) * kLog2e;
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         float score = capped ? capLog2 * tanhf(s[h][u] * scaleOverCap) : s[h][u] * scaleLog2;
+        score += alibiLog2 * float(base + u * groups + group - pos);
         s[h][u] = valid[u] ? score : negativeInfinity();
         top = fmaxf(top, s[h][u]);
       }

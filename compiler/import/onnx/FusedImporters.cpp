@@ -330,7 +330,8 @@ LogicalResult importAttention(NodeImporter &n, SmallVectorImpl<Value> &results) 
       n.builder, n.loc, type, tokens, n.builder.getI64IntegerAttr(qHeads),
       n.builder.getI64IntegerAttr(kvHeads), n.builder.getI64IntegerAttr(headDim),
       n.builder.getF32FloatAttr(scale), n.builder.getBoolAttr(causal),
-      n.builder.getF32FloatAttr(softcap));
+      n.builder.getF32FloatAttr(softcap), /*window=*/n.builder.getI64IntegerAttr(0),
+      /*alibi=*/n.builder.getF32FloatAttr(0));
   results.push_back(headMajor ? toHeadMajor(n, attention, qHeads, headDim) : attention);
   return success();
 }

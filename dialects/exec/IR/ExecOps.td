@@ -256,7 +256,7 @@ def Exec_AttentionOp : Exec_LaunchOp<"attention"> {
   let summary = "Causal / full attention over whole sequences with grouped KV heads";
   let description = [{
     Inputs as `graph.attention`: one packed QKV buffer or q, k, v; `window`
-    as `graph.attention`'s (0: none).
+    and `alibi` as `graph.attention`'s.
 
     ```mlir
     exec.attention %qkv -> %o {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
@@ -267,7 +267,8 @@ def Exec_AttentionOp : Exec_LaunchOp<"attention"> {
                        I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
                        F32Attr:$scale, BoolAttr:$causal,
                        DefaultValuedAttr<F32Attr, "0.0">:$softcap,
-                       DefaultValuedAttr<I64Attr, "0">:$window);
+                       DefaultValuedAttr<I64Attr, "0">:$window,
+                       DefaultValuedAttr<F32Attr, "0.0">:$alibi);
   let assemblyFormat = "$inputs `->` $out attr-dict";
 }
 
@@ -298,7 +299,8 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
                        I64Attr:$layer, I64Attr:$block_size,
                        I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
                        F32Attr:$scale, DefaultValuedAttr<F32Attr, "0.0">:$softcap,
-                       DefaultValuedAttr<I64Attr, "0">:$window);
+                       DefaultValuedAttr<I64Attr, "0">:$window,
+                       DefaultValuedAttr<F32Attr, "0.0">:$alibi);
   let assemblyFormat = [{
     $inputs `meta` `(` $seq_starts `,` $context_lens `,` $block_tables `,` $slot_ids `)`
     `->` $out attr-dict

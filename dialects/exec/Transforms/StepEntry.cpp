@@ -94,11 +94,10 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
         kvShape = shape;
         OpBuilder at(attention);
         at.create<KvAttentionOp>(
-            attention.getLoc(), attention.getInputs(), seqStarts, contextLens,
-            blockTables, slotIds, attention.getOut(), layer++, blockSize,
-            attention.getNumHeads(), attention.getNumKvHeads(),
-            attention.getHeadDim(), attention.getScale(),
-            attention.getSoftcap(), attention.getWindow());
+            attention.getLoc(), attention.getInputs(), seqStarts, contextLens, blockTables, slotIds,
+            attention.getOut(), layer++, blockSize, attention.getNumHeads(),
+            attention.getNumKvHeads(), attention.getHeadDim(), attention.getScale(),
+            attention.getSoftcap(), attention.getWindow(), attention.getAlibi());
         erased.push_back(attention);
       } else if (isa<InputOp>(op) && &op != ids.getOperation() &&
                  !llvm::is_contained({positions, seqStarts, contextLens, blockTables, slotIds},

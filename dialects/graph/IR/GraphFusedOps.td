@@ -111,7 +111,11 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
     softcap)` when softcap > 0, a causal mask when `causal` (query i sees keys
     j <= i + kv_seq - seq), and with `window` W > 0 (a sliding window, causal
     only) keys j > i + kv_seq - seq - W too: the query's own position and the
-    W - 1 before it. Softmax in fp32, · v. The result is
+    W - 1 before it. With `alibi` c != 0, scores get ALiBi's bias c * slope_h * (j - i')
+    (c: 1 for BLOOM and MPT, Falcon's 1 / sqrt(head_dim) scales it too)
+    (i' = i + kv_seq - seq; slope_h = 2^(-8 (h + 1) / n) for the first n
+    heads, n the largest power of two <= num_heads, then the odd powers of
+    2^(-4 / n)). Softmax in fp32, · v. The result is
     [batch, seq, num_heads * head_dim].
 
     ```mlir
@@ -123,7 +127,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$num_heads, I64Attr:$num_kv_heads,
                    I64Attr:$head_dim, F32Attr:$scale, BoolAttr:$causal,
                    DefaultValuedAttr<F32Attr, "0.0">:$softcap,
-                   DefaultValuedAttr<I64Attr, "0">:$window);
+                   DefaultValuedAttr<I64Attr, "0">:$window,
+                   DefaultValuedAttr<F32Attr, "0.0">:$alibi);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

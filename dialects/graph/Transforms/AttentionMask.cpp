@@ -4,11 +4,13 @@
 
 #include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Validation.h"
+#include "runtime/base/ReferenceMath.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 using namespace mlir;
@@ -52,23 +54,43 @@ std::optional<CausalMask> infer::graph::readCausalMask(func::FuncOp func,
     return std::nullopt;
   // Every [seq, seq] matrix of the mask (one per broadcast batch or head)
   // must be the same windowed causal mask; the last row gives the window.
+  // Visible entries are 0, or slope * j plus a constant per row (ALiBi's
+  // bias, the row's constant cancelling in the softmax).
   const std::vector<double> &v = value->values;
+  auto visible = [](double x) { return x > kMasked; };
   int64_t firstOfLast = 0;
-  while (firstOfLast < seq && v[(seq - 1) * seq + firstOfLast] != 0)
+  while (firstOfLast < seq && !visible(v[(seq - 1) * seq + firstOfLast]))
     ++firstOfLast;
   CausalMask form;
   form.window = firstOfLast == 0 ? 0 : seq - firstOfLast;
   form.checkedLength = seq;
-  for (size_t base = 0; base < v.size(); base += size_t(seq * seq))
+  bool biased = false;
+  for (size_t base = 0; base < v.size(); base += size_t(seq * seq)) {
+    const double *m = v.data() + base;
+    double slope = m[(seq - 1) * seq + seq - 1] - m[(seq - 1) * seq + seq - 2];
     for (int64_t i = 0; i < seq; ++i) {
-      int64_t first =
-          form.window > 0 ? std::max<int64_t>(0, i - form.window + 1) : 0;
+      int64_t first = form.window > 0 ? std::max<int64_t>(0, i - form.window + 1) : 0;
+      double diagonal = m[i * seq + i];
       for (int64_t j = 0; j < seq; ++j) {
-        double x = v[base + size_t(i * seq + j)];
-        bool visible = j >= first && j <= i;
-        if (visible ? x != 0 : !(x <= kMasked))
+        double x = m[i * seq + j];
+        if (visible(x) != (j >= first && j <= i))
+          return std::nullopt;
+        double expected = diagonal + slope * double(j - i);
+        if (visible(x) && std::abs(x - expected) > 1e-5 * std::max(1.0, std::abs(x)) * seq)
           return std::nullopt;
       }
     }
+    biased |= slope != 0;
+    form.slopes.push_back(slope);
+  }
+  if (!biased)
+    form.slopes.clear();
   return form;
+}
+
+std::vector<double> infer::graph::alibiSlopes(int64_t heads) {
+  std::vector<double> slopes;
+  for (int64_t h = 0; h < heads; ++h)
+    slopes.push_back(infer::reference::alibiSlope(h, heads));
+  return slopes;
 }

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
+#include <vector>
 
 namespace infer::graph {
 
@@ -21,10 +22,19 @@ struct CausalMask {
   int64_t window = 0;
   /// The sequence length the mask was read at: a window is seen only past it.
   int64_t checkedLength = 0;
+  /// ALiBi: visible key j of query i has bias slopes[m] * (j - i) (plus a
+  /// constant per row), m the mask's [seq, seq] matrix (one per head, in
+  /// order, broadcast over the batch); empty when there is no bias.
+  std::vector<double> slopes;
 };
 
-/// The causal mask `mask` ([..., seq, seq], 0 where a key is visible and at
-/// most -1e4 where not, a function of the sequence length only), read at
+/// The ALiBi slopes of `heads` heads (Press et al.; BLOOM's, MPT's and
+/// Falcon's build_alibi_tensor): 2^(-8 (h + 1) / n) for the first n = the
+/// largest power of two <= heads, then the odd powers of 2^(-4 / n).
+std::vector<double> alibiSlopes(int64_t heads);
+
+/// The causal mask `mask` ([..., seq, seq], 0 or an ALiBi bias where a key is
+/// visible and at most -1e4 where not, a function of the sequence length only), read at
 /// batch 1 and a length past every window constant of its slice; nullopt
 /// when it is anything else or too long to evaluate (windows past
 /// kMaxCheckedWindow).

@@ -287,11 +287,60 @@ struct SliceHeadsAsFeatures : OpRewritePattern<SliceOp> {
   ShapeAnalysis &analysis;
 };
 
+/// gather(data, scalar constant i, axis a) with static dims from a on (the
+/// interleaved [q k v] heads of Falcon-RW and BLOOM) → the same elements as
+/// a slice of the last axis: reshape(slice(reshape(data → [dims before a,
+/// D']), last axis, i*D : (i+1)*D)) with D the dims after a, D' all from a.
+struct GatherAsLastAxisSlice : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op, PatternRewriter &rewriter) const override {
+    auto dataType = dyn_cast<RankedTensorType>(op.getData().getType());
+    auto indicesType = dyn_cast<RankedTensorType>(op.getIndices().getType());
+    auto resultType = dyn_cast<RankedTensorType>(op.getType());
+    std::optional<SmallVector<int64_t>> index = getConstantInts(op.getIndices());
+    if (!dataType || !indicesType || indicesType.getRank() != 0 || !index || !resultType)
+      return rewriter.notifyMatchFailure(op, "not a gather of one constant index");
+    int64_t rank = dataType.getRank(), axis = int64_t(op.getAxis());
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank || ShapedType::isDynamic(dataType.getDimSize(axis)))
+      return rewriter.notifyMatchFailure(op, "dynamic gathered axis");
+    int64_t count = dataType.getDimSize(axis), inner = 1;
+    for (int64_t i = axis + 1; i < rank; ++i) {
+      if (dataType.isDynamicDim(i))
+        return rewriter.notifyMatchFailure(op, "dynamic dims after the axis");
+      inner *= dataType.getDimSize(i);
+    }
+    int64_t i = (*index)[0] < 0 ? (*index)[0] + count : (*index)[0];
+    if (i < 0 || i >= count || (axis + 1 == rank && rank == 1))
+      return rewriter.notifyMatchFailure(op, "index out of range");
+    SmallVector<int64_t> mergedShape(dataType.getShape().take_front(axis)), target(axis, 0);
+    mergedShape.push_back(count * inner);
+    target.push_back(count * inner);
+    Location loc = op.getLoc();
+    Value merged = ReshapeOp::create(rewriter, loc, dataType.clone(mergedShape), op.getData(),
+                                     i64Vector(rewriter, loc, target), rewriter.getBoolAttr(false));
+    mergedShape.back() = inner;
+    Value part = SliceOp::create(rewriter, loc, dataType.clone(mergedShape), merged,
+                                 i64Vector(rewriter, loc, {i * inner}),
+                                 i64Vector(rewriter, loc, {(i + 1) * inner}),
+                                 i64Vector(rewriter, loc, {axis}), i64Vector(rewriter, loc, {1}));
+    SmallVector<int64_t> resultTarget(axis, 0);
+    for (int64_t d = axis + 1; d < rank; ++d)
+      resultTarget.push_back(dataType.getDimSize(d));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), part,
+                                           i64Vector(rewriter, loc, resultTarget),
+                                           rewriter.getBoolAttr(false));
+    return success();
+  }
+};
+
 } // namespace
 
 void infer::graph::populateFoldLayoutPatterns(RewritePatternSet &patterns,
                                               ShapeAnalysis &analysis) {
   patterns.add<FlattenOrderKeepingChain, SplitBeforeUnsqueeze,
                SliceHeadsAsFeatures>(patterns.getContext(), analysis);
-  patterns.add<GatherNdOneIndex, SliceBeforeTranspose>(patterns.getContext());
+  patterns.add<GatherNdOneIndex, SliceBeforeTranspose, GatherAsLastAxisSlice>(
+      patterns.getContext());
 }

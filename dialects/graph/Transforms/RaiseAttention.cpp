@@ -470,11 +470,22 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
   // The mask becomes `causal` and `window`, read from its values at a length
   // past its window; validation checks the rest at short lengths.
   int64_t window = 0;
+  double alibi = 0.0;
   if (match->masked) {
     std::optional<CausalMask> mask = readCausalMask(func, match->mask);
     if (!mask)
       return false;
     window = mask->window;
+    // A bias per head must be ALiBi's slopes, head by head, times one factor.
+    if (!mask->slopes.empty()) {
+      std::vector<double> expected = alibiSlopes(match->heads);
+      if (mask->slopes.size() != expected.size())
+        return false;
+      alibi = mask->slopes.front() / expected.front();
+      for (auto [read, slope] : llvm::zip_equal(mask->slopes, expected))
+        if (std::abs(read - alibi * slope) > 1e-4 * std::abs(alibi * slope))
+          return false;
+    }
   }
   Type resultType = match->output.getType();
   int64_t features = match->heads * match->headDim;
@@ -484,15 +495,11 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
                                  tokenMajor(builder, loc, inputs[1], match->k),
                                  tokenMajor(builder, loc, inputs[2], match->v)};
     Value attention = AttentionOp::create(
-        builder, loc,
-        RankedTensorType::get({kDynamic, kDynamic, features}, element), tokens,
-        builder.getI64IntegerAttr(match->heads),
-        builder.getI64IntegerAttr(match->kvHeads),
-        builder.getI64IntegerAttr(match->headDim),
-        builder.getF32FloatAttr(match->scale),
-        builder.getBoolAttr(match->masked),
-        builder.getF32FloatAttr(match->softcap),
-        builder.getI64IntegerAttr(window));
+        builder, loc, RankedTensorType::get({kDynamic, kDynamic, features}, element), tokens,
+        builder.getI64IntegerAttr(match->heads), builder.getI64IntegerAttr(match->kvHeads),
+        builder.getI64IntegerAttr(match->headDim), builder.getF32FloatAttr(match->scale),
+        builder.getBoolAttr(match->masked), builder.getF32FloatAttr(match->softcap),
+        builder.getI64IntegerAttr(window), builder.getF32FloatAttr(float(alibi)));
     if (rankOf(match->output) == 3)
       return attention;
     // The model flattens tokens for its output projection; so does this.

@@ -245,6 +245,28 @@ struct ComposeTransposes : public OpRewritePattern<TransposeOp> {
   }
 };
 
+/// rms_norm(x - reduce_mean(x, last, keepdims)) → layer_normalization(x)
+/// without bias: the RMS of the centred x is its standard deviation (Cohere's
+/// and OLMo's bias-free LayerNorm, which RaiseRmsNorm reads as an RMSNorm of
+/// x - mean). The backends then have no per-row mean inside an elementwise
+/// group to compute.
+struct CenteredRmsNormIsLayerNorm : public OpRewritePattern<RmsNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RmsNormOp op, PatternRewriter &rewriter) const override {
+    auto sub = op.getInput().getDefiningOp<SubOp>();
+    auto mean = sub ? sub.getRhs().getDefiningOp<ReduceMeanOp>() : ReduceMeanOp();
+    if (!mean || mean.getInput() != sub.getLhs() || !mean.getKeepdims() || !mean.getAxes() ||
+        !isLastAxis(mean.getAxes(), sub.getLhs()) || op.getWeightOffset().convertToFloat() != 0 ||
+        sub.getLhs().getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not an RMSNorm of x - mean(x)");
+    Value x = sub.getLhs();
+    rewriter.replaceOpWithNewOp<LayerNormOp>(op, op.getType(), x, op.getWeight(), Value(),
+                                             rewriter.getI64IntegerAttr(*rankOf(x) - 1),
+                                             op.getEpsilonAttr());
+    return success();
+  }
+};
+
 struct RaiseNormsPass : public infer::graph::impl::RaiseNormsPassBase<RaiseNormsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -258,6 +280,6 @@ struct RaiseNormsPass : public infer::graph::impl::RaiseNormsPassBase<RaiseNorms
 
 void infer::graph::populateRaiseNormsPatterns(RewritePatternSet &patterns) {
   patterns.add<RaiseRmsNorm, RaiseLayerNorm, HoistNormAboveTranspose<RmsNormOp>,
-               HoistNormAboveTranspose<LayerNormOp>, ComposeTransposes>(
+               HoistNormAboveTranspose<LayerNormOp>, ComposeTransposes, CenteredRmsNormIsLayerNorm>(
       patterns.getContext());
 }
