@@ -2,7 +2,11 @@
 # Runs every GPU test (the ctest label `gpu`) with the tools in BIN_DIR, e.g.
 # the relocatable bundle's bin/ on the GPU machine, which has no build tree:
 #
-#   test/gpu/run-all.sh BIN_DIR MODELS_DIR [KERNEL_TEST_DIR]
+#   test/gpu/run-all.sh BIN_DIR MODELS_DIR [KERNEL_TEST_DIR [MODEL...]]
+#
+# With MODEL names (e.g. tiny-gemma2) only those models' checks run (their
+# goldens and greedy generate; no sanitizers, switches, tuning cache or
+# kernel tests): a short run for the models a change touched.
 #
 # Each model is compiled once per dtype (--target cuda) and checked on both
 # golden inputs and for the same bits in five runs of a 7-token forward, then
@@ -14,7 +18,7 @@
 # all are done): the sanitizers take minutes one after another. Prints one
 # line per check and a summary; exits 1 if any check failed.
 set -uo pipefail
-bin=$1; models=$2; kernels=${3:-}
+bin=$1; models=$2; kernels=${3:-}; only=("${@:4}")
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 results=$tmp/results; : > "$results"
@@ -102,6 +106,19 @@ stopped() {
 }
 trap stopped TERM INT
 start() { local name=$1; shift; "$@" > "$tmp/job.$name.log" 2>&1 & jobs+=("$name"); }
+if [ ${#only[@]} -gt 0 ]; then
+  for model in "${only[@]}"; do
+    [ -f "$models/$model.onnx" ] || { echo "FAIL: no model $models/$model.onnx"; record 1; continue; }
+    start "forward.$model" model_checks $model no-sanitizers
+    [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
+  done
+  wait
+  for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done
+  pass=$(grep -cx 0 "$results"); total=$(wc -l < "$results")
+  echo "gpu tests: $pass passed, $((total - pass)) failed (models: ${only[*]})"
+  [ "$total" -gt 0 ] && [ "$pass" -eq "$total" ]
+  exit
+fi
 for model in tiny-llama tiny-qwen2 tiny-gpt2 tiny-opt tiny-opt-ts; do
   [ -f "$models/$model.onnx" ] && start "forward.$model" model_checks $model
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
