@@ -9,19 +9,28 @@
 
 namespace infer::cpu {
 
+namespace {
+
+/// Rows of `width` elements a norm's output holds: one per token, or per
+/// (token, head) for a per-head norm (Qwen3's q/k RMSNorm, Persimmon's q/k
+/// LayerNorm over [batch, seq, heads, head_dim]).
+StatusOr<int64_t> normRows(const LaunchArgs &args, int64_t width) {
+  if (width <= 0 || args.outputs[0].elements % width != 0 ||
+      (args.outputs[0].elements / width) % std::max<int64_t>(args.tokens, 1) != 0)
+    return args.error("output of " + std::to_string(args.outputs[0].elements) +
+                      " elements is not whole rows of " + std::to_string(width) + " per token");
+  return args.outputs[0].elements / width;
+}
+
+} // namespace
+
 Status runRmsNorm(const LaunchArgs &args) {
   ASSIGN_OR_RETURN(const View *input, args.required("input"));
   ASSIGN_OR_RETURN(const View *weight, args.required("weight"));
   ASSIGN_OR_RETURN(int64_t width, args.intAttr("features"));
   ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
   double weightOffset = args.floatAttr("weight_offset", 0.0);
-  // Rows of `features` elements: one per token, or per (token, head) for a
-  // per-head norm (qwen3's q/k norm over [batch, seq, heads, head_dim]).
-  if (width <= 0 || args.outputs[0].elements % width != 0 ||
-      (args.outputs[0].elements / width) % std::max<int64_t>(args.tokens, 1) != 0)
-    return args.error("output of " + std::to_string(args.outputs[0].elements) +
-                      " elements is not whole rows of " + std::to_string(width) + " per token");
-  int64_t rows = args.outputs[0].elements / width;
+  ASSIGN_OR_RETURN(int64_t rows, normRows(args, width));
   RETURN_IF_ERROR(args.expectF32(*input, rows * width, "input"));
   RETURN_IF_ERROR(args.expectF32(*weight, width, "weight"));
   RETURN_IF_ERROR(args.expectF32(args.outputs[0], rows * width, "output"));
@@ -45,7 +54,7 @@ Status runLayerNorm(const LaunchArgs &args) {
   const View *bias = args.operand("bias");
   ASSIGN_OR_RETURN(int64_t width, args.intAttr("features"));
   ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
-  int64_t rows = args.tokens;
+  ASSIGN_OR_RETURN(int64_t rows, normRows(args, width));
   RETURN_IF_ERROR(args.expectF32(*input, rows * width, "input"));
   RETURN_IF_ERROR(args.expectF32(*scale, width, "scale"));
   if (bias)
