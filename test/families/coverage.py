@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates docs/model-coverage.md: which Hugging Face families infer serves, on which backend.
 
-  coverage.py --infer-compile BIN --infer-run BIN [--gpu-log run-all.log] [--out docs/model-coverage.md]
+  coverage.py --infer-compile BIN --infer-run BIN [--gpu-log run-all.log ...] [--out docs/model-coverage.md]
 
 For every family of families.py, on its tiny random-weight model (test/models/tiny-NAME.onnx or
 test/e2e/models/tiny-NAME.onnx when committed, else exported here by make_family_model.py into a temporary directory, which needs
@@ -63,26 +63,27 @@ def model_files(name, scratch):
     return base, None
 
 
-def gpu_status(log, name):
-    """'ok' / the failure / '-' for tiny-NAME in run-all.sh's output."""
-    if not log:
-        return "-"
+def gpu_status(logs, name):
+    """'ok' / the failure / '-' for tiny-NAME in run-all.sh's outputs: the last log that has
+    lines for the model decides (a later run of the model supersedes an earlier one)."""
     model = f"tiny-{name}"
-    lines = [l for l in log.splitlines() if model + "." in l or model + " " in l or model + ".onnx" in l]
-    if not lines:
-        return "-"
-    failed = [l for l in lines if l.startswith("FAIL")]
-    return "fail: " + failed[0][:100] if failed else "ok"
+    for log in reversed(logs):
+        lines = [l for l in log.splitlines() if model + "." in l or model + " " in l or model + ".onnx" in l]
+        if lines:
+            failed = [l for l in lines if l.startswith("FAIL")]
+            return "fail: " + failed[0][:100] if failed else "ok"
+    return "-"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--infer-compile", required=True)
     ap.add_argument("--infer-run", required=True)
-    ap.add_argument("--gpu-log")
+    ap.add_argument("--gpu-log", action="append", default=[],
+                    help="run-all.sh output; several: later ones supersede earlier ones per model")
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "model-coverage.md"))
     a = ap.parse_args()
-    gpu_log = open(a.gpu_log).read() if a.gpu_log else ""
+    gpu_logs = [open(path).read() for path in a.gpu_log]
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for name, (_, features) in FAMILIES.items():
@@ -109,7 +110,7 @@ def main():
                                          "--model", base + ".onnx", "--greedy", base + ".greedy.json",
                                          "--inputs", base + ".in0.npy", base + ".in1.npy"])
                         cells["gen"] = "ok" if code == 0 else first_error(out)
-            rows.append((name, features, committed(name) is not None, cells, gpu_status(gpu_log, name)))
+            rows.append((name, features, committed(name) is not None, cells, gpu_status(gpu_logs, name)))
             print(f"{name}: {cells} cuda {rows[-1][4]}", flush=True)
     served = sum(1 for r in rows if r[3]["gen"] == "ok")
     lines = ["# Model coverage", "",
