@@ -47,8 +47,15 @@ std::optional<CausalMask> infer::graph::readCausalMask(func::FuncOp func,
   int64_t largest = largestMaskConstant(mask);
   if (largest > kMaxCheckedWindow)
     return std::nullopt;
-  const int64_t seq = std::max<int64_t>(largest + 2, 17);
-  std::optional<ShapeOnlyValue> value = evaluateShapeOnly(func, mask, 1, seq);
+  // Past every constant; where the mask cannot be built that long (MPT's
+  // ALiBi table ends at its max_seq_len), at the longest length it can.
+  int64_t seq = 0;
+  std::optional<ShapeOnlyValue> value;
+  for (int64_t length : {largest + 2, largest, int64_t(17)}) {
+    seq = std::max<int64_t>(length, 17);
+    if ((value = evaluateShapeOnly(func, mask, 1, seq)))
+      break;
+  }
   if (!value || value->shape.size() < 2 || value->shape.back() != seq ||
       value->shape[value->shape.size() - 2] != seq)
     return std::nullopt;

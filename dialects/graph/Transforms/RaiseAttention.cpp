@@ -368,7 +368,8 @@ struct AttentionMatch {
   double scale = 1.0;
   double softcap = 0.0;
   bool masked = false;
-  Value mask;
+  Value mask;             // additive, shape-only (null with only a fill)
+  WhereOp fill;           // masked_fill(cond, -big) around the scores (MPT), or null
   Value output;           // token-major [b, s, heads * headDim] the rewrite replaces
 };
 
@@ -408,19 +409,28 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
   if (!pv || pv.getLhs() != probs)
     return std::nullopt;
 
-  // Scores: [softcap(] q·kᵀ [* scale] [)] [+ mask].
+  // Scores: [masked_fill(] [softcap(] q·kᵀ [* scale] [)] [+ mask] [)].
   Value scores = softmax.getInput();
+  if (auto where = scores.getDefiningOp<WhereOp>()) {
+    std::optional<double> fill = splatValue(where.getX());
+    if (fill && *fill <= -1e4 && evaluateShapeOnly(func, where.getCondition(), 1, 2)) {
+      match.fill = where;
+      match.masked = true;
+      scores = where.getY();
+    }
+  }
   if (auto add = scores.getDefiningOp<AddOp>()) {
+    bool added = false;
     for (auto [s, m] : {std::make_pair(add.getLhs(), add.getRhs()),
                         std::make_pair(add.getRhs(), add.getLhs())}) {
       if (s.getDefiningOp<MatMulOp>() || s.getDefiningOp<MulOp>() || s.getDefiningOp<DivOp>()) {
         if (!evaluateShapeOnly(func, m, 1, 2))
           continue;
-        scores = s, match.mask = m, match.masked = true;
+        scores = s, match.mask = m, match.masked = true, added = true;
         break;
       }
     }
-    if (!match.masked)
+    if (!added)
       return std::nullopt;
   }
   if (auto capMul = scores.getDefiningOp<MulOp>()) {
@@ -463,6 +473,27 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
   return match;
 }
 
+/// The additive mask the scores get: `mask`, or a masked_fill's
+/// where(cond, fill, mask or 0), built beside the softmax for reading (and
+/// erased once unused).
+Value combinedMask(const AttentionMatch &match) {
+  WhereOp fill = match.fill;
+  if (!fill)
+    return match.mask;
+  OpBuilder builder(fill);
+  Location loc = fill.getLoc();
+  Type element = cast<TensorType>(fill.getType()).getElementType();
+  Value additive = match.mask;
+  if (!additive)
+    additive = ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(RankedTensorType::get({}, element), 0.0f));
+  int64_t rank = *rankOf(fill.getResult());
+  auto type = RankedTensorType::get(SmallVector<int64_t>(rank, kDynamic), element);
+  return WhereOp::create(builder, loc, type, fill.getCondition(), fill.getX(), additive);
+}
+
+void eraseDeadOps(func::FuncOp func);
+
 bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
   std::optional<AttentionMatch> match = matchAttention(func, softmax);
   if (!match)
@@ -472,7 +503,8 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
   int64_t window = 0;
   double alibi = 0.0;
   if (match->masked) {
-    std::optional<CausalMask> mask = readCausalMask(func, match->mask);
+    std::optional<CausalMask> mask = readCausalMask(func, combinedMask(*match));
+    eraseDeadOps(func);
     if (!mask)
       return false;
     window = mask->window;
