@@ -116,15 +116,18 @@ def RaiseAttentionPass : Pass<"infer-raise-attention", "mlir::func::FuncOp"> {
     Rotary: `x*cos + rotate_half(x)*sin` where x is a head view of a
     token-major tensor X [b, s, h*d], with cos/sin computed from positions
     0..s-1 and an inv_freq constant found in their slice, becomes
-    `graph.rotary(X)` (half-split or interleaved, whichever proves equal).
+    `graph.rotary(X)` (half-split or interleaved, whichever proves equal);
+    cos and sin scaled by a constant m (YaRN) give m * rotary(X).
 
-    Attention: `softmax(q·kᵀ·scale [+ mask]) · v`, with q, k, v head views
-    of token-major tensors (GQA repeat-kv, K transposes, scales on q, k or
-    the scores, softcap, NaN guards), merged back to [b, s, h*d], becomes
+    Attention: `softmax(q·kᵀ·scale [+ mask]) · v`, or the scores under a
+    masked_fill `where(hidden, -big, ...)`, with q, k, v head views of
+    token-major tensors (GQA repeat-kv, K transposes, scales on q, k or the
+    scores, softcap, NaN guards), merged back to [b, s, h*d], becomes
     `graph.attention(Q, K, V)`. The mask must depend on the input's shape
-    only; it becomes `causal = true` only when the proof at every size holds
-    (sizes past the largest constant in the mask's slice are tried too, so a
-    sliding window is not mistaken for a causal mask).
+    only. Its values, read at a length past the largest constant in its slice
+    (AttentionMask.h), give the attributes: causal; `window`, the keys a
+    sliding window keeps; `alibi`, the factor of ALiBi's per-head bias. Any
+    other mask is not raised.
 
     After:
     ```mlir
