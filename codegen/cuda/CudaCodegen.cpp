@@ -485,7 +485,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       return error(index, "has no paged attention kernel for head_dim " +
                               std::to_string(headDim) + " (1 to 256)");
     // A sliding window and ALiBi run on infer_kv_attention's general path alone.
-    const bool windowed = intAttr(op, "window", 0) > 0 || floatAttr(op, "alibi", 0.0) != 0.0;
+    const bool generalPathOnly = intAttr(op, "window", 0) > 0 || floatAttr(op, "alibi", 0.0) != 0.0;
     art::CudaLaunch write;
     write.set_runner(art::CudaLaunch::KERNEL);
     write.set_block_x(kernels::kKvAttentionThreads);
@@ -506,8 +506,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       useKernel(fused, ns + "infer_rotary_kv_write<" + t + ", " + c + ">");
       *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
       *cuda.mutable_fused_prologue() = std::move(fused);
-      if (!windowed && art::elementSize(out) == 2 && headDim % 8 == 0 &&
-          headDim <= 128 && decodeMayReplaceRotary(*program_, index)) {
+      if (!generalPathOnly && art::elementSize(out) == 2 && headDim % 8 == 0 && headDim <= 128 &&
+          decodeMayReplaceRotary(*program_, index)) {
         art::CudaLaunch decode;
         decode.set_runner(art::CudaLaunch::KERNEL);
         useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ", " +
@@ -527,7 +527,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores,
     // Hopper's wgmma for the head sizes it has tiles for.
     int elementBytes = int(art::elementSize(out));
-    if (!windowed && kernels::kvPrefillSupported(headDim, elementBytes)) {
+    if (!generalPathOnly && kernels::kvPrefillSupported(headDim, elementBytes)) {
       const bool wgmma = kernels::kvPrefillWgmmaSupported(headDim, elementBytes);
       art::CudaLaunch prefill;
       prefill.set_runner(art::CudaLaunch::KERNEL);

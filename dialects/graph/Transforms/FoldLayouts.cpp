@@ -42,12 +42,18 @@ namespace {
 
 using Polys = SmallVector<SymPoly>;
 
-Value i64Vector(PatternRewriter &rewriter, Location loc,
-                ArrayRef<int64_t> values) {
-  auto type =
-      RankedTensorType::get({int64_t(values.size())}, rewriter.getI64Type());
-  return ConstantOp::create(rewriter, loc,
-                            DenseIntElementsAttr::get(type, values));
+/// True when transposing a tensor of `shape` by `perm` moves only dims of
+/// static size 1: the other dims keep their order, and so do the elements.
+bool movesOnlyUnitDims(ArrayRef<int64_t> perm, ArrayRef<int64_t> shape) {
+  int64_t previous = -1;
+  for (int64_t axis : perm) {
+    if (shape[axis] == 1)
+      continue;
+    if (axis < previous)
+      return false;
+    previous = axis;
+  }
+  return true;
 }
 
 /// Reshape, Squeeze, Unsqueeze, and Transposes that move only dims of static
@@ -59,17 +65,7 @@ bool keepsElementOrder(Operation *op) {
   auto type = transpose
                   ? dyn_cast<RankedTensorType>(transpose.getInput().getType())
                   : RankedTensorType();
-  if (!type)
-    return false;
-  int64_t previous = -1;
-  for (int64_t axis : transpose.getPerm()) {
-    if (type.getDimSize(axis) == 1)
-      continue;
-    if (axis < previous)
-      return false;
-    previous = axis;
-  }
-  return true;
+  return type && movesOnlyUnitDims(transpose.getPerm(), type.getShape());
 }
 
 /// A unit-dim Transpose, or an order-keeping op of an order-keeping op,
@@ -208,15 +204,8 @@ struct SliceBeforeTranspose : OpRewritePattern<SliceOp> {
       shape[perm[j]] = resultType.getDimSize(j);
     // Only where the slice leaves the transpose moving unit dims alone (it
     // then disappears); elsewhere the transpose stays where matchers see it.
-    int64_t previous = -1;
-    for (int64_t axis : perm) {
-      if (shape[axis] == 1)
-        continue;
-      if (axis < previous)
-        return rewriter.notifyMatchFailure(
-            op, "the transpose would still reorder elements");
-      previous = axis;
-    }
+    if (!movesOnlyUnitDims(perm, shape))
+      return rewriter.notifyMatchFailure(op, "the transpose would still reorder elements");
     Location loc = op.getLoc();
     Value sliced =
         SliceOp::create(rewriter, loc, resultType.clone(shape),

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/graph/Transforms/FoldLayouts.h"
+#include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Passes.h"
 #include "dialects/graph/Transforms/ShapeAnalysis.h"
 
@@ -66,11 +67,6 @@ bool isConstantTarget(Value shape, ArrayRef<int64_t> entries) {
     if (v.getSExtValue() != entries[i++])
       return false;
   return true;
-}
-
-Value createI64Constant(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> entries) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(entries.size())}, rewriter.getI64Type());
-  return ConstantOp::create(rewriter, loc, DenseIntElementsAttr::get(type, entries));
 }
 
 /// Replaces any graph op whose integer results are fully known constants.
@@ -157,7 +153,7 @@ struct FoldReshape : OpRewritePattern<ReshapeOp> {
                                          "the output dims are not expressible");
     if (isConstantTarget(op.getShape(), *entries) && !op.getAllowzero())
       return rewriter.notifyMatchFailure(op, "already folded");
-    Value newTarget = createI64Constant(rewriter, op.getLoc(), *entries);
+    Value newTarget = i64Vector(rewriter, op.getLoc(), *entries);
     rewriter.modifyOpInPlace(op, [&] {
       op.getShapeMutable().assign(newTarget);
       op.setAllowzero(false);
@@ -203,7 +199,7 @@ struct FoldExpand : OpRewritePattern<ExpandOp> {
     }
     if (isConstantTarget(op.getShape(), entries))
       return rewriter.notifyMatchFailure(op, "already folded");
-    Value shape = createI64Constant(rewriter, op.getLoc(), entries);
+    Value shape = i64Vector(rewriter, op.getLoc(), entries);
     rewriter.modifyOpInPlace(op, [&] { op.getShapeMutable().assign(shape); });
     return success();
   }

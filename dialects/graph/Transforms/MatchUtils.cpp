@@ -74,3 +74,10 @@ void infer::graph::setInsertionAfterOperands(OpBuilder &builder, ValueRange valu
   else
     builder.setInsertionPointToStart(cast<BlockArgument>(values.front()).getOwner());
 }
+
+Value infer::graph::i64Vector(OpBuilder &builder, Location loc, ArrayRef<int64_t> values) {
+  return ConstantOp::create(
+      builder, loc,
+      DenseIntElementsAttr::get(
+          RankedTensorType::get({int64_t(values.size())}, builder.getI64Type()), values));
+}

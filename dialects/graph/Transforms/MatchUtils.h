@@ -32,6 +32,9 @@ std::optional<int64_t> staticDim(mlir::Value value, int64_t dim);
 /// True if `axes` (a graph.constant) names exactly the last axis of `input`.
 bool isLastAxis(mlir::Value axes, mlir::Value input);
 
+/// A graph.constant i64 vector of `values` (a shape, slice bounds or axes).
+mlir::Value i64Vector(mlir::OpBuilder &builder, mlir::Location loc, llvm::ArrayRef<int64_t> values);
+
 /// Places weight packing beside the weights (the top of the function): after
 /// the last of `values` defined by an op, or at the start of the block when
 /// all are block arguments. `values` must be defined in one block.

@@ -162,13 +162,6 @@ std::optional<HeadsSource> headsSourceOf(Value value, int64_t headDim,
   return std::nullopt;
 }
 
-Value i64Vector(OpBuilder &builder, Location loc, ArrayRef<int64_t> values) {
-  return ConstantOp::create(
-      builder, loc,
-      DenseIntElementsAttr::get(
-          RankedTensorType::get({int64_t(values.size())}, builder.getI64Type()), values));
-}
-
 /// `input` (the mapped HeadsSource::value) as token-major [b, s, h*d].
 Value tokenMajor(OpBuilder &builder, Location loc, Value input, const HeadsSource &source) {
   if (source.kind == HeadsSource::TokenMajor)
