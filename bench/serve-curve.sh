@@ -58,8 +58,9 @@ for rate in "${rates[@]}"; do
   load "$rate" "$n" "$res/http-$rate.log" || echo "serve-curve: http $rate failed"
   merge "$(tag http "$rate" "$n")" "$(tail -1 "$res/http-$rate.log")" >> "$jsonl"
   echo "http   rate $rate: $(grep -m1 'output tok/s' "$res/http-$rate.log")"
+  # Cumulative: the step-time histogram of a rate is the difference from the one before.
+  curl -s "http://127.0.0.1:$port/metrics" > "$res/metrics-after-$rate.txt"
 done
-curl -s "http://127.0.0.1:$port/metrics" > "$res/metrics.txt"
 kill -TERM $server; wait $server; echo "serve exited $?"
 
 # In-process: the same engine flags; each point warms up with 64 requests of the same shapes.

@@ -11,7 +11,7 @@ PYTHONPATH=python python3 -m infer.export bench/presets/tinyllama-1.1b.json -o /
 $B/bin/infer-compile /tmp/tl/model.onnx -o /tmp/tl.infer > $OUT/tl-compile.log 2>&1
 echo "compile exit $? ($SECONDS s)"
 timeout $(( ${CURVE_UNTIL:-300} - SECONDS )) bench/serve-curve.sh $B/bin /tmp/tl.infer $OUT/tinyllama-1.1b 32000 \
-  --seconds 6 --saturation-requests 512 4 16 64 inf
+  --seconds 6 --saturation-requests 4000 --processes 8 4 16 64 256 inf
 echo "curve exit $? ($SECONDS s)"
 python3 bench/plot_serve_curve.py $OUT/*/curve.jsonl -o $OUT/serve-curves.png
 echo "== end ($SECONDS s)"

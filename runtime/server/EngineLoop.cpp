@@ -40,10 +40,25 @@ std::optional<ApiError> RequestStream::refusal() const {
   return refusal_;
 }
 
+RequestStream::Wait RequestStream::nextAll(std::vector<serving::RequestUpdate> &updates,
+                                           std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!ready_.wait_for(lock, timeout, [&] { return !updates_.empty() || ended_; }))
+    return Wait::kTimeout;
+  if (updates_.empty())
+    return Wait::kEnded;
+  updates.assign(std::make_move_iterator(updates_.begin()), std::make_move_iterator(updates_.end()));
+  updates_.clear();
+  return Wait::kUpdate;
+}
+
 void RequestStream::push(serving::RequestUpdate update) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ended_ |= update.finished;
-  updates_.push_back(std::move(update));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ended_ |= update.finished;
+    updates_.push_back(std::move(update));
+  }
+  // Outside the lock: the woken thread does not wake only to wait for it.
   ready_.notify_all();
 }
 
@@ -197,13 +212,16 @@ void EngineLoop::admit(const std::vector<std::shared_ptr<RequestStream>> &pendin
 
 void EngineLoop::deliver(std::vector<serving::RequestUpdate> updates) {
   Clock::time_point now = Clock::now();
-  for (serving::RequestUpdate &update : updates) {
-    auto it = live_.find(update.id);
-    if (it == live_.end())
-      continue; // ended by failAll
-    std::shared_ptr<RequestStream> stream = it->second;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
+  // The metrics of the whole step under one lock, then the streams.
+  std::vector<std::shared_ptr<RequestStream>> streams(updates.size());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t u = 0; u < updates.size(); ++u) {
+      serving::RequestUpdate &update = updates[u];
+      auto it = live_.find(update.id);
+      if (it == live_.end())
+        continue; // ended by failAll
+      std::shared_ptr<RequestStream> &stream = streams[u] = it->second;
       if (!update.tokens.empty()) {
         if (stream->tokens_ == 0)
           metrics_.timeToFirstToken.observe(secondsBetween(stream->arrival_, now));
@@ -222,8 +240,10 @@ void EngineLoop::deliver(std::vector<serving::RequestUpdate> updates) {
         live_.erase(it);
       }
     }
-    stream->push(std::move(update));
   }
+  for (size_t u = 0; u < updates.size(); ++u)
+    if (streams[u])
+      streams[u]->push(std::move(updates[u]));
 }
 
 void EngineLoop::failAll(const std::string &error) {

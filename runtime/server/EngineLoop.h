@@ -43,6 +43,8 @@ public:
   enum class Wait { kUpdate, kTimeout, kEnded };
   /// next() waiting at most `timeout`.
   Wait next(serving::RequestUpdate &update, std::chrono::milliseconds timeout);
+  /// next() taking every update queued (several when the reader lags).
+  Wait nextAll(std::vector<serving::RequestUpdate> &updates, std::chrono::milliseconds timeout);
   /// Why the engine refused the request at submission (then next() gives
   /// nothing).
   std::optional<ApiError> refusal() const;

@@ -288,10 +288,11 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
   response.set_chunked_content_provider(
       "text/event-stream",
       [state, loop](size_t, httplib::DataSink &sink) {
-        serving::RequestUpdate update;
+        std::vector<serving::RequestUpdate> updates;
         std::string out;
         while (out.empty()) {
-          RequestStream::Wait got = state->stream->next(update, std::chrono::milliseconds(100));
+          RequestStream::Wait got =
+              state->stream->nextAll(updates, std::chrono::milliseconds(100));
           if (got == RequestStream::Wait::kTimeout) {
             if (!state->cancelled && state->client.closed()) {
               loop->cancel(state->stream);
@@ -305,8 +306,11 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
             state->ended = true;
             break;
           }
-          out = sseFor(*state, update);
-          state->ended |= update.finished;
+          // Every update queued goes out in one write.
+          for (const serving::RequestUpdate &update : updates) {
+            out += sseFor(*state, update);
+            state->ended |= update.finished;
+          }
         }
         // False: the client went away; the releaser cancels the request.
         if (!sink.write(out.data(), out.size()))

@@ -51,7 +51,11 @@ bool sameStep(const ScheduledStep &real, const ScheduledStep &predicted) {
 std::optional<ScheduledStep> predictNextDecode(scheduler::Scheduler &sched,
                                                const ScheduledStep &current) {
   const scheduler::SchedulerConfig &config = sched.config();
-  if (current.empty() || !current.preempted.empty() || sched.numWaiting() != 0)
+  if (current.empty() || !current.preempted.empty())
+    return std::nullopt;
+  // A waiting request may join the next step only while a sequence slot is
+  // free (at saturation none is, and the device should not wait for the host).
+  if (sched.numWaiting() != 0 && sched.numRunning() < static_cast<size_t>(config.maxSequences))
     return std::nullopt;
   ScheduledStep next;
   for (const ScheduledSequence &seq : current.sequences) {

@@ -6,8 +6,8 @@
 // On a backend that queues steps (Backend::queuesSteps), a step's successor
 // is enqueued before the step's tokens are back, so the device goes from one
 // step to the next without waiting for the host (docs/kv-cache.md, "Running a
-// decode step ahead"). The successor is predicted: when no request waits and
-// every sequence of the step ends in a logit row and does not finish by its
+// decode step ahead"). The successor is predicted: when no request waits (or
+// none can join: every sequence slot is taken) and every sequence of the step ends in a logit row and does not finish by its
 // token count or the context limit, the next step is those sequences decoding
 // one token each (a sequence whose next slot starts a block takes that block
 // now, as the scheduler would at that step; none free, no prediction), their

@@ -317,6 +317,28 @@ TEST(StepRunnerTest, PredictsOnlyCertainDecodeSteps) {
   EXPECT_FALSE(predictNextDecode(sched, *real).has_value());
 }
 
+TEST(StepRunnerTest, PredictsPastWaitingRequestsWhenEverySlotIsTaken) {
+  SchedulerConfig config = smallConfig();
+  config.maxSequences = 1;
+  Scheduler sched = kvtest::makeScheduler(config);
+  ASSERT_TRUE(sched.addRequest(1, {5, 6, 7}, 4).ok());
+  ASSERT_TRUE(sched.addRequest(2, {1, 2}, 4).ok());
+  StatusOr<ScheduledStep> prefill = sched.schedule();
+  ASSERT_TRUE(prefill.ok());
+  ASSERT_EQ(prefill->sequences.size(), 1u);
+  ASSERT_EQ(sched.numWaiting(), 1u);
+  // Request 2 cannot join while request 1 holds the only slot.
+  std::optional<ScheduledStep> next = predictNextDecode(sched, *prefill);
+  ASSERT_TRUE(next.has_value());
+  ASSERT_TRUE(sched.update(*prefill, {9}).ok());
+  StatusOr<ScheduledStep> real = sched.schedule();
+  ASSERT_TRUE(real.ok());
+  ASSERT_EQ(real->sequences.size(), 1u);
+  EXPECT_EQ(real->sequences[0].requestId, 1);
+  EXPECT_EQ(real->sequences[0].positions, next->sequences[0].positions);
+  EXPECT_EQ(real->sequences[0].slotIds, next->sequences[0].slotIds);
+}
+
 TEST(StepRunnerTest, PredictsNoBlockCrossingWithoutAFreeBlock) {
   SchedulerConfig config = smallConfig();
   config.numBlocks = 3; // the null block and two
