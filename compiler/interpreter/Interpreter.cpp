@@ -418,6 +418,9 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       })
       .Case(
           [&](GatherOp o) { return one(gather(in(o.getData()), in(o.getIndices()), o.getAxis())); })
+      .Case([&](GatherElementsOp o) {
+        return one(gatherElements(in(o.getData()), in(o.getIndices()), o.getAxis()));
+      })
       .Case([&](GatherNDOp o) {
         return one(gatherND(in(o.getData()), in(o.getIndices()), o.getBatchDims()));
       })

@@ -147,6 +147,7 @@ llvm::Expected<std::vector<Tensor>> split(const Tensor &input, const Tensor *siz
 llvm::Expected<Tensor> slice(const Tensor &data, const Tensor &starts, const Tensor &ends,
                              const Tensor &axes, const Tensor &steps);
 llvm::Expected<Tensor> gather(const Tensor &data, const Tensor &indices, int64_t axis);
+llvm::Expected<Tensor> gatherElements(const Tensor &data, const Tensor &indices, int64_t axis);
 llvm::Expected<Tensor> gatherND(const Tensor &data, const Tensor &indices, int64_t batchDims);
 llvm::Expected<Tensor> range(const Tensor &start, const Tensor &limit, const Tensor &delta);
 llvm::Expected<Tensor> trilu(const Tensor &input, const Tensor *k, bool upper);

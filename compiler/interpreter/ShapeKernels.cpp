@@ -443,6 +443,43 @@ llvm::Expected<Tensor> kernels::gather(const Tensor &data, const Tensor &indices
   return out;
 }
 
+llvm::Expected<Tensor> kernels::gatherElements(const Tensor &data, const Tensor &indices,
+                                               int64_t axis) {
+  llvm::Expected<int64_t> dim = normalizeAxis(axis, data.rank(), "axis");
+  if (!dim)
+    return dim.takeError();
+  if (llvm::Error error = expectDType(indices, {DType::I64}, "indices"))
+    return std::move(error);
+  if (indices.rank() != data.rank())
+    return kernelError("indices " + indices.shapeString() + " and data " + data.shapeString() +
+                       " must have the same rank");
+  llvm::ArrayRef<int64_t> dims = data.shape(), indexDims = indices.shape();
+  for (int64_t d = 0; d < data.rank(); ++d)
+    if (d != *dim && indexDims[d] > dims[d])
+      return kernelError("indices " + indices.shapeString() + " exceed data " + data.shapeString() +
+                         " on axis " + llvm::Twine(d));
+  Tensor out(data.dtype(), Shape(indexDims.begin(), indexDims.end()));
+  Shape dataStrides = stridesOf(dims), indexStrides = stridesOf(indexDims);
+  int64_t extent = dims[*dim], size = elementSize(data.dtype());
+  const int64_t *ids = indices.i64();
+  const char *src = static_cast<const char *>(data.rawData());
+  char *dst = static_cast<char *>(out.rawData());
+  for (int64_t i = 0, count = indices.numElements(); i < count; ++i) {
+    int64_t index = ids[i];
+    if (index < -extent || index >= extent)
+      return kernelError("index " + llvm::Twine(index) + " is out of range for axis " +
+                         llvm::Twine(*dim) + " of size " + llvm::Twine(extent));
+    int64_t offset = 0;
+    for (int64_t d = 0, rest = i; d < data.rank(); ++d) {
+      int64_t at = rest / indexStrides[d];
+      rest %= indexStrides[d];
+      offset += (d == *dim ? (index < 0 ? index + extent : index) : at) * dataStrides[d];
+    }
+    std::memcpy(dst + i * size, src + offset * size, size);
+  }
+  return out;
+}
+
 llvm::Expected<Tensor> kernels::gatherND(const Tensor &data, const Tensor &indices,
                                          int64_t batchDims) {
   if (llvm::Error error = expectDType(indices, {DType::I64}, "indices"))

@@ -429,7 +429,13 @@ LogicalResult importSlice(NodeImporter &n, SmallVectorImpl<Value> &results) {
   return success();
 }
 
-LogicalResult importGather(NodeImporter &n, SmallVectorImpl<Value> &results) {
+/// Gather's and GatherElements' operands: data, indices, a non-negative axis.
+struct GatherOperands {
+  Value data, indices;
+  int64_t axis = 0;
+};
+
+FailureOr<GatherOperands> gatherOperands(NodeImporter &n) {
   if (failed(n.checkAttributes({{"axis", kInt}})) || failed(n.checkArity({2, 2})))
     return failure();
   auto data = n.requiredInput(0);
@@ -439,15 +445,38 @@ LogicalResult importGather(NodeImporter &n, SmallVectorImpl<Value> &results) {
   auto axis = n.normalizeAxis(n.intAttr("axis", 0), *data);
   if (failed(axis))
     return failure();
+  return GatherOperands{*data, *indices, *axis};
+}
+
+LogicalResult importGather(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  FailureOr<GatherOperands> operands = gatherOperands(n);
+  if (failed(operands))
+    return failure();
+  auto [data, indices, axis] = *operands;
   std::optional<Shape> shape;
-  auto d = shapeOf(*data), i = shapeOf(*indices);
+  auto d = shapeOf(data), i = shapeOf(indices);
   if (d && i) {
-    shape = Shape(d->begin(), d->begin() + *axis);
+    shape = Shape(d->begin(), d->begin() + axis);
     shape->append(i->begin(), i->end());
-    shape->append(d->begin() + *axis + 1, d->end());
+    shape->append(d->begin() + axis + 1, d->end());
   }
-  Type type = n.resultType(0, NodeImporter::elementTypeOf(*data), shape);
-  results.push_back(graph::GatherOp::create(n.builder, n.loc, type, *data, *indices, n.builder.getI64IntegerAttr(*axis)));
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(data), shape);
+  results.push_back(graph::GatherOp::create(n.builder, n.loc, type, data, indices, n.builder.getI64IntegerAttr(axis)));
+  return success();
+}
+
+LogicalResult importGatherElements(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  FailureOr<GatherOperands> operands = gatherOperands(n);
+  if (failed(operands))
+    return failure();
+  auto [data, indices, axis] = *operands;
+  auto d = NodeImporter::rankOf(data), i = NodeImporter::rankOf(indices);
+  if (d && i && *d != *i)
+    return n.error() << "indices of rank " << *i << " for data of rank " << *d
+                     << " (GatherElements needs equal ranks)";
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(data), shapeOf(indices));
+  results.push_back(graph::GatherElementsOp::create(n.builder, n.loc, type, data, indices,
+                                                    n.builder.getI64IntegerAttr(axis)));
   return success();
 }
 
@@ -578,6 +607,7 @@ void infer::import::addShapeImporters(llvm::StringMap<NodeImportFn> &table) {
   table["Slice"] = importSlice;
   table["Gather"] = importGather;
   table["GatherND"] = importGatherND;
+  table["GatherElements"] = importGatherElements;
   table["Range"] = importRange;
   table["Trilu"] = importTrilu;
   table["ConstantOfShape"] = importConstantOfShape;

@@ -201,6 +201,15 @@ LogicalResult ConcatOp::verify() {
 
 LogicalResult GatherOp::verify() { return verifyAxis(*this, getData(), getAxis(), "axis"); }
 
+LogicalResult GatherElementsOp::verify() {
+  if (failed(verifyAxis(*this, getData(), getAxis(), "axis")))
+    return failure();
+  std::optional<int64_t> data = rankOf(getData()), indices = rankOf(getIndices());
+  if (data && indices && *data != *indices)
+    return emitOpError() << "indices have rank " << *indices << " but data rank " << *data;
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() { return verifyAxis(*this, getInput(), getAxis(), "axis"); }
 
 LogicalResult EinsumOp::verify() {

@@ -380,6 +380,24 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure]> {
+  let summary = "ONNX GatherElements along a non-negative axis (negative indices wrap)";
+  let description = [{
+    `result[i_0, ..., i_k, ...] = data[i_0, ..., indices[i_0, ..., i_k, ...], ...]` with the
+    index at `axis`: the result has the shape of `indices` (GPT-J's sin/cos table read at the
+    positions). Not lowered to exec: the rotary it feeds is raised.
+
+    ```mlir
+    %y = graph.gather_elements %table, %positions {axis = 1 : i64}
+        : (tensor<1x256x8xf32>, tensor<1x?x8xi64>) -> tensor<1x?x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_GatherNDOp : Graph_Op<"gather_nd", [Pure]> {
   let summary = "ONNX GatherND";
   let description = [{

@@ -219,7 +219,9 @@ struct SliceBeforeTranspose : OpRewritePattern<SliceOp> {
 
 /// slice(reshape(x [..., H*D] → [..., H, D]), axis of H, a : b) →
 /// reshape(slice(x, last axis, a*D : b*D) → [..., b - a, D]): a range of
-/// heads is a range of the projection's features.
+/// heads is a range of the projection's features. With groups,
+/// [..., G*H*D] → [..., G, H, D] (Falcon-40B's q, k, v per KV group), the
+/// slice is of x as [..., G, H*D].
 struct SliceHeadsAsFeatures : OpRewritePattern<SliceOp> {
   SliceHeadsAsFeatures(MLIRContext *context, ShapeAnalysis &analysis)
       : OpRewritePattern(context), analysis(analysis) {}
@@ -240,15 +242,19 @@ struct SliceHeadsAsFeatures : OpRewritePattern<SliceOp> {
     std::optional<Polys> in = analysis.getDims(reshape.getData());
     std::optional<Polys> mid = analysis.getDims(reshape.getResult());
     if (!source || !heads || !in || !mid ||
-        heads.getRank() != source.getRank() + 1)
+        (heads.getRank() != source.getRank() + 1 && heads.getRank() != source.getRank() + 2))
       return rewriter.notifyMatchFailure(op, "not a split of the last axis");
-    int64_t rank = source.getRank(),
-            axis = (*axes)[0] < 0 ? (*axes)[0] + rank + 1 : (*axes)[0];
+    // [..., G*H*D] → [..., G, H, D] (Falcon-40B's QKV groups): the groups
+    // stay an axis, [..., G, H*D], and the slice is within each group.
+    int64_t groups =
+        heads.getRank() - source.getRank() == 2 ? heads.getDimSize(source.getRank() - 1) : 0;
+    int64_t rank = heads.getRank() - 1, axis = (*axes)[0] < 0 ? (*axes)[0] + rank + 1 : (*axes)[0];
     int64_t h = heads.getDimSize(rank - 1), d = heads.getDimSize(rank);
-    if (axis != rank - 1 || ShapedType::isDynamic(h) ||
-        ShapedType::isDynamic(d) || source.getDimSize(rank - 1) != h * d)
+    if (axis != rank - 1 || ShapedType::isDynamic(h) || ShapedType::isDynamic(d) ||
+        ShapedType::isDynamic(groups) ||
+        source.getDimSize(source.getRank() - 1) != (groups ? groups : 1) * h * d)
       return rewriter.notifyMatchFailure(op, "not a slice of the heads axis");
-    for (int64_t i = 0; i + 1 < rank; ++i)
+    for (int64_t i = 0; i + 1 < source.getRank(); ++i)
       if ((*in)[i] != (*mid)[i])
         return rewriter.notifyMatchFailure(op,
                                            "the reshape changes a leading dim");
@@ -256,14 +262,24 @@ struct SliceHeadsAsFeatures : OpRewritePattern<SliceOp> {
     int64_t end = std::min((*ends)[0] < 0 ? (*ends)[0] + h : (*ends)[0], h);
     if (begin < 0 || end <= begin)
       return rewriter.notifyMatchFailure(op, "empty or out-of-range slice");
+    Value data = reshape.getData();
+    if (groups) {
+      SmallVector<int64_t> grouped(source.getShape().drop_back());
+      SmallVector<int64_t> target(grouped.size(), 0);
+      grouped.append({groups, h * d});
+      target.append({groups, h * d});
+      data =
+          ReshapeOp::create(rewriter, op.getLoc(), source.clone(grouped), data,
+                            i64Vector(rewriter, op.getLoc(), target), rewriter.getBoolAttr(false));
+      source = cast<RankedTensorType>(data.getType());
+    }
     SmallVector<int64_t> partShape(source.getShape());
     partShape.back() = (end - begin) * d;
     Location loc = op.getLoc();
-    Value part = SliceOp::create(
-        rewriter, loc, source.clone(partShape), reshape.getData(),
-        i64Vector(rewriter, loc, {begin * d}),
-        i64Vector(rewriter, loc, {end * d}),
-        i64Vector(rewriter, loc, {rank - 1}), i64Vector(rewriter, loc, {1}));
+    Value part =
+        SliceOp::create(rewriter, loc, source.clone(partShape), data,
+                        i64Vector(rewriter, loc, {begin * d}), i64Vector(rewriter, loc, {end * d}),
+                        i64Vector(rewriter, loc, {rank - 1}), i64Vector(rewriter, loc, {1}));
     SmallVector<int64_t> target;
     for (int64_t i = 0; i + 1 < rank; ++i)
       target.push_back(0);

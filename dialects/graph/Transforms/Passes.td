@@ -114,10 +114,13 @@ def RaiseAttentionPass : Pass<"infer-raise-attention", "mlir::func::FuncOp"> {
     proven is not made; the graph stays unfused but correct.
 
     Rotary: `x*cos + rotate_half(x)*sin` where x is a head view of a
-    token-major tensor X [b, s, h*d], with cos/sin computed from positions
+    token-major tensor X [b, s, h*d] ([b, h, s, d], or [b, s, h, d] before
+    the transpose as GPT-J has it), with cos/sin computed from positions
     0..s-1 and an inv_freq constant found in their slice, becomes
     `graph.rotary(X)` (half-split or interleaved, whichever proves equal);
-    cos and sin scaled by a constant m (YaRN) give m * rotary(X).
+    cos and sin scaled by a constant m (YaRN) give m * rotary(X). A sin/cos
+    table read at the positions (GPT-J's embed_positions, by gather or
+    gather_elements) gives inv_freq candidates from its row 1 (asin / acos).
 
     Attention: `softmax(q·kᵀ·scale [+ mask]) · v`, or the scores under a
     masked_fill `where(hidden, -big, ...)`, with q, k, v head views of

@@ -93,9 +93,9 @@ std::optional<int64_t> tokenMajorFeatures(Value value) {
 ///   TokenMajor        [b, s, h*d]     as is
 ///   HeadsMajor        [b, h, s, d]    transpose(0, 2, 1, 3), reshape
 ///   TokenHeads        [b, s, h, d]    reshape
-///   InterleavedSlice  Y [b, s, h, n*d] with the heads = split(transpose(Y), axis 3)#i
-///                     (GPT-NeoX's QKV, per head q|k|v): slice d dims of Y at
-///                     `offset`, reshape
+///   InterleavedSlice  Y [b, s, G, X] with the heads = split(Y or its transpose, axis 3)#i
+///                     (GPT-NeoX's QKV, per head q|k|v; CodeGen's, per group of
+///                     h/G heads q|v|k): slice h/G*d dims of Y at `offset`, reshape
 ///
 /// The layout is read from which dims are static; validation proves it.
 struct HeadsSource {
@@ -103,6 +103,7 @@ struct HeadsSource {
   Value value; // the free input of the proof
   Kind kind = TokenMajor;
   int64_t heads = 0, headDim = 0, offset = 0;
+  int64_t groups = 0; ///< InterleavedSlice: G (heads / G contiguous heads a group)
 };
 
 std::optional<HeadsSource> headsSource(Value root, int64_t headDim) {
@@ -115,25 +116,55 @@ std::optional<HeadsSource> headsSource(Value root, int64_t headDim) {
       return std::nullopt;
     return HeadsSource{root, HeadsSource::TokenMajor, *features / headDim, headDim, 0};
   }
-  if (type.getRank() != 4 || staticDim(root, 3) != headDim)
+  if (type.getRank() != 4)
     return std::nullopt;
   bool headsMajor = !type.isDynamicDim(1) && type.isDynamicDim(2);
   bool tokenHeads = type.isDynamicDim(1) && !type.isDynamicDim(2);
-  if (auto split = root.getDefiningOp<SplitOp>(); split && headsMajor && split.getAxis() == 3) {
-    auto transpose = split.getInput().getDefiningOp<TransposeOp>();
-    if (transpose && transpose.getPerm() == ArrayRef<int64_t>{0, 2, 1, 3}) {
-      unsigned index = cast<OpResult>(root).getResultNumber();
-      int64_t offset = 0;
-      for (unsigned i = 0; i < index; ++i) {
-        std::optional<int64_t> size = staticDim(split.getResult(i), 3);
-        if (!size)
-          return std::nullopt;
-        offset += *size;
-      }
-      return HeadsSource{transpose.getInput(), HeadsSource::InterleavedSlice, type.getDimSize(1),
-                         headDim, offset};
+  // A constant slice of the last axis of [b, s, G, X] (Falcon-40B's q, k and
+  // v in each KV group, after FoldLayouts' SliceHeadsAsFeatures).
+  if (auto slice = root.getDefiningOp<SliceOp>(); slice && tokenHeads) {
+    std::optional<SmallVector<int64_t>> starts = getConstantInts(slice.getStarts()),
+                                        axes = getConstantInts(slice.getAxes()),
+                                        steps = getConstantInts(slice.getSteps());
+    std::optional<int64_t> width = staticDim(root, 3);
+    if (starts && axes && steps && axes->size() == 1 && ((*axes)[0] == 3 || (*axes)[0] == -1) &&
+        (*steps)[0] == 1 && (*starts)[0] >= 0 && width && *width % headDim == 0) {
+      int64_t groups = type.getDimSize(2);
+      return HeadsSource{slice.getData(),
+                         HeadsSource::InterleavedSlice,
+                         groups * (*width / headDim),
+                         headDim,
+                         (*starts)[0],
+                         groups};
     }
   }
+  // One part of a split of [b, s, h, X] per head (q, k and v interleaved by
+  // head: Persimmon, CodeGen), before or after the transpose to [b, h, s, X].
+  if (auto split = root.getDefiningOp<SplitOp>(); split && split.getAxis() == 3) {
+    auto transpose = split.getInput().getDefiningOp<TransposeOp>();
+    Value perHead;
+    if (headsMajor && transpose && transpose.getPerm() == ArrayRef<int64_t>{0, 2, 1, 3})
+      perHead = transpose.getInput();
+    else if (tokenHeads)
+      perHead = split.getInput();
+    unsigned index = cast<OpResult>(root).getResultNumber();
+    int64_t offset = 0;
+    for (unsigned i = 0; perHead && i < index; ++i) {
+      std::optional<int64_t> size = staticDim(split.getResult(i), 3);
+      if (!size)
+        return std::nullopt;
+      offset += *size;
+    }
+    std::optional<int64_t> width = staticDim(root, 3);
+    if (perHead && width && *width % headDim == 0) {
+      int64_t groups = type.getDimSize(headsMajor ? 1 : 2);
+      return HeadsSource{
+          perHead, HeadsSource::InterleavedSlice, groups * (*width / headDim), headDim, offset,
+          groups};
+    }
+  }
+  if (staticDim(root, 3) != headDim)
+    return std::nullopt;
   if (headsMajor)
     return HeadsSource{root, HeadsSource::HeadsMajor, type.getDimSize(1), headDim, 0};
   if (tokenHeads)
@@ -172,17 +203,22 @@ Value tokenMajor(OpBuilder &builder, Location loc, Value input, const HeadsSourc
   if (source.kind == HeadsSource::HeadsMajor)
     heads = TransposeOp::create(builder, loc, headsType, input,
                                 builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
-  else if (source.kind == HeadsSource::InterleavedSlice)
-    heads = SliceOp::create(builder, loc, headsType, input, i64Vector(builder, loc, {source.offset}),
-                            i64Vector(builder, loc, {source.offset + source.headDim}),
-                            i64Vector(builder, loc, {3}), i64Vector(builder, loc, {1}));
+  else if (source.kind == HeadsSource::InterleavedSlice) {
+    int64_t width = source.heads / source.groups * source.headDim;
+    heads = SliceOp::create(
+        builder, loc, RankedTensorType::get({kDynamic, kDynamic, source.groups, width}, element),
+        input, i64Vector(builder, loc, {source.offset}),
+        i64Vector(builder, loc, {source.offset + width}), i64Vector(builder, loc, {3}),
+        i64Vector(builder, loc, {1}));
+  }
   return ReshapeOp::create(
       builder, loc, RankedTensorType::get({kDynamic, kDynamic, source.heads * source.headDim}, element),
       heads, i64Vector(builder, loc, {0, 0, source.heads * source.headDim}), builder.getBoolAttr(false));
 }
 
 /// Splits token-major [b, s, h*d] into heads [b, h, s, d].
-Value splitHeads(OpBuilder &builder, Location loc, Value tokens, int64_t heads, int64_t headDim) {
+Value splitHeads(OpBuilder &builder, Location loc, Value tokens, int64_t heads, int64_t headDim,
+                 bool headsMajor = true) {
   Type element = cast<TensorType>(tokens.getType()).getElementType();
   auto target = ConstantOp::create(
       builder, loc,
@@ -191,9 +227,33 @@ Value splitHeads(OpBuilder &builder, Location loc, Value tokens, int64_t heads, 
   auto split = ReshapeOp::create(builder, loc,
                                  RankedTensorType::get({kDynamic, kDynamic, heads, headDim}, element),
                                  tokens, target, builder.getBoolAttr(false));
+  if (!headsMajor)
+    return split;
   return TransposeOp::create(builder, loc,
                              RankedTensorType::get({kDynamic, heads, kDynamic, headDim}, element),
                              split, builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
+}
+
+/// Token-major [b, s, h*d] as heads each repeated `repeat` times in a row
+/// (GQA's repeat_kv): [b, h*repeat, s, d], or [b, s, h*repeat, d].
+Value repeatHeads(OpBuilder &builder, Location loc, Value tokens, int64_t heads, int64_t repeat,
+                  int64_t headDim, bool headsMajor) {
+  Type element = cast<TensorType>(tokens.getType()).getElementType();
+  Value grouped = ReshapeOp::create(
+      builder, loc, RankedTensorType::get({kDynamic, kDynamic, heads, 1, headDim}, element), tokens,
+      i64Vector(builder, loc, {0, 0, heads, 1, headDim}), builder.getBoolAttr(false));
+  Value repeated = ExpandOp::create(
+      builder, loc, RankedTensorType::get({kDynamic, kDynamic, heads, repeat, headDim}, element),
+      grouped, i64Vector(builder, loc, {1, 1, 1, repeat, 1}));
+  Value split = ReshapeOp::create(
+      builder, loc, RankedTensorType::get({kDynamic, kDynamic, heads * repeat, headDim}, element),
+      repeated, i64Vector(builder, loc, {0, 0, heads * repeat, headDim}),
+      builder.getBoolAttr(false));
+  if (!headsMajor)
+    return split;
+  return TransposeOp::create(
+      builder, loc, RankedTensorType::get({kDynamic, heads * repeat, kDynamic, headDim}, element),
+      split, builder.getDenseI64ArrayAttr({0, 2, 1, 3}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -210,11 +270,38 @@ SmallVector<DenseElementsAttr> frequencyCandidates(Value value, int64_t count) {
   if (Operation *def = value.getDefiningOp())
     (void)getBackwardSlice(def, &slice, options);
   auto vectorType = RankedTensorType::get({count}, Float32Type::get(value.getContext()));
+  // A sin/cos table [..., positions, k * count] (GPT-J's embed_positions):
+  // row 1 holds sin(f) or cos(f) of each frequency, so asin / acos of each
+  // chunk of `count` is a candidate (exact for f <= 1, which inv_freq is).
+  auto tableCandidates = [&](ShapedType type, ArrayRef<float> data) {
+    int64_t rank = type.getRank();
+    if (rank < 2 || type.getDimSize(rank - 2) < 2 || type.getDimSize(rank - 1) % count != 0 ||
+        !llvm::all_of(type.getShape().drop_back(2), [](int64_t d) { return d == 1; }))
+      return;
+    int64_t width = type.getDimSize(rank - 1);
+    for (int64_t chunk = 0; chunk < width; chunk += count)
+      for (bool isCos : {false, true}) {
+        SmallVector<float> freqs;
+        for (int64_t i = 0; i < count; ++i) {
+          float v = data[width + chunk + i];
+          if (!(v >= -1.0f && v <= 1.0f))
+            return;
+          freqs.push_back(isCos ? std::acos(v) : std::asin(v));
+        }
+        candidates.push_back(DenseElementsAttr::get(vectorType, ArrayRef<float>(freqs)));
+      }
+  };
   for (Operation *op : slice) {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
       if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-          dense && dense.getElementType().isF32() && dense.getNumElements() == count && !dense.isSplat())
-        candidates.push_back(dense.reshape(vectorType));
+          dense && dense.getElementType().isF32() && !dense.isSplat()) {
+        if (dense.getNumElements() == count) {
+          candidates.push_back(dense.reshape(vectorType));
+        } else if (dense.getType().hasStaticShape()) {
+          SmallVector<float> values(dense.getValues<float>());
+          tableCandidates(dense.getType(), values);
+        }
+      }
     } else if (auto weight = dyn_cast<WeightOp>(op)) {
       // Larger models keep inv_freq as an initializer big enough to be a weight.
       auto type = cast<ShapedType>(weight.getType());
@@ -222,6 +309,10 @@ SmallVector<DenseElementsAttr> frequencyCandidates(Value value, int64_t count) {
       if (type.getElementType().isF32() && type.getNumElements() == count &&
           data.size() == size_t(count) * sizeof(float))
         candidates.push_back(DenseElementsAttr::getFromRawBuffer(vectorType, data));
+      else if (type.hasStaticShape() && type.getElementType().isF32() &&
+               data.size() == size_t(type.getNumElements()) * sizeof(float))
+        tableCandidates(type, ArrayRef<float>(reinterpret_cast<const float *>(data.data()),
+                                              type.getNumElements()));
     }
   }
   return candidates;
@@ -284,11 +375,21 @@ std::optional<RotaryMatch> matchRotary(AddOp add) {
 bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos, int64_t rotaryDim) {
   if (result.getType() != headsValue.getType())
     return false;
-  std::optional<int64_t> heads = staticDim(headsValue, 1), headDim = staticDim(headsValue, 3);
-  if (!heads || !headDim || rotaryDim <= 0 || rotaryDim % 2 || rotaryDim > *headDim)
+  // Heads [b, h, s, d], or [b, s, h, d] before the transpose (GPT-J).
+  std::optional<int64_t> headDim = staticDim(headsValue, 3);
+  if (!headDim || rotaryDim <= 0 || rotaryDim % 2 || rotaryDim > *headDim)
     return false;
-  std::optional<HeadsSource> source = headsSource(dataMovementRoot(headsValue), *headDim);
-  if (!source || source->heads != *heads)
+  std::optional<HeadsSource> source = headsSourceOf(headsValue, *headDim);
+  if (!source)
+    return false;
+  auto type = cast<RankedTensorType>(headsValue.getType());
+  bool headsMajor = !type.isDynamicDim(1) && type.isDynamicDim(2);
+  if (!headsMajor && !(type.isDynamicDim(1) && !type.isDynamicDim(2)))
+    return false;
+  // Rotated after a repeat of the KV heads (Falcon-40B's k): the rotary runs
+  // on the source's heads and its result is repeated as they were.
+  int64_t heads = source->heads, repeat = type.getDimSize(headsMajor ? 1 : 2) / heads;
+  if (repeat < 1 || repeat * heads != type.getDimSize(headsMajor ? 1 : 2))
     return false;
   // YaRN scales cos and sin by its attention factor: the rotated heads are
   // scaled after the rotary (and RaiseAttention folds that into its scale).
@@ -301,10 +402,12 @@ bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos,
         Value freqs = ConstantOp::create(builder, loc, cast<ElementsAttr>(invFreq));
         Value rotated = RotaryOp::create(
             builder, loc, tokens.getType(), tokens, freqs, Value(), Value(), Value(),
-            builder.getI64IntegerAttr(*heads), builder.getI64IntegerAttr(*heads),
+            builder.getI64IntegerAttr(heads), builder.getI64IntegerAttr(heads),
             builder.getI64IntegerAttr(*headDim), builder.getI64IntegerAttr(rotaryDim),
             builder.getBoolAttr(interleaved));
-        Value split = splitHeads(builder, loc, rotated, *heads, *headDim);
+        Value split = repeat == 1
+                          ? splitHeads(builder, loc, rotated, heads, *headDim, headsMajor)
+                          : repeatHeads(builder, loc, rotated, heads, repeat, *headDim, headsMajor);
         if (tableScale == 1.0)
           return split;
         auto scalar = RankedTensorType::get({}, cast<TensorType>(split.getType()).getElementType());
@@ -371,6 +474,10 @@ struct AttentionMatch {
 Value mergedHeads(Value o, int64_t features) {
   if (!o.hasOneUse())
     return Value();
+  // [b*h, s, d] batches (BLOOM) are split back to [b, h, s, d] first.
+  if (auto split = dyn_cast<ReshapeOp>(*o.getUsers().begin());
+      split && rankOf(o) == 3 && rankOf(split.getResult()) == 4 && split.getResult().hasOneUse())
+    o = split.getResult();
   auto transpose = dyn_cast<TransposeOp>(*o.getUsers().begin());
   if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3} ||
       !transpose.getResult().hasOneUse())
@@ -398,6 +505,11 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
     }
   if (!probs.hasOneUse())
     return std::nullopt;
+  // BLOOM multiplies [b*h, s, t] batches (baddbmm / bmm): the probabilities
+  // are merged to rank 3 first.
+  if (auto merged = dyn_cast<ReshapeOp>(*probs.getUsers().begin());
+      merged && rankOf(merged.getResult()) == 3 && merged.getResult().hasOneUse())
+    probs = merged.getResult();
   auto pv = dyn_cast<MatMulOp>(*probs.getUsers().begin());
   if (!pv || pv.getLhs() != probs)
     return std::nullopt;
@@ -412,11 +524,20 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
       scores = where.getY();
     }
   }
+  // (q·kᵀ + mask) · c (CodeGen scales after adding its mask): c goes to the
+  // scale, and the mask is read scaled by it.
+  double scale = 1.0;
+  if (Value scaled = dataMovementRoot(scores, &scale);
+      scale != 1.0 && scaled.getDefiningOp<AddOp>())
+    scores = scaled;
+  else
+    scale = 1.0;
   if (auto add = scores.getDefiningOp<AddOp>()) {
     bool added = false;
     for (auto [s, m] : {std::make_pair(add.getLhs(), add.getRhs()),
                         std::make_pair(add.getRhs(), add.getLhs())}) {
-      if (s.getDefiningOp<MatMulOp>() || s.getDefiningOp<MulOp>() || s.getDefiningOp<DivOp>()) {
+      if (s.getDefiningOp<MatMulOp>() || s.getDefiningOp<MulOp>() || s.getDefiningOp<DivOp>() ||
+          s.getDefiningOp<ReshapeOp>()) {
         if (!evaluateShapeOnly(func, m, 1, 2))
           continue;
         scores = s, match.mask = m, match.masked = true, added = true;
@@ -425,6 +546,16 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
     }
     if (!added)
       return std::nullopt;
+    if (scale != 1.0) {
+      // Built beside the softmax for reading; erased once unused.
+      OpBuilder builder(softmax);
+      auto type = cast<RankedTensorType>(match.mask.getType());
+      auto scalar = RankedTensorType::get({}, type.getElementType());
+      Value factor = ConstantOp::create(
+          builder, softmax.getLoc(),
+          DenseElementsAttr::get(scalar, builder.getFloatAttr(type.getElementType(), scale)));
+      match.mask = MulOp::create(builder, softmax.getLoc(), type, match.mask, factor);
+    }
   }
   if (auto capMul = scores.getDefiningOp<MulOp>()) {
     auto parts = commutedOperands(capMul, [](Value v) { return splatValue(v).has_value(); });
@@ -442,12 +573,41 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
         return std::nullopt;
     }
   }
-  double scale = 1.0;
+  // BLOOM's batched scores: reshape([b*h, s, t] scores + ALiBi [b*h, 1, t]),
+  // the ALiBi read as [b, h, 1, t] with the mask.
+  if (auto batched = dataMovementRoot(scores).getDefiningOp<AddOp>();
+      batched && rankOf(batched.getResult()) == 3 && rankOf(scores) == 4) {
+    std::optional<int64_t> heads = staticDim(scores, 1);
+    for (auto [s, m] : {std::make_pair(batched.getLhs(), batched.getRhs()),
+                        std::make_pair(batched.getRhs(), batched.getLhs())}) {
+      if (!heads || rankOf(m) != 3 || staticDim(m, 1) != 1 || !evaluateShapeOnly(func, m, 1, 2))
+        continue;
+      OpBuilder builder(softmax);
+      Location loc = softmax.getLoc();
+      auto type = cast<RankedTensorType>(m.getType());
+      Value perHead =
+          ReshapeOp::create(builder, loc, type.clone({kDynamic, *heads, kDynamic}), m,
+                            i64Vector(builder, loc, {-1, *heads, 0}), builder.getBoolAttr(false));
+      Value bias = UnsqueezeOp::create(builder, loc, type.clone({kDynamic, *heads, 1, kDynamic}),
+                                       perHead, i64Vector(builder, loc, {2}));
+      if (match.mask) {
+        auto maskType =
+            RankedTensorType::get(SmallVector<int64_t>(4, kDynamic), type.getElementType());
+        bias = AddOp::create(builder, loc, maskType, match.mask, bias);
+      }
+      match.mask = bias, match.masked = true;
+      scores = s;
+      break;
+    }
+  }
   Value product = dataMovementRoot(scores, &scale);
   auto qk = product.getDefiningOp<MatMulOp>();
-  if (!qk || rankOf(qk.getLhs()) != 4)
+  if (!qk || (rankOf(qk.getLhs()) != 4 && rankOf(qk.getLhs()) != 3))
     return std::nullopt;
-  std::optional<int64_t> heads = staticDim(qk.getLhs(), 1), headDim = staticDim(qk.getLhs(), 3);
+  bool batched = rankOf(qk.getLhs()) == 3;
+  std::optional<int64_t> heads =
+      batched ? staticDim(softmax.getInput(), 1) : staticDim(qk.getLhs(), 1);
+  std::optional<int64_t> headDim = staticDim(qk.getLhs(), batched ? 2 : 3);
   if (!heads || !headDim)
     return std::nullopt;
   std::optional<HeadsSource> q = headsSourceOf(qk.getLhs(), *headDim, &scale);

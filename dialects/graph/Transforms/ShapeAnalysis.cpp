@@ -635,6 +635,12 @@ std::optional<Partial> ShapeAnalysis::computeDims(Value value) {
           out.push_back((*data)[i]);
         return out;
       })
+      .Case<GatherElementsOp>([&](GatherElementsOp g) -> std::optional<Partial> {
+        std::optional<Polys> idx = dimsOf(g.getIndices());
+        if (!idx)
+          return std::nullopt;
+        return Partial(idx->begin(), idx->end());
+      })
       .Case<GatherNDOp>([&](GatherNDOp g) -> std::optional<Partial> {
         // indices[:-1] ++ data[batch_dims + indices[-1]:]; the batch dims of
         // indices equal data's.
