@@ -63,12 +63,14 @@ for rate in "${rates[@]}"; do
 done
 kill -TERM $server; wait $server; echo "serve exited $?"
 
-# In-process: the same engine flags; each point warms up with 64 requests of the same shapes.
+# In-process: the same engine flags; each point (a fresh process) warms up with --max-sequences
+# requests of the same shapes, as the server did before its first point (GEMM tuning and CUDA
+# graphs at the full batch happen before the clock starts in both).
 for rate in "${rates[@]}"; do
   n=$(requests_for "$rate")
   flags=(--rate "$rate"); [ "$rate" = inf ] && flags=()
   "$bin/infer-run" "$artifact" bench --device "$device" --requests "$n" --input-len "$in" \
-    --output-len "$out" --max-sequences "$seqs" --warmup-requests 64 "${flags[@]}" \
+    --output-len "$out" --max-sequences "$seqs" --warmup-requests "$seqs" "${flags[@]}" \
     > "$res/inproc-$rate.log" 2>&1 || echo "serve-curve: in-process $rate failed"
   merge "$(tag inproc "$rate" "$n")" "$(tail -1 "$res/inproc-$rate.log")" >> "$jsonl"
   echo "inproc rate $rate: $(grep -m1 'output tok/s' "$res/inproc-$rate.log")"

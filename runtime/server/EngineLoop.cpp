@@ -73,6 +73,7 @@ EngineLoop::EngineLoop(serving::Engine &engine, int64_t maxQueue)
     : engine_(engine), maxQueue_(maxQueue),
       maxSequences_(engine.session().scheduler().config().maxSequences) {
   refreshGauges();
+  postman_ = std::thread([this] { deliverOutbox(); });
   thread_ = std::thread([this] { run(); });
 }
 
@@ -83,6 +84,38 @@ EngineLoop::~EngineLoop() {
   }
   wake_.notify_all();
   thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(outboxMutex_);
+    outboxClosed_ = true;
+  }
+  outboxReady_.notify_all();
+  postman_.join();
+}
+
+void EngineLoop::post(Batch batch) {
+  if (batch.empty())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(outboxMutex_);
+    outbox_.push_back(std::move(batch));
+  }
+  outboxReady_.notify_one();
+}
+
+void EngineLoop::deliverOutbox() {
+  while (true) {
+    std::deque<Batch> batches;
+    {
+      std::unique_lock<std::mutex> lock(outboxMutex_);
+      outboxReady_.wait(lock, [&] { return !outbox_.empty() || outboxClosed_; });
+      if (outbox_.empty())
+        return;
+      batches.swap(outbox_);
+    }
+    for (auto &batch : batches)
+      for (auto &[stream, update] : batch)
+        stream->push(std::move(update));
+  }
 }
 
 std::variant<std::shared_ptr<RequestStream>, ApiError>
@@ -241,12 +274,19 @@ void EngineLoop::deliver(std::vector<serving::RequestUpdate> updates) {
       }
     }
   }
+  // The postman thread wakes the streams' readers, so the next step does not
+  // wait for hundreds of wake-ups.
+  Batch batch;
+  batch.reserve(updates.size());
   for (size_t u = 0; u < updates.size(); ++u)
     if (streams[u])
-      streams[u]->push(std::move(updates[u]));
+      batch.emplace_back(std::move(streams[u]), std::move(updates[u]));
+  post(std::move(batch));
 }
 
 void EngineLoop::failAll(const std::string &error) {
+  // Through the outbox: after the updates already posted to these streams.
+  Batch batch;
   for (auto &[id, stream] : live_) {
     engine_.cancel(id).ignoreError();
     serving::RequestUpdate update;
@@ -255,8 +295,9 @@ void EngineLoop::failAll(const std::string &error) {
     update.finishReason = "error";
     update.finishDetail = "error";
     update.error = error;
-    stream->push(std::move(update));
+    batch.emplace_back(stream, std::move(update));
   }
+  post(std::move(batch));
   std::lock_guard<std::mutex> lock(mutex_);
   metrics_.finished["error"] += static_cast<int64_t>(live_.size());
   liveCount_ -= static_cast<int64_t>(live_.size());

@@ -7,8 +7,12 @@
 // stream and cancel.
 //
 //   HTTP thread ─submit()──► pending_ ──┐
-//               ◄─next()── RequestStream◄── engine thread: submit, step()
-//   HTTP thread ─cancel()─► cancels_ ───┘      (updates, metrics)
+//               ◄─next()── RequestStream◄── postman ◄── engine thread: submit, step()
+//   HTTP thread ─cancel()─► cancels_ ───┘   (outbox)       (updates, metrics)
+//
+// The postman thread hands each step's updates to their streams in order, so
+// the engine thread posts one batch a step instead of waking every reader
+// itself (hundreds of futex wake-ups a step at a full batch).
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_SERVER_ENGINELOOP_H
@@ -101,6 +105,11 @@ private:
   void deliver(std::vector<serving::RequestUpdate> updates);
   /// Ends every live request with `error` (the engine's step failed).
   void failAll(const std::string &error);
+  using Batch = std::vector<std::pair<std::shared_ptr<RequestStream>, serving::RequestUpdate>>;
+  /// Queues a step's updates for the postman (engine thread).
+  void post(Batch batch);
+  /// The postman thread: pushes posted updates to their streams in order.
+  void deliverOutbox();
   /// Refreshes the gauges; true when the loop may exit (stopping, nothing live).
   bool refreshGauges();
 
@@ -115,7 +124,11 @@ private:
   int64_t waitingInEngine_ = 0;
   bool draining_ = false, cancelAll_ = false, stopping_ = false;
   Metrics metrics_;
-  std::thread thread_;
+  std::mutex outboxMutex_;
+  std::condition_variable outboxReady_;
+  std::deque<Batch> outbox_;
+  bool outboxClosed_ = false;
+  std::thread postman_, thread_;
 };
 
 } // namespace infer::server
