@@ -589,6 +589,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                 perToken, kernels::kRowThreads);
     break;
   }
+  case art::Launch::MOE:
+    return error(index, "has no kernel yet for a mixture-of-experts MLP (--target cpu runs it)");
   default:
     return error(index, "does not know this kind of launch");
   }

@@ -869,6 +869,13 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       launch.set_kind(art::Launch::GATED_ACTIVATION);
       operands("input", g.getInputs());
       output(g.getOut());
+    } else if (auto m = dyn_cast<exec::MoeOp>(op)) {
+      launch.set_kind(art::Launch::MOE);
+      operand("input", m.getInput());
+      operand("router", m.getRouter());
+      operand("gate_up", m.getGateUp());
+      operand("down", m.getDown());
+      output(m.getOut());
     } else if (auto c = dyn_cast<exec::CopyOp>(op)) {
       launch.set_kind(art::Launch::COPY);
       operand("input", c.getInput());

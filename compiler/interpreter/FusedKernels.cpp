@@ -11,6 +11,7 @@
 
 #include "compiler/interpreter/Kernels.h"
 #include "runtime/base/ReferenceMath.h"
+#include "runtime/base/ReferenceMoe.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -365,6 +366,33 @@ llvm::Expected<Tensor> kernels::gatedActivation(llvm::ArrayRef<const Tensor *> i
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < width; ++i)
       dst[r * width + i] = float(act(gate[r * stride + i]) * up[r * stride + upOffset + i]);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// moe
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<Tensor> kernels::moe(const Tensor &input, const Tensor &router, const Tensor &gateUp,
+                                    const Tensor &down, int64_t topK, bool normalize) {
+  for (const Tensor *t : {&input, &router, &gateUp, &down})
+    if (llvm::Error error = expectDType(*t, {DType::F32}, "operand"))
+      return std::move(error);
+  if (router.rank() != 2 || gateUp.rank() != 3 || down.rank() != 3 || input.rank() < 1)
+    return kernelError("router, gate_up and down must have ranks 2, 3 and 3");
+  int64_t experts = router.shape()[0], hidden = router.shape()[1], inter = down.shape()[2];
+  if (gateUp.shape() != Shape{experts, 2 * inter, hidden} ||
+      down.shape() != Shape{experts, hidden, inter} || input.shape().back() != hidden)
+    return kernelError("input " + input.shapeString() + ", router " + router.shapeString() +
+                       ", gate_up " + gateUp.shapeString() + " and down " + down.shapeString() +
+                       " do not fit together");
+  if (topK < 1 || topK > experts)
+    return kernelError("top_k " + llvm::Twine(topK) + " is outside [1, " + llvm::Twine(experts) +
+                       "]");
+  Tensor out(DType::F32, input.shape());
+  reference::MoeShape shape{
+      input.numElements() / std::max<int64_t>(hidden, 1), hidden, experts, inter, topK, normalize};
+  reference::moe(input.f32(), router.f32(), gateUp.f32(), down.f32(), shape, out.f32());
   return out;
 }
 

@@ -418,6 +418,12 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       })
       .Case(
           [&](GatherOp o) { return one(gather(in(o.getData()), in(o.getIndices()), o.getAxis())); })
+      .Case([&](TopKOp o) -> llvm::Expected<Results> {
+        const Tensor &k = in(o.getK());
+        if (k.dtype() != DType::I64 || k.numElements() != 1)
+          return kernelError("top_k: k must be one int64");
+        return topK(in(o.getInput()), k.i64()[0], o.getAxis());
+      })
       .Case([&](GatherElementsOp o) {
         return one(gatherElements(in(o.getData()), in(o.getIndices()), o.getAxis()));
       })
@@ -466,6 +472,10 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
         RotaryTables tables{optional(o.getInvFreq()), optional(o.getCosCache()),
                             optional(o.getSinCache())};
         return one(rotary(in(o.getInput()), optional(o.getPositions()), tables, config));
+      })
+      .Case([&](MoeOp o) {
+        return one(moe(in(o.getInput()), in(o.getRouter()), in(o.getGateUp()), in(o.getDown()),
+                       int64_t(o.getTopK()), o.getNormalize()));
       })
       .Case([&](AttentionOp o) {
         AttentionConfig config{int64_t(o.getNumHeads()),

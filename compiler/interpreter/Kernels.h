@@ -147,6 +147,8 @@ llvm::Expected<std::vector<Tensor>> split(const Tensor &input, const Tensor *siz
 llvm::Expected<Tensor> slice(const Tensor &data, const Tensor &starts, const Tensor &ends,
                              const Tensor &axes, const Tensor &steps);
 llvm::Expected<Tensor> gather(const Tensor &data, const Tensor &indices, int64_t axis);
+/// The k largest along `axis`, descending, ties to the lower index: {values, indices}.
+llvm::Expected<std::vector<Tensor>> topK(const Tensor &input, int64_t k, int64_t axis);
 llvm::Expected<Tensor> gatherElements(const Tensor &data, const Tensor &indices, int64_t axis);
 llvm::Expected<Tensor> gatherND(const Tensor &data, const Tensor &indices, int64_t batchDims);
 llvm::Expected<Tensor> range(const Tensor &start, const Tensor &limit, const Tensor &delta);
@@ -211,6 +213,9 @@ struct AttentionConfig {
   float alibi;    // ALiBi's bias factor (reference::alibiSlope); 0: none
 };
 /// `inputs` is {packed qkv} or {q, k, v}.
+/// graph.moe (runtime/base/ReferenceMoe.h).
+llvm::Expected<Tensor> moe(const Tensor &input, const Tensor &router, const Tensor &gateUp,
+                           const Tensor &down, int64_t topK, bool normalize);
 llvm::Expected<Tensor> attention(llvm::ArrayRef<const Tensor *> inputs,
                                  const AttentionConfig &config);
 

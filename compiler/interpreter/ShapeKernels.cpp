@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
+#include <type_traits>
 
 using namespace infer::interp;
 using namespace infer::interp::kernels;
@@ -440,6 +442,59 @@ llvm::Expected<Tensor> kernels::gather(const Tensor &data, const Tensor &indices
       dst += inner;
     }
   }
+  return out;
+}
+
+namespace {
+
+/// kernels::topK over elements of type T (f32 or i64).
+template <typename T>
+void topKRows(const T *src, T *values, int64_t *indices, int64_t outer, int64_t extent,
+              int64_t inner, int64_t k) {
+  std::vector<int64_t> order(static_cast<size_t>(extent));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return src[(o * extent + j) * inner + i]; };
+      std::iota(order.begin(), order.end(), 0);
+      // Descending; NaN counts as the largest (as ONNX Runtime orders it).
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        T x = at(a), y = at(b);
+        if constexpr (std::is_floating_point_v<T>)
+          if (std::isnan(x) || std::isnan(y))
+            return std::isnan(x) && !std::isnan(y);
+        return x > y;
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        values[(o * k + j) * inner + i] = at(order[size_t(j)]);
+        indices[(o * k + j) * inner + i] = order[size_t(j)];
+      }
+    }
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> kernels::topK(const Tensor &input, int64_t k, int64_t axis) {
+  llvm::Expected<int64_t> dim = normalizeAxis(axis, input.rank(), "axis");
+  if (!dim)
+    return dim.takeError();
+  if (llvm::Error error = expectDType(input, {DType::F32, DType::I64}, "input"))
+    return std::move(error);
+  llvm::ArrayRef<int64_t> dims = input.shape();
+  int64_t extent = dims[*dim];
+  if (k < 1 || k > extent)
+    return kernelError("k " + llvm::Twine(k) + " is outside [1, " + llvm::Twine(extent) +
+                       "] (axis " + llvm::Twine(*dim) + ")");
+  Shape outShape(dims.begin(), dims.end());
+  outShape[*dim] = k;
+  Tensor values(input.dtype(), outShape), indices(DType::I64, outShape);
+  int64_t outer = product(dims.take_front(*dim)), inner = product(dims.drop_front(*dim + 1));
+  if (input.dtype() == DType::F32)
+    topKRows(input.f32(), values.f32(), indices.i64(), outer, extent, inner, k);
+  else
+    topKRows(input.i64(), values.i64(), indices.i64(), outer, extent, inner, k);
+  std::vector<Tensor> out;
+  out.push_back(std::move(values));
+  out.push_back(std::move(indices));
   return out;
 }
 

@@ -35,6 +35,7 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                       pm.addNestedPass<func::FuncOp>(graph::createRaiseLinearPass());
                       pm.addNestedPass<func::FuncOp>(graph::createRaiseAttentionPass());
                       pm.addNestedPass<func::FuncOp>(graph::createRaiseMlpPass());
+                      pm.addNestedPass<func::FuncOp>(graph::createRaiseMoePass());
                       // Attention's outputs may now feed flattened projections.
                       pm.addNestedPass<func::FuncOp>(graph::createRaiseLinearPass());
                       addCleanup(pm);

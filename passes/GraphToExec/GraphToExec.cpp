@@ -32,7 +32,8 @@ namespace {
 
 constexpr llvm::StringLiteral kSupported =
     "graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, "
-    "gated_activation, reshape, slice (static, last axis), fusion_group, weight, pack_weights, "
+    "gated_activation, moe, reshape, slice (static, last axis), fusion_group, weight, "
+    "pack_weights, "
     "constant";
 
 /// Lowers one function into one program.
@@ -203,7 +204,7 @@ LogicalResult Lowering::lower(Operation *op) {
                            << "' is not supported (it lowers " << kSupported << ")";
   // Check support before allocating so the error names the op, not its type.
   if (!isa<graph::EmbeddingOp, graph::RmsNormOp, graph::LayerNormOp, graph::LinearOp,
-           graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp>(op))
+           graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp, graph::MoeOp>(op))
     return op->emitError() << "exec lowering: '" << op->getName()
                            << "' is not supported (it lowers " << kSupported << ")";
   FailureOr<Value> out = allocate(loc, op->getResult(0));
@@ -258,6 +259,14 @@ LogicalResult Lowering::lower(Operation *op) {
       .Case([&](graph::GatedActivationOp gated) {
         builder.create<exec::GatedActivationOp>(loc, *operands, *out, gated.getActivation(),
                                                 lastDim(gated.getResult()));
+        return success();
+      })
+      .Case([&](graph::MoeOp moe) {
+        auto down = cast<RankedTensorType>(moe.getDown().getType());
+        builder.create<exec::MoeOp>(loc, optional(moe.getInput()), optional(moe.getRouter()),
+                                    optional(moe.getGateUp()), optional(moe.getDown()), *out,
+                                    down.getDimSize(1), down.getDimSize(0), down.getDimSize(2),
+                                    moe.getTopK(), moe.getNormalize());
         return success();
       })
       .Default([&](Operation *) { return failure(); });

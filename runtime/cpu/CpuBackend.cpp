@@ -67,6 +67,8 @@ Kernel kernelFor(art::Launch::Kind kind) {
     return runCopy;
   case art::Launch::GATHER_ROWS:
     return runGatherRows;
+  case art::Launch::MOE:
+    return runMoe;
   default:
     return nullptr;
   }

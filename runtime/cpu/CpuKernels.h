@@ -30,6 +30,7 @@ Status runGemm(const LaunchArgs &args);
 Status runRotary(const LaunchArgs &args);
 Status runAttention(const LaunchArgs &args);
 Status runGatedActivation(const LaunchArgs &args);
+Status runMoe(const LaunchArgs &args);
 Status runElementwise(const LaunchArgs &args);
 Status runCopy(const LaunchArgs &args);
 Status runGatherRows(const LaunchArgs &args);

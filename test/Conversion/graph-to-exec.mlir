@@ -91,7 +91,7 @@ func.func @gpt2(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 
 // Tests that an op the lowering does not support is an error naming it.
 func.func @unsupported(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
-  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, reshape, slice (static, last axis), fusion_group, weight, pack_weights, constant)}}
+  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, moe, reshape, slice (static, last axis), fusion_group, weight, pack_weights, constant)}}
   %y = graph.relu %x : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }

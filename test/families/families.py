@@ -77,7 +77,7 @@ FAMILIES = {
     "yarn": (cfg("Qwen2ForCausalLM", "qwen2", num_key_value_heads=2,
                  rope_scaling=dict(rope_type="yarn", factor=4.0, original_max_position_embeddings=64)),
              "YaRN rope scaling"),
-    "mixtral": (cfg("MixtralForCausalLM", "mixtral", num_key_value_heads=2, num_local_experts=4,
+    "mixtral": (cfg("MixtralForCausalLM", "mixtral", num_key_value_heads=2, num_local_experts=4, intermediate_size=32,
                     num_experts_per_tok=2), "MoE top-2 of 4"),
     "qwen2_moe": (cfg("Qwen2MoeForCausalLM", "qwen2_moe", num_key_value_heads=2, num_experts=4,
                       num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=64),

@@ -480,6 +480,45 @@ LogicalResult importGatherElements(NodeImporter &n, SmallVectorImpl<Value> &resu
   return success();
 }
 
+LogicalResult importTopK(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  if (failed(n.checkAttributes({{"axis", kInt}, {"largest", kInt}, {"sorted", kInt}})) ||
+      failed(n.checkArity({2, 2}, {2, 2})))
+    return failure();
+  auto input = n.requiredInput(0);
+  if (failed(input))
+    return failure();
+  if (n.intAttr("largest", 1) != 1 || n.intAttr("sorted", 1) != 1)
+    return n.error() << "only the k largest, sorted, are supported (largest = "
+                     << n.intAttr("largest", 1) << ", sorted = " << n.intAttr("sorted", 1) << ")";
+  auto kInput = n.requiredInput(1);
+  if (failed(kInput))
+    return failure();
+  auto kType = dyn_cast<RankedTensorType>(kInput->getType());
+  if (!kType || kType.getRank() != 1 || kType.getDimSize(0) != 1 ||
+      !kType.getElementType().isInteger(64))
+    return n.error() << "K must be a one-element int64 tensor";
+  auto axis = n.normalizeAxis(n.intAttr("axis", -1), *input);
+  if (failed(axis))
+    return failure();
+  std::optional<std::vector<int64_t>> k = n.constantInputInts(1);
+  if (k && (*k)[0] < 1)
+    return n.error() << "K " << (*k)[0] << " is not a positive count";
+  std::optional<Shape> shape = shapeOf(*input);
+  if (shape) {
+    if (k && (*shape)[*axis] != kDynamic && (*shape)[*axis] < (*k)[0])
+      return n.error() << "K " << (*k)[0] << " exceeds axis " << *axis << " of size "
+                       << (*shape)[*axis];
+    (*shape)[*axis] = k ? (*k)[0] : kDynamic;
+  }
+  Type values = n.resultType(0, NodeImporter::elementTypeOf(*input), shape);
+  Type indices = n.resultType(1, n.builder.getI64Type(), shape);
+  auto topK = graph::TopKOp::create(n.builder, n.loc, values, indices, *input, *kInput,
+                                    n.builder.getI64IntegerAttr(*axis));
+  results.push_back(topK.getValues());
+  results.push_back(topK.getIndices());
+  return success();
+}
+
 LogicalResult importGatherND(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (failed(n.checkAttributes({{"batch_dims", kInt}})) || failed(n.checkArity({2, 2})))
     return failure();
@@ -608,6 +647,7 @@ void infer::import::addShapeImporters(llvm::StringMap<NodeImportFn> &table) {
   table["Gather"] = importGather;
   table["GatherND"] = importGatherND;
   table["GatherElements"] = importGatherElements;
+  table["TopK"] = importTopK;
   table["Range"] = importRange;
   table["Trilu"] = importTrilu;
   table["ConstantOfShape"] = importConstantOfShape;

@@ -321,6 +321,25 @@ def Exec_GatedActivationOp : Exec_LaunchOp<"gated_activation"> {
   let assemblyFormat = "$inputs `->` $out attr-dict";
 }
 
+def Exec_MoeOp : Exec_LaunchOp<"moe"> {
+  let summary = "A mixture-of-experts MLP per token (graph.moe)";
+  let description = [{
+    Each token's `hidden` features: router logits by `router` [experts,
+    hidden], softmax, the `top_k` largest (divided by their sum when
+    `normalize`), and the weighted sum of those experts' silu-gated MLPs,
+    `gate_up` [experts, 2 * inter, hidden] and `down` [experts, hidden,
+    inter]. The cpu backend runs it; cuda has no kernel for it yet.
+
+    ```mlir
+    exec.moe %x, %router, %gate_up, %down -> %y {experts = 4 : i64, hidden = 64 : i64, inter = 160 : i64, normalize = true, top_k = 2 : i64}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$router, Exec_Buffer:$gate_up,
+                       Exec_Buffer:$down, Exec_Buffer:$out, I64Attr:$hidden, I64Attr:$experts,
+                       I64Attr:$inter, I64Attr:$top_k, BoolAttr:$normalize);
+  let assemblyFormat = "$input `,` $router `,` $gate_up `,` $down `->` $out attr-dict";
+}
+
 def Exec_CopyOp : Exec_LaunchOp<"copy"> {
   let summary = "Strided row copy: out[r] = input[r][offset : offset + length]";
   let description = [{

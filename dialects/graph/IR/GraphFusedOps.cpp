@@ -126,6 +126,29 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+LogicalResult MoeOp::verify() {
+  if (getActivation() != "silu")
+    return emitOpError() << "activation must be \"silu\", got \"" << getActivation() << "\"";
+  auto router = dyn_cast<RankedTensorType>(getRouter().getType());
+  auto gateUp = dyn_cast<RankedTensorType>(getGateUp().getType());
+  auto down = dyn_cast<RankedTensorType>(getDown().getType());
+  if (!router || !gateUp || !down || !router.hasStaticShape() || !gateUp.hasStaticShape() ||
+      !down.hasStaticShape() || router.getRank() != 2 || gateUp.getRank() != 3 ||
+      down.getRank() != 3)
+    return emitOpError() << "router, gate_up and down must be static [experts, hidden], "
+                            "[experts, 2 * inter, hidden] and [experts, hidden, inter]";
+  int64_t experts = router.getDimSize(0), hidden = router.getDimSize(1), inter = down.getDimSize(2);
+  if (gateUp.getShape() != ArrayRef<int64_t>{experts, 2 * inter, hidden} ||
+      down.getShape() != ArrayRef<int64_t>{experts, hidden, inter})
+    return emitOpError() << "gate_up " << gateUp << " and down " << down << " do not match router "
+                         << router;
+  if (std::optional<int64_t> features = lastDim(getInput()); features && *features != hidden)
+    return emitOpError() << "input has " << *features << " features, the router " << hidden;
+  if (int64_t(getTopK()) < 1 || int64_t(getTopK()) > experts)
+    return emitOpError() << "top_k " << int64_t(getTopK()) << " is outside [1, " << experts << "]";
+  return success();
+}
+
 LogicalResult GatedActivationOp::verify() {
   if (!isActivation(getActivation()))
     return emitOpError() << "activation must be \"silu\", \"gelu\" or \"gelu_tanh\", got \""

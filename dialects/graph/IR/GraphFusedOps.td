@@ -153,6 +153,30 @@ def Graph_GatedActivationOp : Graph_Op<"gated_activation", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_MoeOp : Graph_Op<"moe", [Pure]> {
+  let summary = "A mixture-of-experts MLP: top-k routing and the chosen experts' gated MLPs";
+  let description = [{
+    For each token x [hidden] of `input` [..., hidden]: the router's logits
+    `router` [experts, hidden] · x, their softmax, its `top_k` largest (ties:
+    the lower expert), divided by their sum when `normalize`; the result is
+    the sum over those experts e of weight_e * down[e] · (silu(gate_e · x) *
+    (up_e · x)), with `gate_up` [experts, 2 * inter, hidden] (gate's rows,
+    then up's) and `down` [experts, hidden, inter]. Mixtral's and Qwen-MoE's
+    sparse MLP; a shared expert stays beside it as ordinary ops.
+
+    ```mlir
+    %y = graph.moe %x, %router, %gate_up, %down {activation = "silu", normalize = true, top_k = 2 : i64}
+        : (tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x320x64xf32>, tensor<4x64x160xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$router, Graph_Tensor:$gate_up,
+                       Graph_Tensor:$down, I64Attr:$top_k, BoolAttr:$normalize,
+                       StrAttr:$activation);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input `,` $router `,` $gate_up `,` $down attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
   let summary = "Rows of an embedding table by token id, plus learned positions";
   let description = [{

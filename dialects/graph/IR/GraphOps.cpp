@@ -201,6 +201,15 @@ LogicalResult ConcatOp::verify() {
 
 LogicalResult GatherOp::verify() { return verifyAxis(*this, getData(), getAxis(), "axis"); }
 
+LogicalResult TopKOp::verify() {
+  if (failed(verifyAxis(*this, getInput(), getAxis(), "axis")))
+    return failure();
+  auto k = dyn_cast<RankedTensorType>(getK().getType());
+  if (k && (k.getRank() != 1 || k.getDimSize(0) != 1))
+    return emitOpError() << "k must be a one-element 1-D tensor, got " << k;
+  return success();
+}
+
 LogicalResult GatherElementsOp::verify() {
   if (failed(verifyAxis(*this, getData(), getAxis(), "axis")))
     return failure();

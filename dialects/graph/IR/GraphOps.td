@@ -380,6 +380,25 @@ def Graph_GatherOp : Graph_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_TopKOp : Graph_Op<"top_k", [Pure]> {
+  let summary = "ONNX TopK: the k largest along an axis, sorted, ties to the lower index";
+  let description = [{
+    `values` and `indices` have the input's shape with `k` (a one-element
+    i64 tensor) along `axis`; values are in descending order, and of equal
+    values the lower index comes first. A mixture-of-experts router picks its
+    experts with it.
+
+    ```mlir
+    %v, %i = graph.top_k %probs, %k {axis = 1 : i64}
+        : (tensor<?x8xf32>, tensor<1xi64>) -> (tensor<?x2xf32>, tensor<?x2xi64>)
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, Graph_IndexTensor:$k, I64Attr:$axis);
+  let results = (outs Graph_Tensor:$values, Graph_IndexTensor:$indices);
+  let assemblyFormat = "$input `,` $k attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure]> {
   let summary = "ONNX GatherElements along a non-negative axis (negative indices wrap)";
   let description = [{

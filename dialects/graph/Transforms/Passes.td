@@ -165,6 +165,39 @@ def RaiseMlpPass : Pass<"infer-raise-mlp", "mlir::func::FuncOp"> {
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
 
+def RaiseMoePass : Pass<"infer-raise-moe", "mlir::func::FuncOp"> {
+  let summary = "Raises top-k routing and batched expert MLPs to graph.moe";
+  let description = [{
+    A mixture-of-experts MLP as the exporters write it (Mixtral, Qwen-MoE):
+    a router `graph.linear` → `graph.softmax` → `graph.top_k`; the chosen
+    ids gather each expert's gate/up [experts, 2 * inter, hidden] and down
+    [experts, hidden, inter] weights (`graph.gather_nd`) for a batched matmul
+    per token and choice; the routing weights, divided by their sum when the
+    model normalizes them, scale the experts' outputs, summed over the k
+    choices. The match starts at each `graph.top_k` and only collects the
+    router, the two expert weights and the sum; the rewrite is proven on the
+    reference interpreter (Validation.h) with the tokens as the free input,
+    or not made. The router's weight goes in as [experts, hidden].
+
+    Before (one layer of Mixtral, abridged):
+    ```mlir
+    %logits = graph.linear %x2, %wr {transpose_weight = true} : (tensor<?x64xf32>, tensor<4x64xf32>) -> tensor<?x4xf32>
+    %p = graph.softmax %logits {axis = 1 : i64} : tensor<?x4xf32>
+    %v, %i = graph.top_k %p {axis = 1 : i64, k = 2 : i64} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xi64>)
+    %wgu = graph.gather_nd %gate_up, %ids : (tensor<4x320x64xf32>, tensor<?x1xi64>) -> tensor<?x320x64xf32>
+    ...
+    %sum = graph.reduce_sum %weighted axes(%c1) {keepdims = false} : (tensor<?x2x64xf32>, tensor<1xi64>) -> tensor<?x64xf32>
+    %y = graph.reshape %sum, %shape : (tensor<?x64xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %y = graph.moe %x, %wr, %gate_up, %down {activation = "silu", normalize = true, top_k = 2 : i64}
+        : (tensor<?x?x64xf32>, tensor<4x64xf32>, tensor<4x320x64xf32>, tensor<4x64x160xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
 def FuseHorizontalPass : Pass<"infer-fuse-horizontal", "mlir::func::FuncOp"> {
   let summary = "Merges linears that read the same input into one with concatenated weights";
   let description = [{

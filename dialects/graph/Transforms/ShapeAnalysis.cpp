@@ -635,6 +635,16 @@ std::optional<Partial> ShapeAnalysis::computeDims(Value value) {
           out.push_back((*data)[i]);
         return out;
       })
+      .Case<TopKOp>([&](TopKOp t) -> std::optional<Partial> {
+        std::optional<Polys> dims = dimsOf(t.getInput()), k = elementsOf(t.getK());
+        if (!dims)
+          return std::nullopt;
+        Partial out(dims->begin(), dims->end());
+        out[t.getAxis()].reset();
+        if (k && k->size() == 1)
+          out[t.getAxis()] = (*k)[0];
+        return out;
+      })
       .Case<GatherElementsOp>([&](GatherElementsOp g) -> std::optional<Partial> {
         std::optional<Polys> idx = dimsOf(g.getIndices());
         if (!idx)

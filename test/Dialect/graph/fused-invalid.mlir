@@ -455,3 +455,30 @@ func.func @attention_window_negative(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64
       : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
   return %0 : tensor<?x?x64xf32>
 }
+
+// -----
+
+// Tests that graph.moe takes silu experts only.
+func.func @moe_activation(%x: tensor<?x?x64xf32>, %r: tensor<4x64xf32>, %gu: tensor<4x64x64xf32>, %d: tensor<4x64x32xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.moe' op activation must be "silu", got "gelu"}}
+  %y = graph.moe %x, %r, %gu, %d {activation = "gelu", normalize = true, top_k = 2 : i64} : (tensor<?x?x64xf32>, tensor<4x64xf32>, tensor<4x64x64xf32>, tensor<4x64x32xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.moe's expert weights must fit the router.
+func.func @moe_shapes(%x: tensor<?x?x64xf32>, %r: tensor<4x64xf32>, %gu: tensor<4x60x64xf32>, %d: tensor<4x64x32xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.moe' op gate_up 'tensor<4x60x64xf32>' and down 'tensor<4x64x32xf32>' do not match router 'tensor<4x64xf32>'}}
+  %y = graph.moe %x, %r, %gu, %d {activation = "silu", normalize = true, top_k = 2 : i64} : (tensor<?x?x64xf32>, tensor<4x64xf32>, tensor<4x60x64xf32>, tensor<4x64x32xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.moe picks between 1 and all experts.
+func.func @moe_top_k(%x: tensor<?x?x64xf32>, %r: tensor<4x64xf32>, %gu: tensor<4x64x64xf32>, %d: tensor<4x64x32xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.moe' op top_k 5 is outside [1, 4]}}
+  %y = graph.moe %x, %r, %gu, %d {activation = "silu", normalize = false, top_k = 5 : i64} : (tensor<?x?x64xf32>, tensor<4x64xf32>, tensor<4x64x64xf32>, tensor<4x64x32xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
