@@ -66,9 +66,10 @@ def model_files(name, scratch):
 def gpu_status(logs, name):
     """'ok' / the failure / '-' for tiny-NAME in run-all.sh's outputs: the last log that has
     lines for the model decides (a later run of the model supersedes an earlier one)."""
-    model = f"tiny-{name}"
+    models = {f"tiny-{name}", f"tiny-{name.replace('_', '-')}"}  # test/e2e/models spells it with -
     for log in reversed(logs):
-        lines = [l for l in log.splitlines() if model + "." in l or model + " " in l or model + ".onnx" in l]
+        lines = [l for l in log.splitlines()
+                 if any(m + "." in l or m + " " in l or m + ".onnx" in l for m in models)]
         if lines:
             failed = [l for l in lines if l.startswith("FAIL")]
             return "fail: " + failed[0][:100] if failed else "ok"

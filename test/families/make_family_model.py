@@ -25,6 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from families import FAMILIES  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "test", "models"))
+import strip_metadata  # noqa: E402
 
 
 def build(torch, transformers, config):
@@ -69,7 +71,7 @@ def make(name, out_dir):
         if proc.returncode != 0:
             raise SystemExit(f"{name}: infer.export failed:\n{proc.stderr[-2000:]}")
         onnx_model = onnx.load(os.path.join(exported, "model.onnx"), load_external_data=True)
-        onnx.save(onnx_model, os.path.join(out_dir, f"tiny-{name}.onnx"))
+        onnx.save(strip_metadata.strip(onnx_model), os.path.join(out_dir, f"tiny-{name}.onnx"))
     rng = np.random.default_rng(1)
     vocab = config["vocab_size"]
     with torch.no_grad():
