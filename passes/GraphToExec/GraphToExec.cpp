@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
@@ -70,11 +71,22 @@ std::optional<int64_t> elementBytes(Type type) {
   return std::nullopt;
 }
 
-/// The size of a tensor: token-major [batch, seq, static...] is
-/// `prod(static) * elem * T`; a fully static tensor a constant.
-bool isTokenMajor(ArrayRef<int64_t> shape) {
-  return shape.size() >= 2 && ShapedType::isDynamic(shape[0]) && ShapedType::isDynamic(shape[1]);
+/// How many leading dynamic dims count the tokens: 2 for [batch, seq, ...],
+/// 1 for [batch * seq, static...] (the flattened tokens exporters write
+/// around per-token ops: Qwen2-MoE's shared expert), 0 for anything else.
+/// Either holds T = batch * seq rows.
+int64_t tokenDims(ArrayRef<int64_t> shape) {
+  if (shape.size() < 2 || !ShapedType::isDynamic(shape[0]))
+    return 0;
+  if (ShapedType::isDynamic(shape[1]))
+    return 2;
+  return llvm::none_of(shape.drop_front(), ShapedType::isDynamic) ? 1 : 0;
 }
+
+/// The size of a tensor: token-major ([batch, seq, static...] or flattened
+/// [batch * seq, static...]) is `prod(static) * elem * T`; a fully static
+/// tensor a constant.
+bool isTokenMajor(ArrayRef<int64_t> shape) { return tokenDims(shape) > 0; }
 
 /// The element type the buffer of a `type` value holds: a token-major float
 /// tensor takes `activationType` when one is set (--dtype bf16/fp16: the
@@ -93,14 +105,15 @@ FailureOr<exec::AffineAttr> sizeOf(Location loc, Type type, Type activationType 
   if (!bytes)
     return emitError(loc) << "exec lowering: cannot size a value of type " << type;
   ArrayRef<int64_t> shape = tensor.getShape();
-  bool tokenMajor = isTokenMajor(shape);
+  int64_t leading = tokenDims(shape);
+  bool tokenMajor = leading > 0;
   int64_t perElement = *bytes;
   for (auto [i, dim] : llvm::enumerate(shape)) {
-    if (tokenMajor && i < 2)
+    if (int64_t(i) < leading)
       continue;
     if (ShapedType::isDynamic(dim))
       return emitError(loc) << "exec lowering: " << type
-                            << " is neither [batch, seq, static dims...] nor static";
+                            << " is neither [batch, seq, static dims...], [batch * seq, static dims...] nor static";
     perElement *= dim;
   }
   MLIRContext *context = loc.getContext();
@@ -350,8 +363,21 @@ LogicalResult Lowering::run(exec::ProgramOp program) {
         func.getLoc(), entryName(func.getArgAttrDict(arg.getArgNumber()), "input", arg.getArgNumber()),
         *buffer);
   }
+  // A reshape copies bytes: the ops that only compute its target shape
+  // (from graph.shape of the inputs: flattened [b*s, h] back to [b, s, h])
+  // are not run.
+  llvm::DenseSet<Operation *> shapeOnly;
+  for (Operation &op : llvm::reverse(func.getBody().front())) {
+    if (op.getNumResults() == 0 || op.use_empty() || isa<graph::WeightOp, graph::PackWeightsOp>(op))
+      continue;
+    if (llvm::all_of(op.getUses(), [&](OpOperand &use) {
+          return (isa<graph::ReshapeOp>(use.getOwner()) && use.getOperandNumber() == 1) ||
+                 shapeOnly.contains(use.getOwner());
+        }))
+      shapeOnly.insert(&op);
+  }
   for (Operation &op : func.getBody().front())
-    if (failed(lower(&op)))
+    if (!shapeOnly.contains(&op) && failed(lower(&op)))
       return failure();
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {

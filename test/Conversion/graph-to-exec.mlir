@@ -99,9 +99,9 @@ func.func @unsupported(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 // -----
 
 // Tests that a tensor that is neither token-major nor static cannot be sized.
-// expected-error @+1 {{exec lowering: 'tensor<?x4xf32>' is neither [batch, seq, static dims...] nor static}}
-func.func @unsized(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  return %x : tensor<?x4xf32>
+// expected-error @+1 {{exec lowering: 'tensor<?x4x?xf32>' is neither [batch, seq, static dims...], [batch * seq, static dims...] nor static}}
+func.func @unsized(%x: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> {
+  return %x : tensor<?x4x?xf32>
 }
 
 // -----
@@ -144,4 +144,32 @@ func.func @slice_axis(%x: tensor<?x?x2x6xf32>) -> tensor<?x?x1x6xf32> {
   // expected-error @+1 {{exec lowering: graph.slice must be a constant unit-step slice of one static last axis}}
   %y = graph.slice %x, %start, %end, %axis, %step : (tensor<?x?x2x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x1x6xf32>
   return %y : tensor<?x?x1x6xf32>
+}
+
+// -----
+
+// Tests that tokens flattened to [batch * seq, features] (Qwen2-MoE's shared expert) get buffers
+// of T rows like [batch, seq, features], and that the ops computing only the target shape of the
+// reshape back (graph.shape of the input, a concat) are not lowered: a reshape copies bytes.
+// CHECK-LABEL: exec.program @flat_tokens
+// CHECK: %[[X:.+]] = exec.buffer %{{.+}} size <32 * T + 0> of f32
+// CHECK-NEXT: exec.input "x" into %[[X]]
+// CHECK-NEXT: %[[FLAT:.+]] = exec.buffer %{{.+}} size <32 * T + 0> of f32
+// CHECK-NEXT: exec.copy %[[X]] -> %[[FLAT]] {in_features = 8 : i64, length = 8 : i64, offset = 0 : i64}
+// CHECK-NEXT: %[[W:.+]] = exec.weight "w" : tensor<8x8xf32>
+// CHECK-NEXT: %[[Y:.+]] = exec.buffer %{{.+}} size <32 * T + 0> of f32
+// CHECK-NEXT: exec.gemm %[[FLAT]], %[[W]] -> %[[Y]] {k = 8 : i64, n = 8 : i64}
+// CHECK-NEXT: %[[BACK:.+]] = exec.buffer %{{.+}} size <32 * T + 0> of f32
+// CHECK-NEXT: exec.copy %[[Y]] -> %[[BACK]]
+// CHECK-NEXT: exec.output "y" from %[[BACK]]
+func.func @flat_tokens(%x: tensor<?x?x8xf32> {graph.name = "x"}) -> (tensor<?x?x8xf32> {graph.name = "y"}) {
+  %w = graph.weight <w> : tensor<8x8xf32>
+  %flat_shape = graph.constant dense<[-1, 8]> : tensor<2xi64>
+  %flat = graph.reshape %x, %flat_shape : (tensor<?x?x8xf32>, tensor<2xi64>) -> tensor<?x8xf32>
+  %y = graph.linear %flat, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %bs = graph.shape %x {end = 2 : i64} : (tensor<?x?x8xf32>) -> tensor<2xi64>
+  %f = graph.constant dense<8> : tensor<1xi64>
+  %back_shape = graph.concat %bs, %f {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %back = graph.reshape %y, %back_shape : (tensor<?x8xf32>, tensor<3xi64>) -> tensor<?x?x8xf32>
+  return %back : tensor<?x?x8xf32>
 }
