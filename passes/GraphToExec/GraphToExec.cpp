@@ -113,7 +113,8 @@ FailureOr<exec::AffineAttr> sizeOf(Location loc, Type type, Type activationType 
       continue;
     if (ShapedType::isDynamic(dim))
       return emitError(loc) << "exec lowering: " << type
-                            << " is neither [batch, seq, static dims...], [batch * seq, static dims...] nor static";
+                            << " is neither [batch, seq, static dims...], [batch * seq, static "
+                               "dims...] nor static";
     perElement *= dim;
   }
   MLIRContext *context = loc.getContext();
