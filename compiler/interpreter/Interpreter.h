@@ -40,6 +40,22 @@ namespace infer::interp {
 llvm::Expected<std::vector<Tensor>> runFunction(mlir::func::FuncOp func,
                                                 llvm::ArrayRef<Tensor> inputs);
 
+/// Caps the elements of every tensor the interpreter allocates on this thread
+/// while it lives (nested caps keep the smaller). Compile-time evaluation
+/// (the raising passes' proofs at batch 2, seq 17) needs small tensors only;
+/// a larger one means the graph sizes a tensor from a value (a Range of a
+/// huge constant), which must be a clean failure, not gigabytes.
+class ScopedElementLimit {
+public:
+  explicit ScopedElementLimit(int64_t maxElements);
+  ~ScopedElementLimit();
+  ScopedElementLimit(const ScopedElementLimit &) = delete;
+  ScopedElementLimit &operator=(const ScopedElementLimit &) = delete;
+
+private:
+  int64_t previous_;
+};
+
 /// The DType that holds values of MLIR element type `elementType` (a tensor
 /// type is looked through), or an error for types the interpreter lacks.
 /// bf16 and f16 give F32: their inputs and outputs are f32 tensors.

@@ -1,5 +1,6 @@
 //===- KernelSupport.cpp - helpers shared by the reference kernels --------===//
 
+#include "compiler/interpreter/Interpreter.h"
 #include "compiler/interpreter/Kernels.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -15,7 +16,15 @@ namespace {
 /// data (Range, ConstantOfShape, Expand, Tile), so a corrupt value must give
 /// an error rather than an allocation failure.
 constexpr int64_t kMaxElements = int64_t(1) << 32;
+/// ScopedElementLimit's cap on this thread.
+thread_local int64_t scopedMaxElements = kMaxElements;
 } // namespace
+
+ScopedElementLimit::ScopedElementLimit(int64_t maxElements) : previous_(scopedMaxElements) {
+  scopedMaxElements = std::min(previous_, maxElements);
+}
+
+ScopedElementLimit::~ScopedElementLimit() { scopedMaxElements = previous_; }
 
 llvm::Error kernels::kernelError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -43,9 +52,9 @@ llvm::Expected<Tensor> kernels::allocate(DType dtype, Shape shape) {
       return kernelError("shape " + formatShape(shape) + " has a negative dim");
     if (dim == 0)
       continue;
-    if (count > kMaxElements / dim)
+    if (count > scopedMaxElements / dim)
       return kernelError("shape " + formatShape(shape) + " has more than " +
-                         llvm::Twine(kMaxElements) + " elements");
+                         llvm::Twine(scopedMaxElements) + " elements");
     count *= dim;
   }
   return Tensor(dtype, std::move(shape));

@@ -7,6 +7,8 @@
 
 #include "TestUtils.h"
 
+#include "compiler/interpreter/Interpreter.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -260,6 +262,34 @@ TEST(Errors, FloatOnlyOpsRejectIntegers) {
                                  {Tensor::fromI64({2}, {1, 2})});
   EXPECT_THAT(message, HasSubstr("graph.exp"));
   EXPECT_THAT(message, HasSubstr("Exp input must be f32, got i64"));
+}
+
+} // namespace
+
+namespace {
+
+constexpr const char *kRange = R"mlir(
+    func.func @main(%limit: tensor<i64>) -> tensor<?xi64> {
+      %zero = graph.constant dense<0> : tensor<i64>
+      %one = graph.constant dense<1> : tensor<i64>
+      %0 = graph.range %zero, %limit, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+      return %0 : tensor<?xi64>
+    })mlir";
+
+TEST(Errors, ScopedElementLimitCapsDataShapedTensors) {
+  // The raising passes' proofs cap what values may size (the onnx-import
+  // fuzzer's Range of a huge constant allocated gigabytes); outside the
+  // scope the interpreter's own bound holds again.
+  {
+    infer::interp::ScopedElementLimit limit(1000);
+    std::string message = runError(kRange, {Tensor::fromI64({}, {1001})});
+    EXPECT_THAT(message, HasSubstr("has more than 1000 elements"));
+    infer::interp::ScopedElementLimit wider(1 << 20); // nested: the smaller cap stays
+    EXPECT_THAT(runError(kRange, {Tensor::fromI64({}, {1001})}), HasSubstr("more than 1000"));
+  }
+  std::vector<Tensor> out = runOk(kRange, {Tensor::fromI64({}, {1001})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].numElements(), 1001);
 }
 
 } // namespace

@@ -20,6 +20,14 @@ using interp::Tensor;
 
 namespace {
 
+/// The most elements a tensor whose shape comes from data (Range, Expand, Tile,
+/// ConstantOfShape) may have in a proof or a shape-only evaluation: 2^27 (a
+/// [1, 1, 11585, 11585] mask). probeFits bounds what the types say; this
+/// bounds what the values say, so a graph that sizes a tensor from a huge
+/// constant fails the proof instead of allocating gigabytes (the
+/// onnx-import fuzzer's OOM inputs of 2026-12-05).
+constexpr int64_t kMaxDataShapedElements = int64_t(1) << 27;
+
 /// The ops `root` depends on, stopping at `stops` (free inputs) and block
 /// arguments, in topological order; empty when the slice is too large.
 llvm::SetVector<Operation *> sliceOf(Value root, llvm::ArrayRef<Value> stops, size_t limit) {
@@ -182,6 +190,7 @@ bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs
   llvm::SetVector<Operation *> slice = sliceOf(original, inputs, options.maxSliceOps);
   if (slice.empty())
     return false;
+  interp::ScopedElementLimit limit(kMaxDataShapedElements);
   MLIRContext *context = func.getContext();
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
   func::FuncOp before = buildProbe(*scratch, func, inputs, slice, original, nullptr);
@@ -238,6 +247,7 @@ std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func,
   llvm::SetVector<Operation *> slice = sliceOf(value, {}, 400);
   if (slice.empty())
     return std::nullopt;
+  interp::ScopedElementLimit limit(kMaxDataShapedElements);
   // The value may depend on the arguments' shapes but not on their values:
   // data dependence flows through every op except graph.shape.
   llvm::DenseSet<Value> dataDependent(func.getArguments().begin(), func.getArguments().end());
