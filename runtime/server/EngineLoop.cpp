@@ -13,35 +13,13 @@ double secondsBetween(Clock::time_point from, Clock::time_point to) {
 
 } // namespace
 
-bool RequestStream::next(serving::RequestUpdate &update) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  ready_.wait(lock, [&] { return !updates_.empty() || ended_; });
-  if (updates_.empty())
-    return false;
-  update = std::move(updates_.front());
-  updates_.pop_front();
-  return true;
-}
-
-RequestStream::Wait RequestStream::next(serving::RequestUpdate &update,
-                                        std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!ready_.wait_for(lock, timeout, [&] { return !updates_.empty() || ended_; }))
-    return Wait::kTimeout;
-  if (updates_.empty())
-    return Wait::kEnded;
-  update = std::move(updates_.front());
-  updates_.pop_front();
-  return Wait::kUpdate;
-}
-
 std::optional<ApiError> RequestStream::refusal() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return refusal_;
 }
 
-RequestStream::Wait RequestStream::nextAll(std::vector<serving::RequestUpdate> &updates,
-                                           std::chrono::milliseconds timeout) {
+RequestStream::Wait RequestStream::next(std::vector<serving::RequestUpdate> &updates,
+                                        std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!ready_.wait_for(lock, timeout, [&] { return !updates_.empty() || ended_; }))
     return Wait::kTimeout;

@@ -41,14 +41,10 @@ using Clock = std::chrono::steady_clock;
 /// One request's updates, from the engine thread to its HTTP thread.
 class RequestStream {
 public:
-  /// Blocks for the next update; false once the request ended and every
-  /// update was taken.
-  bool next(serving::RequestUpdate &update);
   enum class Wait { kUpdate, kTimeout, kEnded };
-  /// next() waiting at most `timeout`.
-  Wait next(serving::RequestUpdate &update, std::chrono::milliseconds timeout);
-  /// next() taking every update queued (several when the reader lags).
-  Wait nextAll(std::vector<serving::RequestUpdate> &updates, std::chrono::milliseconds timeout);
+  /// Waits at most `timeout` for updates and takes every one queued (several
+  /// when the reader lags); kEnded once the request ended and all were taken.
+  Wait next(std::vector<serving::RequestUpdate> &updates, std::chrono::milliseconds timeout);
   /// Why the engine refused the request at submission (then next() gives
   /// nothing).
   std::optional<ApiError> refusal() const;

@@ -248,13 +248,14 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
     bool cancelled = false;
     const auto every = std::chrono::milliseconds(100);
     auto nextProbe = std::chrono::steady_clock::now() + every;
-    serving::RequestUpdate update, last;
+    std::vector<serving::RequestUpdate> updates;
+    serving::RequestUpdate last;
     while (true) {
-      RequestStream::Wait got = stream->next(update, every);
+      RequestStream::Wait got = stream->next(updates, every);
       if (got == RequestStream::Wait::kEnded)
         break;
-      if (got == RequestStream::Wait::kUpdate && update.finished)
-        last = std::move(update);
+      if (got == RequestStream::Wait::kUpdate && updates.back().finished)
+        last = std::move(updates.back());
       if (cancelled || std::chrono::steady_clock::now() < nextProbe)
         continue;
       nextProbe = std::chrono::steady_clock::now() + every;
@@ -292,7 +293,7 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
         std::string out;
         while (out.empty()) {
           RequestStream::Wait got =
-              state->stream->nextAll(updates, std::chrono::milliseconds(100));
+              state->stream->next(updates, std::chrono::milliseconds(100));
           if (got == RequestStream::Wait::kTimeout) {
             if (!state->cancelled && state->client.closed()) {
               loop->cancel(state->stream);
