@@ -292,8 +292,7 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request &request,
         std::vector<serving::RequestUpdate> updates;
         std::string out;
         while (out.empty()) {
-          RequestStream::Wait got =
-              state->stream->next(updates, std::chrono::milliseconds(100));
+          RequestStream::Wait got = state->stream->next(updates, std::chrono::milliseconds(100));
           if (got == RequestStream::Wait::kTimeout) {
             if (!state->cancelled && state->client.closed()) {
               loop->cancel(state->stream);
