@@ -5,10 +5,11 @@
 #include "codegen/cuda/CudaTypes.h"
 #include "codegen/cuda/Nvrtc.h"
 #include "codegen/cuda/kernels/AttentionGeometry.h"
-#include "codegen/cuda/kernels/KernelParams.h"
 #include "codegen/cuda/kernels/GemvGeometry.h"
+#include "codegen/cuda/kernels/KernelParams.h"
 #include "codegen/cuda/kernels/KvDecodeGeometry.h"
 #include "codegen/cuda/kernels/KvPrefillGeometry.h"
+#include "codegen/cuda/kernels/MoeGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
 #include <algorithm>
@@ -589,8 +590,62 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                 perToken, kernels::kRowThreads);
     break;
   }
-  case art::Launch::MOE:
-    return error(index, "has no kernel yet for a mixture-of-experts MLP (--target cpu runs it)");
+  case art::Launch::MOE: {
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    art::ElementType weight = firstType("router");
+    for (const char *role : {"gate_up", "down"})
+      if (firstType(role) != weight)
+        return error(index, "needs the router, gate_up and down weights in one type");
+    ASSIGN_OR_RETURN(std::string w, typeName(weight));
+    int64_t hidden = intAttr(op, "hidden", 0), inter = intAttr(op, "inter", 0),
+            experts = intAttr(op, "experts", 0), topK = intAttr(op, "top_k", 0);
+    const int bytes = int(art::elementSize(weight));
+    if (experts < 1 || experts > kernels::kMoeMaxExperts || topK < 1 || topK > experts ||
+        topK > kernels::kMoeMaxTopK)
+      return error(index, "has no mixture-of-experts kernel for " + std::to_string(experts) +
+                              " experts, top " + std::to_string(topK) + " (1 to " +
+                              std::to_string(kernels::kMoeMaxExperts) + " experts, top 1 to " +
+                              std::to_string(kernels::kMoeMaxTopK) + ")");
+    if (hidden < 1 || inter < 1 ||
+        kernels::moeGateUpSharedBytes(hidden, bytes) > kernels::kMoeMaxStageBytes ||
+        kernels::moeDownSharedBytes(inter, bytes) > kernels::kMoeMaxStageBytes)
+      return error(index, "has no mixture-of-experts kernel for hidden " + std::to_string(hidden) +
+                              ", inter " + std::to_string(inter) +
+                              " (a gate and an up row, and a down row, must fit " +
+                              std::to_string(kernels::kMoeMaxStageBytes) +
+                              " bytes of shared memory)");
+    if (typesOf(op, "workspace").size() != 1)
+      return error(index, "has no workspace");
+    // Route (this record), then the stages in order (MoeGeometry.h).
+    useKernel(cuda, ns + "infer_moe_route<" + t + ", " + w + ">");
+    cuda.set_block_x(kernels::kMoeThreads);
+    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    art::CudaLaunch *sort = cuda.add_stages();
+    sort->set_runner(art::CudaLaunch::KERNEL);
+    useKernel(*sort, ns + "infer_moe_sort");
+    sort->set_block_x(kernels::kMoeSortThreads);
+    *sort->add_grid() = gridDim(art::GridDim::ONE, 1);
+    auto expertsStage = [&](const std::string &kernel, int rows, int64_t length,
+                            int64_t sharedBytes) {
+      art::CudaLaunch *stage = cuda.add_stages();
+      stage->set_runner(art::CudaLaunch::KERNEL);
+      useKernel(*stage, ns + kernel + "<" + t + ", " + w + ", " + std::to_string(rows) + ">");
+      stage->set_block_x(kernels::kMoeThreads);
+      stage->set_shared_bytes(uint32_t(sharedBytes));
+      *stage->add_grid() = gridDim(art::GridDim::ONE, (length + rows - 1) / rows);
+      *stage->add_grid() = gridDim(art::GridDim::ONE, experts);
+    };
+    expertsStage("infer_moe_gate_up", kernels::moeGateUpRows(hidden, bytes), inter,
+                 kernels::moeGateUpSharedBytes(hidden, bytes));
+    expertsStage("infer_moe_down", kernels::moeDownRows(inter, bytes), hidden,
+                 kernels::moeDownSharedBytes(inter, bytes));
+    art::CudaLaunch *combine = cuda.add_stages();
+    combine->set_runner(art::CudaLaunch::KERNEL);
+    useKernel(*combine, ns + "infer_moe_combine<" + t + ">");
+    combine->set_block_x(kernels::kMoeThreads);
+    *combine->add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    break;
+  }
   default:
     return error(index, "does not know this kind of launch");
   }
@@ -615,7 +670,8 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/QkvDecode.cuh\"\n"
        << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n";
+       << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/Moe.cuh\"\n";
   return text.str();
 }
 
@@ -706,10 +762,16 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
     const google::protobuf::Descriptor *descriptor = launch.GetDescriptor();
     for (int f = 0; f < descriptor->field_count(); ++f) {
       const google::protobuf::FieldDescriptor *field = descriptor->field(f);
-      if (field->message_type() == art::CudaLaunch::descriptor() && !field->is_repeated() &&
-          reflection->HasField(launch, field))
+      if (field->message_type() != art::CudaLaunch::descriptor())
+        continue;
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(launch, field); ++i)
+          RETURN_IF_ERROR(lowerAll(*static_cast<art::CudaLaunch *>(
+              reflection->MutableRepeatedMessage(&launch, field, i))));
+      } else if (reflection->HasField(launch, field)) {
         RETURN_IF_ERROR(lowerAll(
             *static_cast<art::CudaLaunch *>(reflection->MutableMessage(&launch, field))));
+      }
     }
     return okStatus();
   };

@@ -23,6 +23,20 @@ namespace infer::codegen {
 namespace art = artifact;
 namespace {
 
+/// The CUDA math function of a one-operand graph op that is one call, or
+/// nullptr.
+const char *unaryCall(const std::string &name) {
+  static const struct {
+    const char *op, *call;
+  } table[] = {{"graph.tanh", "tanhf"}, {"graph.exp", "expf"}, {"graph.log", "logf"},
+               {"graph.sin", "sinf"},   {"graph.cos", "cosf"}, {"graph.erf", "erff"},
+               {"graph.sqrt", "sqrtf"}, {"graph.abs", "fabsf"}};
+  for (const auto &entry : table)
+    if (name == entry.op)
+      return entry.call;
+  return nullptr;
+}
+
 /// A C++ float literal that reads back as exactly `value` (hex float).
 std::string floatLiteral(float value) {
   if (value != value)
@@ -304,9 +318,25 @@ StatusOr<std::string> generateElementwiseKernel(const art::ExecProgram &program,
         expr = "0.5f * " + x + " * (1.f + erff(" + x + " * 0.7071067811865476f))";
       else
         return unimplementedError("graph.gelu approximate = '" + mode + "'");
-    } else if (name == "graph.tanh") {
+    } else if (const char *call = unaryCall(name)) {
       RETURN_IF_ERROR(needs(1));
-      expr = "tanhf(" + in[0] + ")";
+      expr = std::string(call) + "(" + in[0] + ")";
+    } else if (name == "graph.sigmoid") {
+      // Both branches avoid expf overflow (runtime/cpu's form).
+      RETURN_IF_ERROR(needs(1));
+      const std::string &x = in[0];
+      expr = "(" + x + " >= 0.f ? 1.f / (1.f + expf(-" + x + ")) : expf(" + x + ") / (1.f + expf(" +
+             x + ")))";
+    } else if (name == "graph.reciprocal") {
+      RETURN_IF_ERROR(needs(1));
+      expr = "1.f / " + in[0];
+    } else if (name == "graph.max" || name == "graph.min") {
+      // As runtime/cpu: the first operand unless the other compares larger
+      // (smaller), so a NaN first operand wins, a NaN second does not.
+      RETURN_IF_ERROR(needs(2));
+      expr = name == "graph.max"
+                 ? "(" + in[0] + " < " + in[1] + " ? " + in[1] + " : " + in[0] + ")"
+                 : "(" + in[1] + " < " + in[0] + " ? " + in[1] + " : " + in[0] + ")";
     } else if (name == "graph.pow") {
       RETURN_IF_ERROR(needs(2));
       expr = "powf(" + in[0] + ", " + in[1] + ")";
@@ -330,9 +360,11 @@ StatusOr<std::string> generateElementwiseKernel(const art::ExecProgram &program,
       if (!hi.empty())
         expr = "(" + expr + " > " + hi + " ? " + hi + " : " + expr + ")";
     } else {
-      return unimplementedError("'" + name +
-                                "' (generated kernels implement add, sub, mul, div, "
-                                "neg, relu, gelu, tanh, pow, clip, cast, identity, constant)");
+      return unimplementedError(
+          "'" + name +
+          "' (generated kernels implement add, sub, mul, div, "
+          "neg, relu, gelu, tanh, exp, log, sin, cos, erf, sqrt, abs, sigmoid, "
+          "reciprocal, max, min, pow, clip, cast, identity, constant)");
     }
     body << "  float v" << value << " = " << expr << ";\n";
     round(value, resultType);

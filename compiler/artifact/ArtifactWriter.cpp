@@ -875,6 +875,7 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       operand("router", m.getRouter());
       operand("gate_up", m.getGateUp());
       operand("down", m.getDown());
+      operand("workspace", m.getWorkspace());
       output(m.getOut());
     } else if (auto c = dyn_cast<exec::CopyOp>(op)) {
       launch.set_kind(art::Launch::COPY);

@@ -12,6 +12,7 @@
 #include "passes/GraphToExec/Passes.h"
 
 #include "dialects/graph/IR/GraphOps.h"
+#include "runtime/base/MoeWorkspace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -277,10 +278,19 @@ LogicalResult Lowering::lower(Operation *op) {
       })
       .Case([&](graph::MoeOp moe) {
         auto down = cast<RankedTensorType>(moe.getDown().getType());
+        int64_t hidden = down.getDimSize(1), experts = down.getDimSize(0),
+                inter = down.getDimSize(2);
+        // Token-major like the activations: f32 words, a * T + b bytes.
+        infer::moe::AffineBytes bytes =
+            infer::moe::workspaceBytes(hidden, inter, experts, moe.getTopK());
+        Value workspace = builder.create<exec::BufferOp>(
+            loc, builder.getType<exec::BufferType>(), arena, /*offset=*/exec::AffineAttr(),
+            exec::AffineAttr::get(builder.getContext(), bytes.perToken, bytes.fixed),
+            TypeAttr::get(builder.getF32Type()));
         builder.create<exec::MoeOp>(loc, optional(moe.getInput()), optional(moe.getRouter()),
-                                    optional(moe.getGateUp()), optional(moe.getDown()), *out,
-                                    down.getDimSize(1), down.getDimSize(0), down.getDimSize(2),
-                                    moe.getTopK(), moe.getNormalize());
+                                    optional(moe.getGateUp()), optional(moe.getDown()), workspace,
+                                    *out, hidden, experts, inter, moe.getTopK(),
+                                    moe.getNormalize());
         return success();
       })
       .Default([&](Operation *) { return failure(); });

@@ -331,10 +331,21 @@ Status checkGrids(const std::string &what, const CudaLaunch &launch, int depth =
   const google::protobuf::Reflection *reflection = launch.GetReflection();
   std::vector<const google::protobuf::FieldDescriptor *> fields;
   reflection->ListFields(launch, &fields);
-  for (const google::protobuf::FieldDescriptor *field : fields)
-    if (field->message_type() == CudaLaunch::descriptor() && !field->is_repeated())
+  for (const google::protobuf::FieldDescriptor *field : fields) {
+    if (field->message_type() != CudaLaunch::descriptor())
+      continue;
+    if (!field->is_repeated()) {
       RETURN_IF_ERROR(checkGrids(
           what, static_cast<const CudaLaunch &>(reflection->GetMessage(launch, field)), depth + 1));
+      continue;
+    }
+    if (reflection->FieldSize(launch, field) > 8)
+      return dataLossError(what + " has more than 8 stages");
+    for (int i = 0; i < reflection->FieldSize(launch, field); ++i)
+      RETURN_IF_ERROR(checkGrids(
+          what, static_cast<const CudaLaunch &>(reflection->GetRepeatedMessage(launch, field, i)),
+          depth + 1));
+  }
   return okStatus();
 }
 

@@ -332,6 +332,15 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (launch.has_gemv_mma()) {
       ASSIGN_OR_RETURN(mma, resolve(launch.gemv_mma(), i));
     }
+    std::vector<CUfunction> stages;
+    for (const art::CudaLaunch &stage : launch.stages()) {
+      if (stage.runner() != art::CudaLaunch::KERNEL)
+        return dataLossError(reader_.path() + ": a stage of launch " + std::to_string(i) +
+                             " is not a kernel");
+      ASSIGN_OR_RETURN(CUfunction function, resolve(stage, i));
+      stages.push_back(function);
+    }
+    loaded.stages.push_back(std::move(stages));
     loaded.prologues.push_back(prologue);
     loaded.prefills.push_back(prefill);
     loaded.gemvs.push_back(gemv);
@@ -755,7 +764,11 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   if (usePrefillKernel_ && cuda.has_prefill() && loaded.prefills[size_t(index)] &&
       args.maxNewTokens >= kPrefillMinNewTokens)
     return launchKernel(cuda.prefill(), loaded.prefills[size_t(index)], args, params);
-  return launchKernel(cuda, loaded.functions[size_t(index)], args, params);
+  RETURN_IF_ERROR(launchKernel(cuda, loaded.functions[size_t(index)], args, params));
+  for (int s = 0; s < cuda.stages_size(); ++s)
+    RETURN_IF_ERROR(
+        launchKernel(cuda.stages(s), loaded.stages[size_t(index)][size_t(s)], args, params));
+  return okStatus();
 }
 
 std::optional<uint32_t> CudaBackend::identityGatherSource(const LoadedProgram &loaded, int index,

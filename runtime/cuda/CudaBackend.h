@@ -90,6 +90,8 @@ private:
     /// Per launch (null: none / cuBLASLt).
     std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
         gemvMmas, fusedPrologues, decodes, qkvDecodes;
+    /// Per launch: its CudaLaunch.stages' kernels, in order.
+    std::vector<std::vector<CUfunction>> stages;
     CUdeviceptr arena = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.

@@ -4,6 +4,7 @@
 
 #include "codegen/cuda/kernels/KernelParams.h"
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/base/MoeWorkspace.h"
 
 #include <cstdint>
 #include <cstring>
@@ -479,6 +480,51 @@ StatusOr<PackedParams> packKvDecodeParams(const exec::LaunchArgs &rotaryArgs,
   return packed;
 }
 
+StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *router, args.required("router"));
+  ASSIGN_OR_RETURN(const exec::View *gateUp, args.required("gate_up"));
+  ASSIGN_OR_RETURN(const exec::View *down, args.required("down"));
+  ASSIGN_OR_RETURN(const exec::View *workspace, args.required("workspace"));
+  ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
+  ASSIGN_OR_RETURN(int64_t experts, args.intAttr("experts"));
+  ASSIGN_OR_RETURN(int64_t inter, args.intAttr("inter"));
+  ASSIGN_OR_RETURN(int64_t topK, args.intAttr("top_k"));
+  const exec::View &out = args.outputs[0];
+  if (hidden < 1 || experts < 1 || inter < 1 || topK < 1 || topK > experts)
+    return args.error("hidden, experts, inter must be positive and top_k in [1, experts]");
+  if (input->elements != args.tokens * hidden || out.elements != args.tokens * hidden ||
+      router->elements != experts * hidden || gateUp->elements != experts * 2 * inter * hidden ||
+      down->elements != experts * hidden * inter)
+    return args.error("operands are not [tokens, hidden], [experts, hidden], [experts, 2 * "
+                      "inter, hidden] and [experts, hidden, inter]");
+  moe::WorkspaceLayout layout = moe::layout(args.tokens, hidden, inter, experts, topK);
+  if (workspace->elements * int64_t(art::elementSize(workspace->type)) < layout.bytes)
+    return args.error("workspace of " + std::to_string(workspace->elements) +
+                      " elements is smaller than the " + std::to_string(layout.bytes) +
+                      " bytes the kernels use");
+  char *base = static_cast<char *>(workspace->data);
+  k::MoeParams p{};
+  p.input = input->data;
+  p.router = router->data;
+  p.gateUp = gateUp->data;
+  p.down = down->data;
+  p.output = out.data;
+  p.expertIds = reinterpret_cast<int *>(base + layout.expertIds);
+  p.pairWeights = reinterpret_cast<float *>(base + layout.pairWeights);
+  p.pairsByExpert = reinterpret_cast<int *>(base + layout.pairsByExpert);
+  p.expertStarts = reinterpret_cast<int *>(base + layout.expertStarts);
+  p.activations = reinterpret_cast<float *>(base + layout.activations);
+  p.expertOutputs = reinterpret_cast<float *>(base + layout.expertOutputs);
+  p.tokens = args.tokens;
+  p.hidden = hidden;
+  p.inter = inter;
+  p.experts = experts;
+  p.topK = topK;
+  p.normalize = args.boolAttr("normalize", true) ? 1 : 0;
+  return pack(p);
+}
+
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const StepContext *step) {
   switch (args.launch->kind()) {
   case art::Launch::KV_ATTENTION:
@@ -501,6 +547,8 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const Step
     return gatherRows(args);
   case art::Launch::ELEMENTWISE:
     return elementwise(args);
+  case art::Launch::MOE:
+    return moe(args);
   default:
     return args.error("has no kernel parameters");
   }

@@ -63,12 +63,6 @@ def model_files(name, scratch):
     return base, None
 
 
-def cpu_only_models():
-    """The models test/models/families-cpu.txt lists: the cuda backend refuses them (why: that file)."""
-    with open(os.path.join(MODELS, "families-cpu.txt")) as listing:
-        return {line.strip() for line in listing if not line.startswith("#")}
-
-
 def gpu_status(logs, name):
     """'ok' / the failure / '-' for tiny-NAME in run-all.sh's outputs: the last log that has
     lines for the model decides (a later run of the model supersedes an earlier one)."""
@@ -92,7 +86,6 @@ def main():
     a = ap.parse_args()
     gpu_logs = [open(path).read() for path in a.gpu_log]
     rows = []
-    cpu_only = cpu_only_models()
     with tempfile.TemporaryDirectory() as scratch:
         for name, (_, features) in FAMILIES.items():
             base, error = model_files(name, scratch)
@@ -118,7 +111,7 @@ def main():
                                          "--model", base + ".onnx", "--greedy", base + ".greedy.json",
                                          "--inputs", base + ".in0.npy", base + ".in1.npy"])
                         cells["gen"] = "ok" if code == 0 else first_error(out)
-            cuda = "no kernel yet (families-cpu.txt)" if f"tiny-{name}" in cpu_only else gpu_status(gpu_logs, name)
+            cuda = gpu_status(gpu_logs, name)
             rows.append((name, features, committed(name) is not None, cells, cuda))
             print(f"{name}: {cells} cuda {rows[-1][4]}", flush=True)
     served = sum(1 for r in rows if r[3]["gen"] == "ok")

@@ -217,6 +217,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         ++gemms;
       else
         ++distinct[launch.function()];
+      for (const art::CudaLaunch &stage : launch.stages())
+        ++distinct[stage.function()];
     }
     std::string ptx = cuda.ptx().empty() ? std::string("no PTX")
                                          : cuda.ptx_arch() + " PTX " +

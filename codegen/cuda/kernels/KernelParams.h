@@ -288,6 +288,29 @@ struct QkvDecodeParams {
   unsigned lateTrigger; // experiment: let the next kernel launch after the poll
 };
 
+/// exec.moe as runtime/base/ReferenceMoe.h (kernels/Moe.cuh, geometry in
+/// MoeGeometry.h): infer_moe_route (grid.x = tokens) writes each pair's
+/// expert and routing weight (pair p = t * topK + s, best expert first);
+/// infer_moe_sort (one block) groups the pairs by expert; infer_moe_gate_up
+/// and infer_moe_down (grid (row tiles, experts)) run each expert over its
+/// pairs; infer_moe_combine (grid.x = tokens) sums a token's pairs in slot
+/// order. The workspace parts (runtime/base/MoeWorkspace.h) are f32/int32.
+struct MoeParams {
+  const void *input;    // [tokens, hidden] of T
+  const void *router;   // [experts, hidden] of W
+  const void *gateUp;   // [experts, 2 * inter, hidden] of W: gate rows, then up rows
+  const void *down;     // [experts, hidden, inter] of W
+  void *output;         // [tokens, hidden] of T
+  int *expertIds;       // [tokens * topK]
+  float *pairWeights;   // [tokens * topK]
+  int *pairsByExpert;   // [tokens * topK]
+  int *expertStarts;    // [experts + 1]
+  float *activations;   // [tokens * topK, inter]
+  float *expertOutputs; // [tokens * topK, hidden]
+  long long tokens, hidden, inter, experts, topK;
+  int normalize, pad;
+};
+
 } // namespace kernels
 } // namespace infer
 

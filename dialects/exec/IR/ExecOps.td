@@ -328,16 +328,25 @@ def Exec_MoeOp : Exec_LaunchOp<"moe"> {
     hidden], softmax, the `top_k` largest (divided by their sum when
     `normalize`), and the weighted sum of those experts' silu-gated MLPs,
     `gate_up` [experts, 2 * inter, hidden] and `down` [experts, hidden,
-    inter]. The cpu backend runs it; cuda has no kernel for it yet.
+    inter].
+
+    `workspace` is scratch of `runtime/base/MoeWorkspace.h`'s size (each
+    token's routing, gated activations and per-expert outputs, and the
+    experts' token lists): the cuda kernels route every token first, then
+    run each expert over the tokens routed to it, so an expert's weights are
+    read once a step. The cpu backend does not use it.
 
     ```mlir
-    exec.moe %x, %router, %gate_up, %down -> %y {experts = 4 : i64, hidden = 64 : i64, inter = 160 : i64, normalize = true, top_k = 2 : i64}
+    exec.moe %x, %router, %gate_up, %down workspace(%scratch) -> %y {experts = 4 : i64, hidden = 64 : i64, inter = 160 : i64, normalize = true, top_k = 2 : i64}
     ```
   }];
   let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$router, Exec_Buffer:$gate_up,
-                       Exec_Buffer:$down, Exec_Buffer:$out, I64Attr:$hidden, I64Attr:$experts,
-                       I64Attr:$inter, I64Attr:$top_k, BoolAttr:$normalize);
-  let assemblyFormat = "$input `,` $router `,` $gate_up `,` $down `->` $out attr-dict";
+                       Exec_Buffer:$down, Exec_Buffer:$workspace, Exec_Buffer:$out,
+                       I64Attr:$hidden, I64Attr:$experts, I64Attr:$inter, I64Attr:$top_k,
+                       BoolAttr:$normalize);
+  let assemblyFormat = [{
+    $input `,` $router `,` $gate_up `,` $down `workspace` `(` $workspace `)` `->` $out attr-dict
+  }];
 }
 
 def Exec_CopyOp : Exec_LaunchOp<"copy"> {

@@ -2,6 +2,9 @@
 
 #include "dialects/graph/IR/GraphOps.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -115,13 +118,23 @@ LogicalResult AttentionOp::verify() {
   }
   if (std::optional<int64_t> out = lastDim(getResult()); out && *out != qFeatures)
     return emitOpError() << "result has " << *out << " features, expected " << qFeatures;
-  if (getSoftcap().convertToFloat() < 0)
-    return emitOpError() << "softcap must be non-negative";
+  // The kernels take these as float and int: a NaN, an infinity or a
+  // window past 2^31 - 1 keys would be computed with silently (a NaN softcap
+  // fails every comparison).
+  const float softcap = getSoftcap().convertToFloat(), alibi = getAlibi().convertToFloat(),
+              scale = getScale().convertToFloat();
+  if (!std::isfinite(softcap) || softcap < 0)
+    return emitOpError() << "softcap " << softcap
+                         << " is not supported (a finite, non-negative cap; 0 is none)";
+  if (!std::isfinite(alibi))
+    return emitOpError() << "alibi " << alibi << " is not supported (a finite bias factor)";
+  if (!std::isfinite(scale))
+    return emitOpError() << "scale " << scale << " is not supported (a finite factor)";
   if (int64_t window = int64_t(getWindow());
-      window < 0 || (window > 0 && !getCausal()))
+      window < 0 || window > INT32_MAX || (window > 0 && !getCausal()))
     return emitOpError()
            << "window " << window
-           << " is not supported (a sliding window is a positive count of keys "
+           << " is not supported (a sliding window is a positive count of keys, below 2^31, "
               "of causal attention)";
   return success();
 }

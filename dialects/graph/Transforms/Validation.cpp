@@ -8,9 +8,14 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <random>
+#include <string>
 
 using namespace mlir;
 using namespace infer;
@@ -64,21 +69,34 @@ std::optional<std::vector<int64_t>> concreteShape(Type type, int64_t batch, int6
 /// not run (the rewrite is not made, the shape stays unknown) rather than
 /// allocating terabytes.
 constexpr int64_t kMaxProbeElements = int64_t(1) << 28;
+/// A free input that is a weight or constant of the model may be larger (an
+/// MoE layer's experts: Qwen3-30B-A3B's gate_up is 2^28.6 elements): its size
+/// is backed by the model's own bytes. Values of the probe may then be as
+/// large as the largest such input.
+constexpr int64_t kMaxWeightProbeElements = int64_t(1) << 31;
+
+bool isModelData(Value value) {
+  return isa_and_nonnull<WeightOp, PackWeightsOp, ConstantOp>(value.getDefiningOp());
+}
 
 /// Whether every value of `probe`, run on arguments of `shapes`, fits
 /// kMaxProbeElements by its type. A dynamic dim counts as the probe's batch
 /// or seq, or as the largest static dim of an integer argument (token ids,
 /// positions: what ranges and masks are built from) when that is larger.
 bool probeFits(func::FuncOp probe, const std::vector<std::vector<int64_t>> &shapes, int64_t batch,
-               int64_t seq) {
+               int64_t seq, const std::vector<bool> &modelData = {}) {
   int64_t largest = std::max(batch, seq);
-  for (auto [argument, shape] : llvm::zip(probe.getArguments(), shapes)) {
+  int64_t maxElements = kMaxProbeElements;
+  for (auto [i, argument, shape] : llvm::enumerate(probe.getArguments(), shapes)) {
+    const int64_t limit =
+        i < modelData.size() && modelData[i] ? kMaxWeightProbeElements : kMaxProbeElements;
     int64_t elements = 1;
     for (int64_t dim : shape) {
-      if (dim != 0 && elements > kMaxProbeElements / dim)
+      if (dim != 0 && elements > limit / dim)
         return false;
       elements *= dim;
     }
+    maxElements = std::max(maxElements, elements);
     auto type = cast<ShapedType>(argument.getType());
     if (type.hasRank() && type.getElementType().isInteger())
       for (int64_t dim : type.getShape())
@@ -93,7 +111,7 @@ bool probeFits(func::FuncOp probe, const std::vector<std::vector<int64_t>> &shap
       int64_t elements = 1;
       for (int64_t dim : ranked.getShape()) {
         int64_t size = ShapedType::isDynamic(dim) ? largest : dim;
-        if (size != 0 && elements > kMaxProbeElements / size)
+        if (size != 0 && elements > maxElements / size)
           return WalkResult::interrupt();
         elements *= size;
       }
@@ -111,10 +129,19 @@ std::optional<Tensor> randomTensor(Type type, const std::vector<int64_t> &shape,
     return std::nullopt;
   }
   Tensor tensor(*dtype, shape);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  if (*dtype == DType::F32 && !zero)
-    for (int64_t i = 0; i < tensor.numElements(); ++i)
-      tensor.f32()[i] = dist(rng);
+  if (*dtype != DType::F32 || zero)
+    return tensor;
+  // Uniform in [-1, 1) from splitmix64 seeded by `rng`: an expert layer's
+  // weights are 10^8-10^9 values, where mt19937 per value took seconds.
+  uint64_t state = (uint64_t(rng()) << 32) | rng();
+  float *data = tensor.f32();
+  for (int64_t i = 0; i < tensor.numElements(); ++i) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    data[i] = float(int64_t(z >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23));
+  }
   return tensor;
 }
 
@@ -182,6 +209,53 @@ double toleranceFor(Type type, double tolerance) {
   return tolerance;
 }
 
+/// Proofs already run in this process, by the text of both probes and the
+/// options. A proof's outcome depends on nothing else (fixed seeds, free
+/// inputs drawn by type), so the layers of a model, whose probes differ only
+/// in which weights they read, are proven once: an MoE layer's proof draws a
+/// GB of random expert weights.
+class ProofCache {
+public:
+  std::optional<bool> find(const std::string &key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = proofs_.find(key);
+    return it == proofs_.end() ? std::nullopt : std::optional<bool>(it->second);
+  }
+  void insert(const std::string &key, bool proven) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (proofs_.size() >= kMaxEntries)
+      proofs_.clear();
+    proofs_[key] = proven;
+  }
+
+private:
+  static constexpr size_t kMaxEntries = 4096;
+  std::mutex mutex_;
+  std::map<std::string, bool> proofs_;
+};
+
+ProofCache &proofCache() {
+  static ProofCache cache;
+  return cache;
+}
+
+/// The cache key of a proof, or "" when the probes' text is too large to keep.
+std::string proofKey(func::FuncOp before, func::FuncOp after, const ValidationOptions &options) {
+  constexpr size_t kMaxKeyBytes = size_t(1) << 20;
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  before.print(os);
+  after.print(os);
+  for (auto [batch, seq] : options.sizes)
+    os << " " << batch << "x" << seq;
+  os << " tol " << llvm::format("%a", options.tolerance);
+  os.flush();
+  return key.size() <= kMaxKeyBytes ? key : std::string();
+}
+
+bool runProof(func::FuncOp func, ArrayRef<Value> inputs, Value original, func::FuncOp before,
+              func::FuncOp after, const ValidationOptions &options);
+
 } // namespace
 
 bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs, Value original,
@@ -197,7 +271,26 @@ bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs
   func::FuncOp after = buildProbe(*scratch, func, inputs, slice, original, &build);
   if (!before || !after)
     return false;
+  std::string key = proofKey(before, after, options);
+  if (!key.empty())
+    if (std::optional<bool> proven = proofCache().find(key))
+      return *proven;
+  bool proven = runProof(func, inputs, original, before, after, options);
+  if (!key.empty())
+    proofCache().insert(key, proven);
+  return proven;
+}
+
+namespace {
+
+bool runProof(func::FuncOp func, ArrayRef<Value> inputs, Value original, func::FuncOp before,
+              func::FuncOp after, const ValidationOptions &options) {
   std::mt19937 rng(1234);
+  std::vector<bool> modelData(func.getNumArguments(), false);
+  for (Value input : inputs)
+    modelData.push_back(isModelData(input));
+  // Inputs of static shape (weights) are drawn once for every size.
+  std::vector<std::optional<Tensor>> staticInputs(inputs.size());
   for (auto [batch, seq] : options.sizes) {
     std::vector<std::vector<int64_t>> shapes;
     SmallVector<Value> values(func.getArguments().begin(), func.getArguments().end());
@@ -208,7 +301,8 @@ bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs
         return false;
       shapes.push_back(std::move(*shape));
     }
-    if (!probeFits(before, shapes, batch, seq) || !probeFits(after, shapes, batch, seq))
+    if (!probeFits(before, shapes, batch, seq, modelData) ||
+        !probeFits(after, shapes, batch, seq, modelData))
       return false;
     std::vector<Tensor> arguments;
     for (BlockArgument argument : func.getArguments()) {
@@ -218,7 +312,11 @@ bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs
         return false;
       arguments.push_back(std::move(*tensor));
     }
-    for (Value input : inputs) {
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      if (staticInputs[i]) {
+        arguments.push_back(std::move(*staticInputs[i])); // moved back after the runs
+        continue;
+      }
       auto shape = concreteShape(input.getType(), batch, seq);
       auto tensor = shape ? randomTensor(input.getType(), *shape, rng, /*zero=*/false) : std::nullopt;
       if (!tensor)
@@ -238,9 +336,14 @@ bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs
     double difference = maxAbsDifference((*want)[0], (*got)[0], magnitude);
     if (!(difference <= toleranceFor(original.getType(), options.tolerance) * magnitude))
       return false;
+    for (auto [i, input] : llvm::enumerate(inputs))
+      if (staticInputs[i] || cast<ShapedType>(input.getType()).hasStaticShape())
+        staticInputs[i] = std::move(arguments[func.getNumArguments() + i]);
   }
   return true;
 }
+
+} // namespace
 
 std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func, Value value,
                                                               int64_t batch, int64_t seq) {

@@ -236,9 +236,53 @@ func.func @attention_result_features(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x12
 
 // Tests that graph.attention rejects a negative softcap.
 func.func @attention_softcap(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
-  // expected-error @+1 {{'graph.attention' op softcap must be non-negative}}
+  // expected-error @+1 {{'graph.attention' op softcap -1.000000e+00 is not supported (a finite, non-negative cap; 0 is none)}}
   %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
                              scale = 2.500000e-01 : f32, causal = true, softcap = -1.0 : f32}
+      : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.attention rejects a NaN softcap.
+func.func @attention_softcap_nan(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.attention' op softcap nan is not supported}}
+  %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                             scale = 2.500000e-01 : f32, causal = true, softcap = 0x7FC00000 : f32}
+      : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.attention rejects an infinite ALiBi factor.
+func.func @attention_alibi_inf(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.attention' op alibi INF is not supported (a finite bias factor)}}
+  %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                             scale = 2.500000e-01 : f32, causal = true, alibi = 0x7F800000 : f32}
+      : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.attention rejects a NaN scale.
+func.func @attention_scale_nan(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.attention' op scale nan is not supported (a finite factor)}}
+  %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                             scale = 0x7FC00000 : f32, causal = true}
+      : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Tests that graph.attention rejects a window past 2^31 - 1 keys.
+func.func @attention_window_huge(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'graph.attention' op window 4294967296 is not supported (a sliding window is a positive count of keys, below 2^31, of causal attention)}}
+  %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
+                             scale = 2.500000e-01 : f32, causal = true, window = 4294967296 : i64}
       : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
   return %0 : tensor<?x?x64xf32>
 }
@@ -438,7 +482,7 @@ func.func @pack_weights_transpose_total(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>
 
 // Tests that a sliding window needs causal attention.
 func.func @attention_window_not_causal(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
-  // expected-error @+1 {{'graph.attention' op window 8 is not supported (a sliding window is a positive count of keys of causal attention)}}
+  // expected-error @+1 {{'graph.attention' op window 8 is not supported (a sliding window is a positive count of keys, below 2^31, of causal attention)}}
   %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
                              scale = 2.500000e-01 : f32, causal = false, window = 8 : i64}
       : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
@@ -449,7 +493,7 @@ func.func @attention_window_not_causal(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x
 
 // Tests that a sliding window is not negative.
 func.func @attention_window_negative(%qkv: tensor<?x?x128xf32>) -> tensor<?x?x64xf32> {
-  // expected-error @+1 {{'graph.attention' op window -1 is not supported (a sliding window is a positive count of keys of causal attention)}}
+  // expected-error @+1 {{'graph.attention' op window -1 is not supported (a sliding window is a positive count of keys, below 2^31, of causal attention)}}
   %0 = graph.attention %qkv {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64,
                              scale = 2.500000e-01 : f32, causal = true, window = -1 : i64}
       : (tensor<?x?x128xf32>) -> tensor<?x?x64xf32>
