@@ -427,6 +427,14 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       .Case([&](GatherElementsOp o) {
         return one(gatherElements(in(o.getData()), in(o.getIndices()), o.getAxis()));
       })
+      .Case([&](ScatterNDOp o) {
+        return one(
+            scatterND(in(o.getData()), in(o.getIndices()), in(o.getUpdates()), o.getReduction()));
+      })
+      .Case([&](ScatterElementsOp o) {
+        return one(scatterElements(in(o.getData()), in(o.getIndices()), in(o.getUpdates()),
+                                   o.getAxis(), o.getReduction()));
+      })
       .Case([&](GatherNDOp o) {
         return one(gatherND(in(o.getData()), in(o.getIndices()), o.getBatchDims()));
       })

@@ -150,6 +150,13 @@ llvm::Expected<Tensor> gather(const Tensor &data, const Tensor &indices, int64_t
 /// The k largest along `axis`, descending, ties to the lower index: {values, indices}.
 llvm::Expected<std::vector<Tensor>> topK(const Tensor &input, int64_t k, int64_t axis);
 llvm::Expected<Tensor> gatherElements(const Tensor &data, const Tensor &indices, int64_t axis);
+/// ONNX ScatterND / ScatterElements; `reduction` is none, add, mul, min or max
+/// (the last four on f32 and i64 data).
+llvm::Expected<Tensor> scatterND(const Tensor &data, const Tensor &indices, const Tensor &updates,
+                                 llvm::StringRef reduction);
+llvm::Expected<Tensor> scatterElements(const Tensor &data, const Tensor &indices,
+                                       const Tensor &updates, int64_t axis,
+                                       llvm::StringRef reduction);
 llvm::Expected<Tensor> gatherND(const Tensor &data, const Tensor &indices, int64_t batchDims);
 llvm::Expected<Tensor> range(const Tensor &start, const Tensor &limit, const Tensor &delta);
 llvm::Expected<Tensor> trilu(const Tensor &input, const Tensor *k, bool upper);

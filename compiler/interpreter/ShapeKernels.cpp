@@ -535,6 +535,114 @@ llvm::Expected<Tensor> kernels::gatherElements(const Tensor &data, const Tensor 
   return out;
 }
 
+namespace {
+
+/// Writes element `from` of `updates` over element `to` of `out`, or combines
+/// the two by `reduction`.
+llvm::Error scatterOne(Tensor &out, int64_t to, const Tensor &updates, int64_t from,
+                       llvm::StringRef reduction) {
+  if (reduction == "none") {
+    int64_t size = elementSize(out.dtype());
+    std::memcpy(static_cast<char *>(out.rawData()) + to * size,
+                static_cast<const char *>(updates.rawData()) + from * size, size);
+    return llvm::Error::success();
+  }
+  auto combine = [&](auto a, auto b) {
+    return reduction == "add"   ? a + b
+           : reduction == "mul" ? a * b
+           : reduction == "min" ? std::min(a, b)
+                                : std::max(a, b);
+  };
+  if (out.dtype() == DType::F32)
+    out.f32()[to] = combine(out.f32()[to], updates.f32()[from]);
+  else if (out.dtype() == DType::I64)
+    out.i64()[to] = combine(out.i64()[to], updates.i64()[from]);
+  else
+    return kernelError("reduction '" + reduction + "' needs f32 or i64 data");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<Tensor> kernels::scatterND(const Tensor &data, const Tensor &indices,
+                                          const Tensor &updates, llvm::StringRef reduction) {
+  if (llvm::Error error = expectDType(indices, {DType::I64}, "indices"))
+    return std::move(error);
+  if (updates.dtype() != data.dtype())
+    return kernelError("updates and data must share one element type");
+  llvm::ArrayRef<int64_t> dataDims = data.shape(), indexDims = indices.shape();
+  int64_t r = data.rank(), q = indices.rank();
+  if (q < 1 || indexDims.back() < 1 || indexDims.back() > r)
+    return kernelError("indices " + indices.shapeString() + " do not index data " +
+                       data.shapeString());
+  int64_t k = indexDims.back();
+  // updates.shape = indices.shape[:-1] + data.shape[k:]
+  Shape expected(indexDims.begin(), indexDims.end() - 1);
+  expected.insert(expected.end(), dataDims.begin() + k, dataDims.end());
+  if (updates.shape() != expected)
+    return kernelError("updates " + updates.shapeString() + " do not match indices " +
+                       indices.shapeString() + " and data " + data.shapeString());
+  Tensor out = data;
+  int64_t sliceElements = product(dataDims.drop_front(k));
+  Shape strides = stridesOf(dataDims);
+  const int64_t *ids = indices.i64();
+  for (int64_t t = 0, tuples = product(indexDims.drop_back()); t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t extent = dataDims[j], index = ids[t * k + j];
+      if (index < -extent || index >= extent)
+        return kernelError("index " + llvm::Twine(index) + " is out of range for data dim " +
+                           llvm::Twine(j) + " of size " + llvm::Twine(extent));
+      offset += (index < 0 ? index + extent : index) * strides[j];
+    }
+    for (int64_t e = 0; e < sliceElements; ++e)
+      if (llvm::Error error =
+              scatterOne(out, offset + e, updates, t * sliceElements + e, reduction))
+        return std::move(error);
+  }
+  return out;
+}
+
+llvm::Expected<Tensor> kernels::scatterElements(const Tensor &data, const Tensor &indices,
+                                                const Tensor &updates, int64_t axis,
+                                                llvm::StringRef reduction) {
+  llvm::Expected<int64_t> dim = normalizeAxis(axis, data.rank(), "axis");
+  if (!dim)
+    return dim.takeError();
+  if (llvm::Error error = expectDType(indices, {DType::I64}, "indices"))
+    return std::move(error);
+  if (updates.dtype() != data.dtype())
+    return kernelError("updates and data must share one element type");
+  if (indices.shape() != updates.shape() || indices.rank() != data.rank())
+    return kernelError("indices " + indices.shapeString() + " and updates " +
+                       updates.shapeString() + " must have one shape, of data " +
+                       data.shapeString() + "'s rank");
+  llvm::ArrayRef<int64_t> dims = data.shape(), indexDims = indices.shape();
+  for (int64_t d = 0; d < data.rank(); ++d)
+    if (d != *dim && indexDims[d] > dims[d])
+      return kernelError("indices " + indices.shapeString() + " exceed data " + data.shapeString() +
+                         " on axis " + llvm::Twine(d));
+  Tensor out = data;
+  Shape dataStrides = stridesOf(dims), indexStrides = stridesOf(indexDims);
+  int64_t extent = dims[*dim];
+  const int64_t *ids = indices.i64();
+  for (int64_t i = 0, count = indices.numElements(); i < count; ++i) {
+    int64_t index = ids[i];
+    if (index < -extent || index >= extent)
+      return kernelError("index " + llvm::Twine(index) + " is out of range for axis " +
+                         llvm::Twine(*dim) + " of size " + llvm::Twine(extent));
+    int64_t offset = 0;
+    for (int64_t d = 0, rest = i; d < data.rank(); ++d) {
+      int64_t at = rest / indexStrides[d];
+      rest %= indexStrides[d];
+      offset += (d == *dim ? (index < 0 ? index + extent : index) : at) * dataStrides[d];
+    }
+    if (llvm::Error error = scatterOne(out, offset, updates, i, reduction))
+      return std::move(error);
+  }
+  return out;
+}
+
 llvm::Expected<Tensor> kernels::gatherND(const Tensor &data, const Tensor &indices,
                                          int64_t batchDims) {
   if (llvm::Error error = expectDType(indices, {DType::I64}, "indices"))

@@ -480,6 +480,68 @@ LogicalResult importGatherElements(NodeImporter &n, SmallVectorImpl<Value> &resu
   return success();
 }
 
+/// ScatterND's and ScatterElements' data, indices, updates and reduction.
+struct ScatterOperands {
+  Value data, indices, updates;
+  StringAttr reduction;
+};
+
+FailureOr<ScatterOperands> scatterOperands(NodeImporter &n, bool axis) {
+  LogicalResult known = axis ? n.checkAttributes({{"reduction", kString}, {"axis", kInt}})
+                             : n.checkAttributes({{"reduction", kString}});
+  if (failed(known) || failed(n.checkArity({3, 3})))
+    return failure();
+  auto data = n.requiredInput(0), indices = n.requiredInput(1), updates = n.requiredInput(2);
+  if (failed(data) || failed(indices) || failed(updates))
+    return failure();
+  std::string reduction = n.stringAttr("reduction", "none");
+  if (!llvm::is_contained({"none", "add", "mul", "min", "max"}, reduction))
+    return n.error() << "reduction '" << reduction << "' (none, add, mul, min or max)";
+  if (NodeImporter::elementTypeOf(*data) != NodeImporter::elementTypeOf(*updates))
+    return n.error() << "updates of another element type than data";
+  return ScatterOperands{*data, *indices, *updates, n.builder.getStringAttr(reduction)};
+}
+
+LogicalResult importScatterND(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  FailureOr<ScatterOperands> operands = scatterOperands(n, /*axis=*/false);
+  if (failed(operands))
+    return failure();
+  auto [data, indices, updates, reduction] = *operands;
+  auto d = shapeOf(data), i = shapeOf(indices);
+  auto u = NodeImporter::rankOf(updates);
+  if (d && i && !i->empty() && i->back() != kDynamic) {
+    int64_t k = i->back(), rank = int64_t(d->size());
+    if (k < 1 || k > rank)
+      return n.error() << "index tuples of " << k << " for data of rank " << rank;
+    if (u && *u != int64_t(i->size()) - 1 + rank - k)
+      return n.error() << "updates of rank " << *u << ", expected "
+                       << int64_t(i->size()) - 1 + rank - k;
+  }
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(data), d);
+  results.push_back(
+      graph::ScatterNDOp::create(n.builder, n.loc, type, data, indices, updates, reduction));
+  return success();
+}
+
+LogicalResult importScatterElements(NodeImporter &n, SmallVectorImpl<Value> &results) {
+  FailureOr<ScatterOperands> operands = scatterOperands(n, /*axis=*/true);
+  if (failed(operands))
+    return failure();
+  auto [data, indices, updates, reduction] = *operands;
+  auto d = NodeImporter::rankOf(data), i = NodeImporter::rankOf(indices),
+       u = NodeImporter::rankOf(updates);
+  if ((d && i && *d != *i) || (i && u && *i != *u))
+    return n.error() << "data, indices and updates of different ranks (ScatterElements needs one)";
+  auto axis = n.normalizeAxis(n.intAttr("axis", 0), data);
+  if (failed(axis))
+    return failure();
+  Type type = n.resultType(0, NodeImporter::elementTypeOf(data), shapeOf(data));
+  results.push_back(graph::ScatterElementsOp::create(n.builder, n.loc, type, data, indices, updates,
+                                                     n.builder.getI64IntegerAttr(*axis),
+                                                     reduction));
+  return success();
+}
+
 LogicalResult importTopK(NodeImporter &n, SmallVectorImpl<Value> &results) {
   if (failed(n.checkAttributes({{"axis", kInt}, {"largest", kInt}, {"sorted", kInt}})) ||
       failed(n.checkArity({2, 2}, {2, 2})))
@@ -487,9 +549,11 @@ LogicalResult importTopK(NodeImporter &n, SmallVectorImpl<Value> &results) {
   auto input = n.requiredInput(0);
   if (failed(input))
     return failure();
-  if (n.intAttr("largest", 1) != 1 || n.intAttr("sorted", 1) != 1)
-    return n.error() << "only the k largest, sorted, are supported (largest = "
-                     << n.intAttr("largest", 1) << ", sorted = " << n.intAttr("sorted", 1) << ")";
+  // sorted = 0 leaves the order to the implementation: graph.top_k's sorted
+  // order is one.
+  if (n.intAttr("largest", 1) != 1)
+    return n.error() << "only the k largest are supported (largest = " << n.intAttr("largest", 1)
+                     << ")";
   auto kInput = n.requiredInput(1);
   if (failed(kInput))
     return failure();
@@ -647,6 +711,8 @@ void infer::import::addShapeImporters(llvm::StringMap<NodeImportFn> &table) {
   table["Gather"] = importGather;
   table["GatherND"] = importGatherND;
   table["GatherElements"] = importGatherElements;
+  table["ScatterND"] = importScatterND;
+  table["ScatterElements"] = importScatterElements;
   table["TopK"] = importTopK;
   table["Range"] = importRange;
   table["Trilu"] = importTrilu;

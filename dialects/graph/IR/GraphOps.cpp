@@ -219,6 +219,43 @@ LogicalResult GatherElementsOp::verify() {
   return success();
 }
 
+/// A scatter's reduction: none, add, mul, min or max.
+LogicalResult verifyReduction(Operation *op, StringRef reduction) {
+  if (!llvm::is_contained({"none", "add", "mul", "min", "max"}, reduction))
+    return op->emitOpError() << "reduction must be none, add, mul, min or max, got \"" << reduction
+                             << "\"";
+  return success();
+}
+
+LogicalResult ScatterNDOp::verify() {
+  if (failed(verifyReduction(*this, getReduction())))
+    return failure();
+  auto data = dyn_cast<RankedTensorType>(getData().getType());
+  auto indices = dyn_cast<RankedTensorType>(getIndices().getType());
+  auto updates = dyn_cast<RankedTensorType>(getUpdates().getType());
+  if (!data || !indices || !updates || indices.getRank() < 1 ||
+      indices.isDynamicDim(indices.getRank() - 1))
+    return success();
+  int64_t k = indices.getShape().back();
+  if (k < 1 || k > data.getRank())
+    return emitOpError() << "index tuples of " << k << " for data of rank " << data.getRank();
+  if (updates.getRank() != indices.getRank() - 1 + data.getRank() - k)
+    return emitOpError() << "updates have rank " << updates.getRank() << ", expected "
+                         << indices.getRank() - 1 + data.getRank() - k;
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  if (failed(verifyReduction(*this, getReduction())) ||
+      failed(verifyAxis(*this, getData(), getAxis(), "axis")))
+    return failure();
+  std::optional<int64_t> data = rankOf(getData()), indices = rankOf(getIndices()),
+                         updates = rankOf(getUpdates());
+  if ((data && indices && *data != *indices) || (indices && updates && *indices != *updates))
+    return emitOpError() << "data, indices and updates must have one rank";
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() { return verifyAxis(*this, getInput(), getAxis(), "axis"); }
 
 LogicalResult EinsumOp::verify() {

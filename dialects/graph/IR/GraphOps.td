@@ -417,6 +417,47 @@ def Graph_GatherElementsOp : Graph_Op<"gather_elements", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_ScatterNDOp : Graph_Op<"scatter_nd", [Pure]> {
+  let summary = "ONNX ScatterND: data with the slices `indices` name replaced by `updates`";
+  let description = [{
+    `result = data`, then for each index tuple `indices[i_0, ..., i_(q-2), :]` (k =
+    indices' last dim, negative values wrap) the slice `result[tuple]` becomes `updates[i_0,
+    ..., i_(q-2)]`, or is combined with it by `reduction` (`add`, `mul`, `min`, `max`), in
+    the tuples' order. torch.onnx writes a `slice_scatter` this way (DeepSeek-V3's query
+    and key halves). Not lowered to exec.
+
+    ```mlir
+    %y = graph.scatter_nd %x, %idx, %upd {reduction = "none"}
+        : (tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, Graph_Tensor:$updates,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_ScatterElementsOp : Graph_Op<"scatter_elements", [Pure]> {
+  let summary = "ONNX ScatterElements along a non-negative axis (negative indices wrap)";
+  let description = [{
+    `result = data`, then `result[i_0, ..., indices[i_0, ..., i_k, ...], ...] =
+    updates[i_0, ..., i_k, ...]` with the index at `axis` (or combined by `reduction`:
+    `add`, `mul`, `min`, `max`), in the elements' order: the inverse of
+    `graph.gather_elements` (DeepSeek-V3's group mask). Not lowered to exec.
+
+    ```mlir
+    %y = graph.scatter_elements %zeros, %groups, %ones {axis = 1 : i64, reduction = "none"}
+        : (tensor<?x8xf32>, tensor<?x2xi64>, tensor<?x2xf32>) -> tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices, Graph_Tensor:$updates,
+                   I64Attr:$axis, DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_GatherNDOp : Graph_Op<"gather_nd", [Pure]> {
   let summary = "ONNX GatherND";
   let description = [{

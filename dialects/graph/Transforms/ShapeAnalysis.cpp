@@ -651,6 +651,12 @@ std::optional<Partial> ShapeAnalysis::computeDims(Value value) {
           return std::nullopt;
         return Partial(idx->begin(), idx->end());
       })
+      .Case<ScatterNDOp, ScatterElementsOp>([&](auto s) -> std::optional<Partial> {
+        std::optional<Polys> data = dimsOf(s.getData());
+        if (!data)
+          return std::nullopt;
+        return Partial(data->begin(), data->end());
+      })
       .Case<GatherNDOp>([&](GatherNDOp g) -> std::optional<Partial> {
         // indices[:-1] ++ data[batch_dims + indices[-1]:]; the batch dims of
         // indices equal data's.
