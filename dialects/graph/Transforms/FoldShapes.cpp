@@ -12,6 +12,7 @@
 #include "dialects/graph/Transforms/MatchUtils.h"
 #include "dialects/graph/Transforms/Passes.h"
 #include "dialects/graph/Transforms/ShapeAnalysis.h"
+#include "dialects/graph/Transforms/Validation.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -313,12 +314,112 @@ struct FoldShapesPass : public infer::graph::impl::FoldShapesPassBase<FoldShapes
   }
 };
 
+/// Whether transposing by `second` after `first` gives the input back.
+bool undoes(ArrayRef<int64_t> second, ArrayRef<int64_t> first) {
+  if (first.size() != second.size())
+    return false;
+  for (size_t i = 0; i < second.size(); ++i)
+    if (second[i] < 0 || second[i] >= int64_t(first.size()) || first[second[i]] != int64_t(i))
+      return false;
+  return true;
+}
+
+/// torch.onnx writes `slice_scatter` (DeepSeek-V3's query and key built from
+/// their halves) as the data and the update transposed so the axis comes
+/// first, a graph.scatter_nd of a contiguous index range, and the result
+/// transposed back. A chain of those whose ranges tile the whole axis is the
+/// updates concatenated along it: the data is overwritten everywhere.
+struct SliceScattersAsConcat : OpRewritePattern<TransposeOp> {
+  SliceScattersAsConcat(MLIRContext *context, ShapeAnalysis &analysis)
+      : OpRewritePattern(context), analysis(analysis) {}
+
+  LogicalResult matchAndRewrite(TransposeOp back, PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> inverse = back.getPerm();
+    std::optional<ArrayRef<int64_t>> perm;
+    std::vector<std::pair<int64_t, Value>> pieces; // (first index, the update before its transpose)
+    Value current = back.getInput();
+    int64_t extent = 0;
+    while (auto scatter = current.getDefiningOp<ScatterNDOp>()) {
+      if (scatter.getReduction() != "none" || !scatter->hasOneUse())
+        return failure();
+      auto data = dyn_cast<RankedTensorType>(scatter.getData().getType());
+      auto indices = dyn_cast<RankedTensorType>(scatter.getIndices().getType());
+      auto update = scatter.getUpdates().getDefiningOp<TransposeOp>();
+      if (!data || data.getRank() == 0 || data.isDynamicDim(0) || !indices ||
+          !indices.hasStaticShape() || indices.getRank() != 2 || indices.getDimSize(1) != 1 ||
+          !update || (perm && update.getPerm() != *perm))
+        return failure();
+      perm = update.getPerm();
+      extent = data.getDimSize(0);
+      std::optional<std::vector<int64_t>> values = indexValues(scatter.getIndices());
+      if (!values || values->empty())
+        return failure();
+      int64_t first = values->front();
+      for (auto [i, value] : llvm::enumerate(*values))
+        if (value != first + int64_t(i))
+          return failure();
+      pieces.push_back({first, update.getInput()});
+      current = scatter.getData();
+      // Between two slice_scatters the exporter transposes back and forth.
+      if (auto again = current.getDefiningOp<TransposeOp>())
+        if (auto undone = again.getInput().getDefiningOp<TransposeOp>())
+          if (again->hasOneUse() && undone->hasOneUse() &&
+              isa_and_nonnull<ScatterNDOp>(undone.getInput().getDefiningOp()) &&
+              undoes(again.getPerm(), undone.getPerm()))
+            current = undone.getInput();
+    }
+    if (pieces.empty() || !undoes(inverse, *perm))
+      return failure();
+    // Disjoint ranges that cover [0, extent), in order.
+    llvm::sort(pieces, [](const auto &a, const auto &b) { return a.first < b.first; });
+    int64_t next = 0;
+    SmallVector<Value> inputs;
+    for (auto [first, update] : pieces) {
+      auto type = cast<RankedTensorType>(update.getType());
+      int64_t axis = (*perm)[0];
+      if (first != next || type.isDynamicDim(axis))
+        return failure();
+      next += type.getDimSize(axis);
+      inputs.push_back(update);
+    }
+    if (next != extent)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConcatOp>(back, back.getType(), inputs,
+                                          rewriter.getI64IntegerAttr((*perm)[0]));
+    return success();
+  }
+
+  /// The values of constant indices: from the analysis, else (a range whose
+  /// type was refined after the analysis saw it) evaluated at two sizes.
+  std::optional<std::vector<int64_t>> indexValues(Value indices) const {
+    std::vector<int64_t> values;
+    if (std::optional<Polys> known = analysis.getElements(indices)) {
+      for (const SymPoly &p : *known) {
+        std::optional<int64_t> c = p.getConstant();
+        if (!c)
+          return std::nullopt;
+        values.push_back(*c);
+      }
+      return values;
+    }
+    auto func = indices.getParentRegion()->getParentOfType<func::FuncOp>();
+    std::optional<ShapeOnlyValue> small = evaluateShapeOnly(func, indices, 1, 2);
+    std::optional<ShapeOnlyValue> large = evaluateShapeOnly(func, indices, 2, 5);
+    if (!small || !large || small->values != large->values)
+      return std::nullopt;
+    for (double v : small->values)
+      values.push_back(int64_t(v));
+    return values;
+  }
+
+  ShapeAnalysis &analysis;
+};
+
 } // namespace
 
 void infer::graph::populateFoldShapesPatterns(RewritePatternSet &patterns,
                                               ShapeAnalysis &analysis) {
   patterns.add<FoldKnownIntegers, FoldReshape, FoldExpand, FoldWholeSlice, FoldIdentitySqueeze,
-               RefineResultTypes>(
-      patterns.getContext(), analysis);
+               SliceScattersAsConcat, RefineResultTypes>(patterns.getContext(), analysis);
   populateFoldLayoutPatterns(patterns, analysis);
 }

@@ -30,7 +30,10 @@ def FoldShapesPass : Pass<"infer-fold-shapes", "mlir::func::FuncOp"> {
     (FoldLayouts.h) become slices of the last axis and reshapes: a split of
     an unsqueeze, gather_nd of one constant index, slices of heads and of
     unit-dim transposes, and chains of order-keeping ops (reshape, squeeze,
-    unsqueeze, transposes of unit dims) fold to one reshape. Guarantees: numerics are unchanged
+    unsqueeze, transposes of unit dims) fold to one reshape. torch.onnx's `slice_scatter`
+    chains (scatter_nd of contiguous index ranges between transposes that move the axis
+    first and back) that overwrite a whole axis become the updates' concat along it.
+    Guarantees: numerics are unchanged
     (only values the analysis proves are replaced); with
     `assume-non-empty=false`, no -1 is written whose inference relies on a
     dynamic dim being non-zero.
