@@ -4,13 +4,13 @@
 #include "codegen/cuda/BufferChecks.h"
 #include "codegen/cuda/CudaTypes.h"
 #include "codegen/cuda/Nvrtc.h"
-#include "codegen/cuda/kernels/AttentionGeometry.h"
-#include "codegen/cuda/kernels/GemvGeometry.h"
-#include "codegen/cuda/kernels/KernelParams.h"
-#include "codegen/cuda/kernels/KvDecodeGeometry.h"
-#include "codegen/cuda/kernels/KvPrefillGeometry.h"
-#include "codegen/cuda/kernels/MoeGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/cuda/abi/AttentionGeometry.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
+#include "runtime/cuda/abi/KernelParams.h"
+#include "runtime/cuda/abi/KvDecodeGeometry.h"
+#include "runtime/cuda/abi/KvPrefillGeometry.h"
+#include "runtime/cuda/abi/MoeGeometry.h"
 
 #include <algorithm>
 #include <cctype>

@@ -6,9 +6,9 @@
 #include "runtime/base/LowPrecision.h"
 #include "runtime/cuda/GemmRunner.h"
 #include "runtime/cuda/KernelParamsPacking.h"
-#include "codegen/cuda/kernels/GemvGeometry.h"
-#include "codegen/cuda/kernels/KernelParams.h"
-#include "codegen/cuda/kernels/KvDecodeGeometry.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
+#include "runtime/cuda/abi/KernelParams.h"
+#include "runtime/cuda/abi/KvDecodeGeometry.h"
 
 #include <algorithm>
 #include <cctype>

@@ -13,10 +13,10 @@
 #ifndef INFER_RUNTIME_CUDA_CUDABACKEND_H
 #define INFER_RUNTIME_CUDA_CUDABACKEND_H
 
-#include "codegen/cuda/kernels/KernelParams.h"
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/KernelParamsPacking.h"
+#include "runtime/cuda/abi/KernelParams.h"
 #include "runtime/exec/Backend.h"
 #include "runtime/exec/LaunchArgs.h"
 #include "runtime/exec/ProgramIO.h"

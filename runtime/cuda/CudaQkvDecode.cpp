@@ -12,9 +12,9 @@
 
 #include "runtime/cuda/CudaBackend.h"
 
-#include "codegen/cuda/kernels/KernelParams.h"
-#include "codegen/cuda/kernels/KvDecodeGeometry.h"
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/cuda/abi/KernelParams.h"
+#include "runtime/cuda/abi/KvDecodeGeometry.h"
 
 #include <algorithm>
 #include <cstring>

@@ -2,9 +2,9 @@
 
 #include "runtime/cuda/KernelParamsPacking.h"
 
-#include "codegen/cuda/kernels/KernelParams.h"
 #include "runtime/artifact/ArtifactFormat.h"
 #include "runtime/base/MoeWorkspace.h"
+#include "runtime/cuda/abi/KernelParams.h"
 
 #include <cstdint>
 #include <cstring>

@@ -2,7 +2,7 @@
 
 #include "runtime/cuda/CudaApi.h"
 
-#include "codegen/cuda/kernels/GemvGeometry.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
 
 #include <gtest/gtest.h>
 

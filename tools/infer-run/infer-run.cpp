@@ -21,10 +21,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/cuda/kernels/GemvGeometry.h"
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuBackend.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
 #include "runtime/npy/Npy.h"
 #include "runtime/serving/TextModel.h"
 #include "tools/infer-run/Bench.h"

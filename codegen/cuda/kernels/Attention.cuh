@@ -42,8 +42,8 @@
 #ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
 #define INFER_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
 
-#include "codegen/cuda/kernels/AttentionGeometry.h"
 #include "codegen/cuda/kernels/Common.cuh"
+#include "runtime/cuda/abi/AttentionGeometry.h"
 
 namespace infer {
 namespace kernels {

@@ -10,7 +10,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "codegen/cuda/kernels/KernelParams.h"
+#include "runtime/cuda/abi/KernelParams.h"
 
 namespace infer {
 namespace kernels {

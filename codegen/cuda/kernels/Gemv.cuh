@@ -44,7 +44,7 @@
 #define INFER_CODEGEN_CUDA_KERNELS_GEMV_CUH
 
 #include "codegen/cuda/kernels/Common.cuh"
-#include "codegen/cuda/kernels/GemvGeometry.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
 
 namespace infer {
 namespace kernels {

@@ -10,7 +10,7 @@
 #define INFER_CODEGEN_CUDA_KERNELS_KVATTENTIONCOMMON_CUH
 
 #include "codegen/cuda/kernels/Common.cuh"
-#include "codegen/cuda/kernels/KvDecodeGeometry.h"
+#include "runtime/cuda/abi/KvDecodeGeometry.h"
 
 namespace infer {
 namespace kernels {

@@ -26,7 +26,7 @@
 #define INFER_CODEGEN_CUDA_KERNELS_KVPREFILLATTENTION_CUH
 
 #include "codegen/cuda/kernels/Attention.cuh"
-#include "codegen/cuda/kernels/KvPrefillGeometry.h"
+#include "runtime/cuda/abi/KvPrefillGeometry.h"
 
 namespace infer {
 namespace kernels {

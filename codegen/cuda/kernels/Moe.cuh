@@ -20,7 +20,7 @@
 #define INFER_CODEGEN_CUDA_KERNELS_MOE_CUH
 
 #include "codegen/cuda/kernels/Common.cuh"
-#include "codegen/cuda/kernels/MoeGeometry.h"
+#include "runtime/cuda/abi/MoeGeometry.h"
 
 namespace infer {
 namespace kernels {

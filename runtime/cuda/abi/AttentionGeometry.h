@@ -27,16 +27,10 @@
 // else one group that takes the block's 64-query slices in turn.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_CODEGEN_CUDA_KERNELS_ATTENTIONGEOMETRY_H
-#define INFER_CODEGEN_CUDA_KERNELS_ATTENTIONGEOMETRY_H
+#ifndef INFER_RUNTIME_CUDA_ABI_ATTENTIONGEOMETRY_H
+#define INFER_RUNTIME_CUDA_ABI_ATTENTIONGEOMETRY_H
 
-#include "codegen/cuda/kernels/KernelParams.h"
-
-#if defined(__CUDACC__)
-#define INFER_ATTENTION_GEOMETRY_FN __host__ __device__ inline
-#else
-#define INFER_ATTENTION_GEOMETRY_FN inline
-#endif
+#include "runtime/cuda/abi/KernelParams.h"
 
 namespace infer {
 namespace kernels {
@@ -52,7 +46,7 @@ constexpr int kAttentionMaxPassColumns = 128;
 
 /// True when infer_attention runs on tensor cores for this head size and
 /// element size (2: bf16/half).
-INFER_ATTENTION_GEOMETRY_FN bool attentionUsesTensorCores(long long headDim, int elementBytes) {
+INFER_ABI_FN bool attentionUsesTensorCores(long long headDim, int elementBytes) {
   return elementBytes == 2 && headDim > 0 && headDim % 16 == 0 && headDim <= 256;
 }
 
@@ -63,49 +57,43 @@ INFER_ATTENTION_GEOMETRY_FN bool attentionUsesTensorCores(long long headDim, int
 /// common size without softcap, and any size); compiling only the class a
 /// model's head size needs halves these kernels' NVRTC time, the slowest of
 /// an artifact's programs (docs/codegen.md).
-INFER_ATTENTION_GEOMETRY_FN int attentionHeadClass(long long headDim) {
-  return headDim <= 64 ? 64 : 256;
-}
+INFER_ABI_FN int attentionHeadClass(long long headDim) { return headDim <= 64 ? 64 : 256; }
 
 /// Row stride (elements) of the K and Q tiles; +8 staggers rows across banks.
-INFER_ATTENTION_GEOMETRY_FN int attentionKStride(long long headDim) { return int(headDim) + 8; }
+INFER_ABI_FN int attentionKStride(long long headDim) { return int(headDim) + 8; }
 
 /// Output columns per pass (and V columns per tile).
-INFER_ATTENTION_GEOMETRY_FN int attentionPassColumns(long long headDim) {
+INFER_ABI_FN int attentionPassColumns(long long headDim) {
   return headDim < kAttentionMaxPassColumns ? int(headDim) : kAttentionMaxPassColumns;
 }
 
-INFER_ATTENTION_GEOMETRY_FN int attentionVStride(long long headDim) {
-  return attentionPassColumns(headDim) + 8;
-}
+INFER_ABI_FN int attentionVStride(long long headDim) { return attentionPassColumns(headDim) + 8; }
 
 /// Keys per K/V tile of the tensor-core path (rows of one stage).
-INFER_ATTENTION_GEOMETRY_FN int attentionTileKeys(long long headDim) {
+INFER_ABI_FN int attentionTileKeys(long long headDim) {
   return headDim <= 64 ? kAttentionSmallHeadBlockK : kAttentionBlockK;
 }
 
 /// K/V buffers: two (copy of the next tile overlaps the current one) when
 /// they fit well, else one.
-INFER_ATTENTION_GEOMETRY_FN int attentionStages(long long headDim) {
-  return headDim <= 128 ? 2 : 1;
-}
+INFER_ABI_FN int attentionStages(long long headDim) { return headDim <= 128 ? 2 : 1; }
 
 /// Bytes of one K + V stage of the tensor-core path.
-INFER_ATTENTION_GEOMETRY_FN unsigned attentionStageBytes(long long headDim) {
+INFER_ABI_FN unsigned attentionStageBytes(long long headDim) {
   return unsigned(attentionTileKeys(headDim)) *
          unsigned(attentionKStride(headDim) + attentionVStride(headDim)) * 2u;
 }
 
 /// Row stride (floats) of the CUDA-core path's tiles: odd, so rows hit
 /// different banks.
-INFER_ATTENTION_GEOMETRY_FN int attentionSimtStride(long long headDim) { return int(headDim) | 1; }
+INFER_ABI_FN int attentionSimtStride(long long headDim) { return int(headDim) | 1; }
 
 /// Threads and query rows of one group of the CUDA-core path.
 constexpr int kAttentionSimtThreads = 128;
 constexpr int kAttentionSimtRows = 64;
 
 /// Bytes of one group's tiles on the CUDA-core path (152,640 at headDim 256).
-INFER_ATTENTION_GEOMETRY_FN unsigned attentionSimtGroupBytes(long long headDim) {
+INFER_ABI_FN unsigned attentionSimtGroupBytes(long long headDim) {
   unsigned stride = unsigned(attentionSimtStride(headDim));
   unsigned floats = (2u * unsigned(kAttentionSimtRows) + unsigned(kAttentionSimtBlockK)) * stride +
                     unsigned(kAttentionSimtRows) * unsigned(kAttentionSimtBlockK + 1) +
@@ -114,16 +102,15 @@ INFER_ATTENTION_GEOMETRY_FN unsigned attentionSimtGroupBytes(long long headDim) 
 }
 
 /// Groups of the CUDA-core path that run side by side.
-INFER_ATTENTION_GEOMETRY_FN int attentionSimtGroups(long long headDim) {
+INFER_ABI_FN int attentionSimtGroups(long long headDim) {
   int groups = kAttentionThreads / kAttentionSimtThreads;
-  return groups > 1 && unsigned(groups) * attentionSimtGroupBytes(headDim) > 160u * 1024u
-             ? 1
-             : groups;
+  return groups > 1 && unsigned(groups) * attentionSimtGroupBytes(headDim) > 160u * 1024u ? 1
+                                                                                          : groups;
 }
 
 /// Dynamic shared memory of infer_attention<T> with sizeof(T) == elementBytes.
 /// At most 160 KiB for headDim <= 256 (CUDA-core path: 152,640 bytes at 256).
-INFER_ATTENTION_GEOMETRY_FN unsigned attentionSharedBytes(long long headDim, int elementBytes) {
+INFER_ABI_FN unsigned attentionSharedBytes(long long headDim, int elementBytes) {
   if (attentionUsesTensorCores(headDim, elementBytes)) {
     return unsigned(attentionStages(headDim)) * attentionStageBytes(headDim) +
            unsigned(kAttentionBlockQ) * unsigned(attentionKStride(headDim)) * 2u;
@@ -134,6 +121,4 @@ INFER_ATTENTION_GEOMETRY_FN unsigned attentionSharedBytes(long long headDim, int
 } // namespace kernels
 } // namespace infer
 
-#undef INFER_ATTENTION_GEOMETRY_FN
-
-#endif // INFER_CODEGEN_CUDA_KERNELS_ATTENTIONGEOMETRY_H
+#endif // INFER_RUNTIME_CUDA_ABI_ATTENTIONGEOMETRY_H

@@ -37,16 +37,10 @@
 // of a kv head) also works, on the slower general path when G > 8.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_CODEGEN_CUDA_KERNELS_KVDECODEGEOMETRY_H
-#define INFER_CODEGEN_CUDA_KERNELS_KVDECODEGEOMETRY_H
+#ifndef INFER_RUNTIME_CUDA_ABI_KVDECODEGEOMETRY_H
+#define INFER_RUNTIME_CUDA_ABI_KVDECODEGEOMETRY_H
 
-#include "codegen/cuda/kernels/KernelParams.h"
-
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define INFER_KV_DECODE_GEOMETRY_FN __host__ __device__ inline
-#else
-#define INFER_KV_DECODE_GEOMETRY_FN inline
-#endif
+#include "runtime/cuda/abi/KernelParams.h"
 
 namespace infer {
 namespace kernels {
@@ -59,8 +53,7 @@ constexpr long long kKvDecodeTargetBlocks = 512;
 constexpr int kKvDecodeMaxSplits = 64;
 
 /// Blocks along y per kv head: the G query heads in groups of at most 8.
-INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeHeadGroups(long long numHeads,
-                                                         long long numKvHeads) {
+INFER_ABI_FN long long kvDecodeHeadGroups(long long numHeads, long long numKvHeads) {
   const long long group = numKvHeads > 0 ? numHeads / numKvHeads : 0;
   return group > kKvDecodeHeadsPerBlock
              ? (group + kKvDecodeHeadsPerBlock - 1) / kKvDecodeHeadsPerBlock
@@ -68,14 +61,13 @@ INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeHeadGroups(long long numHeads,
 }
 
 /// grid.y of infer_kv_attention.
-INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeGridY(long long numHeads, long long numKvHeads) {
+INFER_ABI_FN long long kvDecodeGridY(long long numHeads, long long numKvHeads) {
   return numKvHeads * kvDecodeHeadGroups(numHeads, numKvHeads);
 }
 
 /// grid.z of infer_kv_attention for a step of `tokens` rows: 1 once
 /// tokens x grid.y reaches kKvDecodeTargetBlocks.
-INFER_KV_DECODE_GEOMETRY_FN int kvDecodeSplits(long long tokens, long long numHeads,
-                                               long long numKvHeads) {
+INFER_ABI_FN int kvDecodeSplits(long long tokens, long long numHeads, long long numKvHeads) {
   const long long units = tokens * kvDecodeGridY(numHeads, numKvHeads);
   if (units <= 0 || units >= kKvDecodeTargetBlocks)
     return 1;
@@ -85,21 +77,17 @@ INFER_KV_DECODE_GEOMETRY_FN int kvDecodeSplits(long long tokens, long long numHe
 
 /// The kMaxDim of infer_kv_decode<T, C, kMaxDim> for heads of headDim
 /// (at most 128) elements.
-INFER_KV_DECODE_GEOMETRY_FN int kvDecodeMaxDim(long long headDim) {
-  return headDim <= 64 ? 64 : 128;
-}
+INFER_ABI_FN int kvDecodeMaxDim(long long headDim) { return headDim <= 64 ? 64 : 128; }
 
 /// Floats of one partial record: max and sum of 8 heads, then 8 output rows.
-INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeRecordFloats(long long headDim) {
+INFER_ABI_FN long long kvDecodeRecordFloats(long long headDim) {
   return kKvDecodeHeadsPerBlock * (headDim + 2);
 }
 
 /// Floats of `workspace` for every step of at most tokensBound tokens (only
 /// steps with more than one split use it).
-INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeWorkspaceFloats(long long tokensBound,
-                                                              long long numHeads,
-                                                              long long numKvHeads,
-                                                              long long headDim) {
+INFER_ABI_FN long long kvDecodeWorkspaceFloats(long long tokensBound, long long numHeads,
+                                               long long numKvHeads, long long headDim) {
   const long long y = kvDecodeGridY(numHeads, numKvHeads);
   long long records = 0;
   for (long long tokens = 1; tokens <= tokensBound && tokens * y < kKvDecodeTargetBlocks;
@@ -112,9 +100,8 @@ INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeWorkspaceFloats(long long tokensBo
 
 /// Entries of `counters` (unsigned int) for every step of at most
 /// tokensBound tokens.
-INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeCounterCount(long long tokensBound,
-                                                           long long numHeads,
-                                                           long long numKvHeads) {
+INFER_ABI_FN long long kvDecodeCounterCount(long long tokensBound, long long numHeads,
+                                            long long numKvHeads) {
   const long long y = kvDecodeGridY(numHeads, numKvHeads);
   if (y <= 0 || tokensBound <= 0)
     return 0;
@@ -126,6 +113,4 @@ INFER_KV_DECODE_GEOMETRY_FN long long kvDecodeCounterCount(long long tokensBound
 } // namespace kernels
 } // namespace infer
 
-#undef INFER_KV_DECODE_GEOMETRY_FN
-
-#endif // INFER_CODEGEN_CUDA_KERNELS_KVDECODEGEOMETRY_H
+#endif // INFER_RUNTIME_CUDA_ABI_KVDECODEGEOMETRY_H

@@ -16,16 +16,10 @@
 // AttentionGeometry.h.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_CODEGEN_CUDA_KERNELS_KVPREFILLGEOMETRY_H
-#define INFER_CODEGEN_CUDA_KERNELS_KVPREFILLGEOMETRY_H
+#ifndef INFER_RUNTIME_CUDA_ABI_KVPREFILLGEOMETRY_H
+#define INFER_RUNTIME_CUDA_ABI_KVPREFILLGEOMETRY_H
 
-#include "codegen/cuda/kernels/AttentionGeometry.h"
-
-#if defined(__CUDACC__)
-#define INFER_KV_PREFILL_GEOMETRY_FN __host__ __device__ inline
-#else
-#define INFER_KV_PREFILL_GEOMETRY_FN inline
-#endif
+#include "runtime/cuda/abi/AttentionGeometry.h"
 
 namespace infer {
 namespace kernels {
@@ -37,13 +31,13 @@ constexpr int kKvPrefillThreads = kAttentionThreads;
 /// True when infer_kv_prefill_attention handles this head size and element
 /// size (2: bf16/half, headDim % 16 == 0, headDim <= 256); otherwise it does
 /// nothing and infer_kv_attention must run instead.
-INFER_KV_PREFILL_GEOMETRY_FN bool kvPrefillSupported(long long headDim, int elementBytes) {
+INFER_ABI_FN bool kvPrefillSupported(long long headDim, int elementBytes) {
   return attentionUsesTensorCores(headDim, elementBytes);
 }
 
 /// Dynamic shared memory of infer_kv_prefill_attention<T> with sizeof(T) ==
 /// elementBytes (0 when not kvPrefillSupported).
-INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillSharedBytes(long long headDim, int elementBytes) {
+INFER_ABI_FN int kvPrefillSharedBytes(long long headDim, int elementBytes) {
   return kvPrefillSupported(headDim, elementBytes)
              ? int(attentionSharedBytes(headDim, elementBytes))
              : 0;
@@ -62,7 +56,7 @@ constexpr int kKvPrefillWgmmaThreads = kKvPrefillThreads + 128;
 /// infer_kv_prefill_attention's path inside the kernel). At 64 the mma.sync
 /// kernel is faster (172 against 181 TFLOP/s on the H200, 2,048 tokens):
 /// half the MMA work per tile leaves the softmax exposed.
-INFER_KV_PREFILL_GEOMETRY_FN bool kvPrefillWgmmaSupported(long long headDim, int elementBytes) {
+INFER_ABI_FN bool kvPrefillWgmmaSupported(long long headDim, int elementBytes) {
   return elementBytes == 2 && headDim == 128;
 }
 
@@ -70,7 +64,7 @@ INFER_KV_PREFILL_GEOMETRY_FN bool kvPrefillWgmmaSupported(long long headDim, int
 /// stages, 1,024-byte aligned (swizzle atoms), and the stages' 12 mbarriers,
 /// or what the fallback path needs if that is more: 230,528 bytes (of the
 /// 232,448 an H100/H200 block may have).
-INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillWgmmaSharedBytes(long long headDim, int elementBytes) {
+INFER_ABI_FN int kvPrefillWgmmaSharedBytes(long long headDim, int elementBytes) {
   if (!kvPrefillWgmmaSupported(headDim, elementBytes))
     return 0;
   const int tileBytes = kKvPrefillWgmmaKeys * int(headDim) * 2;
@@ -82,6 +76,4 @@ INFER_KV_PREFILL_GEOMETRY_FN int kvPrefillWgmmaSharedBytes(long long headDim, in
 } // namespace kernels
 } // namespace infer
 
-#undef INFER_KV_PREFILL_GEOMETRY_FN
-
-#endif // INFER_CODEGEN_CUDA_KERNELS_KVPREFILLGEOMETRY_H
+#endif // INFER_RUNTIME_CUDA_ABI_KVPREFILLGEOMETRY_H

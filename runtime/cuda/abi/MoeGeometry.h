@@ -14,14 +14,10 @@
 //                   R = moeDownRows(inter, W bytes); R rows of inter staged
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_CODEGEN_CUDA_KERNELS_MOEGEOMETRY_H
-#define INFER_CODEGEN_CUDA_KERNELS_MOEGEOMETRY_H
+#ifndef INFER_RUNTIME_CUDA_ABI_MOEGEOMETRY_H
+#define INFER_RUNTIME_CUDA_ABI_MOEGEOMETRY_H
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define INFER_MOE_GEOMETRY_FN __host__ __device__ constexpr
-#else
-#define INFER_MOE_GEOMETRY_FN constexpr
-#endif
+#include "runtime/cuda/abi/KernelParams.h"
 
 namespace infer {
 namespace kernels {
@@ -40,27 +36,27 @@ constexpr int kMoeMaxRows = 8;
 /// Rows (of 1, 2, 4, 8) of `length` elements of `elementBytes` that fit
 /// `groups` x rows in kMoeStageBytes; 1 if even one group does not (then
 /// moeStageFits says whether one row of each group fits at all).
-INFER_MOE_GEOMETRY_FN int moeRowsFor(long long length, int elementBytes, int groups) {
+INFER_ABI_FN constexpr int moeRowsFor(long long length, int elementBytes, int groups) {
   long long rowBytes = length * elementBytes * groups;
   int rows = kMoeMaxRows;
   while (rows > 1 && rows * rowBytes > kMoeStageBytes)
     rows /= 2;
   return rows;
 }
-INFER_MOE_GEOMETRY_FN int moeGateUpRows(long long hidden, int elementBytes) {
+INFER_ABI_FN constexpr int moeGateUpRows(long long hidden, int elementBytes) {
   return moeRowsFor(hidden, elementBytes, 2);
 }
-INFER_MOE_GEOMETRY_FN int moeDownRows(long long inter, int elementBytes) {
+INFER_ABI_FN constexpr int moeDownRows(long long inter, int elementBytes) {
   return moeRowsFor(inter, elementBytes, 1);
 }
-INFER_MOE_GEOMETRY_FN long long moeGateUpSharedBytes(long long hidden, int elementBytes) {
+INFER_ABI_FN constexpr long long moeGateUpSharedBytes(long long hidden, int elementBytes) {
   return 2LL * moeGateUpRows(hidden, elementBytes) * hidden * elementBytes;
 }
-INFER_MOE_GEOMETRY_FN long long moeDownSharedBytes(long long inter, int elementBytes) {
+INFER_ABI_FN constexpr long long moeDownSharedBytes(long long inter, int elementBytes) {
   return (long long)moeDownRows(inter, elementBytes) * inter * elementBytes;
 }
 
 } // namespace kernels
 } // namespace infer
 
-#endif // INFER_CODEGEN_CUDA_KERNELS_MOEGEOMETRY_H
+#endif // INFER_RUNTIME_CUDA_ABI_MOEGEOMETRY_H

@@ -38,16 +38,10 @@
 // workspace must be 16-byte aligned (cudaMalloc's is).
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_CODEGEN_CUDA_KERNELS_GEMVGEOMETRY_H
-#define INFER_CODEGEN_CUDA_KERNELS_GEMVGEOMETRY_H
+#ifndef INFER_RUNTIME_CUDA_ABI_GEMVGEOMETRY_H
+#define INFER_RUNTIME_CUDA_ABI_GEMVGEOMETRY_H
 
-#include "codegen/cuda/kernels/KernelParams.h"
-
-#if defined(__CUDACC__)
-#define INFER_GEMV_GEOMETRY_FN __host__ __device__ inline
-#else
-#define INFER_GEMV_GEOMETRY_FN inline
-#endif
+#include "runtime/cuda/abi/KernelParams.h"
 
 namespace infer {
 namespace kernels {
@@ -76,17 +70,17 @@ struct GemvGrid {
 };
 
 /// Output columns one warp owns: 64 of a [k, n] weight, 32 of an [n, k] one.
-INFER_GEMV_GEOMETRY_FN int gemvWarpColumns(int transposed) { return transposed ? 32 : 64; }
+INFER_ABI_FN int gemvWarpColumns(int transposed) { return transposed ? 32 : 64; }
 
 /// Tiles of n with warpsN warps side by side (at least one).
-INFER_GEMV_GEOMETRY_FN long long gemvTiles(long long n, int transposed, int warpsN) {
+INFER_ABI_FN long long gemvTiles(long long n, int transposed, int warpsN) {
   const long long tile = (long long)gemvWarpColumns(transposed) * warpsN;
   return n > tile ? (n + tile - 1) / tile : 1;
 }
 
 /// Rows of k per split when the grid has `splits` of them: a multiple of
 /// kGemvSplitRows (so a split's steps start 16-byte aligned).
-INFER_GEMV_GEOMETRY_FN long long gemvSplitChunk(long long k, long long splits) {
+INFER_ABI_FN long long gemvSplitChunk(long long k, long long splits) {
   long long chunk = splits > 0 ? (k + splits - 1) / splits : k;
   return (chunk + kGemvSplitRows - 1) / kGemvSplitRows * kGemvSplitRows;
 }
@@ -95,7 +89,7 @@ INFER_GEMV_GEOMETRY_FN long long gemvSplitChunk(long long k, long long splits) {
 /// the fewest whose tiles fit in gridX (what gemvGrid() chose). The kernel
 /// reads its geometry from the grid this way, so the policy below is the
 /// host's alone.
-INFER_GEMV_GEOMETRY_FN int gemvWarpsNOfGrid(long long n, int transposed, unsigned gridX) {
+INFER_ABI_FN int gemvWarpsNOfGrid(long long n, int transposed, unsigned gridX) {
   int warps = 1;
   while (warps < kGemvWarps && gemvTiles(n, transposed, warps) > (long long)gridX)
     warps *= 2;
@@ -119,8 +113,8 @@ struct GemvShape {
 /// four waves (more waves, smaller tail), else 64 (32) columns.
 /// `wave`: the blocks one launch may have at once (default: all that fit;
 /// fewer leave room for the next kernel of a programmatic launch chain).
-INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transposed,
-                                           long long wave = kGemvResidentBlocks) {
+INFER_ABI_FN GemvShape gemvShape(long long k, long long n, int transposed,
+                                 long long wave = kGemvResidentBlocks) {
   const long long most = k > kGemvSplitRows ? (k + kGemvSplitRows - 1) / kGemvSplitRows : 1;
   long long fullest = 0;
   for (int pass = 0; pass < 2; ++pass) {
@@ -156,44 +150,44 @@ INFER_GEMV_GEOMETRY_FN GemvShape gemvShape(long long k, long long n, int transpo
 
 /// The grid of infer_gemv<T> for any T and rows: (tiles, splits, 1); block =
 /// kGemvThreads, no dynamic shared memory.
-INFER_GEMV_GEOMETRY_FN GemvGrid gemvGrid(long long k, long long n, int transposed,
-                                         long long wave = kGemvResidentBlocks) {
+INFER_ABI_FN GemvGrid gemvGrid(long long k, long long n, int transposed,
+                               long long wave = kGemvResidentBlocks) {
   const GemvShape shape = gemvShape(k, n, transposed, wave);
   GemvGrid grid = {unsigned(gemvTiles(n, transposed, shape.warpsN)), unsigned(shape.splits), 1u};
   return grid;
 }
 
 /// fp32 sums of one split: kGemvMaxRows rows of every tile's columns.
-INFER_GEMV_GEOMETRY_FN long long gemvSplitSumsFloats(long long n) {
+INFER_ABI_FN long long gemvSplitSumsFloats(long long n) {
   return (long long)kGemvMaxRows *
          ((n + kGemvMaxTileColumns - 1) / kGemvMaxTileColumns * kGemvMaxTileColumns);
 }
 
 /// fp32 squares of one split (rms_norm prologue): kGemvMaxRows per tile.
-INFER_GEMV_GEOMETRY_FN long long gemvSplitSquaresFloats(long long n) {
+INFER_ABI_FN long long gemvSplitSquaresFloats(long long n) {
   return (long long)kGemvMaxRows * ((n + kGemvMinTileColumns - 1) / kGemvMinTileColumns);
 }
 
 /// Split `split`'s sums in the workspace: [tile][kGemvMaxRows][tileColumns].
-INFER_GEMV_GEOMETRY_FN float *gemvSplitSums(float *workspace, long long n, long long split) {
+INFER_ABI_FN float *gemvSplitSums(float *workspace, long long n, long long split) {
   return workspace + split * gemvSplitSumsFloats(n);
 }
 
 /// Split `split`'s squares, after all `splits` splits' sums: [tile][kGemvMaxRows].
-INFER_GEMV_GEOMETRY_FN float *gemvSplitSquares(float *workspace, long long n, long long splits,
-                                               long long split) {
+INFER_ABI_FN float *gemvSplitSquares(float *workspace, long long n, long long splits,
+                                     long long split) {
   return workspace + splits * gemvSplitSumsFloats(n) + split * gemvSplitSquaresFloats(n);
 }
 
 /// fp32 workspace for every launch with n <= maxN and at most maxSplits k
 /// splits (no initial values needed).
-INFER_GEMV_GEOMETRY_FN long long gemvWorkspaceFloats(long long maxN, long long maxSplits) {
+INFER_ABI_FN long long gemvWorkspaceFloats(long long maxN, long long maxSplits) {
   return maxSplits * (gemvSplitSumsFloats(maxN) + gemvSplitSquaresFloats(maxN));
 }
 
 /// Counters (unsigned int, zeroed once by the runtime) for every launch with
 /// n <= maxN: one per tile.
-INFER_GEMV_GEOMETRY_FN long long gemvCounters(long long maxN) {
+INFER_ABI_FN long long gemvCounters(long long maxN) {
   return (maxN + kGemvMinTileColumns - 1) / kGemvMinTileColumns;
 }
 
@@ -210,15 +204,14 @@ constexpr long long kGemvRowsMaxSharedBytes = 96 * 1024;
 
 /// Whether infer_gemv_rows runs a GEMM: [n, k] weights of a 16-bit type,
 /// rows of whole 16-byte loads, the input row within the staging limit.
-INFER_GEMV_GEOMETRY_FN bool gemvRowsSupported(long long k, long long n, int transposed,
-                                              int elementBytes) {
+INFER_ABI_FN bool gemvRowsSupported(long long k, long long n, int transposed, int elementBytes) {
   return transposed && elementBytes == 2 && k > 0 && n > 0 && k % 8 == 0 &&
          k * elementBytes <= kGemvRowsMaxSharedBytes;
 }
 
 /// Blocks of infer_gemv_rows: one wave of two per multiprocessor, fewer when
 /// n has fewer rows than their warps.
-INFER_GEMV_GEOMETRY_FN unsigned gemvRowsGrid(long long n) {
+INFER_ABI_FN unsigned gemvRowsGrid(long long n) {
   const long long warps = kGemvRowsThreads / 32;
   const long long blocks = (n + warps - 1) / warps;
   const long long wave = (long long)kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;
@@ -226,8 +219,7 @@ INFER_GEMV_GEOMETRY_FN unsigned gemvRowsGrid(long long n) {
 }
 
 /// Dynamic shared memory of infer_gemv_rows: the staged input rows.
-INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementBytes,
-                                                     int rows = 1) {
+INFER_ABI_FN long long gemvRowsSharedBytes(long long k, int elementBytes, int rows = 1) {
   return (long long)rows * k * elementBytes;
 }
 
@@ -235,7 +227,7 @@ INFER_GEMV_GEOMETRY_FN long long gemvRowsSharedBytes(long long k, int elementByt
 /// PolledDecodeShared, which checks it), and the kernel's dynamic shared
 /// memory: the GEMV blocks' staging or that, whichever is larger.
 constexpr long long kQkvDecodeAttentionSharedBytes = 74576;
-INFER_GEMV_GEOMETRY_FN long long qkvDecodeSharedBytes(long long k, int elementBytes) {
+INFER_ABI_FN long long qkvDecodeSharedBytes(long long k, int elementBytes) {
   const long long staging = gemvRowsSharedBytes(k, elementBytes);
   return staging > kQkvDecodeAttentionSharedBytes ? staging : kQkvDecodeAttentionSharedBytes;
 }
@@ -256,8 +248,8 @@ constexpr int kGemvRowsMultiRowsRun = 2;
 
 /// Whether the multi-row form runs a GEMM: as gemvRowsSupported, with all
 /// kGemvRowsMultiRows input rows within the staging limit.
-INFER_GEMV_GEOMETRY_FN bool gemvMultiRowsSupported(long long k, long long n, int transposed,
-                                                   int elementBytes) {
+INFER_ABI_FN bool gemvMultiRowsSupported(long long k, long long n, int transposed,
+                                         int elementBytes) {
   return gemvRowsSupported(k, n, transposed, elementBytes) &&
          gemvRowsSharedBytes(k, elementBytes, kGemvRowsMultiRows) <= kGemvRowsMaxSharedBytes;
 }
@@ -272,13 +264,13 @@ constexpr int kGemvMmaTileRows = 8;
 /// the row's own, plus 64 bytes where that is a multiple of 128 bytes, so
 /// that the 8 lanes of a quarter warp, which read 4 consecutive vectors of
 /// two rows, hit 8 different 16-byte bank groups.
-INFER_GEMV_GEOMETRY_FN long long gemvMmaRowVectors(long long k, int elementBytes) {
+INFER_ABI_FN long long gemvMmaRowVectors(long long k, int elementBytes) {
   const long long vectors = k * elementBytes / 16;
   return vectors % 8 == 0 ? vectors + 4 : vectors;
 }
 
 /// Dynamic shared memory of infer_gemv_rows_mma staging `rows` input rows.
-INFER_GEMV_GEOMETRY_FN long long gemvMmaSharedBytes(long long k, int elementBytes, int rows) {
+INFER_ABI_FN long long gemvMmaSharedBytes(long long k, int elementBytes, int rows) {
   return (long long)rows * gemvMmaRowVectors(k, elementBytes) * 16;
 }
 
@@ -286,8 +278,7 @@ INFER_GEMV_GEOMETRY_FN long long gemvMmaSharedBytes(long long k, int elementByte
 /// where their staged rows would pass kGemvRowsMaxSharedBytes (Llama-3-8B's
 /// down projection, k = 14,336: 3); 0 where the kernel does not apply
 /// ([k, n] weights, a 32-bit type, k not whole 16-byte vectors).
-INFER_GEMV_GEOMETRY_FN int gemvMmaMaxRows(long long k, long long n, int transposed,
-                                          int elementBytes) {
+INFER_ABI_FN int gemvMmaMaxRows(long long k, long long n, int transposed, int elementBytes) {
   if (!transposed || elementBytes != 2 || k <= 0 || n <= 0 || k % 8 != 0)
     return 0;
   int rows = kGemvMmaRows;
@@ -300,7 +291,7 @@ INFER_GEMV_GEOMETRY_FN int gemvMmaMaxRows(long long k, long long n, int transpos
 /// where the tiles are at most two a block, so that every warp has work;
 /// else 1, each warp streaming whole tiles without waiting for the others
 /// (GemvRowsMma.cuh).
-INFER_GEMV_GEOMETRY_FN int gemvMmaSplits(long long n) {
+INFER_ABI_FN int gemvMmaSplits(long long n) {
   const long long tiles = (n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
   const long long wave = (long long)kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;
   return tiles <= 2 * wave ? 8 : 1;
@@ -309,7 +300,7 @@ INFER_GEMV_GEOMETRY_FN int gemvMmaSplits(long long n) {
 /// Blocks of infer_gemv_rows_mma: one per tile of kGemvMmaTileRows output
 /// rows, at most two per multiprocessor (a block takes its next tile
 /// gridDim.x on, or with gemvMmaSplits 1 each warp 8 * gridDim.x on).
-INFER_GEMV_GEOMETRY_FN unsigned gemvMmaGrid(long long n) {
+INFER_ABI_FN unsigned gemvMmaGrid(long long n) {
   const long long tiles = (n + kGemvMmaTileRows - 1) / kGemvMmaTileRows;
   const long long wave = (long long)kGemvMultiprocessors * kGemvRowsBlocksPerMultiprocessor;
   return unsigned(tiles < wave ? tiles : wave);
@@ -318,6 +309,4 @@ INFER_GEMV_GEOMETRY_FN unsigned gemvMmaGrid(long long n) {
 } // namespace kernels
 } // namespace infer
 
-#undef INFER_GEMV_GEOMETRY_FN
-
-#endif // INFER_CODEGEN_CUDA_KERNELS_GEMVGEOMETRY_H
+#endif // INFER_RUNTIME_CUDA_ABI_GEMVGEOMETRY_H

@@ -11,10 +11,20 @@
 // W: weights, C: rotary frequencies/caches): one of float, __nv_bfloat16,
 // __half. The launch geometry of each family is fixed here too, so the
 // compiler (which records grid/block in the artifact) and the kernels agree.
+// It and the *Geometry.h headers beside it live under runtime/, below codegen,
+// so the runtime includes nothing above it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_CODEGEN_CUDA_KERNELS_KERNELPARAMS_H
-#define INFER_CODEGEN_CUDA_KERNELS_KERNELPARAMS_H
+#ifndef INFER_RUNTIME_CUDA_ABI_KERNELPARAMS_H
+#define INFER_RUNTIME_CUDA_ABI_KERNELPARAMS_H
+
+/// Functions of the geometry headers beside this one, for the kernels (NVRTC,
+/// nvcc) and the host alike.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define INFER_ABI_FN __host__ __device__ inline
+#else
+#define INFER_ABI_FN inline
+#endif
 
 namespace infer {
 namespace kernels {
@@ -44,7 +54,7 @@ struct EmbeddingParams {
 /// y = x / sqrt(mean(x^2) + epsilon) * (weight + weightOffset), fp32 math.
 /// grid.x = rows.
 struct RmsNormParams {
-  const void *input; // [rows, features] of T
+  const void *input;  // [rows, features] of T
   const void *weight; // [features] of W
   void *output;       // [rows, features] of T
   long long rows, features;
@@ -99,7 +109,7 @@ struct AttentionParams {
   long long batch, seq, kvSeq, numHeads, numKvHeads, headDim;
   float scale, softcap;
   int causal;
-  int window; ///< 0: none
+  int window;  ///< 0: none
   float alibi; ///< ALiBi's bias factor, 0: none (CUDA-core path only)
   int pad;
 };
@@ -155,11 +165,11 @@ struct KvAttentionParams {
   const void *k;
   const void *v;
   void *output;
-  void *cache; // this layer's cache
-  const long long *seqStarts;    // [numSeqs + 1]
-  const long long *contextLens;  // [numSeqs]
-  const long long *blockTables;  // [numSeqs, maxBlocksPerSeq]
-  const long long *slotIds;      // [tokens]
+  void *cache;                  // this layer's cache
+  const long long *seqStarts;   // [numSeqs + 1]
+  const long long *contextLens; // [numSeqs]
+  const long long *blockTables; // [numSeqs, maxBlocksPerSeq]
+  const long long *slotIds;     // [tokens]
   long long qRowStride, kRowStride, vRowStride;
   long long tokens, numSeqs, maxBlocksPerSeq, blockSize;
   long long numHeads, numKvHeads, headDim;
@@ -168,7 +178,7 @@ struct KvAttentionParams {
   float alibi;      ///< ALiBi's bias factor, 0: none (general path only)
   float pad;
   /// infer_kv_attention's split-KV partials and per-unit counters
-  /// (kernels/KvDecodeGeometry.h gives the grid and their sizes):
+  /// (KvDecodeGeometry.h gives the grid and their sizes):
   /// runtime-owned, zeroed once at allocation and left zeroed by every
   /// launch. Null: the kernel runs one split per unit whatever grid.z.
   float *workspace;
@@ -191,7 +201,7 @@ struct RotaryKvWriteParams {
 /// (transposed = 1), fp32 accumulation, one rounding to T at the end. The
 /// weights are read once for all rows. `workspace` (fp32) and `counters` are
 /// runtime-owned, zeroed once at allocation and left zeroed by every launch
-/// (sizes: kernels/GemvGeometry.h); launches on one stream share them.
+/// (sizes: GemvGeometry.h); launches on one stream share them.
 constexpr int kGemvMaxRows = 8;
 struct GemvParams {
   const void *input;    // [rows, k] of T
@@ -283,9 +293,9 @@ struct QkvDecodeParams {
   RotaryKvWriteParams decode;
   unsigned *exchange;
   const unsigned long long *stepSerial;
-  unsigned layer; // the launch's number in the step (its tag's low byte)
+  unsigned layer;                  // the launch's number in the step (its tag's low byte)
   unsigned attentionY, attentionZ; // infer_kv_decode's grid y and z
-  unsigned lateTrigger; // experiment: let the next kernel launch after the poll
+  unsigned lateTrigger;            // experiment: let the next kernel launch after the poll
 };
 
 /// exec.moe as runtime/base/ReferenceMoe.h (kernels/Moe.cuh, geometry in
@@ -314,4 +324,4 @@ struct MoeParams {
 } // namespace kernels
 } // namespace infer
 
-#endif // INFER_CODEGEN_CUDA_KERNELS_KERNELPARAMS_H
+#endif // INFER_RUNTIME_CUDA_ABI_KERNELPARAMS_H
