@@ -585,11 +585,22 @@ std::optional<Partial> ShapeAnalysis::computeDims(Value value) {
           int64_t step = (*steps)[k];
           std::optional<int64_t> cd = d.getConstant(), cs = (*starts)[k].getConstant(),
                                  ce = (*ends)[k].getConstant();
+          if (cd && *cd <= 0 &&
+              step != 0) { // an empty axis stays empty (and clampIndex needs d >= 1)
+            out[axis] = SymPoly::constant(0);
+            continue;
+          }
           if (cd && cs && ce && step != 0) {
             int64_t b = clampIndex(*cs, *cd, true, step);
             int64_t e = clampIndex(*ce, *cd, false, step);
-            int64_t n = step > 0 ? (e - b + step - 1) / step : (b - e + (-step) - 1) / (-step);
-            out[axis] = SymPoly::constant(std::max<int64_t>(n, 0));
+            // Counted without step - 1 or -step, which overflow at a step of
+            // +-2^63 (the onnx-proto fuzzer's input of 2026-12-05).
+            int64_t n = 0;
+            if (step > 0 && e > b)
+              n = (e - b - 1) / step + 1;
+            else if (step < 0 && b > e)
+              n = int64_t((uint64_t(b) - uint64_t(e) - 1) / (uint64_t(0) - uint64_t(step)) + 1);
+            out[axis] = SymPoly::constant(n);
             continue;
           }
           out[axis].reset();

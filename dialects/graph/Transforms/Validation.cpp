@@ -69,14 +69,14 @@ std::optional<std::vector<int64_t>> concreteShape(Type type, int64_t batch, int6
 /// not run (the rewrite is not made, the shape stays unknown) rather than
 /// allocating terabytes.
 constexpr int64_t kMaxProbeElements = int64_t(1) << 28;
-/// A free input that is a weight or constant of the model may be larger (an
-/// MoE layer's experts: Qwen3-30B-A3B's gate_up is 2^28.6 elements): its size
-/// is backed by the model's own bytes. Values of the probe may then be as
-/// large as the largest such input.
+/// A free input that is a weight of the model may be larger (an MoE layer's
+/// experts: Qwen3-30B-A3B's gate_up is 2^28.6 elements): its size is backed by
+/// the model's own bytes (a folded constant's is not: a splat can be any size). Values of the probe
+/// may then be as large as the largest such input.
 constexpr int64_t kMaxWeightProbeElements = int64_t(1) << 31;
 
 bool isModelData(Value value) {
-  return isa_and_nonnull<WeightOp, PackWeightsOp, ConstantOp>(value.getDefiningOp());
+  return isa_and_nonnull<WeightOp, PackWeightsOp>(value.getDefiningOp());
 }
 
 /// Whether every value of `probe`, run on arguments of `shapes`, fits
