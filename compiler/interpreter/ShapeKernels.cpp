@@ -498,6 +498,33 @@ llvm::Expected<std::vector<Tensor>> kernels::topK(const Tensor &input, int64_t k
   return out;
 }
 
+/// Calls `visit(i, offset)` for each element i of `indices` (data's rank),
+/// offset being the element of `data` it names: its own position but
+/// indices[i] on `axis` (negative values wrap). GatherElements reads there,
+/// ScatterElements writes there.
+static llvm::Error forEachAxisIndex(const Tensor &data, const Tensor &indices, int64_t axis,
+                                    llvm::function_ref<llvm::Error(int64_t, int64_t)> visit) {
+  llvm::ArrayRef<int64_t> dims = data.shape();
+  Shape dataStrides = stridesOf(dims), indexStrides = stridesOf(indices.shape());
+  int64_t extent = dims[axis];
+  const int64_t *ids = indices.i64();
+  for (int64_t i = 0, count = indices.numElements(); i < count; ++i) {
+    int64_t index = ids[i];
+    if (index < -extent || index >= extent)
+      return kernelError("index " + llvm::Twine(index) + " is out of range for axis " +
+                         llvm::Twine(axis) + " of size " + llvm::Twine(extent));
+    int64_t offset = 0;
+    for (int64_t d = 0, rest = i; d < data.rank(); ++d) {
+      int64_t at = rest / indexStrides[d];
+      rest %= indexStrides[d];
+      offset += (d == axis ? (index < 0 ? index + extent : index) : at) * dataStrides[d];
+    }
+    if (llvm::Error error = visit(i, offset))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Tensor> kernels::gatherElements(const Tensor &data, const Tensor &indices,
                                                int64_t axis) {
   llvm::Expected<int64_t> dim = normalizeAxis(axis, data.rank(), "axis");
@@ -514,24 +541,15 @@ llvm::Expected<Tensor> kernels::gatherElements(const Tensor &data, const Tensor 
       return kernelError("indices " + indices.shapeString() + " exceed data " + data.shapeString() +
                          " on axis " + llvm::Twine(d));
   Tensor out(data.dtype(), Shape(indexDims.begin(), indexDims.end()));
-  Shape dataStrides = stridesOf(dims), indexStrides = stridesOf(indexDims);
-  int64_t extent = dims[*dim], size = elementSize(data.dtype());
-  const int64_t *ids = indices.i64();
+  int64_t size = elementSize(data.dtype());
   const char *src = static_cast<const char *>(data.rawData());
   char *dst = static_cast<char *>(out.rawData());
-  for (int64_t i = 0, count = indices.numElements(); i < count; ++i) {
-    int64_t index = ids[i];
-    if (index < -extent || index >= extent)
-      return kernelError("index " + llvm::Twine(index) + " is out of range for axis " +
-                         llvm::Twine(*dim) + " of size " + llvm::Twine(extent));
-    int64_t offset = 0;
-    for (int64_t d = 0, rest = i; d < data.rank(); ++d) {
-      int64_t at = rest / indexStrides[d];
-      rest %= indexStrides[d];
-      offset += (d == *dim ? (index < 0 ? index + extent : index) : at) * dataStrides[d];
-    }
+  llvm::Error error = forEachAxisIndex(data, indices, *dim, [&](int64_t i, int64_t offset) {
     std::memcpy(dst + i * size, src + offset * size, size);
-  }
+    return llvm::Error::success();
+  });
+  if (error)
+    return std::move(error);
   return out;
 }
 
@@ -623,23 +641,10 @@ llvm::Expected<Tensor> kernels::scatterElements(const Tensor &data, const Tensor
       return kernelError("indices " + indices.shapeString() + " exceed data " + data.shapeString() +
                          " on axis " + llvm::Twine(d));
   Tensor out = data;
-  Shape dataStrides = stridesOf(dims), indexStrides = stridesOf(indexDims);
-  int64_t extent = dims[*dim];
-  const int64_t *ids = indices.i64();
-  for (int64_t i = 0, count = indices.numElements(); i < count; ++i) {
-    int64_t index = ids[i];
-    if (index < -extent || index >= extent)
-      return kernelError("index " + llvm::Twine(index) + " is out of range for axis " +
-                         llvm::Twine(*dim) + " of size " + llvm::Twine(extent));
-    int64_t offset = 0;
-    for (int64_t d = 0, rest = i; d < data.rank(); ++d) {
-      int64_t at = rest / indexStrides[d];
-      rest %= indexStrides[d];
-      offset += (d == *dim ? (index < 0 ? index + extent : index) : at) * dataStrides[d];
-    }
-    if (llvm::Error error = scatterOne(out, offset, updates, i, reduction))
-      return std::move(error);
-  }
+  if (llvm::Error error = forEachAxisIndex(data, indices, *dim, [&](int64_t i, int64_t offset) {
+        return scatterOne(out, offset, updates, i, reduction);
+      }))
+    return std::move(error);
   return out;
 }
 
