@@ -300,6 +300,8 @@ llvm::Expected<Results> BlockRunner::run(Block &block, llvm::ArrayRef<Tensor> ar
       return opError(&op, "produced " + llvm::Twine(results->size()) + " results, expected " +
                               llvm::Twine(op.getNumResults()));
     for (auto [index, result] : llvm::enumerate(op.getResults())) {
+      if (llvm::Error error = chargeWork((*results)[index].numElements()))
+        return opError(&op, llvm::toString(std::move(error)));
       if (llvm::Error error =
               checkAgainstType((*results)[index], result.getType(), "result " + llvm::Twine(index)))
         return opError(&op, llvm::toString(std::move(error)));

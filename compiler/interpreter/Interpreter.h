@@ -56,6 +56,22 @@ private:
   int64_t previous_;
 };
 
+/// Caps the elements of all results the interpreter computes on this thread
+/// while it lives, summed over ops (nested caps keep the smaller remainder).
+/// A proof runs a slice of the model at small batch and seq, yet its static
+/// dims may still make every op large (a mutated model's sin over 2^28 values
+/// took minutes): the run stops with an error once the sum passes the cap.
+class ScopedWorkLimit {
+public:
+  explicit ScopedWorkLimit(int64_t maxElements);
+  ~ScopedWorkLimit();
+  ScopedWorkLimit(const ScopedWorkLimit &) = delete;
+  ScopedWorkLimit &operator=(const ScopedWorkLimit &) = delete;
+
+private:
+  int64_t previous_, start_;
+};
+
 /// The DType that holds values of MLIR element type `elementType` (a tensor
 /// type is looked through), or an error for types the interpreter lacks.
 /// bf16 and f16 give F32: their inputs and outputs are f32 tensors.

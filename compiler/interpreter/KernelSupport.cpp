@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 using namespace infer::interp;
 using namespace infer::interp::kernels;
@@ -18,7 +19,32 @@ namespace {
 constexpr int64_t kMaxElements = int64_t(1) << 32;
 /// ScopedElementLimit's cap on this thread.
 thread_local int64_t scopedMaxElements = kMaxElements;
+/// What ScopedWorkLimit leaves of its cap on this thread (unbounded outside one).
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+thread_local int64_t scopedWorkLeft = kUnbounded;
 } // namespace
+
+ScopedWorkLimit::ScopedWorkLimit(int64_t maxElements)
+    : previous_(scopedWorkLeft), start_(std::min(scopedWorkLeft, maxElements)) {
+  scopedWorkLeft = start_;
+}
+
+// The enclosing scope is charged what this one spent.
+ScopedWorkLimit::~ScopedWorkLimit() {
+  const int64_t spent = start_ - scopedWorkLeft;
+  scopedWorkLeft = previous_ == kUnbounded ? kUnbounded : std::max<int64_t>(0, previous_ - spent);
+}
+
+llvm::Error kernels::chargeWork(int64_t elements) {
+  if (scopedWorkLeft == kUnbounded)
+    return llvm::Error::success();
+  if (elements > scopedWorkLeft) {
+    scopedWorkLeft = 0;
+    return kernelError("the evaluation passed its bound on computed elements");
+  }
+  scopedWorkLeft -= elements;
+  return llvm::Error::success();
+}
 
 ScopedElementLimit::ScopedElementLimit(int64_t maxElements) : previous_(scopedMaxElements) {
   scopedMaxElements = std::min(previous_, maxElements);

@@ -31,6 +31,10 @@ using Shape = std::vector<int64_t>;
 /// An error carrying `message` (no op prefix; the interpreter adds it).
 llvm::Error kernelError(const llvm::Twine &message);
 
+/// Charges `elements` computed elements to the enclosing ScopedWorkLimit: an
+/// error once its cap is spent, success always outside one.
+llvm::Error chargeWork(int64_t elements);
+
 /// Product of `dims` (1 for an empty list).
 int64_t product(llvm::ArrayRef<int64_t> dims);
 

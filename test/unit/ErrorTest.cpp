@@ -293,3 +293,39 @@ TEST(Errors, ScopedElementLimitCapsDataShapedTensors) {
 }
 
 } // namespace
+
+namespace {
+
+// Three ops of 1,000 elements each: 3,000 computed elements in all.
+constexpr const char *kThreeOps = R"mlir(
+    func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {
+      %0 = graph.sin %x : (tensor<1000xf32>) -> tensor<1000xf32>
+      %1 = graph.cos %0 : (tensor<1000xf32>) -> tensor<1000xf32>
+      %2 = graph.exp %1 : (tensor<1000xf32>) -> tensor<1000xf32>
+      return %2 : tensor<1000xf32>
+    })mlir";
+
+TEST(Errors, ScopedWorkLimitBoundsTheSumOfResults) {
+  // Each value of a proof is small enough, but their sum must be bounded too
+  // (a mutated model's proof computed sin over 2^28 values for minutes).
+  Tensor x(DType::F32, {1000});
+  {
+    infer::interp::ScopedWorkLimit work(2999);
+    std::string message = runError(kThreeOps, {x});
+    EXPECT_THAT(message, HasSubstr("graph.exp"));
+    EXPECT_THAT(message, HasSubstr("passed its bound on computed elements"));
+  }
+  {
+    infer::interp::ScopedWorkLimit work(4500);
+    EXPECT_EQ(runOk(kThreeOps, {x}).size(), 1u); // 3,000 spent, 1,500 left
+    {
+      infer::interp::ScopedWorkLimit inner(1 << 20); // nested: the outer remainder stays
+      EXPECT_THAT(runError(kThreeOps, {x}), HasSubstr("passed its bound"));
+    }
+    // The inner scope's spending was charged here: nothing is left.
+    EXPECT_THAT(runError(kThreeOps, {x}), HasSubstr("passed its bound"));
+  }
+  EXPECT_EQ(runOk(kThreeOps, {x}).size(), 1u); // no bound outside a scope
+}
+
+} // namespace

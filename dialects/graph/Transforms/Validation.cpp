@@ -12,6 +12,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -32,6 +33,13 @@ namespace {
 /// constant fails the proof instead of allocating gigabytes (the
 /// onnx-import fuzzer's OOM inputs of 2026-12-05).
 constexpr int64_t kMaxDataShapedElements = int64_t(1) << 27;
+
+/// The elements a proof (both probes at every size) or a shape-only
+/// evaluation may compute in all, beyond four per element of the model's
+/// weights it reads (an MoE proof gathers each routed expert's weights).
+/// Each value already fits kMaxProbeElements; this bounds their sum, which a
+/// mutated model's static dims made minutes of sin over 2^28-element values.
+constexpr int64_t kMaxProofWork = int64_t(1) << 30;
 
 /// The ops `root` depends on, stopping at `stops` (free inputs) and block
 /// arguments, in topological order; empty when the slice is too large.
@@ -77,6 +85,22 @@ constexpr int64_t kMaxWeightProbeElements = int64_t(1) << 31;
 
 bool isModelData(Value value) {
   return isa_and_nonnull<WeightOp, PackWeightsOp>(value.getDefiningOp());
+}
+
+/// kMaxProofWork plus four elements per element of the model's weights among
+/// `inputs` (saturating).
+int64_t proofWork(ArrayRef<Value> inputs) {
+  int64_t work = kMaxProofWork;
+  for (Value input : inputs) {
+    auto type = dyn_cast<ShapedType>(input.getType());
+    if (!isModelData(input) || !type || !type.hasStaticShape())
+      continue;
+    const int64_t elements = type.getNumElements();
+    if (elements > (std::numeric_limits<int64_t>::max() - work) / 4)
+      return std::numeric_limits<int64_t>::max() - 1;
+    work += 4 * elements;
+  }
+  return work;
 }
 
 /// Whether every value of `probe`, run on arguments of `shapes`, fits
@@ -265,6 +289,7 @@ bool infer::graph::validateReplacement(func::FuncOp func, ArrayRef<Value> inputs
   if (slice.empty())
     return false;
   interp::ScopedElementLimit limit(kMaxDataShapedElements);
+  interp::ScopedWorkLimit work(proofWork(inputs));
   MLIRContext *context = func.getContext();
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
   func::FuncOp before = buildProbe(*scratch, func, inputs, slice, original, nullptr);
@@ -351,6 +376,7 @@ std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func,
   if (slice.empty())
     return std::nullopt;
   interp::ScopedElementLimit limit(kMaxDataShapedElements);
+  interp::ScopedWorkLimit work(kMaxProofWork);
   // The value may depend on the arguments' shapes but not on their values:
   // data dependence flows through every op except graph.shape.
   llvm::DenseSet<Value> dataDependent(func.getArguments().begin(), func.getArguments().end());
