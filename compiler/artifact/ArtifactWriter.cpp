@@ -875,11 +875,13 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       operand("router", m.getRouter());
       operand("gate_up", m.getGateUp());
       operand("down", m.getDown());
+      operand("score_bias", m.getScoreBias());
       operand("workspace", m.getWorkspace());
       output(m.getOut());
     } else if (auto c = dyn_cast<exec::CopyOp>(op)) {
       launch.set_kind(art::Launch::COPY);
       operand("input", c.getInput());
+      operand("map", c.getMap());
       output(c.getOut());
     } else if (auto e = dyn_cast<exec::ElementwiseOp>(op)) {
       launch.set_kind(art::Launch::ELEMENTWISE);

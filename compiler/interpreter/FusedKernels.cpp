@@ -320,6 +320,46 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
 // gated_activation
 //===----------------------------------------------------------------------===//
 
+llvm::Expected<Tensor> kernels::gatherFeatures(llvm::ArrayRef<const Tensor *> inputs,
+                                               llvm::ArrayRef<int64_t> map) {
+  if (inputs.empty())
+    return kernelError("takes at least one input");
+  const Tensor &first = *inputs[0];
+  if (first.rank() < 1 || (first.dtype() != DType::F32 && first.dtype() != DType::I64))
+    return kernelError("inputs must be f32 or i64 of rank >= 1");
+  Shape rows(first.shape().begin(), first.shape().end() - 1);
+  // (input, feature) of each feature of the concatenation.
+  std::vector<std::pair<const Tensor *, int64_t>> sources;
+  for (const Tensor *input : inputs) {
+    if (input->dtype() != first.dtype() || input->rank() != first.rank() ||
+        !std::equal(rows.begin(), rows.end(), input->shape().begin()))
+      return kernelError("input " + input->shapeString() + " does not share the rows of " +
+                         first.shapeString());
+    for (int64_t f = 0; f < input->shape().back(); ++f)
+      sources.push_back({input, f});
+  }
+  Shape outShape = rows;
+  outShape.push_back(static_cast<int64_t>(map.size()));
+  llvm::Expected<Tensor> out = allocate(first.dtype(), outShape);
+  if (!out)
+    return out.takeError();
+  for (int64_t source : map)
+    if (source < 0 || source >= static_cast<int64_t>(sources.size()))
+      return kernelError("map entry " + llvm::Twine(source) + " is outside the inputs' " +
+                         llvm::Twine(sources.size()) + " features");
+  const int64_t count = product(rows), width = static_cast<int64_t>(map.size());
+  for (int64_t r = 0; r < count; ++r)
+    for (int64_t f = 0; f < width; ++f) {
+      auto [input, feature] = sources[map[f]];
+      const int64_t from = r * input->shape().back() + feature;
+      if (first.dtype() == DType::F32)
+        out->f32()[r * width + f] = input->f32()[from];
+      else
+        out->i64()[r * width + f] = input->i64()[from];
+    }
+  return out;
+}
+
 llvm::Expected<Tensor> kernels::gatedActivation(llvm::ArrayRef<const Tensor *> inputs,
                                                 llvm::StringRef activation) {
   double (*act)(double) = nullptr;
@@ -374,7 +414,9 @@ llvm::Expected<Tensor> kernels::gatedActivation(llvm::ArrayRef<const Tensor *> i
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<Tensor> kernels::moe(const Tensor &input, const Tensor &router, const Tensor &gateUp,
-                                    const Tensor &down, int64_t topK, bool normalize) {
+                                    const Tensor &down, const Tensor *scoreBias,
+                                    const MoeRouting &routing) {
+  const int64_t topK = routing.topK;
   for (const Tensor *t : {&input, &router, &gateUp, &down})
     if (llvm::Error error = expectDType(*t, {DType::F32}, "operand"))
       return std::move(error);
@@ -389,10 +431,28 @@ llvm::Expected<Tensor> kernels::moe(const Tensor &input, const Tensor &router, c
   if (topK < 1 || topK > experts)
     return kernelError("top_k " + llvm::Twine(topK) + " is outside [1, " + llvm::Twine(experts) +
                        "]");
+  if (scoreBias && (scoreBias->dtype() != DType::F32 || scoreBias->numElements() != experts))
+    return kernelError("score_bias " + scoreBias->shapeString() + " is not [" +
+                       llvm::Twine(experts) + "] f32");
+  if (routing.groups < 1 || experts % routing.groups != 0 || routing.topkGroups < 1 ||
+      routing.topkGroups > routing.groups ||
+      (routing.groups > 1 && topK > routing.topkGroups * (experts / routing.groups)))
+    return kernelError("groups " + llvm::Twine(routing.groups) + " / topk_groups " +
+                       llvm::Twine(routing.topkGroups) + " do not divide " + llvm::Twine(experts) +
+                       " experts for top_k " + llvm::Twine(topK));
   Tensor out(DType::F32, input.shape());
-  reference::MoeShape shape{
-      input.numElements() / std::max<int64_t>(hidden, 1), hidden, experts, inter, topK, normalize};
-  reference::moe(input.f32(), router.f32(), gateUp.f32(), down.f32(), shape, out.f32());
+  reference::MoeShape shape{input.numElements() / std::max<int64_t>(hidden, 1),
+                            hidden,
+                            experts,
+                            inter,
+                            topK,
+                            routing.normalize};
+  shape.sigmoid = routing.sigmoid;
+  shape.groups = routing.groups;
+  shape.topkGroups = routing.topkGroups;
+  shape.scale = routing.scale;
+  reference::moe(input.f32(), router.f32(), gateUp.f32(), down.f32(),
+                 scoreBias ? scoreBias->f32() : nullptr, shape, out.f32());
   return out;
 }
 

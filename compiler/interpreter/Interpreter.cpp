@@ -484,8 +484,11 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
         return one(rotary(in(o.getInput()), optional(o.getPositions()), tables, config));
       })
       .Case([&](MoeOp o) {
+        MoeRouting routing{int64_t(o.getTopK()),        o.getNormalize(),
+                           o.getScoring() == "sigmoid", int64_t(o.getGroups()),
+                           int64_t(o.getTopkGroups()),  o.getScale().convertToDouble()};
         return one(moe(in(o.getInput()), in(o.getRouter()), in(o.getGateUp()), in(o.getDown()),
-                       int64_t(o.getTopK()), o.getNormalize()));
+                       optional(o.getScoreBias()), routing));
       })
       .Case([&](AttentionOp o) {
         AttentionConfig config{int64_t(o.getNumHeads()),
@@ -498,6 +501,7 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
                                o.getAlibi().convertToFloat()};
         return one(attention(all(o.getInputs()), config));
       })
+      .Case([&](GatherFeaturesOp o) { return one(gatherFeatures(all(o.getInputs()), o.getMap())); })
       .Case([&](GatedActivationOp o) {
         return one(gatedActivation(all(o.getInputs()), o.getActivation()));
       })

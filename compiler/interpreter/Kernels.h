@@ -225,11 +225,21 @@ struct AttentionConfig {
 };
 /// `inputs` is {packed qkv} or {q, k, v}.
 /// graph.moe (runtime/base/ReferenceMoe.h).
+struct MoeRouting {
+  int64_t topK = 1;
+  bool normalize = true, sigmoid = false;
+  int64_t groups = 1, topkGroups = 1;
+  double scale = 1.0;
+};
 llvm::Expected<Tensor> moe(const Tensor &input, const Tensor &router, const Tensor &gateUp,
-                           const Tensor &down, int64_t topK, bool normalize);
+                           const Tensor &down, const Tensor *scoreBias, const MoeRouting &routing);
 llvm::Expected<Tensor> attention(llvm::ArrayRef<const Tensor *> inputs,
                                  const AttentionConfig &config);
 
+/// graph.gather_features: feature f of each row is feature map[f] of the
+/// row's concatenation of `inputs` (same leading dims and dtype).
+llvm::Expected<Tensor> gatherFeatures(llvm::ArrayRef<const Tensor *> inputs,
+                                      llvm::ArrayRef<int64_t> map);
 /// `inputs` is {gate_up} or {gate, up}; `activation` is silu, gelu or gelu_tanh.
 llvm::Expected<Tensor> gatedActivation(llvm::ArrayRef<const Tensor *> inputs,
                                        llvm::StringRef activation);

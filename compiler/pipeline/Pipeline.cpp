@@ -52,6 +52,8 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                       addCleanup(pm);
                     }});
   stages.push_back({"group-elementwise", [](OpPassManager &pm) {
+                      pm.addNestedPass<func::FuncOp>(graph::createRaiseFeatureGatherPass());
+                      addCleanup(pm);
                       pm.addNestedPass<func::FuncOp>(graph::createGroupElementwisePass());
                     }});
   return stages;

@@ -34,9 +34,8 @@ namespace {
 
 constexpr llvm::StringLiteral kSupported =
     "graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, "
-    "gated_activation, moe, reshape, slice (static, last axis), fusion_group, weight, "
-    "pack_weights, "
-    "constant";
+    "gated_activation, moe, gather_features, reshape, slice (static, last axis), fusion_group, "
+    "weight, pack_weights, constant";
 
 /// Lowers one function into one program.
 class Lowering {
@@ -219,7 +218,8 @@ LogicalResult Lowering::lower(Operation *op) {
                            << "' is not supported (it lowers " << kSupported << ")";
   // Check support before allocating so the error names the op, not its type.
   if (!isa<graph::EmbeddingOp, graph::RmsNormOp, graph::LayerNormOp, graph::LinearOp,
-           graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp, graph::MoeOp>(op))
+           graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp, graph::MoeOp,
+           graph::GatherFeaturesOp>(op))
     return op->emitError() << "exec lowering: '" << op->getName()
                            << "' is not supported (it lowers " << kSupported << ")";
   FailureOr<Value> out = allocate(loc, op->getResult(0));
@@ -288,9 +288,44 @@ LogicalResult Lowering::lower(Operation *op) {
             exec::AffineAttr::get(builder.getContext(), bytes.perToken, bytes.fixed),
             TypeAttr::get(builder.getF32Type()));
         builder.create<exec::MoeOp>(loc, optional(moe.getInput()), optional(moe.getRouter()),
-                                    optional(moe.getGateUp()), optional(moe.getDown()), workspace,
-                                    *out, hidden, experts, inter, moe.getTopK(),
-                                    moe.getNormalize());
+                                    optional(moe.getGateUp()), optional(moe.getDown()),
+                                    optional(moe.getScoreBias()), workspace, *out, hidden, experts,
+                                    inter, moe.getTopK(), moe.getNormalize(), moe.getScoring(),
+                                    moe.getGroups(), moe.getTopkGroups(), moe.getScale());
+        return success();
+      })
+      .Case([&](graph::GatherFeaturesOp gather) {
+        // One copy per input, each writing the features the map takes from it.
+        ArrayRef<int64_t> map = gather.getMap();
+        const int64_t features = static_cast<int64_t>(map.size());
+        int64_t base = 0;
+        for (auto [input, buffer] : llvm::zip(gather.getInputs(), *operands)) {
+          const int64_t width = lastDim(input);
+          SmallVector<int64_t> local(features, -1);
+          bool used = false;
+          for (auto [f, source] : llvm::enumerate(map))
+            if (source >= base && source < base + width) {
+              local[f] = source - base;
+              used = true;
+            }
+          base += width;
+          if (!used)
+            continue;
+          // All of the row from one input, in order from an offset: a plain row copy.
+          if (local.front() >= 0 && local.front() + features <= width &&
+              llvm::all_of(llvm::enumerate(local), [&](auto entry) {
+                return entry.value() == local.front() + int64_t(entry.index());
+              })) {
+            builder.create<exec::CopyOp>(loc, buffer, /*map=*/Value(), *out, width, local.front(),
+                                         features);
+            continue;
+          }
+          auto mapType = RankedTensorType::get({features}, builder.getI64Type());
+          Value mapBuffer = builder.create<exec::ConstantOp>(
+              loc, builder.getType<exec::BufferType>(),
+              DenseIntElementsAttr::get(mapType, ArrayRef<int64_t>(local)));
+          builder.create<exec::CopyOp>(loc, buffer, mapBuffer, *out, width, /*offset=*/0, features);
+        }
         return success();
       })
       .Default([&](Operation *) { return failure(); });
@@ -350,7 +385,7 @@ LogicalResult Lowering::lowerCopy(Operation *op) {
   FailureOr<Value> out = allocate(loc, result);
   if (failed(out))
     return failure();
-  builder.create<exec::CopyOp>(loc, *input, *out, inFeatures, offset, length);
+  builder.create<exec::CopyOp>(loc, *input, /*map=*/Value(), *out, inFeatures, offset, length);
   return success();
 }
 

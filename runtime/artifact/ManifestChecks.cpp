@@ -203,8 +203,10 @@ Status checkExecProgram(const ExecProgram &program, int numWeights,
       if (output >= numBuffers)
         return dataLossError(what + " writes buffer " + num(output) + " of " + num(numBuffers));
     if (launch.kind() == Launch::COPY &&
-        (launch.operands_size() != 1 || launch.outputs_size() != 1))
-      return dataLossError(what + " (copy) must read one operand and write one buffer");
+        ((launch.operands_size() != 1 && launch.operands_size() != 2) ||
+         launch.outputs_size() != 1 ||
+         (launch.operands_size() == 2 && launch.operands(1).role() != "map")))
+      return dataLossError(what + " (copy) must read its input (and a map) and write one buffer");
     if (launch.kind() == Launch::ELEMENTWISE) {
       const Region &region = launch.region();
       uint64_t defined = static_cast<uint64_t>(region.arguments_size());

@@ -8,32 +8,70 @@
 
 namespace infer::reference {
 
-void routeToken(const double *logits, const MoeShape &shape, std::vector<int64_t> &experts,
-                std::vector<double> &weights) {
-  int64_t count = shape.experts;
-  double largest = *std::max_element(logits, logits + count);
-  std::vector<double> probs(static_cast<size_t>(count));
-  double sum = 0;
-  for (int64_t e = 0; e < count; ++e)
-    sum += probs[size_t(e)] = std::exp(logits[e] - largest);
-  for (double &p : probs)
-    p /= sum;
+void routeToken(const double *logits, const float *scoreBias, const MoeShape &shape,
+                std::vector<int64_t> &experts, std::vector<double> &weights) {
+  const int64_t count = shape.experts;
+  std::vector<double> scores(static_cast<size_t>(count));
+  if (shape.sigmoid) {
+    for (int64_t e = 0; e < count; ++e)
+      scores[size_t(e)] = 1.0 / (1.0 + std::exp(-logits[e]));
+  } else {
+    double largest = *std::max_element(logits, logits + count);
+    double sum = 0;
+    for (int64_t e = 0; e < count; ++e)
+      sum += scores[size_t(e)] = std::exp(logits[e] - largest);
+    for (double &p : scores)
+      p /= sum;
+  }
+  std::vector<double> choice(scores);
+  if (scoreBias)
+    for (int64_t e = 0; e < count; ++e)
+      choice[size_t(e)] += double(scoreBias[e]);
+  // Best first, ties to the lower index (NaN last).
+  auto byValue = [](const std::vector<double> &values) {
+    return [&values](int64_t a, int64_t b) {
+      double x = values[size_t(a)], y = values[size_t(b)];
+      return !std::isnan(x) && (std::isnan(y) || x > y);
+    };
+  };
+  std::vector<bool> eligible(size_t(count), true);
+  if (shape.groups > 1) {
+    const int64_t groupSize = count / shape.groups;
+    std::vector<double> groupScores(size_t(shape.groups));
+    for (int64_t g = 0; g < shape.groups; ++g) {
+      std::vector<double> members(choice.begin() + g * groupSize,
+                                  choice.begin() + (g + 1) * groupSize);
+      std::vector<int64_t> order(static_cast<size_t>(groupSize));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), byValue(members));
+      groupScores[size_t(g)] =
+          members[size_t(order[0])] + (groupSize > 1 ? members[size_t(order[1])] : 0.0);
+    }
+    std::vector<int64_t> groups(size_t(shape.groups));
+    std::iota(groups.begin(), groups.end(), 0);
+    std::stable_sort(groups.begin(), groups.end(), byValue(groupScores));
+    std::fill(eligible.begin(), eligible.end(), false);
+    for (int64_t i = 0; i < shape.topkGroups; ++i)
+      for (int64_t e = 0; e < groupSize; ++e)
+        eligible[size_t(groups[size_t(i)] * groupSize + e)] = true;
+    for (int64_t e = 0; e < count; ++e)
+      if (!eligible[size_t(e)])
+        choice[size_t(e)] = -INFINITY;
+  }
   experts.resize(size_t(count));
   std::iota(experts.begin(), experts.end(), 0);
-  std::stable_sort(experts.begin(), experts.end(),
-                   [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
+  std::stable_sort(experts.begin(), experts.end(), byValue(choice));
   experts.resize(size_t(shape.topK));
   weights.clear();
   double picked = 0;
   for (int64_t e : experts)
-    picked += probs[size_t(e)], weights.push_back(probs[size_t(e)]);
-  if (shape.normalize)
-    for (double &w : weights)
-      w /= picked;
+    picked += scores[size_t(e)], weights.push_back(scores[size_t(e)]);
+  for (double &w : weights)
+    w = (shape.normalize ? w / picked : w) * shape.scale;
 }
 
 void moe(const float *x, const float *router, const float *gateUp, const float *down,
-         const MoeShape &shape, float *dst) {
+         const float *scoreBias, const MoeShape &shape, float *dst) {
   const int64_t H = shape.hidden, I = shape.inter;
   std::vector<double> logits(static_cast<size_t>(shape.experts)), act(static_cast<size_t>(I)),
       out(static_cast<size_t>(H));
@@ -47,7 +85,7 @@ void moe(const float *x, const float *router, const float *gateUp, const float *
         dot += double(router[e * H + h]) * row[h];
       logits[size_t(e)] = dot;
     }
-    routeToken(logits.data(), shape, experts, weights);
+    routeToken(logits.data(), scoreBias, shape, experts, weights);
     std::fill(out.begin(), out.end(), 0.0);
     for (size_t j = 0; j < experts.size(); ++j) {
       const float *gate = gateUp + experts[j] * 2 * I * H, *up = gate + I * H;

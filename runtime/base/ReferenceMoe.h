@@ -20,20 +20,28 @@ struct MoeShape {
   /// Divide the top-k probabilities by their sum (Mixtral, Qwen3-MoE; not
   /// Qwen2-MoE's default).
   bool normalize = true;
+  /// DeepSeek-V3's routing: sigmoid scores instead of the softmax; experts
+  /// chosen by score + scoreBias (the weights stay the scores); only the
+  /// `topkGroups` best of `groups` equal groups of experts (a group's score:
+  /// the sum of its two best) are eligible; the weights times `scale`.
+  bool sigmoid = false;
+  int64_t groups = 1, topkGroups = 1;
+  double scale = 1.0;
 };
 
 /// The experts of one token, best first, and their routing weights: the
-/// softmax of `logits` over the experts, its `topK` largest (ties: the lower
-/// expert first, as ONNX TopK), renormalized when `normalize`.
-void routeToken(const double *logits, const MoeShape &shape, std::vector<int64_t> &experts,
-                std::vector<double> &weights);
+/// scores of `logits` (softmax or sigmoid), the `topK` largest of score +
+/// `scoreBias` (nullptr: 0) among the eligible groups (ties: the lower
+/// expert or group first, as ONNX TopK), renormalized when `normalize`,
+/// times `scale`.
+void routeToken(const double *logits, const float *scoreBias, const MoeShape &shape,
+                std::vector<int64_t> &experts, std::vector<double> &weights);
 
-/// x [tokens, hidden]; router [experts, hidden]; gateUp [experts, 2 * inter,
-/// hidden] (the gate's rows, then up's); down [experts, hidden, inter]. dst
-/// [tokens, hidden]: sum over the token's experts e of weight_e *
-/// down_e · (silu(gate_e · x) * (up_e · x)).
+/// x [tokens, hidden]; router [experts, hidden]; scoreBias [experts] or nullptr; gateUp [experts, 2
+/// * inter, hidden] (the gate's rows, then up's); down [experts, hidden, inter]. dst [tokens,
+/// hidden]: sum over the token's experts e of weight_e * down_e · (silu(gate_e · x) * (up_e · x)).
 void moe(const float *x, const float *router, const float *gateUp, const float *down,
-         const MoeShape &shape, float *dst);
+         const float *scoreBias, const MoeShape &shape, float *dst);
 
 } // namespace infer::reference
 

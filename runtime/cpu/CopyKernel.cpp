@@ -4,7 +4,8 @@
 // length) of each row go to consecutive rows of the output. A reshape is the
 // whole-row case (in_features = length, offset = 0). Bytes are copied as
 // they are, so any element type works as long as input and output agree.
-// runGatherRows copies whole rows picked by an index buffer (the step
+// With a map, element f of each output row is element map[f] of the input
+// row (-1: left as it is). runGatherRows copies whole rows picked by an index buffer (the step
 // program's logit rows).
 
 #include "runtime/artifact/ArtifactFormat.h"
@@ -22,7 +23,8 @@ Status runCopy(const LaunchArgs &args) {
   if (args.outputs.size() != 1)
     return args.error("writes one buffer");
   const View &out = args.outputs[0];
-  if (inFeatures <= 0 || length <= 0 || offset < 0 || offset + length > inFeatures)
+  const View *map = args.operand("map");
+  if (inFeatures <= 0 || length <= 0 || offset < 0 || (!map && offset + length > inFeatures))
     return args.error("copies elements [" + std::to_string(offset) + ", " +
                       std::to_string(offset + length) + ") of rows of " +
                       std::to_string(inFeatures));
@@ -41,6 +43,21 @@ Status runCopy(const LaunchArgs &args) {
     return args.error("has an unknown element type");
   const char *src = static_cast<const char *>(input->data);
   char *dst = static_cast<char *>(out.data);
+  if (map) {
+    if (map->type != artifact::ELEMENT_TYPE_I64 || map->elements != length || offset != 0)
+      return args.error("needs an i64 map of " + std::to_string(length) + " entries");
+    for (int64_t f = 0; f < length; ++f)
+      if (map->i64()[f] < -1 || map->i64()[f] >= inFeatures)
+        return args.error("maps feature " + std::to_string(f) + " to " +
+                          std::to_string(map->i64()[f]) + " of rows of " +
+                          std::to_string(inFeatures));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t f = 0; f < length; ++f)
+        if (int64_t from = map->i64()[f]; from >= 0)
+          std::memcpy(dst + static_cast<size_t>(r * length + f) * size,
+                      src + static_cast<size_t>(r * inFeatures + from) * size, size);
+    return okStatus();
+  }
   if (offset == 0 && length == inFeatures) {
     std::memmove(dst, src, static_cast<size_t>(rows * length) * size);
     return okStatus();

@@ -6,6 +6,8 @@
 #include "runtime/base/ReferenceMoe.h"
 #include "runtime/cpu/CpuKernels.h"
 
+#include <cmath>
+
 namespace infer::cpu {
 
 Status runMoe(const LaunchArgs &args) {
@@ -27,7 +29,25 @@ Status runMoe(const LaunchArgs &args) {
   RETURN_IF_ERROR(args.expectF32(out, args.tokens * hidden, "output"));
   reference::MoeShape shape{args.tokens, hidden, experts,
                             inter,       topK,   args.boolAttr("normalize", true)};
-  reference::moe(input->f32(), router->f32(), gateUp->f32(), down->f32(), shape, out.mutableF32());
+  StatusOr<std::string> scoringAttr = args.stringAttr("scoring");
+  const std::string scoring = scoringAttr.ok() ? *scoringAttr : "softmax";
+  if (scoring != "softmax" && scoring != "sigmoid")
+    return args.error("scoring must be softmax or sigmoid, got '" + scoring + "'");
+  shape.sigmoid = scoring == "sigmoid";
+  shape.groups = args.intAttr("groups", 1);
+  shape.topkGroups = args.intAttr("topk_groups", 1);
+  shape.scale = args.floatAttr("scale", 1.0);
+  if (shape.groups < 1 || experts % shape.groups != 0 || shape.topkGroups < 1 ||
+      shape.topkGroups > shape.groups ||
+      (shape.groups > 1 && topK > shape.topkGroups * (experts / shape.groups)) ||
+      !std::isfinite(shape.scale))
+    return args.error("groups, topk_groups or scale cannot route " + std::to_string(experts) +
+                      " experts");
+  const View *bias = args.operand("score_bias");
+  if (bias)
+    RETURN_IF_ERROR(args.expectF32(*bias, experts, "score_bias"));
+  reference::moe(input->f32(), router->f32(), gateUp->f32(), down->f32(),
+                 bias ? bias->f32() : nullptr, shape, out.mutableF32());
   return okStatus();
 }
 

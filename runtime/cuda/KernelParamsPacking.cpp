@@ -6,6 +6,7 @@
 #include "runtime/base/MoeWorkspace.h"
 #include "runtime/cuda/abi/KernelParams.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -314,10 +315,15 @@ StatusOr<PackedParams> copy(const exec::LaunchArgs &args) {
   ASSIGN_OR_RETURN(int64_t offset, args.intAttr("offset"));
   ASSIGN_OR_RETURN(int64_t length, args.intAttr("length"));
   const exec::View &out = args.outputs[0];
-  if (inFeatures <= 0 || length <= 0 || offset < 0 || offset + length > inFeatures ||
+  const exec::View *map = args.operand("map");
+  if (inFeatures <= 0 || length <= 0 || offset < 0 || (!map && offset + length > inFeatures) ||
       out.elements % length != 0 || input->elements != out.elements / length * inFeatures)
     return args.error("copies elements outside its rows");
+  if (map && (map->type != art::ELEMENT_TYPE_I64 || map->elements != length || offset != 0))
+    return args.error("needs an i64 map of " + std::to_string(length) + " entries");
   k::CopyParams p{};
+  // The kernel skips map entries outside [0, inFeatures).
+  p.featureMap = map ? static_cast<const long long *>(map->data) : nullptr;
   p.input = input->data;
   p.output = out.data;
   p.rows = out.elements / length;
@@ -522,6 +528,28 @@ StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
   p.experts = experts;
   p.topK = topK;
   p.normalize = args.boolAttr("normalize", true) ? 1 : 0;
+  StatusOr<std::string> scoring = args.stringAttr("scoring");
+  if (scoring.ok() && *scoring != "softmax" && *scoring != "sigmoid")
+    return args.error("scoring must be softmax or sigmoid, got '" + *scoring + "'");
+  p.sigmoid = scoring.ok() && *scoring == "sigmoid" ? 1 : 0;
+  const int64_t groups = args.intAttr("groups", 1), topkGroups = args.intAttr("topk_groups", 1);
+  const double scale = args.floatAttr("scale", 1.0);
+  if (groups < 1 || groups > experts || experts % groups != 0 || topkGroups < 1 ||
+      topkGroups > groups || (groups > 1 && topK > topkGroups * (experts / groups)) ||
+      !std::isfinite(scale))
+    return args.error("groups, topk_groups or scale cannot route " + std::to_string(experts) +
+                      " experts");
+  p.groups = int(groups);
+  p.topkGroups = int(topkGroups);
+  p.scale = float(scale);
+  if (const exec::View *bias = args.operand("score_bias")) {
+    if (bias->elements != experts ||
+        (bias->type != art::ELEMENT_TYPE_F32 && bias->type != art::ELEMENT_TYPE_F16 &&
+         bias->type != art::ELEMENT_TYPE_BF16))
+      return args.error("score_bias must be [experts] f32, f16 or bf16");
+    p.scoreBias = bias->data;
+    p.scoreBiasType = int(bias->type);
+  }
   return pack(p);
 }
 

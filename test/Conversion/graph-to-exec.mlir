@@ -91,7 +91,7 @@ func.func @gpt2(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 
 // Tests that an op the lowering does not support is an error naming it.
 func.func @unsupported(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
-  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, moe, reshape, slice (static, last axis), fusion_group, weight, pack_weights, constant)}}
+  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, moe, gather_features, reshape, slice (static, last axis), fusion_group, weight, pack_weights, constant)}}
   %y = graph.relu %x : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
@@ -172,4 +172,25 @@ func.func @flat_tokens(%x: tensor<?x?x8xf32> {graph.name = "x"}) -> (tensor<?x?x
   %back_shape = graph.concat %bs, %f {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>) -> tensor<3xi64>
   %back = graph.reshape %y, %back_shape : (tensor<?x8xf32>, tensor<3xi64>) -> tensor<?x?x8xf32>
   return %back : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Tests graph.gather_features: one exec.copy per input into the same buffer,
+// with an i64 map of the features it writes (-1: another input's), or a
+// plain row copy when one input gives the whole row in order.
+// CHECK-LABEL: exec.program @gather
+// CHECK: %[[A:.+]] = exec.buffer %{{.+}} size <16 * T + 0> of f32
+// CHECK: %[[B:.+]] = exec.buffer %{{.+}} size <8 * T + 0> of f32
+// CHECK: %[[K:.+]] = exec.buffer %{{.+}} size <24 * T + 0> of f32
+// CHECK-NEXT: %[[MA:.+]] = exec.constant dense<[0, 1, -1, -1, 2, 3]> : tensor<6xi64>
+// CHECK-NEXT: exec.copy %[[A]] map(%[[MA]]) -> %[[K]] {in_features = 4 : i64, length = 6 : i64, offset = 0 : i64}
+// CHECK-NEXT: %[[MB:.+]] = exec.constant dense<[-1, -1, 0, 1, -1, -1]> : tensor<6xi64>
+// CHECK-NEXT: exec.copy %[[B]] map(%[[MB]]) -> %[[K]] {in_features = 2 : i64, length = 6 : i64, offset = 0 : i64}
+// CHECK: %[[S:.+]] = exec.buffer %{{.+}} size <8 * T + 0> of f32
+// CHECK-NEXT: exec.copy %[[A]] -> %[[S]] {in_features = 4 : i64, length = 2 : i64, offset = 1 : i64}
+func.func @gather(%a: tensor<?x?x4xf32> {graph.name = "a"}, %b: tensor<?x?x2xf32> {graph.name = "b"}) -> (tensor<?x?x6xf32> {graph.name = "k"}, tensor<?x?x2xf32> {graph.name = "s"}) {
+  %k = graph.gather_features %a, %b {map = array<i64: 0, 1, 4, 5, 2, 3>} : (tensor<?x?x4xf32>, tensor<?x?x2xf32>) -> tensor<?x?x6xf32>
+  %s = graph.gather_features %a {map = array<i64: 1, 2>} : (tensor<?x?x4xf32>) -> tensor<?x?x2xf32>
+  return %k, %s : tensor<?x?x6xf32>, tensor<?x?x2xf32>
 }

@@ -3,7 +3,8 @@
 // Five kernels per exec.moe launch (MoeParams in KernelParams.h, geometry in
 // MoeGeometry.h), the math of runtime/base/ReferenceMoe.h in fp32:
 //   route     each token's router logits, its top_k experts (ties: the lower
-//             expert) and their softmax weights (renormalized when asked);
+//             expert) and their softmax or sigmoid weights (renormalized when
+//             asked; chosen by score + bias among the best groups when given);
 //   sort      the (token, slot) pairs grouped by expert;
 //   gate_up   per (expert, tile of rows): the tile's gate and up rows staged
 //             in shared memory, then silu(gate . x) * (up . x) for every pair
@@ -25,9 +26,44 @@
 namespace infer {
 namespace kernels {
 
+/// scoreBias[e] as float (element types as art::ElementType: 1 f32, 2 f16, 3 bf16).
+__device__ __forceinline__ float moeScoreBias(const MoeParams &p, long long e) {
+  switch (p.scoreBiasType) {
+  case 1:
+    return static_cast<const float *>(p.scoreBias)[e];
+  case 2:
+    return toFloat(static_cast<const __half *>(p.scoreBias)[e]);
+  case 3:
+    return toFloat(static_cast<const __nv_bfloat16 *>(p.scoreBias)[e]);
+  default:
+    return 0.f;
+  }
+}
+
+/// The warp's best (largest, NaN lowest, then lowest index) of values[i] for
+/// i < count with taken[i] false, or -1 when none is left.
+__device__ __forceinline__ int moeWarpArgmax(const float *values, const bool *taken,
+                                             long long count, int lane) {
+  unsigned long long best = 0;
+  for (long long i = lane; i < count; i += 32)
+    if (!taken[i]) {
+      unsigned long long candidate = argmaxCandidate(values[i], unsigned(i));
+      best = candidate > best ? candidate : best;
+    }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    unsigned long long other = __shfl_xor_sync(0xffffffffu, best, offset);
+    best = other > best ? other : best;
+  }
+  return best == 0 ? -1 : int(0xffffffffu - unsigned(best & 0xffffffffull));
+}
+
 template <typename T, typename W> __global__ void infer_moe_route(MoeParams p) {
-  __shared__ float logits[kMoeMaxExperts];
+  __shared__ float scores[kMoeMaxExperts]; // the logits, then the scores
+  __shared__ float choice[kMoeMaxExperts]; // score + bias: what the experts are chosen by
   __shared__ bool taken[kMoeMaxExperts];
+  __shared__ float groupScores[kMoeMaxExperts];
+  __shared__ bool groupTaken[kMoeMaxExperts];
   __shared__ float chosen[kMoeMaxTopK];
   waitForPreviousKernel();
   const long long t = blockIdx.x;
@@ -41,48 +77,79 @@ template <typename T, typename W> __global__ void infer_moe_route(MoeParams p) {
       dot += toFloat(row[h]) * toFloat(x[h]);
     dot = warpSum(dot);
     if (lane == 0) {
-      logits[e] = dot;
+      scores[e] = dot;
       taken[e] = false;
     }
   }
   __syncthreads();
   if (warp != 0)
     return;
-  float largest = -__int_as_float(0x7f800000);
+  if (p.sigmoid) {
+    for (long long e = lane; e < p.experts; e += 32)
+      scores[e] = 1.f / (1.f + expf(-scores[e]));
+  } else {
+    float largest = -__int_as_float(0x7f800000);
+    for (long long e = lane; e < p.experts; e += 32)
+      largest = fmaxf(largest, scores[e]);
+    largest = warpMax(largest);
+    float total = 0.f;
+    for (long long e = lane; e < p.experts; e += 32)
+      total += expf(scores[e] - largest);
+    total = warpSum(total);
+    __syncwarp();
+    for (long long e = lane; e < p.experts; e += 32)
+      scores[e] = expf(scores[e] - largest) / total;
+  }
   for (long long e = lane; e < p.experts; e += 32)
-    largest = fmaxf(largest, logits[e]);
-  largest = warpMax(largest);
-  float total = 0.f;
-  for (long long e = lane; e < p.experts; e += 32)
-    total += expf(logits[e] - largest);
-  total = warpSum(total);
-  // top_k rounds of a warp argmax over the experts not yet taken: the
-  // largest logit (NaN lowest), then the lowest expert.
+    choice[e] = scores[e] + moeScoreBias(p, e);
+  __syncwarp();
+  if (p.groups > 1) {
+    // A group's score: the sum of its two best choices; the experts outside
+    // the topkGroups best groups are taken (not eligible).
+    const long long size = p.experts / p.groups;
+    for (long long g = lane; g < p.groups; g += 32) {
+      float first = -__int_as_float(0x7f800000), second = first;
+      for (long long e = g * size; e < (g + 1) * size; ++e) {
+        float v = choice[e];
+        if (v > first) {
+          second = first;
+          first = v;
+        } else if (v > second) {
+          second = v;
+        }
+      }
+      groupScores[g] = size > 1 ? first + second : first;
+      groupTaken[g] = false;
+    }
+    __syncwarp();
+    for (int i = 0; i < p.topkGroups; ++i) {
+      const int group = moeWarpArgmax(groupScores, groupTaken, p.groups, lane);
+      if (lane == 0 && group >= 0)
+        groupTaken[group] = true;
+      __syncwarp();
+    }
+    // groupTaken now marks the eligible groups.
+    for (long long e = lane; e < p.experts; e += 32)
+      taken[e] = !groupTaken[e / size];
+    __syncwarp();
+  }
+  // top_k rounds of a warp argmax over the eligible experts not yet taken:
+  // the largest choice (NaN lowest), then the lowest expert.
   float picked = 0.f;
   for (long long s = 0; s < p.topK; ++s) {
-    unsigned long long best = 0;
-    for (long long e = lane; e < p.experts; e += 32)
-      if (!taken[e]) {
-        unsigned long long candidate = argmaxCandidate(logits[e], unsigned(e));
-        best = candidate > best ? candidate : best;
-      }
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      unsigned long long other = __shfl_xor_sync(0xffffffffu, best, offset);
-      best = other > best ? other : best;
-    }
-    const int expert = int(0xffffffffu - unsigned(best & 0xffffffffull));
-    const float weight = expf(logits[expert] - largest) / total;
+    const int expert = moeWarpArgmax(choice, taken, p.experts, lane);
+    const float weight = expert >= 0 ? scores[expert] : 0.f;
     picked += weight;
     if (lane == 0) {
-      taken[expert] = true;
+      if (expert >= 0)
+        taken[expert] = true;
       chosen[s] = weight;
-      p.expertIds[t * p.topK + s] = expert;
+      p.expertIds[t * p.topK + s] = expert >= 0 ? expert : 0;
     }
     __syncwarp();
   }
   for (long long s = lane; s < p.topK; s += 32)
-    p.pairWeights[t * p.topK + s] = p.normalize ? chosen[s] / picked : chosen[s];
+    p.pairWeights[t * p.topK + s] = (p.normalize ? chosen[s] / picked : chosen[s]) * p.scale;
 }
 
 __global__ void infer_moe_sort(MoeParams p) {

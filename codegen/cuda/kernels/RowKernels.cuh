@@ -471,7 +471,7 @@ template <typename T> __global__ void infer_gated_activation(GatedActivationPara
 /// Elements [offset, offset + length) of row blockIdx.x (of row
 /// rowIndices[blockIdx.x] of the input, when given), bytes unchanged, in
 /// the widest words (16 down to 1 bytes) that source and destination can
-/// share.
+/// share; with a feature map, the elements it names, one thread each.
 __global__ void infer_copy(CopyParams p) {
   waitForPreviousKernel();
   using namespace rowimpl;
@@ -479,6 +479,18 @@ __global__ void infer_copy(CopyParams p) {
   if (row >= p.rows)
     return;
   long long elementBytes = p.elementBytes;
+  if (p.featureMap) {
+    const char *in = static_cast<const char *>(p.input) + row * p.inFeatures * elementBytes;
+    char *out = static_cast<char *>(p.output) + row * p.length * elementBytes;
+    for (long long f = threadIdx.x; f < p.length; f += blockDim.x) {
+      long long from = p.featureMap[f];
+      if (from < 0 || from >= p.inFeatures)
+        continue;
+      for (long long b = 0; b < elementBytes; ++b)
+        out[f * elementBytes + b] = in[from * elementBytes + b];
+    }
+    return;
+  }
   long long from = p.rowIndices ? p.rowIndices[row] : row;
   const char *src =
       static_cast<const char *>(p.input) + (from * p.inFeatures + p.offset) * elementBytes;

@@ -328,7 +328,8 @@ def Exec_MoeOp : Exec_LaunchOp<"moe"> {
     hidden], softmax, the `top_k` largest (divided by their sum when
     `normalize`), and the weighted sum of those experts' silu-gated MLPs,
     `gate_up` [experts, 2 * inter, hidden] and `down` [experts, hidden,
-    inter].
+    inter]. `scoring`, `score_bias`, `groups`, `topk_groups` and `scale` route
+    as graph.moe's (DeepSeek-V3).
 
     `workspace` is scratch of `runtime/base/MoeWorkspace.h`'s size (each
     token's routing, gated activations and per-expert outputs, and the
@@ -341,11 +342,15 @@ def Exec_MoeOp : Exec_LaunchOp<"moe"> {
     ```
   }];
   let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$router, Exec_Buffer:$gate_up,
-                       Exec_Buffer:$down, Exec_Buffer:$workspace, Exec_Buffer:$out,
+                       Exec_Buffer:$down, Optional<Exec_Buffer>:$score_bias,
+                       Exec_Buffer:$workspace, Exec_Buffer:$out,
                        I64Attr:$hidden, I64Attr:$experts, I64Attr:$inter, I64Attr:$top_k,
-                       BoolAttr:$normalize);
+                       BoolAttr:$normalize, DefaultValuedAttr<StrAttr, "\"softmax\"">:$scoring,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedAttr<I64Attr, "1">:$topk_groups,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
   let assemblyFormat = [{
-    $input `,` $router `,` $gate_up `,` $down `workspace` `(` $workspace `)` `->` $out attr-dict
+    $input `,` $router `,` $gate_up `,` $down (`score_bias` `(` $score_bias^ `)`)? `workspace` `(` $workspace `)` `->` $out attr-dict
   }];
 }
 
@@ -358,13 +363,19 @@ def Exec_CopyOp : Exec_LaunchOp<"copy"> {
     tensor (in_features = length, offset = 0: a plain byte copy) and a static
     unit-step `graph.slice` of the last dimension.
 
+    With `map` (i64, `length` entries; offset 0) element f of each out row
+    is element map[f] of the input row, and the elements whose map is -1 are
+    left as they are: `graph.gather_features` is one such copy per input
+    into the same `out`.
+
     ```mlir
     exec.copy %x -> %y {in_features = 48 : i64, offset = 16 : i64, length = 16 : i64}
+    exec.copy %rot map(%m) -> %k {in_features = 4 : i64, offset = 0 : i64, length = 24 : i64}
     ```
   }];
-  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$out,
+  let arguments = (ins Exec_Buffer:$input, Optional<Exec_Buffer>:$map, Exec_Buffer:$out,
                        I64Attr:$in_features, I64Attr:$offset, I64Attr:$length);
-  let assemblyFormat = "$input `->` $out attr-dict";
+  let assemblyFormat = "$input (`map` `(` $map^ `)`)? `->` $out attr-dict";
 }
 
 def Exec_GatherRowsOp : Exec_LaunchOp<"gather_rows"> {

@@ -159,6 +159,22 @@ LogicalResult MoeOp::verify() {
     return emitOpError() << "input has " << *features << " features, the router " << hidden;
   if (int64_t(getTopK()) < 1 || int64_t(getTopK()) > experts)
     return emitOpError() << "top_k " << int64_t(getTopK()) << " is outside [1, " << experts << "]";
+  if (getScoring() != "softmax" && getScoring() != "sigmoid")
+    return emitOpError() << "scoring must be \"softmax\" or \"sigmoid\", got \"" << getScoring()
+                         << "\"";
+  const int64_t groups = int64_t(getGroups()), topkGroups = int64_t(getTopkGroups());
+  if (groups < 1 || experts % groups != 0 || topkGroups < 1 || topkGroups > groups ||
+      (groups > 1 && int64_t(getTopK()) > topkGroups * (experts / groups)))
+    return emitOpError() << "groups " << groups << " and topk_groups " << topkGroups
+                         << " must split " << experts << " experts evenly and leave top_k "
+                         << int64_t(getTopK()) << " eligible";
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError() << "scale must be finite";
+  if (Value bias = getScoreBias()) {
+    auto type = dyn_cast<RankedTensorType>(bias.getType());
+    if (!type || type.getShape() != ArrayRef<int64_t>{experts})
+      return emitOpError() << "score_bias must be [" << experts << "], got " << bias.getType();
+  }
   return success();
 }
 
@@ -183,6 +199,39 @@ LogicalResult GatedActivationOp::verify() {
     if (gate && out && *gate != *out)
       return emitOpError() << "result has " << *out << " features, expected " << *gate;
   }
+  return success();
+}
+
+LogicalResult GatherFeaturesOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "takes at least one input";
+  auto result = cast<RankedTensorType>(getResult().getType());
+  int64_t total = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = dyn_cast<RankedTensorType>(input.getType());
+    if (!type || type.getRank() != result.getRank() || type.getRank() < 2)
+      return emitOpError() << "input #" << i << " must be ranked like the result (rank >= 2)";
+    if (type.getElementType() != result.getElementType())
+      return emitOpError() << "input #" << i << " has element type " << type.getElementType()
+                           << ", the result " << result.getElementType();
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      if (!ShapedType::isDynamic(type.getDimSize(d)) &&
+          !ShapedType::isDynamic(result.getDimSize(d)) &&
+          type.getDimSize(d) != result.getDimSize(d))
+        return emitOpError() << "input #" << i << " differs from the result in dim " << d;
+    std::optional<int64_t> features = lastDim(input);
+    if (!features)
+      return emitOpError() << "input #" << i << " has a dynamic last dim";
+    total += *features;
+  }
+  std::optional<int64_t> out = lastDim(getResult());
+  if (!out || *out != static_cast<int64_t>(getMap().size()))
+    return emitOpError() << "map has " << getMap().size() << " entries for a result of "
+                         << (out ? std::to_string(*out) : std::string("?")) << " features";
+  for (int64_t source : getMap())
+    if (source < 0 || source >= total)
+      return emitOpError() << "map entry " << source << " is outside the inputs' " << total
+                           << " features";
   return success();
 }
 

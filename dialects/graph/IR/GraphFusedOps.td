@@ -153,6 +153,28 @@ def Graph_GatedActivationOp : Graph_Op<"gated_activation", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_GatherFeaturesOp : Graph_Op<"gather_features", [Pure]> {
+  let summary = "Each token's features picked from its rows of the inputs: out[..., f] = in[..., map[f]]";
+  let description = [{
+    The inputs share their leading dims (the tokens: [batch, seq, F_i] or
+    [batch * seq, F_i]) and element type; `in` is their concatenation along
+    the last axis, and feature f of each output row is feature `map[f]` of
+    the same row of `in`. It stands for any data movement that keeps tokens
+    apart (MLA's per-head concat of a key with a shared rotary key, a
+    de-interleave of pairs): RaiseFeatureGather makes it, the backends run
+    it as one row copy per input.
+
+    ```mlir
+    %k = graph.gather_features %nope, %rope {map = array<i64: 0, 1, 4, 5, 2, 3, 4, 5>}
+        : (tensor<?x?x4xf32>, tensor<?x?x2xf32>) -> tensor<?x?x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, DenseI64ArrayAttr:$map);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_MoeOp : Graph_Op<"moe", [Pure]> {
   let summary = "A mixture-of-experts MLP: top-k routing and the chosen experts' gated MLPs";
   let description = [{
@@ -164,16 +186,31 @@ def Graph_MoeOp : Graph_Op<"moe", [Pure]> {
     then up's) and `down` [experts, hidden, inter]. Mixtral's and Qwen-MoE's
     sparse MLP; a shared expert stays beside it as ordinary ops.
 
+    DeepSeek-V3's routing: `scoring = "sigmoid"` scores each expert by the
+    sigmoid of its logit; the experts are chosen by score + `score_bias`
+    [experts] while the weights stay the scores; with `groups` G > 1 only
+    the experts of the `topk_groups` best of G equal groups (a group's
+    score: the sum of its two best) are eligible; the weights are multiplied
+    by `scale` (after the normalization).
+
     ```mlir
     %y = graph.moe %x, %router, %gate_up, %down {activation = "silu", normalize = true, top_k = 2 : i64}
         : (tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x320x64xf32>, tensor<4x64x160xf32>) -> tensor<?x64xf32>
+    %z = graph.moe %x, %router, %gate_up, %down score_bias(%bias) {activation = "silu",
+        groups = 2 : i64, normalize = true, scale = 2.5 : f32, scoring = "sigmoid", top_k = 2 : i64,
+        topk_groups = 1 : i64}
+        : (tensor<?x64xf32>, tensor<8x64xf32>, tensor<8x64x64xf32>, tensor<8x64x32xf32>, tensor<8xf32>) -> tensor<?x64xf32>
     ```
   }];
   let arguments = (ins Graph_Tensor:$input, Graph_Tensor:$router, Graph_Tensor:$gate_up,
-                       Graph_Tensor:$down, I64Attr:$top_k, BoolAttr:$normalize,
-                       StrAttr:$activation);
+                       Graph_Tensor:$down, Optional<Graph_Tensor>:$score_bias, I64Attr:$top_k,
+                       BoolAttr:$normalize, StrAttr:$activation,
+                       DefaultValuedAttr<StrAttr, "\"softmax\"">:$scoring,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedAttr<I64Attr, "1">:$topk_groups,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
   let results = (outs Graph_Tensor:$result);
-  let assemblyFormat = "$input `,` $router `,` $gate_up `,` $down attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `,` $router `,` $gate_up `,` $down (`score_bias` `(` $score_bias^ `)`)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

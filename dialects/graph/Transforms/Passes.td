@@ -282,6 +282,38 @@ def TransposeWeightsPass : Pass<"infer-transpose-weights", "mlir::func::FuncOp">
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
 
+def RaiseFeatureGatherPass : Pass<"infer-raise-feature-gather", "mlir::func::FuncOp"> {
+  let summary = "Replaces token-wise data movement between token-major tensors by graph.gather_features";
+  let description = [{
+    Each token-major value ([?, ?, F] or [?, F], float) that a non-movement
+    op reads and that comes from other token-major values through more than
+    reshapes and last-axis row slices (transposes to heads and back, concats,
+    expands, splits, strided slices) becomes one `graph.gather_features` of
+    those values. The map is read by running the movement on the reference
+    interpreter with each feature's index as data; the rewrite is proven
+    (Validation.h), so movement that mixes tokens stays as it was (and the
+    exec lowering then names it). The rows stay token-major, so the exec
+    lowering copies them per token.
+
+    Before (MLA's key: per-head nope part and one rotary key for all heads):
+    ```mlir
+    %kh = graph.reshape %kv, %c0 : (tensor<?x?x16xf32>, tensor<4xi64>) -> tensor<?x?x2x8xf32>
+    %kt = graph.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x?x2x8xf32>) -> tensor<?x2x?x8xf32>
+    %pe = graph.reshape %rot, %c1 : (tensor<?x?x4xf32>, tensor<4xi64>) -> tensor<?x1x?x4xf32>
+    %pex = graph.expand %pe, %c2 : (tensor<?x1x?x4xf32>, tensor<4xi64>) -> tensor<?x2x?x4xf32>
+    %k4 = graph.concat %kt, %pex {axis = 3 : i64} : (tensor<?x2x?x8xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x12xf32>
+    %k3 = graph.transpose %k4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<?x2x?x12xf32>) -> tensor<?x?x2x12xf32>
+    %k = graph.reshape %k3, %c3 : (tensor<?x?x2x12xf32>, tensor<3xi64>) -> tensor<?x?x24xf32>
+    ```
+    After:
+    ```mlir
+    %k = graph.gather_features %kv, %rot {map = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19,
+        8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19>} : (tensor<?x?x16xf32>, tensor<?x?x4xf32>) -> tensor<?x?x24xf32>
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
 def GroupElementwisePass : Pass<"infer-group-elementwise", "mlir::func::FuncOp"> {
   let summary = "Clusters elementwise ops (and the reductions that feed them) into fusion groups";
   let description = [{

@@ -372,7 +372,24 @@ std::optional<RotaryMatch> matchRotary(AddOp add) {
 
 /// Replaces `result` (rotary of the heads [b, h, s, d] `heads`, the first
 /// `rotaryDim` dims of each head rotated) by graph.rotary, if proven.
-bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos, int64_t rotaryDim) {
+/// Token-major [b, s, h*d] with each head's pairs (2i, 2i+1) moved apart to
+/// (i, i + d/2): [..., x0, x1, x2, x3] → [..., x0, x2, x1, x3].
+Value deinterleavePairs(OpBuilder &builder, Location loc, Value tokens, int64_t heads,
+                        int64_t headDim) {
+  Type element = cast<TensorType>(tokens.getType()).getElementType();
+  Value pairs = ReshapeOp::create(
+      builder, loc, RankedTensorType::get({kDynamic, kDynamic, heads, headDim / 2, 2}, element),
+      tokens, i64Vector(builder, loc, {0, 0, heads, headDim / 2, 2}), builder.getBoolAttr(false));
+  Value halves = TransposeOp::create(
+      builder, loc, RankedTensorType::get({kDynamic, kDynamic, heads, 2, headDim / 2}, element),
+      pairs, builder.getDenseI64ArrayAttr({0, 1, 2, 4, 3}));
+  return ReshapeOp::create(builder, loc, tokens.getType(), halves,
+                           i64Vector(builder, loc, {0, 0, heads * headDim}),
+                           builder.getBoolAttr(false));
+}
+
+bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos, int64_t rotaryDim,
+                   bool pairSplit = false) {
   if (result.getType() != headsValue.getType())
     return false;
   // Heads [b, h, s, d], or [b, s, h, d] before the transpose (GPT-J).
@@ -397,8 +414,12 @@ bool raiseRotaryAt(func::FuncOp func, Value result, Value headsValue, Value cos,
   (void)dataMovementRoot(cos, &tableScale);
   for (DenseElementsAttr invFreq : frequencyCandidates(cos, rotaryDim / 2)) {
     for (bool interleaved : {false, true}) {
+      if (pairSplit && interleaved)
+        continue;
       auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
         Value tokens = tokenMajor(builder, loc, inputs[0], *source);
+        if (pairSplit)
+          tokens = deinterleavePairs(builder, loc, tokens, heads, *headDim);
         Value freqs = ConstantOp::create(builder, loc, cast<ElementsAttr>(invFreq));
         Value rotated = RotaryOp::create(
             builder, loc, tokens.getType(), tokens, freqs, Value(), Value(), Value(),
@@ -452,6 +473,50 @@ bool raisePartialRotary(func::FuncOp func, ConcatOp concat) {
     return false;
   std::optional<int64_t> rotaryDim = staticDim(match->x, 3);
   return rotaryDim && raiseRotaryAt(func, concat.getResult(), pass.getData(), match->cos, *rotaryDim);
+}
+
+/// `value` as x[..., start::2] (last axis, constant), or null.
+Value strideTwoSliceOf(Value value, int64_t start) {
+  auto slice = value.getDefiningOp<SliceOp>();
+  if (!slice)
+    return Value();
+  std::optional<SmallVector<int64_t>> starts = getConstantInts(slice.getStarts()),
+                                      axes = getConstantInts(slice.getAxes()),
+                                      steps = getConstantInts(slice.getSteps());
+  std::optional<int64_t> rank = rankOf(slice.getData());
+  if (!starts || !axes || !steps || !rank || starts->size() != 1 || axes->size() != 1 ||
+      steps->size() != 1 || (*starts)[0] != start || (*steps)[0] != 2 ||
+      ((*axes)[0] != *rank - 1 && (*axes)[0] != -1))
+    return Value();
+  return slice.getData();
+}
+
+/// concat(e·cos - o·sin, o·cos + e·sin) with e = x[..., 0::2], o = x[..., 1::2]:
+/// the rotary of x's pairs (2i, 2i+1), written as halves (DeepSeek-V3's
+/// interleaved rope). It is the half-split rotary of x with its pairs moved
+/// apart first, which is how it is raised.
+bool raisePairSplitRotary(func::FuncOp func, ConcatOp concat) {
+  if (concat.getInputs().size() != 2 || rankOf(concat.getResult()) != 4 || concat.getAxis() != 3)
+    return false;
+  auto sub = concat.getInputs()[0].getDefiningOp<SubOp>();
+  auto add = concat.getInputs()[1].getDefiningOp<AddOp>();
+  if (!sub || !add)
+    return false;
+  auto lhs = sub.getLhs().getDefiningOp<MulOp>();
+  if (!lhs)
+    return false;
+  // e·cos: which operand of the first product is the even slice.
+  for (auto [even, cos] :
+       {std::make_pair(lhs.getLhs(), lhs.getRhs()), std::make_pair(lhs.getRhs(), lhs.getLhs())}) {
+    Value x = strideTwoSliceOf(even, 0);
+    if (!x || staticDim(x, 3) != 2 * staticDim(even, 3).value_or(-1))
+      continue;
+    std::optional<int64_t> rotaryDim = staticDim(x, 3);
+    // The shape of the rest (o·sin, o·cos, e·sin) the proof checks.
+    return rotaryDim && raiseRotaryAt(func, concat.getResult(), x, cos, *rotaryDim,
+                                      /*pairSplit=*/true);
+  }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -730,7 +795,8 @@ struct RaiseAttentionPass : public infer::graph::impl::RaiseAttentionPassBase<Ra
     SmallVector<ConcatOp> concats;
     func.walk([&](ConcatOp concat) { concats.push_back(concat); });
     for (ConcatOp concat : concats)
-      (void)raisePartialRotary(func, concat);
+      if (!raisePartialRotary(func, concat))
+        (void)raisePairSplitRotary(func, concat);
     eraseDeadOps(func);
     SmallVector<AddOp> adds;
     func.walk([&](AddOp add) { adds.push_back(add); });

@@ -13,6 +13,7 @@
 #include "dialects/graph/Transforms/Passes.h"
 #include "dialects/graph/Transforms/Validation.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace infer::graph {
@@ -47,7 +48,70 @@ struct MoeMatch {
   Value output;       // the sum over the k choices
   int64_t topK = 0;
   bool normalize = false;
+  // DeepSeek-V3's routing (graph.moe's scoring, score_bias, groups, scale).
+  bool sigmoid = false;
+  Value scoreBias;
+  int64_t groups = 1, topkGroups = 1;
+  double scale = 1.0;
 };
+
+/// DeepSeek-V3's router before its final top_k: sigmoid scores of the router
+/// linear, plus a bias [experts] for the choice, and group-limited (a reshape
+/// to [tokens, groups, experts / groups], a top_k of the groups). Fills
+/// `match`'s router and routing fields; `weights` becomes the routing
+/// weights (the scores the final top_k's ids gather).
+bool matchSigmoidRouting(TopKOp topK, MoeMatch &match, Value &weights) {
+  llvm::SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.omitBlockArguments = true;
+  options.filter = [](Operation *op) { return !isa<LinearOp>(op); }; // stop at the router
+  if (Operation *def = topK.getInput().getDefiningOp())
+    (void)getBackwardSlice(def, &slice, options);
+  if (slice.size() > 80)
+    return false;
+  std::optional<int64_t> experts = staticDim(topK.getInput(), 1);
+  SigmoidOp sigmoid;
+  for (Operation *op : slice)
+    if (auto s = dyn_cast<SigmoidOp>(op))
+      if (auto router = s.getInput().getDefiningOp<LinearOp>();
+          router && !router.getBias() && !router.getResidual() && isWeight(router.getWeight()) &&
+          staticDim(router.getResult(), -1) == experts) {
+        if (sigmoid)
+          return false;
+        sigmoid = s;
+        match.router = router;
+      }
+  if (!sigmoid || !experts)
+    return false;
+  match.sigmoid = true;
+  for (Operation *user : sigmoid.getResult().getUsers()) {
+    if (auto add = dyn_cast<AddOp>(user); add && slice.contains(add)) {
+      Value other = add.getLhs() == sigmoid.getResult() ? add.getRhs() : add.getLhs();
+      auto type = dyn_cast<RankedTensorType>(other.getType());
+      if (type && type.getShape() == ArrayRef<int64_t>{*experts} &&
+          isa_and_nonnull<WeightOp, ConstantOp>(other.getDefiningOp()))
+        match.scoreBias = other;
+    }
+    if (auto gather = dyn_cast<GatherElementsOp>(user);
+        gather && gather.getIndices() == topK.getIndices())
+      weights = gather.getResult();
+  }
+  for (Operation *op : slice) {
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      auto type = cast<RankedTensorType>(reshape.getResult().getType());
+      if (type.getRank() == 3 && !type.isDynamicDim(1) && !type.isDynamicDim(2) &&
+          type.getDimSize(1) * type.getDimSize(2) == *experts && type.getDimSize(1) > 1)
+        match.groups = type.getDimSize(1);
+    }
+    if (auto groupTopK = dyn_cast<TopKOp>(op); groupTopK && rankOf(groupTopK.getInput()) == 2)
+      if (std::optional<SmallVector<int64_t>> k = getConstantInts(groupTopK.getK());
+          k && k->size() == 1)
+        match.topkGroups = (*k)[0];
+  }
+  if (match.groups == 1)
+    match.topkGroups = 1;
+  return bool(weights);
+}
 
 std::optional<MoeMatch> matchMoe(TopKOp topK) {
   MoeMatch match;
@@ -55,13 +119,18 @@ std::optional<MoeMatch> matchMoe(TopKOp topK) {
   if (!k || k->size() != 1)
     return std::nullopt;
   match.topK = (*k)[0];
+  if (rankOf(topK.getInput()) != 2 || topK.getAxis() != 1)
+    return std::nullopt;
+  // The routing weights: the top-k softmax probabilities, or the sigmoid
+  // scores the chosen ids gather.
+  Value weights = topK.getValues();
   auto softmax = topK.getInput().getDefiningOp<SoftmaxOp>();
   auto router = softmax ? softmax.getInput().getDefiningOp<LinearOp>() : LinearOp();
-  if (!router || router.getBias() || router.getResidual() || !isWeight(router.getWeight()) ||
-      rankOf(topK.getInput()) != 2 || topK.getAxis() != 1)
+  if (router && !router.getBias() && !router.getResidual() && isWeight(router.getWeight()))
+    match.router = router;
+  else if (weights = Value(); !matchSigmoidRouting(topK, match, weights))
     return std::nullopt;
-  match.router = router;
-  std::optional<int64_t> hidden = staticDim(router.getInput(), -1);
+  std::optional<int64_t> hidden = staticDim(match.router.getInput(), -1);
   // The experts' weights, gathered by the chosen ids.
   for (Operation *op : usersWithin(topK.getIndices(), 5))
     if (auto gather = dyn_cast<GatherNDOp>(op)) {
@@ -76,16 +145,26 @@ std::optional<MoeMatch> matchMoe(TopKOp topK) {
     }
   if (!match.gateUp || !match.down)
     return std::nullopt;
-  // Normalized: values / reduce_sum(values).
-  for (Operation *user : topK.getValues().getUsers())
-    if (auto div = dyn_cast<DivOp>(user); div && div.getLhs() == topK.getValues())
-      if (auto sum = div.getRhs().getDefiningOp<ReduceSumOp>();
-          sum && sum.getInput() == topK.getValues())
+  // Normalized: weights / reduce_sum(weights) (+ a tiny epsilon).
+  for (Operation *user : weights.getUsers())
+    if (auto div = dyn_cast<DivOp>(user); div && div.getLhs() == weights) {
+      Value denominator = div.getRhs();
+      if (auto add = denominator.getDefiningOp<AddOp>())
+        denominator = splatValue(add.getRhs()) ? add.getLhs() : add.getRhs();
+      if (auto sum = denominator.getDefiningOp<ReduceSumOp>(); sum && sum.getInput() == weights)
         match.normalize = true;
+    }
+  // Scaled: a multiplication by a scalar constant on the way (DeepSeek-V3's
+  // routed_scaling_factor).
+  for (Operation *op : usersWithin(weights, 3))
+    if (auto mul = dyn_cast<MulOp>(op))
+      for (Value operand : mul->getOperands())
+        if (std::optional<double> factor = splatValue(operand))
+          match.scale = *factor;
   // The sum over the choices: the first reduce_sum downstream that is not the
   // normalization's.
-  for (Operation *op : usersWithin(topK.getValues(), 8))
-    if (auto sum = dyn_cast<ReduceSumOp>(op); sum && sum.getInput() != topK.getValues()) {
+  for (Operation *op : usersWithin(weights, 8))
+    if (auto sum = dyn_cast<ReduceSumOp>(op); sum && sum.getInput() != weights) {
       match.output = sum.getResult();
       break;
     }
@@ -130,10 +209,13 @@ bool raiseMoe(func::FuncOp func, TopKOp topK) {
     // The weights are free inputs too: the proof holds for any weights.
     auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
       Value rows = routerRows(builder, loc, match->router, inputs[1]);
-      Value moe =
-          MoeOp::create(builder, loc, inputs[0].getType(), inputs[0], rows, inputs[2], inputs[3],
-                        builder.getI64IntegerAttr(match->topK),
-                        builder.getBoolAttr(match->normalize), builder.getStringAttr("silu"));
+      Value moe = MoeOp::create(
+          builder, loc, inputs[0].getType(), inputs[0], rows, inputs[2], inputs[3],
+          match->scoreBias ? inputs[4] : Value(), builder.getI64IntegerAttr(match->topK),
+          builder.getBoolAttr(match->normalize), builder.getStringAttr("silu"),
+          builder.getStringAttr(match->sigmoid ? "sigmoid" : "softmax"),
+          builder.getI64IntegerAttr(match->groups), builder.getI64IntegerAttr(match->topkGroups),
+          builder.getF32FloatAttr(float(match->scale)));
       if (!flatten)
         return moe;
       return ReshapeOp::create(builder, loc, outType, moe,
@@ -141,6 +223,8 @@ bool raiseMoe(func::FuncOp func, TopKOp topK) {
                                builder.getBoolAttr(false));
     };
     SmallVector<Value> inputs = {x, match->router.getWeight(), match->gateUp, match->down};
+    if (match->scoreBias)
+      inputs.push_back(match->scoreBias);
     // Few tokens: the exported form gathers each token's experts' weights
     // ([tokens * top_k, 2 * inter, hidden]), a GB a token at real sizes.
     ValidationOptions options;

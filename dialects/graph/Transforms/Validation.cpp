@@ -424,3 +424,60 @@ std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func,
                                                         : double(tensor.boolData()[i]));
   return out;
 }
+
+std::optional<std::vector<double>>
+infer::graph::evaluateWithInputs(func::FuncOp func, ArrayRef<Value> inputs,
+                                 ArrayRef<std::vector<float>> values, Value root) {
+  llvm::SetVector<Operation *> slice = sliceOf(root, inputs, 600);
+  if (slice.empty() || values.size() != inputs.size())
+    return std::nullopt;
+  interp::ScopedElementLimit limit(kMaxDataShapedElements);
+  interp::ScopedWorkLimit work(kMaxProofWork);
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(func.getContext()));
+  func::FuncOp probe = buildProbe(*scratch, func, inputs, slice, root, nullptr);
+  if (!probe)
+    return std::nullopt;
+  std::vector<std::vector<int64_t>> shapes;
+  SmallVector<Value> all(func.getArguments().begin(), func.getArguments().end());
+  all.append(inputs.begin(), inputs.end());
+  for (Value value : all) {
+    auto shape = concreteShape(value.getType(), 1, 1);
+    if (!shape)
+      return std::nullopt;
+    shapes.push_back(std::move(*shape));
+  }
+  if (!probeFits(probe, shapes, 1, 1))
+    return std::nullopt;
+  std::mt19937 rng(0);
+  std::vector<Tensor> arguments;
+  for (auto [i, value] : llvm::enumerate(all)) {
+    if (i < func.getNumArguments()) {
+      auto tensor = randomTensor(value.getType(), shapes[i], rng, /*zero=*/true);
+      if (!tensor)
+        return std::nullopt;
+      arguments.push_back(std::move(*tensor));
+      continue;
+    }
+    const std::vector<float> &data = values[i - func.getNumArguments()];
+    int64_t elements = 1;
+    for (int64_t dim : shapes[i])
+      elements *= dim;
+    auto dtype = interp::dtypeForType(cast<TensorType>(value.getType()).getElementType());
+    if (!dtype) {
+      llvm::consumeError(dtype.takeError());
+      return std::nullopt;
+    }
+    if (*dtype != DType::F32 || elements != static_cast<int64_t>(data.size()))
+      return std::nullopt;
+    arguments.push_back(Tensor::fromF32(shapes[i], data));
+  }
+  auto result = interp::runFunction(probe, arguments);
+  if (!result) {
+    llvm::consumeError(result.takeError());
+    return std::nullopt;
+  }
+  const Tensor &tensor = (*result)[0];
+  if (tensor.dtype() != DType::F32)
+    return std::nullopt;
+  return std::vector<double>(tensor.f32(), tensor.f32() + tensor.numElements());
+}

@@ -48,6 +48,15 @@ struct ShapeOnlyValue {
 std::optional<ShapeOnlyValue> evaluateShapeOnly(mlir::func::FuncOp func, mlir::Value value,
                                                 int64_t batch, int64_t seq);
 
+/// Evaluates `root` at batch = seq = 1 with the free `inputs` set to
+/// `values` (f32 data of their shapes at that size) and the function's
+/// arguments zero; nullopt if it cannot. RaiseFeatureGather reads which
+/// input feature each output feature is from this way.
+std::optional<std::vector<double>> evaluateWithInputs(mlir::func::FuncOp func,
+                                                      llvm::ArrayRef<mlir::Value> inputs,
+                                                      llvm::ArrayRef<std::vector<float>> values,
+                                                      mlir::Value root);
+
 } // namespace infer::graph
 
 #endif

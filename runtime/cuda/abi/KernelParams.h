@@ -139,6 +139,9 @@ struct CopyParams {
   /// GATHER_ROWS: output row r copies input row rowIndices[r] (checked on
   /// the host); nullptr: row r.
   const long long *rowIndices;
+  /// COPY with a map (length entries, offset 0): element f of output row r is
+  /// element featureMap[f] of input row r; -1 (or out of range) leaves it.
+  const long long *featureMap;
 };
 
 /// The step program's paged attention (docs/kv-cache.md, "The step program"),
@@ -318,7 +321,11 @@ struct MoeParams {
   float *activations;   // [tokens * topK, inter]
   float *expertOutputs; // [tokens * topK, hidden]
   long long tokens, hidden, inter, experts, topK;
-  int normalize, pad;
+  int normalize, sigmoid; // DeepSeek-V3: sigmoid scores (graph.moe's scoring)
+  int groups, topkGroups; // only the topkGroups best of groups equal groups
+  float scale;            // times the (normalized) weights
+  int scoreBiasType;      // 0: none; else scoreBias's art::ElementType (f32, f16, bf16)
+  const void *scoreBias;  // [experts]: added to the scores to choose
 };
 
 } // namespace kernels
