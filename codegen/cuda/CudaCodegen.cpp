@@ -151,14 +151,8 @@ private:
   /// whole output as one packed [gate | up] of n / 2 features and is its only
   /// reader, the GEMM adds no residual, and the activation's output (which
   /// the GEMV then writes) is apart from everything the GEMV reads.
-  /// INFER_GATED_PAIRS=0 at compile time leaves the activation to the next
-  /// GEMV's prologue, as before (for A/B benchmarks of one build).
   bool rowsFoldForward(int index) const {
-    static const bool enabled = [] {
-      const char *setting = std::getenv("INFER_GATED_PAIRS");
-      return !setting || std::string(setting) != "0";
-    }();
-    if (!enabled || index < 0 || index + 1 >= program_->launches_size())
+    if (index < 0 || index + 1 >= program_->launches_size())
       return false;
     const art::Launch &gemm = launch(index), &next = launch(index + 1);
     if (gemm.kind() != art::Launch::GEMM || next.kind() != art::Launch::GATED_ACTIVATION ||
