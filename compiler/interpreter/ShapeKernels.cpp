@@ -385,15 +385,20 @@ llvm::Expected<Tensor> kernels::slice(const Tensor &data, const Tensor &starts, 
     } else if (s > 0) {
       begin = std::clamp<int64_t>(begin, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      size = end > begin ? (end - begin + s - 1) / s : 0;
+      // 1 + (n - 1) / s rather than (n + s - 1) / s: a step near INT64_MAX must not overflow.
+      size = end > begin ? 1 + (end - begin - 1) / s : 0;
     } else {
       begin = std::clamp<int64_t>(begin, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      size = begin > end ? (begin - end + (-s) - 1) / (-s) : 0;
+      size = begin <= end                               ? 0
+             : s == std::numeric_limits<int64_t>::min() ? 1
+                                                        : 1 + (begin - end - 1) / (-s);
     }
     outShape[axis] = size;
     first[axis] = begin;
-    step[axis] = s;
+    // One element (or none) takes no step: a huge step would only overflow
+    // the strides the copy walks with. Two or more keep s * stride in range.
+    step[axis] = size <= 1 ? 1 : s;
   }
   Tensor out(data.dtype(), outShape);
   Shape inStrides = stridesOf(data.shape());

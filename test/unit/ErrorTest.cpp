@@ -329,3 +329,42 @@ TEST(Errors, ScopedWorkLimitBoundsTheSumOfResults) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Errors, SliceStepsAtTheInt64BoundsTakeOneElement) {
+  // Steps of INT64_MAX / INT64_MIN (the fuzz corpus's overflow-slice-step-int64-max) take
+  // the first element they reach; the sizes and strides must not overflow on the way.
+  constexpr const char *kForward = R"mlir(
+    func.func @main(%x: tensor<2x8xi64>) -> tensor<2x?xi64> {
+      %start = graph.constant dense<1> : tensor<1xi64>
+      %end = graph.constant dense<9223372036854775807> : tensor<1xi64>
+      %axes = graph.constant dense<1> : tensor<1xi64>
+      %0 = graph.slice %x, %start, %end, %axes, %end : (tensor<2x8xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x?xi64>
+      return %0 : tensor<2x?xi64>
+    })mlir";
+  constexpr const char *kBackward = R"mlir(
+    func.func @main(%x: tensor<2x8xi64>) -> tensor<2x?xi64> {
+      %start = graph.constant dense<6> : tensor<1xi64>
+      %end = graph.constant dense<-9223372036854775808> : tensor<1xi64>
+      %axes = graph.constant dense<1> : tensor<1xi64>
+      %0 = graph.slice %x, %start, %end, %axes, %end : (tensor<2x8xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x?xi64>
+      return %0 : tensor<2x?xi64>
+    })mlir";
+  std::vector<int64_t> values(16);
+  for (int64_t i = 0; i < 16; ++i)
+    values[size_t(i)] = 100 + i;
+  Tensor x = Tensor::fromI64({2, 8}, values);
+  std::vector<Tensor> forward = runOk(kForward, {x});
+  ASSERT_EQ(forward.size(), 1u);
+  ASSERT_EQ(forward[0].shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(forward[0].i64()[0], 101);
+  EXPECT_EQ(forward[0].i64()[1], 109);
+  std::vector<Tensor> backward = runOk(kBackward, {x});
+  ASSERT_EQ(backward.size(), 1u);
+  ASSERT_EQ(backward[0].shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(backward[0].i64()[0], 106);
+  EXPECT_EQ(backward[0].i64()[1], 114);
+}
+
+} // namespace
