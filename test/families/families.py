@@ -94,4 +94,14 @@ FAMILIES = {
                         first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=32, qk_rope_head_dim=8,
                         qk_nope_head_dim=8, v_head_dim=16, n_shared_experts=1),
                     "MLA, group-limited MoE routing"),
+    "deepseek_v3-yarn": (cfg("DeepseekV3ForCausalLM", "deepseek_v3", num_key_value_heads=4,
+                             n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                             n_group=4, topk_group=2, first_k_dense_replace=0, kv_lora_rank=16,
+                             q_lora_rank=None, qk_rope_head_dim=8, qk_nope_head_dim=8,
+                             v_head_dim=16, n_shared_experts=1, norm_topk_prob=False,
+                             rope_scaling=dict(rope_type="yarn", factor=4.0,
+                                               original_max_position_embeddings=64,
+                                               mscale=1.0, mscale_all_dim=1.0)),
+                         "MLA without q compression, YaRN with mscale, "
+                         "top-2 of 4 groups, no renormalization"),
 }
