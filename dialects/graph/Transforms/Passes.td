@@ -182,6 +182,12 @@ def RaiseMoePass : Pass<"infer-raise-moe", "mlir::func::FuncOp"> {
     reference interpreter (Validation.h) with the tokens as the free input,
     or not made. The router's weight goes in as [experts, hidden].
 
+    DeepSeek-V3's routing is matched too: sigmoid scores of the router, a
+    bias [experts] added to choose, a reshape to [tokens, groups, experts /
+    groups] whose top-k picks the eligible groups, the chosen scores gathered
+    as the weights (normalized, times a scaling factor): graph.moe's
+    `scoring = "sigmoid"`, `score_bias`, `groups`, `topk_groups` and `scale`.
+
     Before (one layer of Mixtral, abridged):
     ```mlir
     %logits = graph.linear %x2, %wr {transpose_weight = true} : (tensor<?x64xf32>, tensor<4x64xf32>) -> tensor<?x4xf32>
