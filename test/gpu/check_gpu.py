@@ -17,7 +17,7 @@ Exits 77 (ctest SKIP) when there is no usable NVIDIA GPU, or no compute-sanitize
                [--artifact M.infer]   (already compiled with --target cuda --dtype D)
                [--repeat N] [--first-row]
 """
-import argparse, ctypes, os, shutil, subprocess, sys, tempfile
+import argparse, ctypes, json, os, re, shutil, subprocess, sys, tempfile
 
 import numpy as np
 
@@ -114,6 +114,14 @@ def main():
     err = float(np.max(np.abs(got.astype(np.float64) - want)))
     relative = a.dtype != "fp32"
     tolerance = 3e-2 if relative else 1e-3
+    # Where PyTorch's own bf16 run already lies further from the fp32 goldens (a mixture of
+    # experts whose routing flips under bf16: test/families/bf16_deviation.py), 1.5 times that.
+    deviation = os.path.splitext(a.model)[0] + ".bf16.json"
+    index = re.search(r"\.in(\d+)\.npy$", a.input)
+    if a.dtype == "bf16" and os.path.exists(deviation) and index:
+        with open(deviation) as f:
+            torch_error = json.load(f)["torch_bf16_relative_error"][int(index.group(1))]
+        tolerance = max(tolerance, 1.5 * torch_error)
     if relative:
         err /= float(np.max(np.abs(want)))
     ok = err <= tolerance and np.isfinite(got).all()

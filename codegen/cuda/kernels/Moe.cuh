@@ -124,6 +124,7 @@ template <typename T, typename W> __global__ void infer_moe_route(MoeParams p) {
     __syncwarp();
     for (int i = 0; i < p.topkGroups; ++i) {
       const int group = moeWarpArgmax(groupScores, groupTaken, p.groups, lane);
+      __syncwarp(); // every lane's reads of groupTaken before lane 0 writes it
       if (lane == 0 && group >= 0)
         groupTaken[group] = true;
       __syncwarp();
@@ -140,6 +141,7 @@ template <typename T, typename W> __global__ void infer_moe_route(MoeParams p) {
     const int expert = moeWarpArgmax(choice, taken, p.experts, lane);
     const float weight = expert >= 0 ? scores[expert] : 0.f;
     picked += weight;
+    __syncwarp(); // every lane's reads of taken before lane 0 writes it (racecheck)
     if (lane == 0) {
       if (expert >= 0)
         taken[expert] = true;
