@@ -428,18 +428,9 @@ llvm::Expected<Tensor> kernels::moe(const Tensor &input, const Tensor &router, c
     return kernelError("input " + input.shapeString() + ", router " + router.shapeString() +
                        ", gate_up " + gateUp.shapeString() + " and down " + down.shapeString() +
                        " do not fit together");
-  if (topK < 1 || topK > experts)
-    return kernelError("top_k " + llvm::Twine(topK) + " is outside [1, " + llvm::Twine(experts) +
-                       "]");
   if (scoreBias && (scoreBias->dtype() != DType::F32 || scoreBias->numElements() != experts))
     return kernelError("score_bias " + scoreBias->shapeString() + " is not [" +
                        llvm::Twine(experts) + "] f32");
-  if (routing.groups < 1 || experts % routing.groups != 0 || routing.topkGroups < 1 ||
-      routing.topkGroups > routing.groups ||
-      (routing.groups > 1 && topK > routing.topkGroups * (experts / routing.groups)))
-    return kernelError("groups " + llvm::Twine(routing.groups) + " / topk_groups " +
-                       llvm::Twine(routing.topkGroups) + " do not divide " + llvm::Twine(experts) +
-                       " experts for top_k " + llvm::Twine(topK));
   Tensor out(DType::F32, input.shape());
   reference::MoeShape shape{input.numElements() / std::max<int64_t>(hidden, 1),
                             hidden,
@@ -451,6 +442,8 @@ llvm::Expected<Tensor> kernels::moe(const Tensor &input, const Tensor &router, c
   shape.groups = routing.groups;
   shape.topkGroups = routing.topkGroups;
   shape.scale = routing.scale;
+  if (std::string error = reference::routingError(shape); !error.empty())
+    return kernelError(error);
   reference::moe(input.f32(), router.f32(), gateUp.f32(), down.f32(),
                  scoreBias ? scoreBias->f32() : nullptr, shape, out.f32());
   return out;

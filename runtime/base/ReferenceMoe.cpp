@@ -8,6 +8,21 @@
 
 namespace infer::reference {
 
+std::string routingError(const MoeShape &shape) {
+  const int64_t experts = shape.experts, groups = shape.groups, topkGroups = shape.topkGroups;
+  if (shape.topK < 1 || shape.topK > experts)
+    return "top_k " + std::to_string(shape.topK) + " is outside [1, " + std::to_string(experts) +
+           "]";
+  if (groups < 1 || experts % groups != 0 || topkGroups < 1 || topkGroups > groups ||
+      (groups > 1 && shape.topK > topkGroups * (experts / groups)))
+    return "groups " + std::to_string(groups) + " and topk_groups " + std::to_string(topkGroups) +
+           " cannot route " + std::to_string(experts) + " experts to top_k " +
+           std::to_string(shape.topK);
+  if (!std::isfinite(shape.scale))
+    return "scale must be finite";
+  return "";
+}
+
 void routeToken(const double *logits, const float *scoreBias, const MoeShape &shape,
                 std::vector<int64_t> &experts, std::vector<double> &weights) {
   const int64_t count = shape.experts;

@@ -11,6 +11,7 @@
 #define INFER_RUNTIME_BASE_REFERENCEMOE_H
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace infer::reference {
@@ -28,6 +29,11 @@ struct MoeShape {
   int64_t groups = 1, topkGroups = 1;
   double scale = 1.0;
 };
+
+/// Why `shape`'s routing cannot run, or "" when it can: top_k in [1, experts],
+/// groups dividing the experts, topkGroups in [1, groups] leaving top_k
+/// experts eligible, a finite scale. The reference and both backends check it.
+std::string routingError(const MoeShape &shape);
 
 /// The experts of one token, best first, and their routing weights: the
 /// scores of `logits` (softmax or sigmoid), the `topK` largest of score +

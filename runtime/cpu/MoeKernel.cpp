@@ -6,8 +6,6 @@
 #include "runtime/base/ReferenceMoe.h"
 #include "runtime/cpu/CpuKernels.h"
 
-#include <cmath>
-
 namespace infer::cpu {
 
 Status runMoe(const LaunchArgs &args) {
@@ -37,12 +35,8 @@ Status runMoe(const LaunchArgs &args) {
   shape.groups = args.intAttr("groups", 1);
   shape.topkGroups = args.intAttr("topk_groups", 1);
   shape.scale = args.floatAttr("scale", 1.0);
-  if (shape.groups < 1 || experts % shape.groups != 0 || shape.topkGroups < 1 ||
-      shape.topkGroups > shape.groups ||
-      (shape.groups > 1 && topK > shape.topkGroups * (experts / shape.groups)) ||
-      !std::isfinite(shape.scale))
-    return args.error("groups, topk_groups or scale cannot route " + std::to_string(experts) +
-                      " experts");
+  if (std::string error = reference::routingError(shape); !error.empty())
+    return args.error(error);
   const View *bias = args.operand("score_bias");
   if (bias)
     RETURN_IF_ERROR(args.expectF32(*bias, experts, "score_bias"));

@@ -4,9 +4,9 @@
 
 #include "runtime/artifact/ArtifactFormat.h"
 #include "runtime/base/MoeWorkspace.h"
+#include "runtime/base/ReferenceMoe.h"
 #include "runtime/cuda/abi/KernelParams.h"
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -532,16 +532,15 @@ StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
   if (scoring.ok() && *scoring != "softmax" && *scoring != "sigmoid")
     return args.error("scoring must be softmax or sigmoid, got '" + *scoring + "'");
   p.sigmoid = scoring.ok() && *scoring == "sigmoid" ? 1 : 0;
-  const int64_t groups = args.intAttr("groups", 1), topkGroups = args.intAttr("topk_groups", 1);
-  const double scale = args.floatAttr("scale", 1.0);
-  if (groups < 1 || groups > experts || experts % groups != 0 || topkGroups < 1 ||
-      topkGroups > groups || (groups > 1 && topK > topkGroups * (experts / groups)) ||
-      !std::isfinite(scale))
-    return args.error("groups, topk_groups or scale cannot route " + std::to_string(experts) +
-                      " experts");
-  p.groups = int(groups);
-  p.topkGroups = int(topkGroups);
-  p.scale = float(scale);
+  reference::MoeShape routing{args.tokens, hidden, experts, inter, topK, p.normalize != 0};
+  routing.groups = args.intAttr("groups", 1);
+  routing.topkGroups = args.intAttr("topk_groups", 1);
+  routing.scale = args.floatAttr("scale", 1.0);
+  if (std::string error = reference::routingError(routing); !error.empty())
+    return args.error(error);
+  p.groups = int(routing.groups);
+  p.topkGroups = int(routing.topkGroups);
+  p.scale = float(routing.scale);
   if (const exec::View *bias = args.operand("score_bias")) {
     if (bias->elements != experts ||
         (bias->type != art::ELEMENT_TYPE_F32 && bias->type != art::ELEMENT_TYPE_F16 &&

@@ -372,66 +372,15 @@ bool runProof(func::FuncOp func, ArrayRef<Value> inputs, Value original, func::F
 
 } // namespace
 
-std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func, Value value,
-                                                              int64_t batch, int64_t seq) {
-  llvm::SetVector<Operation *> slice = sliceOf(value, {}, 400);
-  if (slice.empty())
-    return std::nullopt;
-  interp::ScopedElementLimit limit(kMaxDataShapedElements);
-  interp::ScopedWorkLimit work(kMaxProofWork);
-  // The value may depend on the arguments' shapes but not on their values:
-  // data dependence flows through every op except graph.shape.
-  llvm::DenseSet<Value> dataDependent(func.getArguments().begin(), func.getArguments().end());
-  for (Operation *op : slice) {
-    if (isa<ShapeOp>(op))
-      continue;
-    if (llvm::any_of(op->getOperands(), [&](Value v) { return dataDependent.contains(v); }))
-      dataDependent.insert(op->result_begin(), op->result_end());
-  }
-  if (dataDependent.contains(value))
-    return std::nullopt;
-  MLIRContext *context = func.getContext();
-  OwningOpRef<ModuleOp> scratch = ModuleOp::create(UnknownLoc::get(context));
-  func::FuncOp probe = buildProbe(*scratch, func, {}, slice, value, nullptr);
-  if (!probe)
-    return std::nullopt;
-  std::mt19937 rng(0);
-  std::vector<std::vector<int64_t>> shapes;
-  for (BlockArgument argument : func.getArguments()) {
-    auto shape = concreteShape(argument.getType(), batch, seq);
-    if (!shape)
-      return std::nullopt;
-    shapes.push_back(std::move(*shape));
-  }
-  if (!probeFits(probe, shapes, batch, seq))
-    return std::nullopt;
-  std::vector<Tensor> arguments;
-  for (BlockArgument argument : func.getArguments()) {
-    auto shape = concreteShape(argument.getType(), batch, seq);
-    auto tensor = shape ? randomTensor(argument.getType(), *shape, rng, true) : std::nullopt;
-    if (!tensor)
-      return std::nullopt;
-    arguments.push_back(std::move(*tensor));
-  }
-  auto result = interp::runFunction(probe, arguments);
-  if (!result) {
-    llvm::consumeError(result.takeError());
-    return std::nullopt;
-  }
-  const Tensor &tensor = (*result)[0];
-  ShapeOnlyValue out{tensor.shape(), {}};
-  for (int64_t i = 0; i < tensor.numElements(); ++i)
-    out.values.push_back(tensor.dtype() == DType::F32 ? tensor.f32()[i]
-                         : tensor.dtype() == DType::I64 ? double(tensor.i64()[i])
-                                                        : double(tensor.boolData()[i]));
-  return out;
-}
+namespace {
 
-std::optional<std::vector<double>>
-infer::graph::evaluateWithInputs(func::FuncOp func, ArrayRef<Value> inputs,
-                                 ArrayRef<std::vector<float>> values, Value root) {
-  llvm::SetVector<Operation *> slice = sliceOf(root, inputs, 600);
-  if (slice.empty() || values.size() != inputs.size())
+/// Runs `root`'s `slice` once at (batch, seq): the function's arguments zero,
+/// the free `inputs` set to `values` (f32 data of their shapes at that size).
+std::optional<Tensor> evaluateOnce(func::FuncOp func, ArrayRef<Value> inputs,
+                                   ArrayRef<std::vector<float>> values,
+                                   const llvm::SetVector<Operation *> &slice, Value root,
+                                   int64_t batch, int64_t seq) {
+  if (values.size() != inputs.size())
     return std::nullopt;
   interp::ScopedElementLimit limit(kMaxDataShapedElements);
   interp::ScopedWorkLimit work(kMaxProofWork);
@@ -439,16 +388,16 @@ infer::graph::evaluateWithInputs(func::FuncOp func, ArrayRef<Value> inputs,
   func::FuncOp probe = buildProbe(*scratch, func, inputs, slice, root, nullptr);
   if (!probe)
     return std::nullopt;
-  std::vector<std::vector<int64_t>> shapes;
   SmallVector<Value> all(func.getArguments().begin(), func.getArguments().end());
   all.append(inputs.begin(), inputs.end());
+  std::vector<std::vector<int64_t>> shapes;
   for (Value value : all) {
-    auto shape = concreteShape(value.getType(), 1, 1);
+    auto shape = concreteShape(value.getType(), batch, seq);
     if (!shape)
       return std::nullopt;
     shapes.push_back(std::move(*shape));
   }
-  if (!probeFits(probe, shapes, 1, 1))
+  if (!probeFits(probe, shapes, batch, seq))
     return std::nullopt;
   std::mt19937 rng(0);
   std::vector<Tensor> arguments;
@@ -478,8 +427,46 @@ infer::graph::evaluateWithInputs(func::FuncOp func, ArrayRef<Value> inputs,
     llvm::consumeError(result.takeError());
     return std::nullopt;
   }
-  const Tensor &tensor = (*result)[0];
-  if (tensor.dtype() != DType::F32)
+  return std::move((*result)[0]);
+}
+
+} // namespace
+
+std::optional<ShapeOnlyValue> infer::graph::evaluateShapeOnly(func::FuncOp func, Value value,
+                                                              int64_t batch, int64_t seq) {
+  llvm::SetVector<Operation *> slice = sliceOf(value, {}, 400);
+  if (slice.empty())
     return std::nullopt;
-  return std::vector<double>(tensor.f32(), tensor.f32() + tensor.numElements());
+  // The value may depend on the arguments' shapes but not on their values:
+  // data dependence flows through every op except graph.shape.
+  llvm::DenseSet<Value> dataDependent(func.getArguments().begin(), func.getArguments().end());
+  for (Operation *op : slice) {
+    if (isa<ShapeOp>(op))
+      continue;
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return dataDependent.contains(v); }))
+      dataDependent.insert(op->result_begin(), op->result_end());
+  }
+  if (dataDependent.contains(value))
+    return std::nullopt;
+  std::optional<Tensor> tensor = evaluateOnce(func, {}, {}, slice, value, batch, seq);
+  if (!tensor)
+    return std::nullopt;
+  ShapeOnlyValue out{tensor->shape(), {}};
+  for (int64_t i = 0; i < tensor->numElements(); ++i)
+    out.values.push_back(tensor->dtype() == DType::F32   ? tensor->f32()[i]
+                         : tensor->dtype() == DType::I64 ? double(tensor->i64()[i])
+                                                         : double(tensor->boolData()[i]));
+  return out;
+}
+
+std::optional<std::vector<double>>
+infer::graph::evaluateWithInputs(func::FuncOp func, ArrayRef<Value> inputs,
+                                 ArrayRef<std::vector<float>> values, Value root) {
+  llvm::SetVector<Operation *> slice = sliceOf(root, inputs, 600);
+  if (slice.empty())
+    return std::nullopt;
+  std::optional<Tensor> tensor = evaluateOnce(func, inputs, values, slice, root, 1, 1);
+  if (!tensor || tensor->dtype() != DType::F32)
+    return std::nullopt;
+  return std::vector<double>(tensor->f32(), tensor->f32() + tensor->numElements());
 }
