@@ -34,6 +34,10 @@ bool isMovement(Operation *op) {
                          UnsqueezeOp>(op);
 }
 
+/// The most features a row may have here: the map and each evaluation's data
+/// are this large (a real model's widest movement is ~10^5 features).
+constexpr int64_t kMaxFeatures = int64_t(1) << 20;
+
 /// [?, ?, F] or [?, F] with F static: the rows are the tokens.
 std::optional<int64_t> tokenFeatures(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -44,7 +48,7 @@ std::optional<int64_t> tokenFeatures(Value value) {
     if (!type.isDynamicDim(d))
       return std::nullopt;
   std::optional<int64_t> features = staticDim(value, type.getRank() - 1);
-  if (!features || *features <= 0)
+  if (!features || *features <= 0 || *features > kMaxFeatures)
     return std::nullopt;
   return features;
 }
@@ -122,6 +126,8 @@ std::optional<SmallVector<int64_t>> featureMap(func::FuncOp func, Value root,
   int64_t total = 0;
   for (Value leaf : leaves)
     total += *tokenFeatures(leaf);
+  if (total > kMaxFeatures)
+    return std::nullopt;
   int64_t features = *tokenFeatures(root);
   SmallVector<int64_t> map(features, 0);
   for (int64_t scale = 1; scale < total; scale *= kBase) {
