@@ -104,4 +104,10 @@ FAMILIES = {
                                                mscale=1.0, mscale_all_dim=1.0)),
                          "MLA without q compression, YaRN with mscale, "
                          "top-2 of 4 groups, no renormalization"),
+    "deepseek_v3-vdim": (cfg("DeepseekV3ForCausalLM", "deepseek_v3", num_key_value_heads=4,
+                             n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                             n_group=2, topk_group=1, first_k_dense_replace=1, kv_lora_rank=16,
+                             q_lora_rank=32, qk_rope_head_dim=8, qk_nope_head_dim=16,
+                             v_head_dim=16, n_shared_experts=1),
+                         "MLA with values narrower than keys (v 16, qk 24: DeepSeek-V3's 128 and 192)"),
 }

@@ -133,7 +133,10 @@ def RaiseAttentionPass : Pass<"infer-raise-attention", "mlir::func::FuncOp"> {
     only. Its values, read at a length past the largest constant in its slice
     (AttentionMask.h), give the attributes: causal; `window`, the keys a
     sliding window keeps; `alibi`, the factor of ALiBi's per-head bias. Any
-    other mask is not raised.
+    other mask is not raised. Values narrower than the keys (DeepSeek-V3's
+    MLA: 128 of 192 a head) are widened to the keys' head dim by a
+    `graph.gather_features` repeating each head's own features (output lane
+    d reads only value lane d), and the output narrowed back by another.
 
     After:
     ```mlir

@@ -21,6 +21,8 @@
 //             back to [b, s, h*d]
 //         →   graph.attention(Q, K, V) {causal iff masked; window: a
 //             sliding window's keys, read from the mask (AttentionMask.h)}
+//             (v's heads narrower than q's and k's: widened before by a
+//             graph.gather_features, the output narrowed after)
 //
 //===----------------------------------------------------------------------===//
 
@@ -526,12 +528,13 @@ bool raisePairSplitRotary(func::FuncOp func, ConcatOp concat) {
 struct AttentionMatch {
   HeadsSource q, k, v;
   int64_t heads = 0, kvHeads = 0, headDim = 0;
+  int64_t valueDim = 0; // v's head dim: headDim, or fewer (DeepSeek-V3's MLA: 128 of 192)
   double scale = 1.0;
   double softcap = 0.0;
   bool masked = false;
   Value mask;             // additive, shape-only (null with only a fill)
   WhereOp fill;           // masked_fill(cond, -big) around the scores (MPT), or null
-  Value output;           // token-major [b, s, heads * headDim] the rewrite replaces
+  Value output;           // token-major [b, s, heads * valueDim] the rewrite replaces
 };
 
 /// The value the heads output `o` [b, h, s, d] is merged into: token-major
@@ -673,19 +676,21 @@ std::optional<AttentionMatch> matchAttention(func::FuncOp func, SoftmaxOp softma
   std::optional<int64_t> heads =
       batched ? staticDim(softmax.getInput(), 1) : staticDim(qk.getLhs(), 1);
   std::optional<int64_t> headDim = staticDim(qk.getLhs(), batched ? 2 : 3);
-  if (!heads || !headDim)
+  std::optional<int64_t> valueDim = staticDim(pv.getRhs(), batched ? 2 : 3);
+  if (!heads || !headDim || !valueDim || *valueDim > *headDim)
     return std::nullopt;
   std::optional<HeadsSource> q = headsSourceOf(qk.getLhs(), *headDim, &scale);
   std::optional<HeadsSource> k = headsSourceOf(qk.getRhs(), *headDim, &scale);
-  std::optional<HeadsSource> v = headsSourceOf(pv.getRhs(), *headDim);
+  std::optional<HeadsSource> v = headsSourceOf(pv.getRhs(), *valueDim);
   if (!q || !k || !v || q->heads != *heads || k->heads != v->heads || *heads % k->heads)
     return std::nullopt;
   match.q = *q, match.k = *k, match.v = *v;
   match.heads = *heads;
   match.headDim = *headDim;
+  match.valueDim = *valueDim;
   match.kvHeads = k->heads;
   match.scale = scale;
-  match.output = mergedHeads(pv.getResult(), *heads * *headDim);
+  match.output = mergedHeads(pv.getResult(), *heads * *valueDim);
   if (!match.output)
     return std::nullopt;
   return match;
@@ -708,6 +713,20 @@ Value combinedMask(const AttentionMatch &match) {
   int64_t rank = *rankOf(fill.getResult());
   auto type = RankedTensorType::get(SmallVector<int64_t>(rank, kDynamic), element);
   return WhereOp::create(builder, loc, type, fill.getCondition(), fill.getX(), additive);
+}
+
+/// Each of `heads` heads of `width` features of token-major `tokens` as
+/// `dim` features: its first min(width, dim), then (when dim > width) its
+/// own features again from the first.
+Value resizeHeads(OpBuilder &builder, Location loc, Value tokens, int64_t heads, int64_t width,
+                  int64_t dim) {
+  SmallVector<int64_t> map;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t d = 0; d < dim; ++d)
+      map.push_back(h * width + d % width);
+  auto type = cast<RankedTensorType>(tokens.getType());
+  return GatherFeaturesOp::create(builder, loc, type.clone({kDynamic, kDynamic, heads * dim}),
+                                  tokens, builder.getDenseI64ArrayAttr(map));
 }
 
 void eraseDeadOps(func::FuncOp func);
@@ -738,18 +757,29 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
     }
   }
   Type resultType = match->output.getType();
-  int64_t features = match->heads * match->headDim;
+  int64_t features = match->heads * match->valueDim;
   Type element = cast<TensorType>(resultType).getElementType();
+  bool narrowValues = match->valueDim < match->headDim;
   auto build = [&](OpBuilder &builder, Location loc, ValueRange inputs) -> Value {
     SmallVector<Value> tokens = {tokenMajor(builder, loc, inputs[0], match->q),
                                  tokenMajor(builder, loc, inputs[1], match->k),
                                  tokenMajor(builder, loc, inputs[2], match->v)};
+    // Narrower values are widened to the keys' head dim, which attention and
+    // the KV cache have one of. Output lane d reads only v's lane d, so the
+    // extra lanes (v's own features again: no fill needed) are dropped after.
+    if (narrowValues)
+      tokens[2] =
+          resizeHeads(builder, loc, tokens[2], match->kvHeads, match->valueDim, match->headDim);
     Value attention = AttentionOp::create(
-        builder, loc, RankedTensorType::get({kDynamic, kDynamic, features}, element), tokens,
+        builder, loc,
+        RankedTensorType::get({kDynamic, kDynamic, match->heads * match->headDim}, element), tokens,
         builder.getI64IntegerAttr(match->heads), builder.getI64IntegerAttr(match->kvHeads),
         builder.getI64IntegerAttr(match->headDim), builder.getF32FloatAttr(match->scale),
         builder.getBoolAttr(match->masked), builder.getF32FloatAttr(match->softcap),
         builder.getI64IntegerAttr(window), builder.getF32FloatAttr(float(alibi)));
+    if (narrowValues)
+      attention =
+          resizeHeads(builder, loc, attention, match->heads, match->headDim, match->valueDim);
     if (rankOf(match->output) == 3)
       return attention;
     // The model flattens tokens for its output projection; so does this.
