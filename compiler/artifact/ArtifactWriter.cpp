@@ -3,6 +3,7 @@
 #include "compiler/artifact/ArtifactWriter.h"
 
 #include "compiler/artifact/OutputFile.h"
+#include "compiler/artifact/QuantizedWeights.h"
 
 #include "compiler/interpreter/LowPrecision.h"
 #include "dialects/graph/IR/GraphOps.h"
@@ -391,20 +392,28 @@ bool writeTransposed(HashingWriter &out, const PlannedWeight &weight, ScratchBuf
   return out.write(result, weight.entry.size());
 }
 
+bool writeQuantized(HashingWriter &out, const PlannedWeight &weight) {
+  std::optional<std::vector<char>> bytes = quantizedWeightBytes(
+      cast<graph::QuantizeWeightOp>(weight.op), weight.quantizedScales);
+  return bytes && bytes->size() == weight.entry.size() && out.write(bytes->data(), bytes->size());
+}
+
 bool writeWeight(HashingWriter &out, const PlannedWeight &weight, ScratchBuffer &scratch) {
+  if (weight.quantized)
+    return writeQuantized(out, weight);
   return weight.transposed ? writeTransposed(out, weight, scratch) : streamWeight(out, weight);
 }
 
 /// Fills a manifest weight entry's type, shape and size from `type`.
 LogicalResult describe(Operation *op, RankedTensorType type, const ArtifactOptions &options,
-                       art::Weight &entry) {
+                       art::Weight &entry, bool convert = true) {
   std::optional<art::ElementType> elementType = elementTypeOf(type.getElementType());
   if (!elementType)
     return op->emitError() << "the artifact cannot store weights of element type "
                            << type.getElementType();
   art::ElementType stored = *elementType;
   if (std::optional<art::ElementType> target = dtypeElementType(options.dtype);
-      target && isConvertibleFloat(stored) && *target != stored) {
+      convert && target && isConvertibleFloat(stored) && *target != stored) {
     entry.set_source_element_type(stored);
     stored = *target;
   }
@@ -484,9 +493,10 @@ FailureOr<WeightPlan> planWeights(func::FuncOp entry, const ArtifactOptions &opt
     if (auto weightOp = dyn_cast<graph::WeightOp>(op)) {
       if (failed(checkData(weightOp)))
         return WalkResult::interrupt();
-      // A weight only packs feed is stored inside the packs, not on its own.
+      // A weight only packs and quantizations read is stored inside them, not
+      // on its own.
       bool standalone = llvm::any_of(weightOp->getUsers(), [](Operation *user) {
-        return !isa<graph::PackWeightsOp>(user);
+        return !isa<graph::PackWeightsOp, graph::QuantizeWeightOp>(user);
       });
       if (!standalone)
         return WalkResult::advance();
@@ -499,7 +509,32 @@ FailureOr<WeightPlan> planWeights(func::FuncOp entry, const ArtifactOptions &opt
         return WalkResult::interrupt();
       return WalkResult::advance();
     }
-    if (auto pack = dyn_cast<graph::PackWeightsOp>(op)) {
+    if (auto quantize = dyn_cast<graph::QuantizeWeightOp>(op)) {
+      for (Value result : quantize.getResults()) {
+        std::optional<std::string> name = graph::storedWeightName(result);
+        if (!name) {
+          op->emitError() << "the artifact writer quantizes only graph.weight and packs of them";
+          return WalkResult::interrupt();
+        }
+        PlannedWeight weight;
+        weight.op = op;
+        weight.quantized = true;
+        weight.quantizedScales = result == quantize.getScales();
+        weight.entry.set_name(*name);
+        // q and scales keep their types whatever --dtype says.
+        if (failed(describe(op, cast<RankedTensorType>(result.getType()), options, weight.entry,
+                            /*convert=*/false)) ||
+            failed(add(std::move(weight), result)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    auto onlyQuantized = [](Operation *op) {
+      return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+        return isa<graph::QuantizeWeightOp>(user);
+      });
+    };
+    if (auto pack = dyn_cast<graph::PackWeightsOp>(op); pack && !onlyQuantized(pack)) {
       PlannedWeight weight;
       weight.op = op;
       weight.packAxis = pack.getAxis();
@@ -837,6 +872,14 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       launch.set_kind(art::Launch::GEMM);
       operand("input", g.getInput());
       operand("weight", g.getWeight());
+      operand("bias", g.getBias());
+      operand("residual", g.getResidual());
+      output(g.getOut());
+    } else if (auto g = dyn_cast<exec::QuantizedGemmOp>(op)) {
+      launch.set_kind(art::Launch::QUANTIZED_GEMM);
+      operand("input", g.getInput());
+      operand("q", g.getQ());
+      operand("scales", g.getScales());
       operand("bias", g.getBias());
       operand("residual", g.getResidual());
       output(g.getOut());

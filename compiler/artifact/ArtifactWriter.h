@@ -67,6 +67,9 @@ struct PlannedWeight {
   /// Stored as the transpose of the (rank-2) concatenation: entry.shape() is
   /// [n, k] (graph.pack_weights `transpose`).
   bool transposed = false;
+  /// `op` is a graph.quantize_weight and this entry its q, or its scales
+  /// (compiler/artifact/QuantizedWeights.h makes the bytes).
+  bool quantized = false, quantizedScales = false;
 };
 
 /// The weight section of one entry function.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/interpreter/Kernels.h"
+#include "runtime/base/Quantization.h"
 #include "runtime/base/ReferenceMath.h"
 #include "runtime/base/ReferenceMoe.h"
 
@@ -131,6 +132,83 @@ llvm::Expected<Tensor> kernels::linear(const Tensor &input, const Tensor &weight
     }
   }
   return out;
+}
+
+//===----------------------------------------------------------------------===//
+// quantized linear
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+llvm::Expected<infer::quant::Scheme> schemeOf(llvm::StringRef name, int64_t groupSize, int64_t k) {
+  std::optional<infer::quant::Scheme> scheme = infer::quant::parseScheme(name);
+  if (!scheme)
+    return kernelError("unknown quantization scheme '" + name + "'");
+  if (*scheme == infer::quant::Scheme::Int4 &&
+      (groupSize <= 0 || groupSize % 2 || k % groupSize))
+    return kernelError("int4 group size " + llvm::Twine(groupSize) +
+                       " must be even and divide k = " + llvm::Twine(k));
+  return *scheme;
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight,
+                                                            llvm::StringRef name,
+                                                            int64_t groupSize, bool transpose) {
+  if (llvm::Error error = expectF32({&weight}, {"weight"}))
+    return std::move(error);
+  if (llvm::Error error = expectRank(weight, 2, "weight"))
+    return std::move(error);
+  llvm::Expected<Tensor> rowsOrError = transpose ? kernels::transpose(weight, {1, 0}) : weight;
+  if (!rowsOrError)
+    return rowsOrError.takeError();
+  const Tensor &rows = *rowsOrError;
+  int64_t n = rows.shape()[0], k = rows.shape()[1];
+  llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
+  if (!scheme)
+    return scheme.takeError();
+  std::vector<uint8_t> bytes(infer::quant::quantizedBytes(*scheme, n, k));
+  std::vector<float> scales(infer::quant::scaleCount(*scheme, n, k, groupSize));
+  infer::quant::quantize(*scheme, rows.f32(), n, k, groupSize, bytes.data(), scales.data());
+  Shape scaleShape = *scheme == infer::quant::Scheme::Int4 ? Shape{n, k / groupSize} : Shape{n};
+  std::vector<Tensor> results;
+  results.push_back(Tensor::fromI64({n, static_cast<int64_t>(bytes.size()) / n},
+                                    std::vector<int64_t>(bytes.begin(), bytes.end())));
+  results.push_back(Tensor::fromF32(scaleShape, std::move(scales)));
+  return results;
+}
+
+llvm::Expected<Tensor> kernels::quantizedLinear(const Tensor &input, const Tensor &q,
+                                                const Tensor &scales, const Tensor *bias,
+                                                const Tensor *residual, llvm::StringRef name,
+                                                int64_t groupSize) {
+  if (q.dtype() != DType::I64 || q.rank() != 2)
+    return kernelError("q must be a rank-2 tensor of bytes");
+  if (llvm::Error error = expectF32({&input, &scales}, {"input", "scales"}))
+    return std::move(error);
+  if (input.rank() < 1)
+    return kernelError("input must have rank >= 1");
+  int64_t n = q.shape()[0], k = input.shape().back();
+  llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
+  if (!scheme)
+    return scheme.takeError();
+  if (infer::quant::quantizedBytes(*scheme, n, k) != q.numElements() ||
+      infer::quant::scaleCount(*scheme, n, k, groupSize) != scales.numElements())
+    return kernelError("q " + q.shapeString() + " and scales " + scales.shapeString() +
+                       " do not hold a [" + llvm::Twine(n) + ", " + llvm::Twine(k) + "] weight");
+  std::vector<uint8_t> bytes(q.i64(), q.i64() + q.numElements());
+  std::vector<float> dequantized(static_cast<size_t>(n * k));
+  for (int64_t row = 0; row < n; ++row)
+    infer::quant::dequantizeRow(*scheme, bytes.data(), scales.f32(), k, groupSize, row,
+                                dequantized.data() + row * k);
+  Tensor weight = Tensor::fromF32({n, k}, std::move(dequantized));
+  if (*scheme != infer::quant::Scheme::Fp8)
+    return linear(input, weight, bias, residual, /*transposeWeight=*/true);
+  Tensor rounded = input;
+  for (int64_t r = 0; r < input.numElements() / k; ++r)
+    infer::quant::fakeQuantizeRowFp8(rounded.f32() + r * k, k);
+  return linear(rounded, weight, bias, residual, /*transposeWeight=*/true);
 }
 
 //===----------------------------------------------------------------------===//

@@ -478,6 +478,15 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
         return one(linear(in(o.getInput()), in(o.getWeight()), optional(o.getBias()),
                           optional(o.getResidual()), o.getTransposeWeight()));
       })
+      .Case([&](QuantizeWeightOp o) {
+        return quantizeWeight(in(o.getWeight()), o.getScheme(), int64_t(o.getGroupSize()),
+                              o.getTranspose());
+      })
+      .Case([&](QuantizedLinearOp o) {
+        return one(quantizedLinear(in(o.getInput()), in(o.getQ()), in(o.getScales()),
+                                   optional(o.getBias()), optional(o.getResidual()), o.getScheme(),
+                                   int64_t(o.getGroupSize())));
+      })
       // I64Attr getters return uint64_t; the kernels check the signed values.
       .Case([&](RotaryOp o) {
         RotaryConfig config{int64_t(o.getNumHeads()), int64_t(o.getRotatedHeads()),
@@ -528,8 +537,9 @@ llvm::Expected<DType> infer::interp::dtypeForType(Type type) {
     return DType::F32;
   if (element.isSignlessInteger(1))
     return DType::Bool;
+  // ui8: quantized weight bytes (graph.quantize_weight).
   if (element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
-      element.isSignedInteger(64) || element.isSignedInteger(32))
+      element.isSignedInteger(64) || element.isSignedInteger(32) || element.isUnsignedInteger(8))
     return DType::I64;
   return kernelError("reference interpreter supports f32, i64, i1 (and i32 held as i64; f64, "
                      "bf16, f16 held as f32), got " +

@@ -56,6 +56,13 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                       addCleanup(pm);
                       pm.addNestedPass<func::FuncOp>(graph::createGroupElementwisePass());
                     }});
+  if (!options.quantize.empty())
+    stages.push_back({"quantize", [options](OpPassManager &pm) {
+                        graph::QuantizeWeightsPassOptions quantize;
+                        quantize.scheme = options.quantize;
+                        quantize.groupSize = options.groupSize;
+                        pm.addNestedPass<func::FuncOp>(graph::createQuantizeWeightsPass(quantize));
+                      }});
   return stages;
 }
 

@@ -21,6 +21,9 @@ struct PipelineOptions {
   /// Test only: insert a deliberately wrong rewrite as stage "test-break-numerics"
   /// after the raising stage, so tests can see --verify-numerics catch it.
   bool testBreakNumerics = false;
+  /// --quantize: "" (none), "int4" or "fp8"; --group-size for int4.
+  std::string quantize;
+  int64_t groupSize = 128;
 };
 
 /// A named group of passes; the unit --verify-numerics reports on.

@@ -33,9 +33,9 @@ using namespace infer;
 namespace {
 
 constexpr llvm::StringLiteral kSupported =
-    "graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, "
+    "graph.embedding, rms_norm, layer_normalization, linear, quantized_linear, rotary, attention, "
     "gated_activation, moe, gather_features, reshape, slice (static, last axis), fusion_group, "
-    "weight, pack_weights, constant";
+    "weight, pack_weights, quantize_weight, constant";
 
 /// Lowers one function into one program.
 class Lowering {
@@ -141,20 +141,14 @@ FailureOr<Value> Lowering::lookup(Location loc, Value value) {
     return buffer;
   Operation *def = value.getDefiningOp();
   Value buffer;
-  if (auto weight = dyn_cast_or_null<graph::WeightOp>(def)) {
-    buffer = builder.create<exec::WeightOp>(
-        weight.getLoc(), builder.getType<exec::BufferType>(), weight.getValue().getHandle().getKey(), weight.getType());
-  } else if (auto pack = dyn_cast_or_null<graph::PackWeightsOp>(def)) {
-    // The artifact writer stores a pack as one weight named "a+b+c".
-    std::string name;
-    for (auto [i, operand] : llvm::enumerate(pack.getWeights())) {
-      auto source = operand.getDefiningOp<graph::WeightOp>();
-      if (!source)
-        return pack.emitError() << "exec lowering: operand #" << i
-                                << " of graph.pack_weights is not a graph.weight";
-      name += (i ? "+" : "") + source.getValue().getHandle().getKey().str();
-    }
-    buffer = builder.create<exec::WeightOp>(pack.getLoc(), builder.getType<exec::BufferType>(), name, pack.getType());
+  if (isa_and_nonnull<graph::WeightOp, graph::PackWeightsOp, graph::QuantizeWeightOp>(def)) {
+    // Stored by the artifact writer under this name.
+    std::optional<std::string> name = graph::storedWeightName(value);
+    if (!name)
+      return def->emitError() << "exec lowering: operand " << value
+                              << " is not a compile-time weight the artifact can store";
+    buffer = builder.create<exec::WeightOp>(def->getLoc(), builder.getType<exec::BufferType>(),
+                                            *name, value.getType());
   } else if (auto constant = dyn_cast_or_null<graph::ConstantOp>(def)) {
     buffer = builder.create<exec::ConstantOp>(constant.getLoc(), builder.getType<exec::BufferType>(),
                                                cast<ElementsAttr>(constant.getValue()));
@@ -180,7 +174,7 @@ FailureOr<SmallVector<Value>> Lowering::lookupAll(Location loc, ValueRange value
 LogicalResult Lowering::lower(Operation *op) {
   Location loc = op->getLoc();
   // Weights and constants become exec ops where they are first used.
-  if (isa<graph::WeightOp, graph::PackWeightsOp, graph::ConstantOp>(op))
+  if (isa<graph::WeightOp, graph::PackWeightsOp, graph::QuantizeWeightOp, graph::ConstantOp>(op))
     return success();
   if (isa<func::ReturnOp>(op))
     return success(); // handled by run()
@@ -218,7 +212,7 @@ LogicalResult Lowering::lower(Operation *op) {
                            << "' is not supported (it lowers " << kSupported << ")";
   // Check support before allocating so the error names the op, not its type.
   if (!isa<graph::EmbeddingOp, graph::RmsNormOp, graph::LayerNormOp, graph::LinearOp,
-           graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp, graph::MoeOp,
+           graph::QuantizedLinearOp, graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp, graph::MoeOp,
            graph::GatherFeaturesOp>(op))
     return op->emitError() << "exec lowering: '" << op->getName()
                            << "' is not supported (it lowers " << kSupported << ")";
@@ -254,6 +248,14 @@ LogicalResult Lowering::lower(Operation *op) {
                                      optional(linear.getBias()), optional(linear.getResidual()),
                                      *out, lastDim(linear.getInput()), lastDim(linear.getResult()),
                                      linear.getTransposeWeight());
+        return success();
+      })
+      .Case([&](graph::QuantizedLinearOp linear) {
+        builder.create<exec::QuantizedGemmOp>(
+            loc, optional(linear.getInput()), optional(linear.getQ()), optional(linear.getScales()),
+            optional(linear.getBias()), optional(linear.getResidual()), *out,
+            lastDim(linear.getInput()), lastDim(linear.getResult()), linear.getScheme(),
+            linear.getGroupSize());
         return success();
       })
       .Case([&](graph::RotaryOp rotary) {
@@ -414,7 +416,8 @@ LogicalResult Lowering::run(exec::ProgramOp program) {
   // are not run.
   llvm::DenseSet<Operation *> shapeOnly;
   for (Operation &op : llvm::reverse(func.getBody().front())) {
-    if (op.getNumResults() == 0 || op.use_empty() || isa<graph::WeightOp, graph::PackWeightsOp>(op))
+    if (op.getNumResults() == 0 || op.use_empty() ||
+        isa<graph::WeightOp, graph::PackWeightsOp, graph::QuantizeWeightOp>(op))
       continue;
     if (llvm::all_of(op.getUses(), [&](OpOperand &use) {
           return (isa<graph::ReshapeOp>(use.getOwner()) && use.getOperandNumber() == 1) ||

@@ -55,6 +55,8 @@ Kernel kernelFor(art::Launch::Kind kind) {
     return runLayerNorm;
   case art::Launch::GEMM:
     return runGemm;
+  case art::Launch::QUANTIZED_GEMM:
+    return runQuantizedGemm;
   case art::Launch::ROTARY:
     return runRotary;
   case art::Launch::ATTENTION:

@@ -27,6 +27,7 @@ Status runEmbedding(const LaunchArgs &args);
 Status runRmsNorm(const LaunchArgs &args);
 Status runLayerNorm(const LaunchArgs &args);
 Status runGemm(const LaunchArgs &args);
+Status runQuantizedGemm(const LaunchArgs &args);
 Status runRotary(const LaunchArgs &args);
 Status runAttention(const LaunchArgs &args);
 Status runGatedActivation(const LaunchArgs &args);

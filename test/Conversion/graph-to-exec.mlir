@@ -91,7 +91,7 @@ func.func @gpt2(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 
 // Tests that an op the lowering does not support is an error naming it.
 func.func @unsupported(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
-  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, rotary, attention, gated_activation, moe, gather_features, reshape, slice (static, last axis), fusion_group, weight, pack_weights, constant)}}
+  // expected-error @+1 {{exec lowering: 'graph.relu' is not supported (it lowers graph.embedding, rms_norm, layer_normalization, linear, quantized_linear, rotary, attention, gated_activation, moe, gather_features, reshape, slice (static, last axis), fusion_group, weight, pack_weights, quantize_weight, constant)}}
   %y = graph.relu %x : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
@@ -193,4 +193,23 @@ func.func @gather(%a: tensor<?x?x4xf32> {graph.name = "a"}, %b: tensor<?x?x2xf32
   %k = graph.gather_features %a, %b {map = array<i64: 0, 1, 4, 5, 2, 3>} : (tensor<?x?x4xf32>, tensor<?x?x2xf32>) -> tensor<?x?x6xf32>
   %s = graph.gather_features %a {map = array<i64: 1, 2>} : (tensor<?x?x4xf32>) -> tensor<?x?x2xf32>
   return %k, %s : tensor<?x?x6xf32>, tensor<?x?x2xf32>
+}
+
+// -----
+
+// Tests a quantized linear: the quantize_weight's results become two
+// exec.weight buffers under the artifact writer's names ("<source>:int4g32"
+// and its ":scales"), the linear an exec.quantized_gemm with the scheme.
+// CHECK-LABEL: exec.program @quantized
+// CHECK: %[[Q:.+]] = exec.weight "wq+wk:int4g4" : tensor<16x4xui8>
+// CHECK-NEXT: %[[S:.+]] = exec.weight "wq+wk:int4g4:scales" : tensor<16x2xf32>
+// CHECK-NEXT: %[[Y:.+]] = exec.buffer %{{.+}} size <64 * T + 0> of f32
+// CHECK-NEXT: exec.quantized_gemm %{{.+}}, %[[Q]], %[[S]] residual(%{{.+}}) -> %[[Y]] {group_size = 4 : i64, k = 8 : i64, n = 16 : i64, scheme = "int4"}
+func.func @quantized(%x: tensor<?x?x8xf32> {graph.dims = ["batch", "seq", ""]}, %r: tensor<?x?x16xf32> {graph.dims = ["batch", "seq", ""]}) -> tensor<?x?x16xf32> {
+  %wq = graph.weight <wq> : tensor<8x8xf32>
+  %wk = graph.weight <wk> : tensor<8x8xf32>
+  %w = graph.pack_weights %wq, %wk {axis = 1 : i64, transpose} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<16x8xf32>
+  %q, %s = graph.quantize_weight %w {scheme = "int4", group_size = 4 : i64} : (tensor<16x8xf32>) -> (tensor<16x4xui8>, tensor<16x2xf32>)
+  %y = graph.quantized_linear %x, %q, %s residual(%r) {scheme = "int4", group_size = 4 : i64} : (tensor<?x?x8xf32>, tensor<16x4xui8>, tensor<16x2xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
 }

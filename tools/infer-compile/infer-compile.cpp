@@ -67,6 +67,8 @@ struct Options {
   double verifyTolerance = 0; // 0: by the model's precision (defaultTolerance)
   uint64_t verifySeed = 0;
   bool testBreakNumerics = false;
+  std::string quantize;
+  int64_t groupSize = 0; // 0: not given (int4's default is 128)
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::string tokenizerDir;
@@ -343,6 +345,8 @@ int run(const Options &options) {
   }
   infer::pipeline::PipelineOptions pipelineOptions;
   pipelineOptions.testBreakNumerics = options.testBreakNumerics;
+  pipelineOptions.quantize = options.quantize;
+  pipelineOptions.groupSize = options.groupSize ? options.groupSize : 128;
   if (options.verifyNumerics) {
     std::vector<infer::interp::Tensor> inputs;
     if (!options.inputs.empty()) {
@@ -423,6 +427,15 @@ int main(int argc, char **argv) {
                  "store floating-point weights in this type (round to nearest even); "
                  "default: as exported")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  app.add_option("--quantize", options.quantize,
+                 "quantize the linear layers' weights (not the LM head, embeddings or MoE "
+                 "experts): int4 weight-only in groups of --group-size along k, or fp8 (E4M3) "
+                 "weights and per-token activations (docs/quantization.md)")
+      ->check(CLI::IsMember({"int4", "fp8"}));
+  app.add_option("--group-size", options.groupSize,
+                 "--quantize int4: the k values that share a scale (default 128; even, and "
+                 "dividing every quantized linear's k)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-batch-tokens", options.maxBatchTokens,
                  "most tokens in one step (recorded for the memory plan)")
       ->check(CLI::PositiveNumber)
@@ -475,6 +488,15 @@ int main(int argc, char **argv) {
   }
   if ((options.check + options.referenceRun + (!options.emit.empty() || options.verifyNumerics)) > 1) {
     llvm::errs() << "error: --check, --reference-run and --emit/--verify-numerics are exclusive\n";
+    return 2;
+  }
+  if (options.groupSize && options.quantize != "int4") {
+    llvm::errs() << "error: --group-size applies to --quantize int4 only\n";
+    return 2;
+  }
+  if (!options.quantize.empty() && options.target == "cuda" && !options.outputPath.empty()) {
+    llvm::errs() << "error: --quantize " << options.quantize
+                 << ": the cuda backend has no quantized GEMM yet; compile with --target cpu\n";
     return 2;
   }
   if (options.noTokenizer && (!options.tokenizerDir.empty() || !options.chatTemplatePath.empty())) {

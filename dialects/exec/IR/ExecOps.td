@@ -230,6 +230,28 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
   }];
 }
 
+def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegments]> {
+  let summary = "out[T, n] = input[T, k] x dequantize(q, scales)ᵀ (+ bias) (+ residual)";
+  let description = [{
+    The weight [n, k] is stored quantized (`graph.quantize_weight`,
+    docs/quantization.md): `scheme` "int4" (q two 4-bit values a byte,
+    scales [n, k / group_size]; the input as it is) or "fp8" (q E4M3FN
+    bytes, scales [n]; each input row rounded to E4M3 with its own scale).
+
+    ```mlir
+    exec.quantized_gemm %x, %q, %s residual(%r) -> %y {k = 64 : i64, n = 64 : i64, scheme = "int4", group_size = 32 : i64}
+    ```
+  }];
+  let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$q, Exec_Buffer:$scales,
+                       Optional<Exec_Buffer>:$bias, Optional<Exec_Buffer>:$residual,
+                       Exec_Buffer:$out, I64Attr:$k, I64Attr:$n, StrAttr:$scheme,
+                       I64Attr:$group_size);
+  let assemblyFormat = [{
+    $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? `->` $out
+    attr-dict
+  }];
+}
+
 def Exec_RotaryOp : Exec_LaunchOp<"rotary", [AttrSizedOperandSegments]> {
   let summary = "Rotary position embedding of the first `rotated_heads` heads";
   let description = [{

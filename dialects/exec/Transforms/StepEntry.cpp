@@ -120,6 +120,8 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
       bool writes = false;
       if (auto gemm = dyn_cast<GemmOp>(user))
         writes = &use == &gemm.getOutMutable();
+      else if (auto gemm = dyn_cast<QuantizedGemmOp>(user))
+        writes = &use == &gemm.getOutMutable();
       else if (auto copy = dyn_cast<CopyOp>(user))
         writes = &use == &copy.getOutMutable();
       else if (auto elementwise = dyn_cast<ElementwiseOp>(user))

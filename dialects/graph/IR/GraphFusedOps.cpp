@@ -285,3 +285,101 @@ LogicalResult PackWeightsOp::verify() {
     return emitOpError() << "packed dim is " << packed[axis] << ", weights add up to " << total;
   return success();
 }
+
+namespace {
+
+/// The quantized weight's shape checks shared by quantize_weight and
+/// quantized_linear: `q` and `scales` of a [n, k] weight.
+LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, int64_t n,
+                              int64_t k, Type q, Type scales) {
+  auto qType = dyn_cast<RankedTensorType>(q);
+  auto scaleType = dyn_cast<RankedTensorType>(scales);
+  if (!qType || !qType.getElementType().isUnsignedInteger(8))
+    return op->emitOpError() << "q must be a ui8 tensor, got " << q;
+  if (!scaleType || !scaleType.getElementType().isF32())
+    return op->emitOpError() << "scales must be an f32 tensor, got " << scales;
+  SmallVector<int64_t> qShape, scaleShape;
+  if (scheme == "int4") {
+    if (group <= 0 || group % 2 || k % group)
+      return op->emitOpError() << "int4 group_size " << group
+                               << " must be even and divide k = " << k;
+    qShape = {n, k / 2};
+    scaleShape = {n, k / group};
+  } else if (scheme == "fp8") {
+    if (group != 0)
+      return op->emitOpError() << "fp8 has one scale a row: group_size must be 0";
+    qShape = {n, k};
+    scaleShape = {n};
+  } else {
+    return op->emitOpError() << "unknown scheme '" << scheme << "' (expected int4 or fp8)";
+  }
+  if (qType.getShape() != ArrayRef<int64_t>(qShape))
+    return op->emitOpError() << "q of a [" << n << ", " << k << "] " << scheme
+                             << " weight must be " << RankedTensorType::get(qShape, qType.getElementType())
+                             << ", got " << q;
+  if (scaleType.getShape() != ArrayRef<int64_t>(scaleShape))
+    return op->emitOpError() << "scales of a [" << n << ", " << k << "] " << scheme
+                             << " weight must be "
+                             << RankedTensorType::get(scaleShape, scaleType.getElementType())
+                             << ", got " << scales;
+  return success();
+}
+
+} // namespace
+
+LogicalResult QuantizeWeightOp::verify() {
+  auto weight = cast<RankedTensorType>(getWeight().getType());
+  if (weight.getRank() != 2 || !weight.hasStaticShape() ||
+      !isa<FloatType>(weight.getElementType()))
+    return emitOpError() << "weight must be a static rank-2 float tensor, got " << weight;
+  int64_t n = weight.getDimSize(getTranspose() ? 1 : 0);
+  int64_t k = weight.getDimSize(getTranspose() ? 0 : 1);
+  return verifyQuantized(*this, getScheme(), static_cast<int64_t>(getGroupSize()), n, k,
+                         getQ().getType(), getScales().getType());
+}
+
+LogicalResult QuantizedLinearOp::verify() {
+  auto scales = dyn_cast<RankedTensorType>(getScales().getType());
+  auto q = dyn_cast<RankedTensorType>(getQ().getType());
+  if (!scales || !q || scales.getRank() < 1 || q.getRank() != 2)
+    return emitOpError() << "q must be rank 2 and scales ranked";
+  int64_t n = q.getDimSize(0);
+  int64_t k = getScheme() == "int4" ? q.getDimSize(1) * 2 : q.getDimSize(1);
+  if (failed(verifyQuantized(*this, getScheme(), static_cast<int64_t>(getGroupSize()), n, k, q,
+                             scales)))
+    return failure();
+  if (std::optional<int64_t> inputK = lastDim(getInput()); inputK && *inputK != k)
+    return emitOpError() << "input has " << *inputK << " features but the weight expects " << k;
+  if (std::optional<int64_t> outputN = lastDim(getResult()); outputN && *outputN != n)
+    return emitOpError() << "result has " << *outputN << " features but the weight gives " << n;
+  if (getBias())
+    if (std::optional<int64_t> biasN = lastDim(getBias()); biasN && *biasN != n)
+      return emitOpError() << "bias has " << *biasN << " entries but the weight gives " << n;
+  return success();
+}
+
+std::optional<std::string> infer::graph::storedWeightName(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (auto weight = dyn_cast_or_null<WeightOp>(op))
+    return weight.getValue().getHandle().getKey().str();
+  if (auto pack = dyn_cast_or_null<PackWeightsOp>(op)) {
+    std::string name;
+    for (auto [i, operand] : llvm::enumerate(pack.getWeights())) {
+      auto source = operand.getDefiningOp<WeightOp>();
+      if (!source)
+        return std::nullopt;
+      name += (i ? "+" : "") + source.getValue().getHandle().getKey().str();
+    }
+    return name;
+  }
+  if (auto quantize = dyn_cast_or_null<QuantizeWeightOp>(op)) {
+    std::optional<std::string> source = storedWeightName(quantize.getWeight());
+    if (!source)
+      return std::nullopt;
+    std::string name = *source + ":" + quantize.getScheme().str();
+    if (quantize.getGroupSize())
+      name += "g" + std::to_string(quantize.getGroupSize());
+    return value == quantize.getScales() ? name + ":scales" : name;
+  }
+  return std::nullopt;
+}

@@ -266,6 +266,57 @@ def Graph_PackWeightsOp : Graph_Op<"pack_weights", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_QuantizeWeightOp : Graph_Op<"quantize_weight", [Pure]> {
+  let summary = "A linear weight quantized at compile time (a layout, not a kernel)";
+  let description = [{
+    `weight` is [n, k] (a row per output channel), or [k, n] with
+    `transpose`. The results are its quantized rows `q` (ui8) and their f32
+    `scales`, made by the artifact writer from the mmap'd weight with
+    runtime/base/Quantization.h (docs/quantization.md):
+
+      scheme "int4": q [n, k / 2], two 4-bit values a byte (even k in the low
+        nibble), scales [n, k / group_size]: w ≈ q * scale, symmetric, round
+        to nearest even;
+      scheme "fp8": q [n, k] E4M3FN bytes, scales [n] (group_size 0).
+
+    ```mlir
+    %q, %s = graph.quantize_weight %w {scheme = "int4", group_size = 32 : i64}
+        : (tensor<192x64xf32>) -> (tensor<192x32xui8>, tensor<192x2xf32>)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$weight, StrAttr:$scheme, I64Attr:$group_size,
+                   UnitAttr:$transpose);
+  let results = (outs AnyRankedTensor:$q, AnyRankedTensor:$scales);
+  let assemblyFormat = "$weight attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_QuantizedLinearOp : Graph_Op<"quantized_linear", [Pure, AttrSizedOperandSegments]> {
+  let summary = "x · dequantize(q, scales)ᵀ (+ bias) (+ residual): a quantized GEMM";
+  let description = [{
+    `q` and `scales` come from a `graph.quantize_weight` of the same
+    `scheme` and `group_size`; the weight they stand for is [n, k]. With
+    "int4" the input stays as it is (weight-only); with "fp8" each token's
+    input row is rounded to E4M3FN with its own scale first (dynamic
+    per-token activation quantization, W8A8). Bias and residual are
+    epilogues as in `graph.linear`.
+
+    ```mlir
+    %y = graph.quantized_linear %x, %q, %s {scheme = "int4", group_size = 32 : i64}
+        : (tensor<?x?x64xf32>, tensor<192x32xui8>, tensor<192x2xf32>) -> tensor<?x?x192xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, AnyRankedTensor:$q, AnyRankedTensor:$scales,
+                   Optional<Graph_Tensor>:$bias, Optional<Graph_Tensor>:$residual,
+                   StrAttr:$scheme, I64Attr:$group_size);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Graph_FusionGroupOp : Graph_Op<"fusion_group", [
     IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "A cluster of elementwise ops codegen emits as one kernel";

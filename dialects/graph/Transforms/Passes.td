@@ -291,6 +291,39 @@ def TransposeWeightsPass : Pass<"infer-transpose-weights", "mlir::func::FuncOp">
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
 
+def QuantizeWeightsPass : Pass<"infer-quantize-weights", "mlir::func::FuncOp"> {
+  let summary = "Quantizes linear weights (infer-compile --quantize int4|fp8)";
+  let description = [{
+    Each `graph.linear` whose weight is a compile-time weight (`graph.weight`
+    or `graph.pack_weights`) becomes a `graph.quantized_linear` of a
+    `graph.quantize_weight` of that weight, with the same bias and residual;
+    the artifact writer quantizes the weight (docs/quantization.md). Left in
+    full precision: the LM head (a linear whose result reaches the function's
+    results without passing another linear), embeddings, attention, norms and
+    MoE experts. int4 needs `group-size` to divide every quantized linear's
+    k: the pass fails naming the first linear where it does not.
+
+    Before:
+    ```mlir
+    %w = graph.pack_weights %wq, %wk, %wv {axis = 1 : i64, transpose} : (...) -> tensor<128x64xf32>
+    %qkv = graph.linear %x, %w {transpose_weight = true} : (...) -> tensor<?x?x128xf32>
+    ```
+    After (scheme=int4 group-size=32):
+    ```mlir
+    %q, %s = graph.quantize_weight %w {group_size = 32 : i64, scheme = "int4"}
+        : (tensor<128x64xf32>) -> (tensor<128x32xui8>, tensor<128x2xf32>)
+    %qkv = graph.quantized_linear %x, %q, %s {group_size = 32 : i64, scheme = "int4"}
+        : (tensor<?x?x64xf32>, tensor<128x32xui8>, tensor<128x2xf32>) -> tensor<?x?x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"scheme", "scheme", "std::string", /*default=*/"\"int4\"", "int4 or fp8">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"128",
+           "int4: the k values that share a scale">,
+  ];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
 def RaiseFeatureGatherPass : Pass<"infer-raise-feature-gather", "mlir::func::FuncOp"> {
   let summary = "Replaces token-wise data movement between token-major tensors by graph.gather_features";
   let description = [{

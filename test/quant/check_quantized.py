@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Quantized-model check: compiles MODEL.onnx with `--quantize SCHEME` (--target cpu), runs
+`infer-run forward --device cpu` on an input and compares the logits with an independent
+reference: the same quantization written as an ONNX QDQ model (quantize_reference.py, next to
+this script) run by ONNX Runtime's CPU provider. PASS when max |ours - reference| <= --atol.
+
+It also reports how far the reference lies from the unquantized logits (--golden, else ONNX
+Runtime on the unquantized model): that quantization error must be much larger than our deviation
+from the reference. When it exceeds 100 * atol, our deviation must also be at least 10x smaller
+than it, so the check cannot pass with quantization silently off.
+
+  check_quantized.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
+                     --scheme int4 --group-size 32 [--atol 1e-4] [--golden M.out0.npy]
+                     [--input-name input_ids] [--compile-arg=...]
+"""
+import argparse, os, subprocess, sys, tempfile
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import quantize_reference as qr  # noqa: E402
+
+
+def max_abs(a, b):
+    return float(np.max(np.abs(a.astype(np.float64) - b))) if b.size else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--infer-compile", required=True)
+    ap.add_argument("--infer-run", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--scheme", required=True, choices=["int4", "fp8"])
+    ap.add_argument("--group-size", type=int)
+    ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--golden", help="the unquantized model's logits on --input (default: ONNX Runtime's)")
+    ap.add_argument("--input-name", default="input_ids")
+    ap.add_argument("--compile-arg", action="append", default=[])
+    ap.add_argument("--flip-rows", type=float, default=0.0,
+                    help="fp8: the fraction of token rows allowed past --atol (at most 1/10 of the "
+                         "quantization error each): an activation within an fp32 rounding of an "
+                         "E4M3 tie rounds either way, as ORT's and our sums differ in their last bit")
+    a = ap.parse_args()
+    if a.scheme == "int4" and not a.group_size:
+        ap.error("--scheme int4 needs --group-size")
+    if a.scheme == "fp8" and a.group_size:
+        ap.error("--group-size applies to int4 only")
+    name = f"{os.path.basename(a.model)} on {os.path.basename(a.input)}"
+    what = f"{a.scheme}" + (f" G={a.group_size}" if a.group_size else "")
+    ids = np.load(a.input)
+
+    # 1. The reference: QDQ model run by ONNX Runtime.
+    try:
+        model = onnx.load(a.model)
+        model, summary, form = qr.quantize_model(model, a.scheme, a.group_size)
+        ref = qr.run_model(model, {a.input_name: ids})
+    except qr.QuantError as e:
+        print(f"FAIL: quantize_reference: {e}")
+        return 1
+    except Exception as e:  # ONNX Runtime refusing the reference model
+        print(f"FAIL: ONNX Runtime on the quantized reference: {type(e).__name__}: {e}")
+        return 1
+    print(f"reference: {summary[0]}; {summary[1].rstrip(':')}")
+
+    # 2. Ours.
+    with tempfile.TemporaryDirectory() as tmp:
+        artifact = os.path.join(tmp, "q.infer")
+        cmd = [a.infer_compile, a.model, "-o", artifact, "--target", "cpu", "--quantize", a.scheme]
+        if a.scheme == "int4":
+            cmd += ["--group-size", str(a.group_size)]
+        cmd += a.compile_arg
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+            return 1
+        out = os.path.join(tmp, "out.npy")
+        cmd = [a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",
+               "--output", f"logits={out}", "--device", "cpu"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+            return 1
+        got = np.load(out)
+
+    # 3. Compare.
+    if got.shape != ref.shape:
+        print(f"FAIL: {name} ({what}): logits shape {got.shape} != reference {ref.shape}")
+        return 1
+    if a.golden:
+        unq, unq_what = np.load(a.golden), "golden"
+    else:
+        unq, unq_what = qr.run_model(a.model, {a.input_name: ids}), "ORT unquantized"
+    if unq.shape != ref.shape:
+        print(f"FAIL: {name}: {unq_what} shape {unq.shape} != reference {ref.shape}")
+        return 1
+    qerr = max_abs(ref, unq)
+    ours_vs_unq = max_abs(got, unq)
+    row_dev = np.abs(got.astype(np.float64) - ref).reshape(-1, got.shape[-1]).max(-1)
+    flipped = row_dev > a.atol
+    dev = float(row_dev[~flipped].max()) if (~flipped).any() else 0.0
+    ok, why = True, ""
+    if flipped.mean() > a.flip_rows:
+        ok, why = False, (f"; {int(flipped.sum())} of {flipped.size} token rows deviate from the "
+                          f"reference by more than the tolerance (max {row_dev.max():.3g})")
+    elif flipped.any() and row_dev.max() * 10 > qerr:
+        ok, why = False, (f"; a flipped row deviates by {row_dev.max():.3g}, more than 1/10 of the "
+                          f"quantization error")
+    elif flipped.any():
+        why = (f"; {int(flipped.sum())} of {flipped.size} rows flipped an activation rounding "
+               f"(max {row_dev.max():.3g}, allowed {a.flip_rows:g} of rows)")
+    if ok and qerr > 100 * a.atol and not dev * 10 <= qerr:
+        ok, why = False, "; deviation from the reference not 10x below the quantization error"
+    note = ""
+    if qerr <= 100 * a.atol:
+        note = f" (quantization error <= 100*atol: this input does not show whether quantization is on)"
+    print(f"{'PASS' if ok else 'FAIL'}: {name} ({what}, infer-run --device cpu vs ORT QDQ reference): "
+          f"max abs error {dev:.3g} (tolerance {a.atol:g}); quantization error (reference vs {unq_what}) "
+          f"{qerr:.3g}, ours vs {unq_what} {ours_vs_unq:.3g}, logits {tuple(got.shape)}{why}{note}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
