@@ -393,8 +393,8 @@ bool writeTransposed(HashingWriter &out, const PlannedWeight &weight, ScratchBuf
 }
 
 bool writeQuantized(HashingWriter &out, const PlannedWeight &weight) {
-  std::optional<std::vector<char>> bytes = quantizedWeightBytes(
-      cast<graph::QuantizeWeightOp>(weight.op), weight.quantizedScales);
+  std::optional<std::vector<char>> bytes =
+      quantizedWeightBytes(cast<graph::QuantizeWeightOp>(weight.op), weight.quantizedScales);
   return bytes && bytes->size() == weight.entry.size() && out.write(bytes->data(), bytes->size());
 }
 

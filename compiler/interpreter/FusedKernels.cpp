@@ -144,8 +144,7 @@ llvm::Expected<infer::quant::Scheme> schemeOf(llvm::StringRef name, int64_t grou
   std::optional<infer::quant::Scheme> scheme = infer::quant::parseScheme(name);
   if (!scheme)
     return kernelError("unknown quantization scheme '" + name + "'");
-  if (*scheme == infer::quant::Scheme::Int4 &&
-      (groupSize <= 0 || groupSize % 2 || k % groupSize))
+  if (*scheme == infer::quant::Scheme::Int4 && (groupSize <= 0 || groupSize % 2 || k % groupSize))
     return kernelError("int4 group size " + llvm::Twine(groupSize) +
                        " must be even and divide k = " + llvm::Twine(k));
   return *scheme;
@@ -154,8 +153,8 @@ llvm::Expected<infer::quant::Scheme> schemeOf(llvm::StringRef name, int64_t grou
 } // namespace
 
 llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight,
-                                                            llvm::StringRef name,
-                                                            int64_t groupSize, bool transpose) {
+                                                            llvm::StringRef name, int64_t groupSize,
+                                                            bool transpose) {
   if (llvm::Error error = expectF32({&weight}, {"weight"}))
     return std::move(error);
   if (llvm::Error error = expectRank(weight, 2, "weight"))

@@ -212,8 +212,8 @@ LogicalResult Lowering::lower(Operation *op) {
                            << "' is not supported (it lowers " << kSupported << ")";
   // Check support before allocating so the error names the op, not its type.
   if (!isa<graph::EmbeddingOp, graph::RmsNormOp, graph::LayerNormOp, graph::LinearOp,
-           graph::QuantizedLinearOp, graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp, graph::MoeOp,
-           graph::GatherFeaturesOp>(op))
+           graph::QuantizedLinearOp, graph::RotaryOp, graph::AttentionOp, graph::GatedActivationOp,
+           graph::MoeOp, graph::GatherFeaturesOp>(op))
     return op->emitError() << "exec lowering: '" << op->getName()
                            << "' is not supported (it lowers " << kSupported << ")";
   FailureOr<Value> out = allocate(loc, op->getResult(0));

@@ -29,8 +29,8 @@ Status runQuantizedGemm(const LaunchArgs &args) {
     return args.error("int4 group size " + std::to_string(group) + " must be even and divide k");
   if (q->type != artifact::ELEMENT_TYPE_U8 || q->elements != quant::quantizedBytes(*scheme, n, k))
     return args.error("q must hold the " + std::to_string(quant::quantizedBytes(*scheme, n, k)) +
-                      " bytes of a [" + std::to_string(n) + ", " + std::to_string(k) + "] " +
-                      name + " weight");
+                      " bytes of a [" + std::to_string(n) + ", " + std::to_string(k) + "] " + name +
+                      " weight");
   RETURN_IF_ERROR(args.expectF32(*scales, quant::scaleCount(*scheme, n, k, group), "scales"));
   int64_t rows = args.tokens;
   RETURN_IF_ERROR(args.expectF32(*input, rows * k, "input"));

@@ -72,7 +72,7 @@ TEST(Quantization, Int4GroupsRoundToNearestEven) {
   // (even), 0.25 -> 0.5 -> 0 (even), 0.75 -> 1.5 -> 2 (even).
   // Row 0, group 1 is all zero: scale 1, q 0. Row 1: scale 7 / 7 = 1.
   std::vector<float> w = {3.5f, -1.25f, 0.25f, 0.75f, 0, 0, 0, 0,
-                          7.0f, -7.0f, 2.5f, -0.5f, 1, 2, 3, 4};
+                          7.0f, -7.0f,  2.5f,  -0.5f, 1, 2, 3, 4};
   std::vector<uint8_t> q(8);
   std::vector<float> scales(4);
   quantize(Scheme::Int4, w.data(), 2, 8, 4, q.data(), scales.data());

@@ -290,8 +290,8 @@ namespace {
 
 /// The quantized weight's shape checks shared by quantize_weight and
 /// quantized_linear: `q` and `scales` of a [n, k] weight.
-LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, int64_t n,
-                              int64_t k, Type q, Type scales) {
+LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, int64_t n, int64_t k,
+                              Type q, Type scales) {
   auto qType = dyn_cast<RankedTensorType>(q);
   auto scaleType = dyn_cast<RankedTensorType>(scales);
   if (!qType || !qType.getElementType().isUnsignedInteger(8))
@@ -314,9 +314,9 @@ LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, in
     return op->emitOpError() << "unknown scheme '" << scheme << "' (expected int4 or fp8)";
   }
   if (qType.getShape() != ArrayRef<int64_t>(qShape))
-    return op->emitOpError() << "q of a [" << n << ", " << k << "] " << scheme
-                             << " weight must be " << RankedTensorType::get(qShape, qType.getElementType())
-                             << ", got " << q;
+    return op->emitOpError() << "q of a [" << n << ", " << k << "] " << scheme << " weight must be "
+                             << RankedTensorType::get(qShape, qType.getElementType()) << ", got "
+                             << q;
   if (scaleType.getShape() != ArrayRef<int64_t>(scaleShape))
     return op->emitOpError() << "scales of a [" << n << ", " << k << "] " << scheme
                              << " weight must be "
@@ -329,8 +329,7 @@ LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, in
 
 LogicalResult QuantizeWeightOp::verify() {
   auto weight = cast<RankedTensorType>(getWeight().getType());
-  if (weight.getRank() != 2 || !weight.hasStaticShape() ||
-      !isa<FloatType>(weight.getElementType()))
+  if (weight.getRank() != 2 || !weight.hasStaticShape() || !isa<FloatType>(weight.getElementType()))
     return emitOpError() << "weight must be a static rank-2 float tensor, got " << weight;
   int64_t n = weight.getDimSize(getTranspose() ? 1 : 0);
   int64_t k = weight.getDimSize(getTranspose() ? 0 : 1);

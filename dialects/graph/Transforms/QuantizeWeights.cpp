@@ -69,8 +69,8 @@ struct QuantizeWeightsPass
       bool transposed = linear.getTransposeWeight();
       int64_t n = weight.getDimSize(transposed ? 0 : 1), k = weight.getDimSize(transposed ? 1 : 0);
       if (group && k % group) {
-        linear.emitError() << "--quantize int4 --group-size " << group << ": this linear's k = "
-                           << k << " is not a multiple of the group size";
+        linear.emitError() << "--quantize int4 --group-size " << group
+                           << ": this linear's k = " << k << " is not a multiple of the group size";
         return signalPassFailure();
       }
       OpBuilder builder(linear);
@@ -79,10 +79,10 @@ struct QuantizeWeightsPass
       auto qType = RankedTensorType::get({n, group ? k / 2 : k}, bytes);
       auto scaleType = group ? RankedTensorType::get({n, k / group}, builder.getF32Type())
                              : RankedTensorType::get({n}, builder.getF32Type());
-      auto quantized = QuantizeWeightOp::create(
-          builder, loc, TypeRange{qType, scaleType}, linear.getWeight(),
-          builder.getStringAttr(scheme), builder.getI64IntegerAttr(group),
-          transposed ? UnitAttr() : builder.getUnitAttr());
+      auto quantized =
+          QuantizeWeightOp::create(builder, loc, TypeRange{qType, scaleType}, linear.getWeight(),
+                                   builder.getStringAttr(scheme), builder.getI64IntegerAttr(group),
+                                   transposed ? UnitAttr() : builder.getUnitAttr());
       auto replacement = QuantizedLinearOp::create(
           builder, loc, linear.getType(), linear.getInput(), quantized.getQ(),
           quantized.getScales(), linear.getBias(), linear.getResidual(),
