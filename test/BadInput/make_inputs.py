@@ -83,3 +83,6 @@ onnx.save(helper.make_model(helper.make_graph(
     [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", "seq", 1024])],
     initializer=[big]), opset_imports=[helper.make_opsetid("", 17)]),
     os.path.join(here, "big-external.onnx"))
+
+# Calibration prompts that are not UTF-8 (bad-quantize.test).
+open(os.path.join(here, "calibration-not-utf8.txt"), "wb").write(b"\xff\xfe bad\n")

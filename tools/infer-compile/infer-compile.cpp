@@ -14,11 +14,13 @@
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/MlirSource.h"
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/pipeline/QuantizationReport.h"
 #include "compiler/pipeline/VerifyNumerics.h"
 #include "compiler/text/TextFiles.h"
 #include "dialects/exec/IR/ExecOps.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "dialects/graph/IR/GraphResources.h"
+#include "tools/infer-compile/Calibration.h"
 #include "tools/infer-compile/Diagnostics.h"
 #include "tools/infer-compile/ReferenceRun.h"
 
@@ -69,6 +71,8 @@ struct Options {
   bool testBreakNumerics = false;
   std::string quantize;
   int64_t groupSize = 0; // 0: not given (int4's default is 128)
+  std::string calibration;
+  double accuracyGate = 0; // 0: none
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::string tokenizerDir;
@@ -303,6 +307,43 @@ int writeArtifact(ModuleOp module, const Options &options,
   return 0;
 }
 
+/// --calibration: optimizes `module` (quantize stage included), printing
+/// what the quantize stage costs on the prompts; 1 past --accuracy-gate.
+int reportQuantization(ModuleOp module, const Options &options,
+                       const infer::pipeline::PipelineOptions &pipelineOptions) {
+  std::string directory = options.tokenizerDir;
+  if (directory.empty())
+    directory = llvm::sys::path::parent_path(options.model).str();
+  auto prompts = infer::tools::readCalibrationPrompts(options.calibration, directory);
+  if (!prompts) {
+    llvm::errs() << "error: " << llvm::toString(prompts.takeError()) << "\n";
+    return 1;
+  }
+  auto accuracy = infer::pipeline::measureQuantization(
+      module, infer::pipeline::optimizationStages(pipelineOptions), *prompts);
+  if (!accuracy) {
+    llvm::errs() << "error: --calibration: " << llvm::toString(accuracy.takeError()) << "\n";
+    return 1;
+  }
+  std::string scheme = options.quantize;
+  if (options.quantize == "int4")
+    scheme += " g" + std::to_string(pipelineOptions.groupSize);
+  llvm::errs() << llvm::format(
+      "quantization (%s) on %lld calibration prompts, %lld positions: top-1 agreement %.2f%%, "
+      "mean KL %.4g nats, perplexity %.3f -> %.3f (%+.2f%%)\n",
+      scheme.c_str(), (long long)accuracy->prompts, (long long)accuracy->positions,
+      100 * accuracy->top1Agreement, accuracy->meanKl, accuracy->perplexity,
+      accuracy->quantizedPerplexity,
+      100 * (accuracy->quantizedPerplexity / accuracy->perplexity - 1));
+  if (options.accuracyGate > 0 && !(accuracy->meanKl <= options.accuracyGate)) {
+    llvm::errs() << llvm::format("error: --accuracy-gate %g: the quantized model's mean KL %.4g "
+                                 "nats exceeds it\n",
+                                 options.accuracyGate, accuracy->meanKl);
+    return 1;
+  }
+  return 0;
+}
+
 int run(const Options &options) {
   // One thread: the program has one or two functions, so the pass manager's
   // thread pool buys nothing, and other threads' allocations in this process
@@ -375,8 +416,10 @@ int run(const Options &options) {
       llvm::errs() << "error: " << llvm::toString(rows.takeError()) << "\n";
       return 1;
     }
-  } else if (options.emit == "optimized" || options.emit == "exec" ||
-             !options.outputPath.empty()) {
+  } else if (!options.calibration.empty()) {
+    if (int status = reportQuantization(*module, options, pipelineOptions))
+      return status;
+  } else if (options.emit == "optimized" || options.emit == "exec" || !options.outputPath.empty()) {
     PassManager pm(&context);
     infer::pipeline::buildOptimizationPipeline(pm, pipelineOptions);
     if (failed(pm.run(*module)))
@@ -436,6 +479,13 @@ int main(int argc, char **argv) {
                  "--quantize int4: the k values that share a scale (default 128; even, and "
                  "dividing every quantized linear's k)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--calibration", options.calibration,
+                 "--quantize: text prompts, one a line (up to 64 of up to 256 tokens), on which "
+                 "the reference interpreter compares the model before and after quantization: "
+                 "top-1 agreement, mean KL of the next-token distribution, perplexity");
+  app.add_option("--accuracy-gate", options.accuracyGate,
+                 "with --calibration: fail the compile when the mean KL exceeds this (nats)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-batch-tokens", options.maxBatchTokens,
                  "most tokens in one step (recorded for the memory plan)")
       ->check(CLI::PositiveNumber)
@@ -492,6 +542,21 @@ int main(int argc, char **argv) {
   }
   if (options.groupSize && options.quantize != "int4") {
     llvm::errs() << "error: --group-size applies to --quantize int4 only\n";
+    return 2;
+  }
+  if (!options.calibration.empty() && options.quantize.empty()) {
+    llvm::errs() << "error: --calibration measures --quantize; give --quantize int4 or fp8\n";
+    return 2;
+  }
+  if (options.accuracyGate > 0 && options.calibration.empty()) {
+    llvm::errs()
+        << "error: --accuracy-gate needs --calibration FILE (the prompts it measures on)\n";
+    return 2;
+  }
+  if (!options.calibration.empty() &&
+      (options.verifyNumerics || options.check || options.referenceRun)) {
+    llvm::errs() << "error: --calibration runs with -o or --emit, not --verify-numerics, --check "
+                    "or --reference-run\n";
     return 2;
   }
   if (!options.quantize.empty() && options.target == "cuda" && !options.outputPath.empty()) {
