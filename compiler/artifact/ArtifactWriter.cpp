@@ -882,6 +882,7 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       operand("scales", g.getScales());
       operand("bias", g.getBias());
       operand("residual", g.getResidual());
+      operand("input_scale", g.getInputScale());
       output(g.getOut());
     } else if (auto r = dyn_cast<exec::RotaryOp>(op)) {
       launch.set_kind(art::Launch::ROTARY);

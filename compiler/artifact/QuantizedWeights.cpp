@@ -92,6 +92,16 @@ std::optional<std::vector<char>> quantizedWeightBytes(graph::QuantizeWeightOp op
   std::optional<std::vector<float>> rows = scheme ? sourceRows(op, n, k) : std::nullopt;
   if (!rows)
     return std::nullopt;
+  if (Value scale = op.getInputScale()) {
+    auto constant = scale.getDefiningOp<graph::ConstantOp>();
+    auto values = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+    if (!values || values.getNumElements() != k)
+      return std::nullopt;
+    std::vector<float> f(values.getValues<float>().begin(), values.getValues<float>().end());
+    for (int64_t row = 0; row < n; ++row)
+      for (int64_t j = 0; j < k; ++j)
+        (*rows)[row * k + j] *= f[j];
+  }
   std::vector<uint8_t> q(static_cast<size_t>(quant::quantizedBytes(*scheme, n, k)));
   std::vector<float> scaleValues(static_cast<size_t>(quant::scaleCount(*scheme, n, k, group)));
   quant::quantize(*scheme, rows->data(), n, k, group, q.data(), scaleValues.data());

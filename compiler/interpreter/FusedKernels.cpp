@@ -150,9 +150,17 @@ llvm::Expected<infer::quant::Scheme> schemeOf(llvm::StringRef name, int64_t grou
   return *scheme;
 }
 
+llvm::Error checkInputScale(const Tensor *scale, int64_t k) {
+  if (!scale || (scale->dtype() == DType::F32 && scale->rank() == 1 && scale->shape()[0] == k))
+    return llvm::Error::success();
+  return kernelError("input_scale is " + scale->shapeString() + ", expected f32 [" +
+                     llvm::Twine(k) + "]");
+}
+
 } // namespace
 
 llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight,
+                                                            const Tensor *inputScale,
                                                             llvm::StringRef name, int64_t groupSize,
                                                             bool transpose) {
   if (llvm::Error error = expectF32({&weight}, {"weight"}))
@@ -167,9 +175,16 @@ llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight
   llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
   if (!scheme)
     return scheme.takeError();
+  if (llvm::Error error = checkInputScale(inputScale, k))
+    return std::move(error);
+  std::vector<float> scaled(rows.f32(), rows.f32() + n * k);
+  if (inputScale)
+    for (int64_t row = 0; row < n; ++row)
+      for (int64_t j = 0; j < k; ++j)
+        scaled[row * k + j] *= inputScale->f32()[j];
   std::vector<uint8_t> bytes(infer::quant::quantizedBytes(*scheme, n, k));
   std::vector<float> scales(infer::quant::scaleCount(*scheme, n, k, groupSize));
-  infer::quant::quantize(*scheme, rows.f32(), n, k, groupSize, bytes.data(), scales.data());
+  infer::quant::quantize(*scheme, scaled.data(), n, k, groupSize, bytes.data(), scales.data());
   Shape scaleShape = *scheme == infer::quant::Scheme::Int4 ? Shape{n, k / groupSize} : Shape{n};
   std::vector<Tensor> results;
   results.push_back(Tensor::fromI64({n, static_cast<int64_t>(bytes.size()) / n},
@@ -180,8 +195,8 @@ llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight
 
 llvm::Expected<Tensor> kernels::quantizedLinear(const Tensor &input, const Tensor &q,
                                                 const Tensor &scales, const Tensor *bias,
-                                                const Tensor *residual, llvm::StringRef name,
-                                                int64_t groupSize) {
+                                                const Tensor *residual, const Tensor *inputScale,
+                                                llvm::StringRef name, int64_t groupSize) {
   if (q.dtype() != DType::I64 || q.rank() != 2)
     return kernelError("q must be a rank-2 tensor of bytes");
   if (llvm::Error error = expectF32({&input, &scales}, {"input", "scales"}))
@@ -202,12 +217,16 @@ llvm::Expected<Tensor> kernels::quantizedLinear(const Tensor &input, const Tenso
     infer::quant::dequantizeRow(*scheme, bytes.data(), scales.f32(), k, groupSize, row,
                                 dequantized.data() + row * k);
   Tensor weight = Tensor::fromF32({n, k}, std::move(dequantized));
-  if (*scheme != infer::quant::Scheme::Fp8)
-    return linear(input, weight, bias, residual, /*transposeWeight=*/true);
-  Tensor rounded = input;
-  for (int64_t r = 0; r < input.numElements() / k; ++r)
-    infer::quant::fakeQuantizeRowFp8(rounded.f32() + r * k, k);
-  return linear(rounded, weight, bias, residual, /*transposeWeight=*/true);
+  if (llvm::Error error = checkInputScale(inputScale, k))
+    return std::move(error);
+  Tensor scaled = input;
+  for (int64_t r = 0; inputScale && r < input.numElements() / k; ++r)
+    for (int64_t j = 0; j < k; ++j)
+      scaled.f32()[r * k + j] /= inputScale->f32()[j];
+  if (*scheme == infer::quant::Scheme::Fp8)
+    for (int64_t r = 0; r < input.numElements() / k; ++r)
+      infer::quant::fakeQuantizeRowFp8(scaled.f32() + r * k, k);
+  return linear(scaled, weight, bias, residual, /*transposeWeight=*/true);
 }
 
 //===----------------------------------------------------------------------===//

@@ -479,12 +479,13 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
                           optional(o.getResidual()), o.getTransposeWeight()));
       })
       .Case([&](QuantizeWeightOp o) {
-        return quantizeWeight(in(o.getWeight()), o.getScheme(), int64_t(o.getGroupSize()),
-                              o.getTranspose());
+        return quantizeWeight(in(o.getWeight()), optional(o.getInputScale()), o.getScheme(),
+                              int64_t(o.getGroupSize()), o.getTranspose());
       })
       .Case([&](QuantizedLinearOp o) {
         return one(quantizedLinear(in(o.getInput()), in(o.getQ()), in(o.getScales()),
-                                   optional(o.getBias()), optional(o.getResidual()), o.getScheme(),
+                                   optional(o.getBias()), optional(o.getResidual()),
+                                   optional(o.getInputScale()), o.getScheme(),
                                    int64_t(o.getGroupSize())));
       })
       // I64Attr getters return uint64_t; the kernels check the signed values.

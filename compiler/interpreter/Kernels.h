@@ -203,13 +203,16 @@ llvm::Expected<Tensor> linear(const Tensor &input, const Tensor &weight, const T
 
 /// graph.quantize_weight: `weight` [n, k] ([k, n] when `transpose`) as its
 /// quantized bytes (held as i64, 0..255) and f32 scales (Quantization.h).
-llvm::Expected<std::vector<Tensor>> quantizeWeight(const Tensor &weight, llvm::StringRef scheme,
-                                                   int64_t groupSize, bool transpose);
+llvm::Expected<std::vector<Tensor>> quantizeWeight(const Tensor &weight, const Tensor *inputScale,
+                                                   llvm::StringRef scheme, int64_t groupSize,
+                                                   bool transpose);
 /// graph.quantized_linear: linear over the dequantized [n, k] weight; fp8
-/// rounds each input row to E4M3 with its own scale first.
+/// rounds each input row to E4M3 with its own scale first; `inputScale` f
+/// [k] divides input feature j by f[j] before (AWQ).
 llvm::Expected<Tensor> quantizedLinear(const Tensor &input, const Tensor &q, const Tensor &scales,
                                        const Tensor *bias, const Tensor *residual,
-                                       llvm::StringRef scheme, int64_t groupSize);
+                                       const Tensor *inputScale, llvm::StringRef scheme,
+                                       int64_t groupSize);
 
 struct RotaryConfig {
   int64_t numHeads, rotatedHeads, headDim, rotaryDim;

@@ -50,7 +50,8 @@ func::FuncOp entryOf(ModuleOp module) {
 
 llvm::Expected<pipeline::QuantizationAccuracy>
 pipeline::measureQuantization(ModuleOp module, const std::vector<PipelineStage> &stages,
-                              const std::vector<std::vector<int64_t>> &prompts) {
+                              const std::vector<std::vector<int64_t>> &prompts,
+                              const std::function<llvm::Error(ModuleOp)> &refine) {
   if (stages.empty())
     return llvm::createStringError("no pipeline stages");
   auto runStage = [&](const PipelineStage &stage) -> llvm::Error {
@@ -66,6 +67,9 @@ pipeline::measureQuantization(ModuleOp module, const std::vector<PipelineStage> 
   OwningOpRef<ModuleOp> unquantized = module.clone();
   if (llvm::Error error = runStage(stages.back()))
     return std::move(error);
+  if (refine)
+    if (llvm::Error error = refine(module))
+      return std::move(error);
   func::FuncOp before = entryOf(*unquantized), after = entryOf(module);
   if (!before || !after || before.getNumArguments() != 1)
     return llvm::createStringError(

@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace infer::pipeline {
@@ -31,11 +32,13 @@ struct QuantizationAccuracy {
 
 /// Runs `stages` on `module`, whose entry takes token ids [batch, seq] and
 /// returns logits [batch, seq, vocab] first, measuring the last stage (the
-/// quantize stage) on `prompts` (token ids, one prompt each). The module is
+/// quantize stage) on `prompts` (token ids, one prompt each), after
+/// `refine` (AWQ, when given) has run on the quantized module. The module is
 /// left fully optimized.
 llvm::Expected<QuantizationAccuracy>
 measureQuantization(mlir::ModuleOp module, const std::vector<PipelineStage> &stages,
-                    const std::vector<std::vector<int64_t>> &prompts);
+                    const std::vector<std::vector<int64_t>> &prompts,
+                    const std::function<llvm::Error(mlir::ModuleOp)> &refine = nullptr);
 
 } // namespace infer::pipeline
 

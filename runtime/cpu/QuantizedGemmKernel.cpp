@@ -18,6 +18,7 @@ Status runQuantizedGemm(const LaunchArgs &args) {
   ASSIGN_OR_RETURN(const View *scales, args.required("scales"));
   const View *bias = args.operand("bias");
   const View *residual = args.operand("residual");
+  const View *inputScale = args.operand("input_scale");
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   ASSIGN_OR_RETURN(int64_t group, args.intAttr("group_size"));
@@ -38,10 +39,15 @@ Status runQuantizedGemm(const LaunchArgs &args) {
     RETURN_IF_ERROR(args.expectF32(*bias, n, "bias"));
   if (residual)
     RETURN_IF_ERROR(args.expectF32(*residual, rows * n, "residual"));
+  if (inputScale)
+    RETURN_IF_ERROR(args.expectF32(*inputScale, k, "input_scale"));
   const View &out = args.outputs[0];
   RETURN_IF_ERROR(args.expectF32(out, rows * n, "output"));
 
   std::vector<float> x(input->f32(), input->f32() + rows * k);
+  for (int64_t r = 0; inputScale && r < rows; ++r)
+    for (int64_t i = 0; i < k; ++i)
+      x[r * k + i] /= inputScale->f32()[i];
   if (*scheme == quant::Scheme::Fp8)
     for (int64_t r = 0; r < rows; ++r)
       quant::fakeQuantizeRowFp8(x.data() + r * k, k);

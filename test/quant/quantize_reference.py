@@ -210,9 +210,11 @@ def plan(model, scheme, group_size):
     return todo, skipped
 
 
-def quantize_model(model, scheme, group_size=None, form="qdq"):
+def quantize_model(model, scheme, group_size=None, form="qdq", input_scales=None):
     """Quantizes `model` (an onnx.ModelProto, modified in place and returned). Returns
-    (model, summary lines, form actually used)."""
+    (model, summary lines, form actually used). `input_scales` (int4, AWQ): B initializer name ->
+    f [K]; that weight is quantized as W[:, k] * f[k] and its MatMul's input divided by f."""
+    input_scales = input_scales or {}
     if scheme not in ("int4", "fp8"):
         raise QuantError(f"unknown scheme {scheme!r}")
     if scheme == "int4" and not group_size:
@@ -264,6 +266,8 @@ def quantize_model(model, scheme, group_size=None, form="qdq"):
         if key not in weight_out:
             B = numpy_helper.to_array(inits[b]).astype(np.float32)
             W = B.T if k_axis == 0 else B  # [N, K]
+            if b in input_scales:
+                W = W * np.asarray(input_scales[b], np.float32)[None, :]
             if scheme == "int4":
                 q, scales = quantize_int4(W, group_size)
                 if form == "qdq":
@@ -293,6 +297,13 @@ def quantize_model(model, scheme, group_size=None, form="qdq"):
                     new_inits.append(numpy_helper.from_array(np.ascontiguousarray(deq.T if k_axis == 0 else deq), out))
             weight_out[key] = out
         n.input[1] = weight_out[key]
+        if b in input_scales:
+            f = np.asarray(input_scales[b], np.float32)
+            a, fn = n.input[0], const(b + "_awq", f)
+            if (a, fn) not in act_out:
+                act_out[(a, fn)] = new(a + "_awq")
+                before.append(helper.make_node("Div", [a, fn], [act_out[(a, fn)]], name=new(a + "_Div")))
+            n.input[0] = act_out[(a, fn)]
         if scheme == "fp8":
             a = n.input[0]
             if a not in act_out:

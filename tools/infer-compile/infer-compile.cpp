@@ -12,6 +12,7 @@
 #include "compiler/artifact/OutputFile.h"
 #include "compiler/artifact/TargetSupport.h"
 #include "compiler/import/onnx/OnnxImporter.h"
+#include "compiler/pipeline/Awq.h"
 #include "compiler/pipeline/MlirSource.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/QuantizationReport.h"
@@ -71,6 +72,7 @@ struct Options {
   bool testBreakNumerics = false;
   std::string quantize;
   int64_t groupSize = 0; // 0: not given (int4's default is 128)
+  std::string method = "rtn";
   std::string calibration;
   double accuracyGate = 0; // 0: none
   std::vector<std::string> inputs;
@@ -319,15 +321,20 @@ int reportQuantization(ModuleOp module, const Options &options,
     llvm::errs() << "error: " << llvm::toString(prompts.takeError()) << "\n";
     return 1;
   }
+  std::function<llvm::Error(ModuleOp)> awq;
+  if (options.method == "awq")
+    awq = [&](ModuleOp quantized) {
+      return infer::pipeline::applyAwq(quantized, *prompts, llvm::errs());
+    };
   auto accuracy = infer::pipeline::measureQuantization(
-      module, infer::pipeline::optimizationStages(pipelineOptions), *prompts);
+      module, infer::pipeline::optimizationStages(pipelineOptions), *prompts, awq);
   if (!accuracy) {
     llvm::errs() << "error: --calibration: " << llvm::toString(accuracy.takeError()) << "\n";
     return 1;
   }
   std::string scheme = options.quantize;
   if (options.quantize == "int4")
-    scheme += " g" + std::to_string(pipelineOptions.groupSize);
+    scheme += " g" + std::to_string(pipelineOptions.groupSize) + " " + options.method;
   llvm::errs() << llvm::format(
       "quantization (%s) on %lld calibration prompts, %lld positions: top-1 agreement %.2f%%, "
       "mean KL %.4g nats, perplexity %.3f -> %.3f (%+.2f%%)\n",
@@ -479,6 +486,11 @@ int main(int argc, char **argv) {
                  "--quantize int4: the k values that share a scale (default 128; even, and "
                  "dividing every quantized linear's k)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--method", options.method,
+                 "--quantize int4: rtn (round to nearest) or awq (activation-aware scales from "
+                 "the --calibration prompts)")
+      ->check(CLI::IsMember({"rtn", "awq"}))
+      ->capture_default_str();
   app.add_option("--calibration", options.calibration,
                  "--quantize: text prompts, one a line (up to 64 of up to 256 tokens), on which "
                  "the reference interpreter compares the model before and after quantization: "
@@ -542,6 +554,11 @@ int main(int argc, char **argv) {
   }
   if (options.groupSize && options.quantize != "int4") {
     llvm::errs() << "error: --group-size applies to --quantize int4 only\n";
+    return 2;
+  }
+  if (options.method == "awq" && (options.quantize != "int4" || options.calibration.empty())) {
+    llvm::errs() << "error: --method awq applies to --quantize int4 and needs --calibration FILE "
+                    "(the activations it scales by)\n";
     return 2;
   }
   if (!options.calibration.empty() && options.quantize.empty()) {

@@ -237,6 +237,7 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
     docs/quantization.md): `scheme` "int4" (q two 4-bit values a byte,
     scales [n, k / group_size]; the input as it is) or "fp8" (q E4M3FN
     bytes, scales [n]; each input row rounded to E4M3 with its own scale).
+    With `input_scale` f [k] (AWQ) input feature j is divided by f[j] first.
 
     ```mlir
     exec.quantized_gemm %x, %q, %s residual(%r) -> %y {k = 64 : i64, n = 64 : i64, scheme = "int4", group_size = 32 : i64}
@@ -244,11 +245,11 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
   }];
   let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$q, Exec_Buffer:$scales,
                        Optional<Exec_Buffer>:$bias, Optional<Exec_Buffer>:$residual,
-                       Exec_Buffer:$out, I64Attr:$k, I64Attr:$n, StrAttr:$scheme,
-                       I64Attr:$group_size);
+                       Optional<Exec_Buffer>:$input_scale, Exec_Buffer:$out, I64Attr:$k,
+                       I64Attr:$n, StrAttr:$scheme, I64Attr:$group_size);
   let assemblyFormat = [{
-    $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? `->` $out
-    attr-dict
+    $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
+    (`input_scale` `(` $input_scale^ `)`)? `->` $out attr-dict
   }];
 }
 

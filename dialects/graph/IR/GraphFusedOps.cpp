@@ -325,6 +325,16 @@ LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, in
   return success();
 }
 
+/// An input_scale is an f32 [k].
+LogicalResult verifyInputScale(Operation *op, Value scale, int64_t k) {
+  if (!scale)
+    return success();
+  auto type = cast<RankedTensorType>(scale.getType());
+  if (type.getRank() != 1 || type.getDimSize(0) != k || !type.getElementType().isF32())
+    return op->emitOpError() << "input_scale must be tensor<" << k << "xf32>, got " << type;
+  return success();
+}
+
 } // namespace
 
 LogicalResult QuantizeWeightOp::verify() {
@@ -333,8 +343,10 @@ LogicalResult QuantizeWeightOp::verify() {
     return emitOpError() << "weight must be a static rank-2 float tensor, got " << weight;
   int64_t n = weight.getDimSize(getTranspose() ? 1 : 0);
   int64_t k = weight.getDimSize(getTranspose() ? 0 : 1);
-  return verifyQuantized(*this, getScheme(), static_cast<int64_t>(getGroupSize()), n, k,
-                         getQ().getType(), getScales().getType());
+  if (failed(verifyQuantized(*this, getScheme(), static_cast<int64_t>(getGroupSize()), n, k,
+                             getQ().getType(), getScales().getType())))
+    return failure();
+  return verifyInputScale(*this, getInputScale(), k);
 }
 
 LogicalResult QuantizedLinearOp::verify() {
@@ -354,7 +366,7 @@ LogicalResult QuantizedLinearOp::verify() {
   if (getBias())
     if (std::optional<int64_t> biasN = lastDim(getBias()); biasN && *biasN != n)
       return emitOpError() << "bias has " << *biasN << " entries but the weight gives " << n;
-  return success();
+  return verifyInputScale(*this, getInputScale(), k);
 }
 
 std::optional<std::string> infer::graph::storedWeightName(Value value) {

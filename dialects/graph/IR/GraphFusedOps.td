@@ -279,15 +279,22 @@ def Graph_QuantizeWeightOp : Graph_Op<"quantize_weight", [Pure]> {
         to nearest even;
       scheme "fp8": q [n, k] E4M3FN bytes, scales [n] (group_size 0).
 
+    With `input_scale` f [k] (a constant: AWQ's activation-aware scales),
+    the weight quantized is w[:, j] * f[j]; the `graph.quantized_linear`
+    reading q divides its input by the same f, so channels with large
+    activations keep more of their weights' precision.
+
     ```mlir
     %q, %s = graph.quantize_weight %w {scheme = "int4", group_size = 32 : i64}
         : (tensor<192x64xf32>) -> (tensor<192x32xui8>, tensor<192x2xf32>)
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$weight, StrAttr:$scheme, I64Attr:$group_size,
-                   UnitAttr:$transpose);
+  let arguments = (ins AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$input_scale,
+                   StrAttr:$scheme, I64Attr:$group_size, UnitAttr:$transpose);
   let results = (outs AnyRankedTensor:$q, AnyRankedTensor:$scales);
-  let assemblyFormat = "$weight attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $weight (`input_scale` `(` $input_scale^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
@@ -298,8 +305,9 @@ def Graph_QuantizedLinearOp : Graph_Op<"quantized_linear", [Pure, AttrSizedOpera
     `scheme` and `group_size`; the weight they stand for is [n, k]. With
     "int4" the input stays as it is (weight-only); with "fp8" each token's
     input row is rounded to E4M3FN with its own scale first (dynamic
-    per-token activation quantization, W8A8). Bias and residual are
-    epilogues as in `graph.linear`.
+    per-token activation quantization, W8A8); with `input_scale` f [k] (the
+    quantize_weight's), input feature j is divided by f[j] first. Bias and
+    residual are epilogues as in `graph.linear`.
 
     ```mlir
     %y = graph.quantized_linear %x, %q, %s {scheme = "int4", group_size = 32 : i64}
@@ -308,11 +316,11 @@ def Graph_QuantizedLinearOp : Graph_Op<"quantized_linear", [Pure, AttrSizedOpera
   }];
   let arguments = (ins Graph_Tensor:$input, AnyRankedTensor:$q, AnyRankedTensor:$scales,
                    Optional<Graph_Tensor>:$bias, Optional<Graph_Tensor>:$residual,
-                   StrAttr:$scheme, I64Attr:$group_size);
+                   Optional<AnyRankedTensor>:$input_scale, StrAttr:$scheme, I64Attr:$group_size);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? attr-dict
-    `:` functional-type(operands, results)
+    $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
+    (`input_scale` `(` $input_scale^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -79,13 +79,13 @@ struct QuantizeWeightsPass
       auto qType = RankedTensorType::get({n, group ? k / 2 : k}, bytes);
       auto scaleType = group ? RankedTensorType::get({n, k / group}, builder.getF32Type())
                              : RankedTensorType::get({n}, builder.getF32Type());
-      auto quantized =
-          QuantizeWeightOp::create(builder, loc, TypeRange{qType, scaleType}, linear.getWeight(),
-                                   builder.getStringAttr(scheme), builder.getI64IntegerAttr(group),
-                                   transposed ? UnitAttr() : builder.getUnitAttr());
+      auto quantized = QuantizeWeightOp::create(
+          builder, loc, TypeRange{qType, scaleType}, linear.getWeight(),
+          /*input_scale=*/Value(), builder.getStringAttr(scheme), builder.getI64IntegerAttr(group),
+          transposed ? UnitAttr() : builder.getUnitAttr());
       auto replacement = QuantizedLinearOp::create(
           builder, loc, linear.getType(), linear.getInput(), quantized.getQ(),
-          quantized.getScales(), linear.getBias(), linear.getResidual(),
+          quantized.getScales(), linear.getBias(), linear.getResidual(), /*input_scale=*/Value(),
           builder.getStringAttr(scheme), builder.getI64IntegerAttr(group));
       linear.replaceAllUsesWith(replacement.getResult());
       linear.erase();

@@ -1,0 +1,203 @@
+//===- Awq.cpp - activation-aware scales for int4 weights -----------------===//
+
+#include "compiler/pipeline/Awq.h"
+
+#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/IR/GraphOps.h"
+#include "runtime/base/Quantization.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace infer;
+using interp::Tensor;
+
+namespace {
+
+constexpr int kAlphaSteps = 20;    // α = 0, 0.05, ..., 1
+constexpr int64_t kMaxRows = 4096; // calibration rows kept per linear
+
+struct Site {
+  graph::QuantizedLinearOp linear;
+  graph::QuantizeWeightOp quantize;
+  int64_t n = 0, k = 0;
+  std::vector<double> gram;    // XᵀX [k, k] over the calibration rows
+  std::vector<double> meanAbs; // mean |x_j|
+  int64_t rows = 0;
+  std::vector<float> weight; // [n, k]
+};
+
+/// The entry with each site's input and weight appended to its results.
+func::FuncOp probeFunction(ModuleOp probe, size_t sites) {
+  func::FuncOp func = *probe.getOps<func::FuncOp>().begin();
+  SmallVector<graph::QuantizedLinearOp> linears;
+  func.walk([&](graph::QuantizedLinearOp op) { linears.push_back(op); });
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> results(ret.getOperands());
+  size_t count = 0;
+  for (graph::QuantizedLinearOp op : linears) {
+    auto quantize = op.getQ().getDefiningOp<graph::QuantizeWeightOp>();
+    if (!quantize || op.getScheme() != "int4" || count == sites)
+      continue;
+    results.push_back(op.getInput());
+    results.push_back(quantize.getWeight());
+    ++count;
+  }
+  OpBuilder builder(ret);
+  func::ReturnOp::create(builder, ret.getLoc(), results);
+  ret.erase();
+  func.setFunctionType(FunctionType::get(probe.getContext(), func.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  return func;
+}
+
+/// Σ_n d_n G d_nᵀ for D = W_eff - W: the summed squared output error over
+/// the rows G = XᵀX was made of.
+double outputError(const Site &site, const std::vector<float> &effective) {
+  double total = 0;
+  std::vector<double> d(static_cast<size_t>(site.k));
+  for (int64_t row = 0; row < site.n; ++row) {
+    for (int64_t j = 0; j < site.k; ++j)
+      d[j] = double(effective[row * site.k + j]) - site.weight[row * site.k + j];
+    for (int64_t i = 0; i < site.k; ++i) {
+      double dot = 0;
+      const double *g = site.gram.data() + i * site.k;
+      for (int64_t j = 0; j < site.k; ++j)
+        dot += g[j] * d[j];
+      total += d[i] * dot;
+    }
+  }
+  return total;
+}
+
+/// The weight int4 with scales f gives: dequantize(RTN(w * f)) / f.
+std::vector<float> effectiveWeight(const Site &site, const std::vector<float> &f, int64_t group) {
+  std::vector<float> scaled(site.weight);
+  for (int64_t row = 0; row < site.n; ++row)
+    for (int64_t j = 0; j < site.k; ++j)
+      scaled[row * site.k + j] *= f[j];
+  std::vector<uint8_t> q(
+      static_cast<size_t>(quant::quantizedBytes(quant::Scheme::Int4, site.n, site.k)));
+  std::vector<float> scales(
+      static_cast<size_t>(quant::scaleCount(quant::Scheme::Int4, site.n, site.k, group)));
+  quant::quantize(quant::Scheme::Int4, scaled.data(), site.n, site.k, group, q.data(),
+                  scales.data());
+  std::vector<float> out(scaled.size());
+  for (int64_t row = 0; row < site.n; ++row) {
+    quant::dequantizeRow(quant::Scheme::Int4, q.data(), scales.data(), site.k, group, row,
+                         out.data() + row * site.k);
+    for (int64_t j = 0; j < site.k; ++j)
+      out[row * site.k + j] /= f[j];
+  }
+  return out;
+}
+
+/// f = m^α normalized so that max(f) * min(f) = 1 (AWQ's form).
+std::vector<float> scalesFor(const std::vector<double> &meanAbs, double alpha) {
+  std::vector<double> f(meanAbs.size());
+  for (size_t j = 0; j < f.size(); ++j)
+    f[j] = std::pow(std::max(meanAbs[j], 1e-6), alpha);
+  auto [low, high] = std::minmax_element(f.begin(), f.end());
+  double norm = std::sqrt(*low * *high);
+  std::vector<float> out(f.size());
+  for (size_t j = 0; j < f.size(); ++j)
+    out[j] = static_cast<float>(f[j] / norm);
+  return out;
+}
+
+} // namespace
+
+llvm::Error pipeline::applyAwq(ModuleOp module, const std::vector<std::vector<int64_t>> &prompts,
+                               llvm::raw_ostream &log) {
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  if (funcs.size() != 1 || funcs.front().getNumArguments() != 1)
+    return llvm::createStringError("--method awq needs a model with one function whose only "
+                                   "input is the token ids");
+  std::vector<Site> sites;
+  funcs.front().walk([&](graph::QuantizedLinearOp op) {
+    auto quantize = op.getQ().getDefiningOp<graph::QuantizeWeightOp>();
+    if (!quantize || op.getScheme() != "int4")
+      return;
+    Site site{op, quantize};
+    auto q = cast<RankedTensorType>(op.getQ().getType());
+    site.n = q.getDimSize(0), site.k = q.getDimSize(1) * 2;
+    site.gram.assign(static_cast<size_t>(site.k * site.k), 0.0);
+    site.meanAbs.assign(static_cast<size_t>(site.k), 0.0);
+    sites.push_back(std::move(site));
+  });
+  if (sites.empty())
+    return llvm::Error::success();
+
+  OwningOpRef<ModuleOp> probe = module.clone();
+  func::FuncOp func = probeFunction(*probe, sites.size());
+  size_t base = func.getNumResults() - 2 * sites.size();
+  for (const std::vector<int64_t> &prompt : prompts) {
+    if (prompt.empty() || sites.front().rows >= kMaxRows)
+      continue;
+    Tensor ids = Tensor::fromI64({1, static_cast<int64_t>(prompt.size())}, prompt);
+    auto outputs = interp::runFunction(func, {ids});
+    if (!outputs)
+      return llvm::createStringError("--method awq: " + llvm::toString(outputs.takeError()));
+    for (size_t s = 0; s < sites.size(); ++s) {
+      Site &site = sites[s];
+      const Tensor &x = (*outputs)[base + 2 * s];
+      if (site.weight.empty()) {
+        const Tensor &w = (*outputs)[base + 2 * s + 1];
+        bool transposed = site.quantize.getTranspose(); // w is [k, n]
+        site.weight.resize(static_cast<size_t>(site.n * site.k));
+        for (int64_t row = 0; row < site.n; ++row)
+          for (int64_t j = 0; j < site.k; ++j)
+            site.weight[row * site.k + j] =
+                w.f32()[transposed ? j * site.n + row : row * site.k + j];
+      }
+      for (int64_t r = 0; r < x.numElements() / site.k; ++r) {
+        const float *v = x.f32() + r * site.k;
+        for (int64_t i = 0; i < site.k; ++i) {
+          site.meanAbs[i] += std::fabs(v[i]);
+          for (int64_t j = 0; j < site.k; ++j)
+            site.gram[i * site.k + j] += double(v[i]) * v[j];
+        }
+        ++site.rows;
+      }
+    }
+  }
+
+  int scaled = 0;
+  double before = 0, after = 0;
+  for (Site &site : sites) {
+    if (site.rows == 0)
+      continue;
+    for (double &m : site.meanAbs)
+      m /= double(site.rows);
+    int64_t group = static_cast<int64_t>(site.quantize.getGroupSize());
+    std::vector<float> ones(static_cast<size_t>(site.k), 1.0f);
+    double rtn = outputError(site, effectiveWeight(site, ones, group)), best = rtn;
+    std::vector<float> bestScales;
+    for (int step = 1; step <= kAlphaSteps; ++step) {
+      std::vector<float> f = scalesFor(site.meanAbs, double(step) / kAlphaSteps);
+      double error = outputError(site, effectiveWeight(site, f, group));
+      if (error < best)
+        best = error, bestScales = std::move(f);
+    }
+    before += rtn, after += best;
+    if (bestScales.empty())
+      continue;
+    OpBuilder builder(site.quantize);
+    Location loc = site.quantize.getLoc();
+    auto type = RankedTensorType::get({site.k}, builder.getF32Type());
+    Value f = graph::ConstantOp::create(builder, loc,
+                                        DenseElementsAttr::get(type, ArrayRef<float>(bestScales)));
+    site.quantize.getInputScaleMutable().assign(f);
+    site.linear.getInputScaleMutable().assign(f);
+    ++scaled;
+  }
+  log << llvm::format("awq: %d of %zu int4 linears scaled; output error on the calibration "
+                      "activations %.4g of RTN's\n",
+                      scaled, sites.size(), before > 0 ? after / before : 1.0);
+  return llvm::Error::success();
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Checks `infer-compile --quantize int4 --method awq`: the scales AWQ chose (read from
+`--emit=optimized`: each graph.quantize_weight's input_scale constant and the ONNX initializers
+its weight is packed from) applied by an independent reference, a QDQ model of W[:, k] * f[k]
+quantized to int4 with its MatMul's input divided by f (quantize_reference.py) run by ONNX
+Runtime, against `infer-run forward --device cpu` on the AWQ artifact (1e-4). Also requires that
+AWQ scaled some linear and lowered the --calibration report's mean KL below RTN's.
+
+  check_awq.py --infer-compile C --infer-run R --model M.onnx --input IN.npy --group-size G
+               --calibration FILE
+"""
+import argparse, os, re, subprocess, sys, tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import quantize_reference as qr  # noqa: E402
+
+KL = re.compile(r"mean KL ([0-9.e+-]+) nats")
+
+
+def awq_scales(ir):
+    """ONNX initializer name -> f, from the optimized IR."""
+    names, packs, consts, scales = {}, {}, {}, {}
+    for line in ir.splitlines():
+        if m := re.match(r"\s*(%\S+) = graph\.weight <([^>]+)>", line):
+            names[m[1]] = [m[2].strip('"')]
+        elif m := re.match(r"\s*(%\S+) = graph\.pack_weights ([^{]+) \{", line):
+            packs[m[1]] = [v.strip() for v in m[2].split(",")]
+        elif m := re.match(r"\s*(%\S+) = graph\.constant dense<\[([^\]]+)\]> : tensor<\d+xf32>", line):
+            consts[m[1]] = np.array([float(v) for v in m[2].split(",")], np.float32)
+        elif m := re.match(r'\s*(%\S+) = graph\.constant dense<"0x([0-9A-F]+)"> : tensor<\d+xf32>', line):
+            consts[m[1]] = np.frombuffer(bytes.fromhex(m[2]), "<f4").copy()  # MLIR's hex form
+        elif m := re.search(r"= graph\.quantize_weight (%\S+) input_scale\((%\S+)\)", line):
+            weights = sum((names[v] for v in packs.get(m[1], [m[1]])), [])
+            for w in weights:
+                scales[w] = consts[m[2]]
+    return scales
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag in ("--infer-compile", "--infer-run", "--model", "--input", "--calibration"):
+        ap.add_argument(flag, required=True)
+    ap.add_argument("--group-size", type=int, required=True)
+    ap.add_argument("--atol", type=float, default=1e-4)
+    a = ap.parse_args()
+    name = f"{os.path.basename(a.model)} int4 G={a.group_size} awq"
+    base = [a.infer_compile, a.model, "--quantize", "int4", "--group-size", str(a.group_size),
+            "--calibration", a.calibration]
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = {}
+        for method in ("rtn", "awq"):
+            proc = subprocess.run(base + ["--method", method, "--emit=optimized"], capture_output=True, text=True)
+            kl = KL.search(proc.stderr)
+            if proc.returncode != 0 or not kl:
+                print(f"FAIL: {name}: --method {method} --emit=optimized exited {proc.returncode}: {proc.stderr.strip()}")
+                return 1
+            runs[method] = (proc.stdout, float(kl[1]))
+        scales = awq_scales(runs["awq"][0])
+        if not scales:
+            print(f"FAIL: {name}: AWQ scaled no linear")
+            return 1
+        if not runs["awq"][1] < runs["rtn"][1]:
+            print(f"FAIL: {name}: AWQ's mean KL {runs['awq'][1]:.4g} is not below RTN's {runs['rtn'][1]:.4g}")
+            return 1
+        out = os.path.join(tmp, "q.infer")
+        cmd = base + ["--method", "awq", "--target", "cpu", "-o", out]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+            return 1
+        logits = os.path.join(tmp, "out.npy")
+        cmd = [a.infer_run, out, "forward", "--input", f"input_ids={a.input}", "--output",
+               f"logits={logits}", "--device", "cpu"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+            return 1
+        import onnx
+        model, _, _ = qr.quantize_model(onnx.load(a.model), "int4", a.group_size, input_scales=scales)
+        ref = qr.run_model(model, {"input_ids": np.load(a.input)})
+        dev = float(np.abs(np.load(logits).astype(np.float64) - ref).max())
+    ok = dev <= a.atol
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: {len(scales)} weights AWQ-scaled; infer-run vs ORT on "
+          f"the same scales: max abs error {dev:.3g} (tolerance {a.atol:g}); calibration mean KL "
+          f"{runs['awq'][1]:.4g} (RTN {runs['rtn'][1]:.4g})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
