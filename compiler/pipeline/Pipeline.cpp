@@ -62,7 +62,8 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                         quantize.scheme = options.quantize;
                         quantize.groupSize = options.groupSize;
                         pm.addNestedPass<func::FuncOp>(graph::createQuantizeWeightsPass(quantize));
-                      }});
+                      },
+                      /*approximates=*/true});
   return stages;
 }
 

@@ -30,6 +30,10 @@ struct PipelineOptions {
 struct PipelineStage {
   std::string name;
   std::function<void(mlir::OpPassManager &)> addPasses;
+  /// Changes the numbers on purpose (quantization): --verify-numerics reports
+  /// its error without holding it to the tolerance, and checks the stages
+  /// after it against its outputs.
+  bool approximates = false;
 };
 
 /// The stages of the optimization pipeline, in order.
