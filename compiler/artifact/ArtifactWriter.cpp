@@ -1009,6 +1009,7 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
   compileOptions->set_max_batch_tokens(options.maxBatchTokens);
   compileOptions->set_max_seq_len(options.maxSeqLen);
   compileOptions->set_kv_block_size(options.kvBlockSize);
+  compileOptions->set_quantize(options.quantize);
   auto addTool = [&](const char *name, std::string version) {
     art::ToolVersion *tool = manifest.add_tools();
     tool->set_name(name);

@@ -35,6 +35,8 @@ struct ArtifactOptions {
   /// "fp32", "bf16" or "fp16": floating-point weights are converted to it
   /// (round to nearest even); "" keeps every weight's exported type.
   std::string dtype;
+  /// --quantize as given, e.g. "int4 g128 awq" ("" without).
+  std::string quantize;
   int64_t maxBatchTokens = 0;
   int64_t maxSeqLen = 0;
   int64_t kvBlockSize = 0;

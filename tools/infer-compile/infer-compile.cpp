@@ -234,6 +234,10 @@ int writeArtifact(ModuleOp module, const Options &options,
   artifactOptions.target =
       options.target == "cpu" ? infer::artifact::TARGET_CPU : infer::artifact::TARGET_CUDA;
   artifactOptions.dtype = options.dtype;
+  artifactOptions.quantize = options.quantize;
+  if (options.quantize == "int4")
+    artifactOptions.quantize +=
+        " g" + std::to_string(options.groupSize ? options.groupSize : 128) + " " + options.method;
   artifactOptions.maxBatchTokens = options.maxBatchTokens;
   artifactOptions.maxSeqLen = options.maxSeqLen;
   artifactOptions.kvBlockSize = options.kvBlockSize;

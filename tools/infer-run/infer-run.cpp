@@ -180,11 +180,12 @@ infer::Status printInfo(const std::string &path, bool showSource) {
 
   const art::CompileOptions &options = manifest.options();
   std::printf("options: target %s, dtype %s, max batch tokens %s, max seq len %s, "
-              "kv block size %s\n",
+              "kv block size %s%s%s\n",
               targetName(options.target()),
               options.dtype().empty() ? "as exported" : options.dtype().c_str(),
               bound(options.max_batch_tokens()).c_str(), bound(options.max_seq_len()).c_str(),
-              bound(options.kv_block_size()).c_str());
+              bound(options.kv_block_size()).c_str(),
+              options.quantize().empty() ? "" : ", quantize ", options.quantize().c_str());
   std::string tools;
   for (const art::ToolVersion &tool : manifest.tools())
     tools += (tools.empty() ? "" : ", ") + tool.name() + " " + tool.version();
