@@ -7,6 +7,8 @@
 #   2. infer-compile stores the tokenizer beside the model in the artifact;
 #   3. infer-run generate --prompt "..." streams text; a chat turn through the
 #      template; the JSON with ids and text.
+#   4. models/kjv-tiny, a small Llama trained on the KJV Bible: text that reads
+#      as text, in full precision and as int4 (--quantize, AWQ) on the cpu backend.
 # On the GPU when there is one, else with the cpu backend. With torch and
 # transformers installed, `python -m infer.export` makes such a directory from
 # a Hugging Face checkpoint (README.md); the bundled ONNX stands in for it here.
@@ -51,3 +53,13 @@ echo "chat (the template of models/tiny-llama/tokenizer_config.json):"
   --prompt "What does the License grant?" --max-new-tokens 24 --stop "<|im_end|>"
 echo "ids and text as JSON:"
 "$bin/infer-run" "$work/tiny-llama.infer" generate --prompt "$prompt" --max-new-tokens 8 --output json
+echo "== 4. a model that has learned something: models/kjv-tiny (a 1.9M-parameter Llama trained on"
+echo "   the King James Bible; models/kjv-tiny/README.md), in full precision and quantized to int4"
+kjv=models/kjv-tiny
+"$bin/infer-compile" "$kjv/model.onnx" -o "$work/kjv.infer"
+"$bin/infer-run" "$work/kjv.infer" generate --prompt "And God said" --max-new-tokens 32 --greedy
+echo "int4 (groups of 32, AWQ scales from $kjv/calibration.txt; the report compares it with the full model):"
+"$bin/infer-compile" "$kjv/model.onnx" --target cpu --quantize int4 --group-size 32 --method awq \
+  --calibration "$kjv/calibration.txt" -o "$work/kjv-int4.infer" 2>&1 | grep -E '^(awq|quantization)'
+"$bin/infer-run" "$work/kjv-int4.infer" generate --prompt "And God said" --max-new-tokens 32 --greedy \
+  --device cpu

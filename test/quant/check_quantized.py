@@ -38,10 +38,12 @@ def main():
     ap.add_argument("--golden", help="the unquantized model's logits on --input (default: ONNX Runtime's)")
     ap.add_argument("--input-name", default="input_ids")
     ap.add_argument("--compile-arg", action="append", default=[])
-    ap.add_argument("--flip-rows", type=float, default=0.0,
-                    help="fp8: the fraction of token rows allowed past --atol (at most 1/10 of the "
-                         "quantization error each): an activation within an fp32 rounding of an "
-                         "E4M3 tie rounds either way, as ORT's and our sums differ in their last bit")
+    ap.add_argument("--rounding-flips", action="store_true",
+                    help="fp8: an activation within an fp32 rounding of an E4M3 tie rounds either way "
+                         "(ORT's sums and ours differ in their last bits), and a flipped row moves the "
+                         "rows after it through attention; then PASS needs at least half of the token "
+                         "rows within --atol, the mean deviation below 1/5 of the mean quantization "
+                         "error and the same top token at 98%% of the positions")
     a = ap.parse_args()
     if a.scheme == "int4" and not a.group_size:
         ap.error("--scheme int4 needs --group-size")
@@ -97,19 +99,22 @@ def main():
         return 1
     qerr = max_abs(ref, unq)
     ours_vs_unq = max_abs(got, unq)
-    row_dev = np.abs(got.astype(np.float64) - ref).reshape(-1, got.shape[-1]).max(-1)
+    diff = np.abs(got.astype(np.float64) - ref)
+    row_dev = diff.reshape(-1, got.shape[-1]).max(-1)
     flipped = row_dev > a.atol
     dev = float(row_dev[~flipped].max()) if (~flipped).any() else 0.0
     ok, why = True, ""
-    if flipped.mean() > a.flip_rows:
+    if flipped.any() and not a.rounding_flips:
         ok, why = False, (f"; {int(flipped.sum())} of {flipped.size} token rows deviate from the "
                           f"reference by more than the tolerance (max {row_dev.max():.3g})")
-    elif flipped.any() and row_dev.max() * 10 > qerr:
-        ok, why = False, (f"; a flipped row deviates by {row_dev.max():.3g}, more than 1/10 of the "
-                          f"quantization error")
     elif flipped.any():
-        why = (f"; {int(flipped.sum())} of {flipped.size} rows flipped an activation rounding "
-               f"(max {row_dev.max():.3g}, allowed {a.flip_rows:g} of rows)")
+        mean_ratio = diff.mean() / max(np.abs(ref.astype(np.float64) - unq).mean(), 1e-30)
+        top1 = float((got.argmax(-1) == ref.argmax(-1)).mean())
+        stats = (f"{int(flipped.sum())} of {flipped.size} rows past the tolerance after E4M3 rounding "
+                 f"flips (max {row_dev.max():.3g}), mean deviation {mean_ratio:.3f} of the mean "
+                 f"quantization error, top token agreement {top1:.3f}")
+        ok = flipped.mean() <= 0.5 and mean_ratio <= 0.2 and top1 >= 0.98
+        why = f"; {stats}" + ("" if ok else ": beyond what rounding flips explain")
     if ok and qerr > 100 * a.atol and not dev * 10 <= qerr:
         ok, why = False, "; deviation from the reference not 10x below the quantization error"
     note = ""
