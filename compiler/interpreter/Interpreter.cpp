@@ -197,7 +197,11 @@ llvm::Expected<Tensor> tensorFromWeight(graph::WeightAttr attr) {
 /// Checks a computed tensor against the static type of the value it binds.
 /// bf16 and f16 types match f32 tensors, which is how they are held.
 llvm::Error checkAgainstType(const Tensor &tensor, Type type, const llvm::Twine &what) {
-  llvm::Expected<DType> dtype = dtypeForType(type);
+  // ui8 values exist only inside a graph: graph.quantize_weight's bytes, held
+  // as i64 (dtypeForType, which says what a model's inputs may be, refuses it).
+  llvm::Expected<DType> dtype = getElementTypeOrSelf(type).isUnsignedInteger(8)
+                                    ? llvm::Expected<DType>(DType::I64)
+                                    : dtypeForType(type);
   if (!dtype)
     return kernelError(what + ": " + llvm::toString(dtype.takeError()));
   bool matches = tensor.dtype() == *dtype;
@@ -538,9 +542,8 @@ llvm::Expected<DType> infer::interp::dtypeForType(Type type) {
     return DType::F32;
   if (element.isSignlessInteger(1))
     return DType::Bool;
-  // ui8: quantized weight bytes (graph.quantize_weight).
   if (element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
-      element.isSignedInteger(64) || element.isSignedInteger(32) || element.isUnsignedInteger(8))
+      element.isSignedInteger(64) || element.isSignedInteger(32))
     return DType::I64;
   return kernelError("reference interpreter supports f32, i64, i1 (and i32 held as i64; f64, "
                      "bf16, f16 held as f32), got " +
