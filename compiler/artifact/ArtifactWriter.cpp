@@ -392,15 +392,28 @@ bool writeTransposed(HashingWriter &out, const PlannedWeight &weight, ScratchBuf
   return out.write(result, weight.entry.size());
 }
 
-bool writeQuantized(HashingWriter &out, const PlannedWeight &weight) {
-  std::optional<std::vector<char>> bytes =
-      quantizedWeightBytes(cast<graph::QuantizeWeightOp>(weight.op), weight.quantizedScales);
-  return bytes && bytes->size() == weight.entry.size() && out.write(bytes->data(), bytes->size());
+/// The last graph.quantize_weight's bytes: its q and scales are planned one
+/// after the other, so each weight is quantized once for both.
+struct QuantizedCache {
+  Operation *op = nullptr;
+  std::optional<QuantizedWeightBytes> bytes;
+};
+
+bool writeQuantized(HashingWriter &out, const PlannedWeight &weight, QuantizedCache &cache) {
+  if (cache.op != weight.op) {
+    cache.op = weight.op;
+    cache.bytes = quantizedWeightBytes(cast<graph::QuantizeWeightOp>(weight.op));
+  }
+  if (!cache.bytes)
+    return false;
+  const std::vector<char> &bytes = weight.quantizedScales ? cache.bytes->scales : cache.bytes->q;
+  return bytes.size() == weight.entry.size() && out.write(bytes.data(), bytes.size());
 }
 
-bool writeWeight(HashingWriter &out, const PlannedWeight &weight, ScratchBuffer &scratch) {
+bool writeWeight(HashingWriter &out, const PlannedWeight &weight, ScratchBuffer &scratch,
+                 QuantizedCache &quantized) {
   if (weight.quantized)
-    return writeQuantized(out, weight);
+    return writeQuantized(out, weight, quantized);
   return weight.transposed ? writeTransposed(out, weight, scratch) : streamWeight(out, weight);
 }
 
@@ -1071,13 +1084,14 @@ FailureOr<ArtifactSummary> writeArtifact(ModuleOp module, llvm::StringRef path,
   {
     HashingWriter out(temp.fd());
     ScratchBuffer scratch;
+    QuantizedCache quantized;
     bool ok = out.write(manifestBytes.data(), manifestBytes.size()) &&
               out.padTo(header.weightsOffset);
     for (const PlannedWeight &weight : plan->weights) {
       if (!ok)
         break;
       ok = out.padTo(header.weightsOffset + weight.entry.offset()) &&
-           writeWeight(out, weight, scratch);
+           writeWeight(out, weight, scratch, quantized);
     }
     ok = ok && out.padTo(header.fileSize) && out.flush();
     if (!ok)

@@ -86,7 +86,7 @@ std::optional<std::vector<float>> sourceRows(graph::QuantizeWeightOp op, int64_t
 
 } // namespace
 
-std::optional<std::vector<char>> quantizedWeightBytes(graph::QuantizeWeightOp op, bool scales) {
+std::optional<QuantizedWeightBytes> quantizedWeightBytes(graph::QuantizeWeightOp op) {
   std::optional<quant::Scheme> scheme = quant::parseScheme(op.getScheme().str());
   int64_t n = 0, k = 0, group = static_cast<int64_t>(op.getGroupSize());
   std::optional<std::vector<float>> rows = scheme ? sourceRows(op, n, k) : std::nullopt;
@@ -98,17 +98,14 @@ std::optional<std::vector<char>> quantizedWeightBytes(graph::QuantizeWeightOp op
     if (!values || values.getNumElements() != k)
       return std::nullopt;
     std::vector<float> f(values.getValues<float>().begin(), values.getValues<float>().end());
-    for (int64_t row = 0; row < n; ++row)
-      for (int64_t j = 0; j < k; ++j)
-        (*rows)[row * k + j] *= f[j];
+    quant::scaleColumns(rows->data(), n, k, f.data());
   }
   std::vector<uint8_t> q(static_cast<size_t>(quant::quantizedBytes(*scheme, n, k)));
   std::vector<float> scaleValues(static_cast<size_t>(quant::scaleCount(*scheme, n, k, group)));
   quant::quantize(*scheme, rows->data(), n, k, group, q.data(), scaleValues.data());
-  if (!scales)
-    return std::vector<char>(q.begin(), q.end());
-  std::vector<char> bytes(scaleValues.size() * 4);
-  std::memcpy(bytes.data(), scaleValues.data(), bytes.size());
+  QuantizedWeightBytes bytes{std::vector<char>(q.begin(), q.end()),
+                             std::vector<char>(scaleValues.size() * 4)};
+  std::memcpy(bytes.scales.data(), scaleValues.data(), bytes.scales.size());
   return bytes;
 }
 

@@ -15,10 +15,15 @@
 
 namespace infer::compiler {
 
-/// The bytes of `op`'s q, or with `scales` of its f32 scales (little
-/// endian); nullopt when its weight is not a graph.weight or a pack of them
-/// in f32, bf16, f16 or f64.
-std::optional<std::vector<char>> quantizedWeightBytes(graph::QuantizeWeightOp op, bool scales);
+/// The stored bytes of both of a graph.quantize_weight's results.
+struct QuantizedWeightBytes {
+  std::vector<char> q;
+  std::vector<char> scales; ///< f32, little endian
+};
+
+/// `op`'s q and scales; nullopt when its weight is not a graph.weight or a
+/// pack of them in f32, bf16, f16 or f64 (or its input_scale no constant).
+std::optional<QuantizedWeightBytes> quantizedWeightBytes(graph::QuantizeWeightOp op);
 
 } // namespace infer::compiler
 

@@ -144,9 +144,8 @@ llvm::Expected<infer::quant::Scheme> schemeOf(llvm::StringRef name, int64_t grou
   std::optional<infer::quant::Scheme> scheme = infer::quant::parseScheme(name);
   if (!scheme)
     return kernelError("unknown quantization scheme '" + name + "'");
-  if (*scheme == infer::quant::Scheme::Int4 && (groupSize <= 0 || groupSize % 2 || k % groupSize))
-    return kernelError("int4 group size " + llvm::Twine(groupSize) +
-                       " must be even and divide k = " + llvm::Twine(k));
+  if (std::string error = infer::quant::shapeError(*scheme, k, groupSize); !error.empty())
+    return kernelError(error);
   return *scheme;
 }
 
@@ -179,9 +178,7 @@ llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight
     return std::move(error);
   std::vector<float> scaled(rows.f32(), rows.f32() + n * k);
   if (inputScale)
-    for (int64_t row = 0; row < n; ++row)
-      for (int64_t j = 0; j < k; ++j)
-        scaled[row * k + j] *= inputScale->f32()[j];
+    infer::quant::scaleColumns(scaled.data(), n, k, inputScale->f32());
   std::vector<uint8_t> bytes(infer::quant::quantizedBytes(*scheme, n, k));
   std::vector<float> scales(infer::quant::scaleCount(*scheme, n, k, groupSize));
   infer::quant::quantize(*scheme, scaled.data(), n, k, groupSize, bytes.data(), scales.data());

@@ -78,9 +78,7 @@ double outputError(const Site &site, const std::vector<float> &effective) {
 /// The weight int4 with scales f gives: dequantize(RTN(w * f)) / f.
 std::vector<float> effectiveWeight(const Site &site, const std::vector<float> &f, int64_t group) {
   std::vector<float> scaled(site.weight);
-  for (int64_t row = 0; row < site.n; ++row)
-    for (int64_t j = 0; j < site.k; ++j)
-      scaled[row * site.k + j] *= f[j];
+  quant::scaleColumns(scaled.data(), site.n, site.k, f.data());
   std::vector<uint8_t> q(
       static_cast<size_t>(quant::quantizedBytes(quant::Scheme::Int4, site.n, site.k)));
   std::vector<float> scales(

@@ -55,6 +55,19 @@ std::optional<Scheme> parseScheme(std::string_view name) {
 
 const char *schemeName(Scheme scheme) { return scheme == Scheme::Int4 ? "int4" : "fp8"; }
 
+std::string shapeError(Scheme scheme, int64_t k, int64_t group) {
+  if (scheme == Scheme::Int4 && (group <= 0 || group % 2 || k % group))
+    return "int4 group size " + std::to_string(group) +
+           " must be even and divide k = " + std::to_string(k);
+  return "";
+}
+
+void scaleColumns(float *w, int64_t n, int64_t k, const float *f) {
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t j = 0; j < k; ++j)
+      w[row * k + j] *= f[j];
+}
+
 int64_t quantizedBytes(Scheme scheme, int64_t n, int64_t k) {
   return scheme == Scheme::Int4 ? n * k / 2 : n * k;
 }

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace infer::quant {
@@ -28,6 +29,14 @@ enum class Scheme { Int4, Fp8 };
 /// "int4" / "fp8" as a Scheme; nullopt for anything else.
 std::optional<Scheme> parseScheme(std::string_view name);
 const char *schemeName(Scheme scheme);
+
+/// Why a [n, k] weight cannot be quantized with `scheme` in groups of
+/// `group` (int4: even, dividing k), or "" when it can.
+std::string shapeError(Scheme scheme, int64_t k, int64_t group);
+
+/// w[row, j] *= f[j] for the [n, k] rows `w`: AWQ's input scales, applied to
+/// a weight before it is quantized.
+void scaleColumns(float *w, int64_t n, int64_t k, const float *f);
 
 /// Bytes of the quantized [n, k] weight and number of its scales.
 int64_t quantizedBytes(Scheme scheme, int64_t n, int64_t k);

@@ -26,8 +26,8 @@ Status runQuantizedGemm(const LaunchArgs &args) {
   std::optional<quant::Scheme> scheme = quant::parseScheme(name);
   if (!scheme)
     return args.error("unknown quantization scheme '" + name + "'");
-  if (*scheme == quant::Scheme::Int4 && (group <= 0 || group % 2 || k % group))
-    return args.error("int4 group size " + std::to_string(group) + " must be even and divide k");
+  if (std::string error = quant::shapeError(*scheme, k, group); !error.empty())
+    return args.error(error);
   if (q->type != artifact::ELEMENT_TYPE_U8 || q->elements != quant::quantizedBytes(*scheme, n, k))
     return args.error("q must hold the " + std::to_string(quant::quantizedBytes(*scheme, n, k)) +
                       " bytes of a [" + std::to_string(n) + ", " + std::to_string(k) + "] " + name +
