@@ -3,6 +3,7 @@
 #include "compiler/pipeline/Awq.h"
 
 #include "compiler/interpreter/Interpreter.h"
+#include "compiler/pipeline/Pipeline.h"
 #include "dialects/graph/IR/GraphOps.h"
 #include "runtime/base/Quantization.h"
 
@@ -32,28 +33,29 @@ struct Site {
   std::vector<float> weight; // [n, k]
 };
 
-/// The entry with each site's input and weight appended to its results.
-func::FuncOp probeFunction(ModuleOp probe, size_t sites) {
-  func::FuncOp func = *probe.getOps<func::FuncOp>().begin();
+/// The int4 quantized linears AWQ scales, in walk order (the same in a clone).
+SmallVector<graph::QuantizedLinearOp> awqLinears(func::FuncOp func) {
   SmallVector<graph::QuantizedLinearOp> linears;
-  func.walk([&](graph::QuantizedLinearOp op) { linears.push_back(op); });
+  func.walk([&](graph::QuantizedLinearOp op) {
+    if (op.getQ().getDefiningOp<graph::QuantizeWeightOp>() && op.getScheme() == "int4")
+      linears.push_back(op);
+  });
+  return linears;
+}
+
+/// `func` with each AWQ linear's input and weight appended to its results.
+void appendProbes(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   SmallVector<Value> results(ret.getOperands());
-  size_t count = 0;
-  for (graph::QuantizedLinearOp op : linears) {
-    auto quantize = op.getQ().getDefiningOp<graph::QuantizeWeightOp>();
-    if (!quantize || op.getScheme() != "int4" || count == sites)
-      continue;
+  for (graph::QuantizedLinearOp op : awqLinears(func)) {
     results.push_back(op.getInput());
-    results.push_back(quantize.getWeight());
-    ++count;
+    results.push_back(op.getQ().getDefiningOp<graph::QuantizeWeightOp>().getWeight());
   }
   OpBuilder builder(ret);
   func::ReturnOp::create(builder, ret.getLoc(), results);
   ret.erase();
-  func.setFunctionType(FunctionType::get(probe.getContext(), func.getArgumentTypes(),
+  func.setFunctionType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
-  return func;
 }
 
 /// Σ_n d_n G d_nᵀ for D = W_eff - W: the summed squared output error over
@@ -112,27 +114,25 @@ std::vector<float> scalesFor(const std::vector<double> &meanAbs, double alpha) {
 
 llvm::Error pipeline::applyAwq(ModuleOp module, const std::vector<std::vector<int64_t>> &prompts,
                                llvm::raw_ostream &log) {
-  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
-  if (funcs.size() != 1 || funcs.front().getNumArguments() != 1)
+  func::FuncOp entry = pipeline::singleFunction(module);
+  if (!entry || entry.getNumArguments() != 1)
     return llvm::createStringError("--method awq needs a model with one function whose only "
                                    "input is the token ids");
   std::vector<Site> sites;
-  funcs.front().walk([&](graph::QuantizedLinearOp op) {
-    auto quantize = op.getQ().getDefiningOp<graph::QuantizeWeightOp>();
-    if (!quantize || op.getScheme() != "int4")
-      return;
-    Site site{op, quantize};
+  for (graph::QuantizedLinearOp op : awqLinears(entry)) {
+    Site site{op, op.getQ().getDefiningOp<graph::QuantizeWeightOp>()};
     auto q = cast<RankedTensorType>(op.getQ().getType());
     site.n = q.getDimSize(0), site.k = q.getDimSize(1) * 2;
     site.gram.assign(static_cast<size_t>(site.k * site.k), 0.0);
     site.meanAbs.assign(static_cast<size_t>(site.k), 0.0);
     sites.push_back(std::move(site));
-  });
+  }
   if (sites.empty())
     return llvm::Error::success();
 
   OwningOpRef<ModuleOp> probe = module.clone();
-  func::FuncOp func = probeFunction(*probe, sites.size());
+  func::FuncOp func = pipeline::singleFunction(*probe);
+  appendProbes(func);
   size_t base = func.getNumResults() - 2 * sites.size();
   for (const std::vector<int64_t> &prompt : prompts) {
     if (prompt.empty() || sites.front().rows >= kMaxRows)

@@ -22,6 +22,11 @@ void addCleanup(OpPassManager &pm) {
 
 } // namespace
 
+func::FuncOp pipeline::singleFunction(ModuleOp module) {
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  return funcs.size() == 1 ? funcs.front() : func::FuncOp();
+}
+
 std::vector<pipeline::PipelineStage>
 pipeline::optimizationStages(const PipelineOptions &options) {
   std::vector<PipelineStage> stages;

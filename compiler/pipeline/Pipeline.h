@@ -8,6 +8,8 @@
 #ifndef INFER_COMPILER_PIPELINE_PIPELINE_H
 #define INFER_COMPILER_PIPELINE_PIPELINE_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdint>
@@ -35,6 +37,10 @@ struct PipelineStage {
   /// after it against its outputs.
   bool approximates = false;
 };
+
+/// The module's only func.func (the interpreter's entry), or null when it
+/// holds none or several.
+mlir::func::FuncOp singleFunction(mlir::ModuleOp module);
 
 /// The stages of the optimization pipeline, in order.
 std::vector<PipelineStage> optimizationStages(const PipelineOptions &options);

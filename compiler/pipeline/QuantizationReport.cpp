@@ -41,11 +41,6 @@ llvm::Expected<Tensor> logitsOf(func::FuncOp func, const std::vector<int64_t> &p
   return std::move(logits);
 }
 
-func::FuncOp entryOf(ModuleOp module) {
-  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
-  return funcs.size() == 1 ? funcs.front() : func::FuncOp();
-}
-
 } // namespace
 
 llvm::Expected<pipeline::QuantizationAccuracy>
@@ -70,7 +65,8 @@ pipeline::measureQuantization(ModuleOp module, const std::vector<PipelineStage> 
   if (refine)
     if (llvm::Error error = refine(module))
       return std::move(error);
-  func::FuncOp before = entryOf(*unquantized), after = entryOf(module);
+  func::FuncOp before = pipeline::singleFunction(*unquantized),
+               after = pipeline::singleFunction(module);
   if (!before || !after || before.getNumArguments() != 1)
     return llvm::createStringError(
         "--calibration needs a model with one function whose only input is the token ids");

@@ -21,11 +21,6 @@ using interp::Tensor;
 
 namespace {
 
-func::FuncOp entryFunction(ModuleOp module) {
-  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
-  return funcs.size() == 1 ? funcs.front() : func::FuncOp();
-}
-
 /// The number of rows of the tables an integer argument indexes (Gather or
 /// Embedding of a static table), so random ids stay in range.
 int64_t indexBound(BlockArgument argument) {
@@ -92,7 +87,7 @@ double pipeline::defaultTolerance(ModuleOp module) {
 }
 
 llvm::Expected<std::vector<Tensor>> pipeline::randomInputs(ModuleOp module, uint64_t seed) {
-  func::FuncOp func = entryFunction(module);
+  func::FuncOp func = pipeline::singleFunction(module);
   if (!func)
     return llvm::createStringError("--verify-numerics needs a module with exactly one function");
   std::mt19937_64 rng(seed);
@@ -158,7 +153,7 @@ llvm::Expected<std::vector<Tensor>> pipeline::randomInputs(ModuleOp module, uint
 llvm::Expected<std::vector<pipeline::StageError>>
 pipeline::verifyNumerics(ModuleOp module, const std::vector<PipelineStage> &stages,
                          std::vector<Tensor> inputs, double tolerance, llvm::raw_ostream &os) {
-  func::FuncOp func = entryFunction(module);
+  func::FuncOp func = pipeline::singleFunction(module);
   if (!func)
     return llvm::createStringError("--verify-numerics needs a module with exactly one function");
   auto reference = interp::runFunction(func, inputs);
@@ -178,7 +173,7 @@ pipeline::verifyNumerics(ModuleOp module, const std::vector<PipelineStage> &stag
     stage.addPasses(pm);
     if (failed(pm.run(module)))
       return llvm::createStringError("--verify-numerics: stage '" + stage.name + "' failed");
-    func = entryFunction(module);
+    func = pipeline::singleFunction(module);
     auto outputs = interp::runFunction(func, inputs);
     if (!outputs)
       return llvm::createStringError("--verify-numerics: after stage '" + stage.name +

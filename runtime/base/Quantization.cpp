@@ -53,8 +53,6 @@ std::optional<Scheme> parseScheme(std::string_view name) {
   return std::nullopt;
 }
 
-const char *schemeName(Scheme scheme) { return scheme == Scheme::Int4 ? "int4" : "fp8"; }
-
 std::string shapeError(Scheme scheme, int64_t k, int64_t group) {
   if (scheme == Scheme::Int4 && (group <= 0 || group % 2 || k % group))
     return "int4 group size " + std::to_string(group) +

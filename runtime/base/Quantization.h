@@ -28,7 +28,6 @@ enum class Scheme { Int4, Fp8 };
 
 /// "int4" / "fp8" as a Scheme; nullopt for anything else.
 std::optional<Scheme> parseScheme(std::string_view name);
-const char *schemeName(Scheme scheme);
 
 /// Why a [n, k] weight cannot be quantized with `scheme` in groups of
 /// `group` (int4: even, dividing k), or "" when it can.
