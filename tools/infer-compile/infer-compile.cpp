@@ -194,14 +194,30 @@ OwningOpRef<ModuleOp> lowerToStep(ModuleOp module, const Options &options,
   return lowered;
 }
 
+/// Where the tokenizer files are read from: --tokenizer, else beside the model.
+std::string tokenizerDirectory(const Options &options) {
+  if (!options.tokenizerDir.empty())
+    return options.tokenizerDir;
+  return llvm::sys::path::parent_path(options.model).str();
+}
+
+/// --group-size as the pipeline takes it (int4's default when not given).
+int64_t groupSize(const Options &options) { return options.groupSize ? options.groupSize : 128; }
+
+/// --quantize as the artifact records it and the report names it: "int4 g128
+/// rtn", "fp8", or "".
+std::string quantizeLabel(const Options &options) {
+  if (options.quantize != "int4")
+    return options.quantize;
+  return options.quantize + " g" + std::to_string(groupSize(options)) + " " + options.method;
+}
+
 /// The files this compile reads besides the model's own bytes: -o may not
 /// name one of them.
 std::vector<std::string> inputFiles(MLIRContext *context, const Options &options) {
   std::vector<std::string> files = infer::graph::weightFiles(context);
   files.push_back(options.model);
-  std::string directory = options.tokenizerDir;
-  if (directory.empty())
-    directory = llvm::sys::path::parent_path(options.model).str();
+  std::string directory = tokenizerDirectory(options);
   for (const char *name : {"tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
                            "generation_config.json"}) {
     llvm::SmallString<256> path(directory.empty() ? "." : directory);
@@ -234,10 +250,7 @@ int writeArtifact(ModuleOp module, const Options &options,
   artifactOptions.target =
       options.target == "cpu" ? infer::artifact::TARGET_CPU : infer::artifact::TARGET_CUDA;
   artifactOptions.dtype = options.dtype;
-  artifactOptions.quantize = options.quantize;
-  if (options.quantize == "int4")
-    artifactOptions.quantize +=
-        " g" + std::to_string(options.groupSize ? options.groupSize : 128) + " " + options.method;
+  artifactOptions.quantize = quantizeLabel(options);
   artifactOptions.maxBatchTokens = options.maxBatchTokens;
   artifactOptions.maxSeqLen = options.maxSeqLen;
   artifactOptions.kvBlockSize = options.kvBlockSize;
@@ -317,10 +330,8 @@ int writeArtifact(ModuleOp module, const Options &options,
 /// what the quantize stage costs on the prompts; 1 past --accuracy-gate.
 int reportQuantization(ModuleOp module, const Options &options,
                        const infer::pipeline::PipelineOptions &pipelineOptions) {
-  std::string directory = options.tokenizerDir;
-  if (directory.empty())
-    directory = llvm::sys::path::parent_path(options.model).str();
-  auto prompts = infer::tools::readCalibrationPrompts(options.calibration, directory);
+  auto prompts =
+      infer::tools::readCalibrationPrompts(options.calibration, tokenizerDirectory(options));
   if (!prompts) {
     llvm::errs() << "error: " << llvm::toString(prompts.takeError()) << "\n";
     return 1;
@@ -336,9 +347,7 @@ int reportQuantization(ModuleOp module, const Options &options,
     llvm::errs() << "error: --calibration: " << llvm::toString(accuracy.takeError()) << "\n";
     return 1;
   }
-  std::string scheme = options.quantize;
-  if (options.quantize == "int4")
-    scheme += " g" + std::to_string(pipelineOptions.groupSize) + " " + options.method;
+  std::string scheme = quantizeLabel(options);
   llvm::errs() << llvm::format(
       "quantization (%s) on %lld calibration prompts, %lld positions: top-1 agreement %.2f%%, "
       "mean KL %.4g nats, perplexity %.3f -> %.3f (%+.2f%%)\n",
@@ -398,7 +407,7 @@ int run(const Options &options) {
   infer::pipeline::PipelineOptions pipelineOptions;
   pipelineOptions.testBreakNumerics = options.testBreakNumerics;
   pipelineOptions.quantize = options.quantize;
-  pipelineOptions.groupSize = options.groupSize ? options.groupSize : 128;
+  pipelineOptions.groupSize = groupSize(options);
   if (options.verifyNumerics) {
     std::vector<infer::interp::Tensor> inputs;
     if (!options.inputs.empty()) {
