@@ -5,6 +5,7 @@
 #include "codegen/cuda/CudaTypes.h"
 #include "codegen/cuda/Nvrtc.h"
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/base/Quantization.h"
 #include "runtime/cuda/abi/AttentionGeometry.h"
 #include "runtime/cuda/abi/GemvGeometry.h"
 #include "runtime/cuda/abi/KernelParams.h"
@@ -441,6 +442,52 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     }
     break;
   }
+  case art::Launch::QUANTIZED_GEMM: {
+    RETURN_IF_ERROR(sameAsOutput("input"));
+    RETURN_IF_ERROR(sameAsOutput("residual"));
+    RETURN_IF_ERROR(sameAsOutput("bias"));
+    const art::Attribute *schemeAttr = art::findAttribute(op, "scheme");
+    std::optional<quant::Scheme> scheme;
+    if (schemeAttr && schemeAttr->value_case() == art::Attribute::kStringValue)
+      scheme = quant::parseScheme(schemeAttr->string_value());
+    int64_t k = intAttr(op, "k", 0), n = intAttr(op, "n", 0), group = intAttr(op, "group_size", 0);
+    if (!scheme || k <= 0 || n <= 0)
+      return error(index, "has no quantized GEMM kernel without a scheme (int4, fp8), k and n");
+    if (std::string why = quant::shapeError(*scheme, k, group); !why.empty())
+      return error(index, why);
+    if (firstType("q") != art::ELEMENT_TYPE_U8 || firstType("scales") != art::ELEMENT_TYPE_F32)
+      return error(index, "needs u8 quantized weights and f32 scales");
+    // 16-byte weight loads where a load never straddles a group or a row.
+    const bool int4 = *scheme == quant::Scheme::Int4;
+    const bool vector = int4 ? k % 32 == 0 && group % 32 == 0 : k % 16 == 0;
+    useKernel(cuda, ns + "infer_quantized_gemm<" + t + ", " + (int4 ? "0" : "1") + ", " +
+                        (vector ? "true" : "false") + ">");
+    cuda.set_block_x(kernels::kQuantizedGemmThreads);
+    *cuda.add_grid() = gridDim(art::GridDim::ONE,
+                               (n + kernels::kQuantizedGemmRows - 1) / kernels::kQuantizedGemmRows);
+    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1, kernels::quantizedGemmTileTokens(k));
+    cuda.set_shared_bytes(uint32_t(
+        std::min<int64_t>(kernels::quantizedGemmSharedBytes(k), 4 * kernels::kQuantizedGemmMaxK)));
+    // Larger steps (and every step where one token's inputs would not fit
+    // the staging): the weight dequantized for a cuBLASLt GEMM (fp8: the
+    // inputs rounded first), as CudaLaunch.dequantize says.
+    cuda.set_max_rows(k <= kernels::kQuantizedGemmMaxK ? uint32_t(kernels::kQuantizedGemmTokens)
+                                                       : 0u);
+    art::CudaLaunch *dequantize = cuda.mutable_dequantize();
+    dequantize->set_runner(art::CudaLaunch::KERNEL);
+    useKernel(*dequantize,
+              ns + "infer_quantized_dequantize<" + t + ", " + (int4 ? "0" : "1") + ">");
+    dequantize->set_block_x(kernels::kQuantizedGemmThreads);
+    *dequantize->add_grid() = gridDim(art::GridDim::ONE, n);
+    if (!int4) {
+      art::CudaLaunch *round = dequantize->mutable_prologue();
+      round->set_runner(art::CudaLaunch::KERNEL);
+      useKernel(*round, ns + "infer_quantized_round_inputs<" + t + ">");
+      round->set_block_x(kernels::kQuantizedGemmThreads);
+      *round->add_grid() = gridDim(art::GridDim::TOKENS, 1);
+    }
+    break;
+  }
   case art::Launch::ROTARY: {
     RETURN_IF_ERROR(sameAsOutput("input"));
     art::ElementType table = firstType("inv_freq");
@@ -665,7 +712,8 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/KvPrefillWgmma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
        << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/Moe.cuh\"\n";
+       << "#include \"codegen/cuda/kernels/Moe.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/QuantizedGemm.cuh\"\n";
   return text.str();
 }
 

@@ -332,6 +332,15 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     if (launch.has_gemv_mma()) {
       ASSIGN_OR_RETURN(mma, resolve(launch.gemv_mma(), i));
     }
+    CUfunction dequantize = nullptr, roundInputs = nullptr;
+    if (launch.has_dequantize()) {
+      ASSIGN_OR_RETURN(dequantize, resolve(launch.dequantize(), i));
+      if (launch.dequantize().has_prologue()) {
+        ASSIGN_OR_RETURN(roundInputs, resolve(launch.dequantize().prologue(), i));
+      }
+    }
+    loaded.dequantizes.push_back(dequantize);
+    loaded.roundInputs.push_back(roundInputs);
     std::vector<CUfunction> stages;
     for (const art::CudaLaunch &stage : launch.stages()) {
       if (stage.runner() != art::CudaLaunch::KERNEL)
@@ -368,6 +377,26 @@ Status CudaBackend::allocateArena(LoadedProgram &loaded) {
                                   " batch tokens; " + std::to_string(freeBytes) +
                                   " are free (recompile with a smaller --max-batch-tokens)");
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&loaded.arena, std::max<int64_t>(arenaBytes, 256)));
+  int64_t scratchBytes = 0;
+  for (int i = 0; i < program.launches_size(); ++i) {
+    const art::Launch &launch = program.launches(i);
+    if (!loaded.launches->Get(i).has_dequantize() || launch.outputs_size() != 1 ||
+        launch.outputs(0) >= uint32_t(program.buffers_size()))
+      continue;
+    const int64_t element =
+        int64_t(art::elementSize(program.buffers(int(launch.outputs(0))).element_type()));
+    const int64_t n = art::intAttribute(launch, "n", 0), k = art::intAttribute(launch, "k", 0);
+    const int64_t inputs = loaded.launches->Get(i).dequantize().has_prologue() ? bound * k : 0;
+    scratchBytes = std::max(scratchBytes, ((n * k * element + 255) / 256) * 256 + inputs * element);
+  }
+  if (scratchBytes > 0) {
+    INFER_CU_CHECK(*api_, api_->cuMemGetInfo(&freeBytes, &totalBytes));
+    if (uint64_t(scratchBytes) > freeBytes)
+      return resourceExhaustedError("the quantized GEMMs' scratch needs " +
+                                    std::to_string(scratchBytes) + " bytes; " +
+                                    std::to_string(freeBytes) + " are free");
+    INFER_CU_CHECK(*api_, api_->cuMemAlloc(&loaded.quantScratch, scratchBytes));
+  }
   return okStatus();
 }
 
@@ -706,9 +735,48 @@ bool CudaBackend::foldsNextActivation(const LoadedProgram &loaded, int index,
   return !(after && after->fuses_previous());
 }
 
+Status CudaBackend::launchDequantizedGemm(const LoadedProgram &loaded, int index,
+                                          const exec::LaunchArgs &args) {
+  const art::CudaLaunch &cuda = loaded.launches->Get(index);
+  const exec::View &out = args.outputs[0];
+  ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
+  ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
+  const int64_t element = int64_t(art::elementSize(out.type));
+  const CUdeviceptr weight = loaded.quantScratch;
+  const CUdeviceptr inputs = weight + CUdeviceptr(((n * k * element + 255) / 256) * 256);
+  if (!weight)
+    return args.error("has no quantization scratch");
+  exec::LaunchArgs gemm = args;
+  if (loaded.roundInputs[size_t(index)]) {
+    ASSIGN_OR_RETURN(PackedParams round,
+                     packQuantizedGemmParams(args, reinterpret_cast<void *>(inputs)));
+    RETURN_IF_ERROR(
+        launchKernel(cuda.dequantize().prologue(), loaded.roundInputs[size_t(index)], args, round));
+    for (size_t i = 0; i < gemm.roles.size(); ++i)
+      if (gemm.roles[i] == "input")
+        gemm.operands[i].data = reinterpret_cast<void *>(inputs);
+  }
+  ASSIGN_OR_RETURN(PackedParams dequantize,
+                   packQuantizedGemmParams(args, reinterpret_cast<void *>(weight)));
+  RETURN_IF_ERROR(
+      launchKernel(cuda.dequantize(), loaded.dequantizes[size_t(index)], args, dequantize));
+  exec::View dequantized;
+  dequantized.data = reinterpret_cast<void *>(weight);
+  dequantized.type = out.type;
+  dequantized.elements = n * k;
+  dequantized.shape = {n, k};
+  gemm.roles.push_back("weight");
+  gemm.operands.push_back(dequantized);
+  lastLaunchWasKernel_ = false;
+  return gemm_->run(gemm, stream_, /*transposed=*/true);
+}
+
 Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                            const StepContext *step) {
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
+  if (cuda.has_dequantize() && args.tokens > int64_t(cuda.max_rows()) &&
+      loaded.dequantizes[size_t(index)])
+    return launchDequantizedGemm(loaded, index, args);
   if (cuda.runner() == art::CudaLaunch::CUBLASLT) {
     CUfunction function = nullptr;
     if (const art::CudaLaunch *gemv = gemvFor(loaded, index, args.tokens, &function)) {

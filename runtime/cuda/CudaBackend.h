@@ -89,10 +89,14 @@ private:
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
     std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
-        gemvMmas, fusedPrologues, decodes, qkvDecodes;
+        gemvMmas, fusedPrologues, decodes, qkvDecodes, dequantizes, roundInputs;
     /// Per launch: its CudaLaunch.stages' kernels, in order.
     std::vector<std::vector<CUfunction>> stages;
     CUdeviceptr arena = 0;
+    /// QUANTIZED_GEMM steps of more than max_rows tokens (CudaLaunch.dequantize):
+    /// the largest dequantized weight, then (fp8) its rounded inputs at the
+    /// program's bound of tokens; allocated with the arena.
+    CUdeviceptr quantScratch = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
     std::vector<CUdeviceptr> redirected;
@@ -103,6 +107,11 @@ private:
   Status allocateArena(LoadedProgram &loaded);
   Status launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                 const StepContext *step = nullptr);
+  /// A QUANTIZED_GEMM step of more than max_rows tokens: the weight
+  /// dequantized into the scratch (fp8: the inputs rounded beside it), then
+  /// cuBLASLt.
+  Status launchDequantizedGemm(const LoadedProgram &loaded, int index,
+                               const exec::LaunchArgs &args);
   /// Enqueues every launch of `loaded` (with events around each, summed by
   /// kind into `perKind`, when given).
   Status launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,

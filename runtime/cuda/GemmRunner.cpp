@@ -97,12 +97,11 @@ GemmRunner::~GemmRunner() {
     api_.cublasLtDestroy(handle_);
 }
 
-StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
+StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args, bool transposed) {
   ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
   ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
-  bool transposed = args.boolAttr("transpose_weight", false);
   const exec::View &out = args.outputs[0];
   ShapeKey key{int(out.type), k, n, args.tokens, transposed, args.operand("bias") != nullptr,
                args.operand("residual") != nullptr};
@@ -118,6 +117,7 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args) {
   ASSIGN_OR_RETURN(cudaDataType_t type, dataType(out.type));
 
   Plan plan;
+  plan.transposed = transposed;
   plan.bias = args.operand("bias") != nullptr;
   plan.residual = args.operand("residual") != nullptr;
   INFER_CUBLAS_CHECK(api_, api_.cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -253,9 +253,13 @@ Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream strea
   api_.cuEventDestroy(start);
   api_.cuEventDestroy(stop);
   plan.candidates.clear();
-  ShapeKey bucket{int(args.outputs[0].type), args.intAttr("k", 0), args.intAttr("n", 0),
-                  powerOfTwoAtLeast(args.tokens), args.boolAttr("transpose_weight", false),
-                  plan.bias, plan.residual};
+  ShapeKey bucket{int(args.outputs[0].type),
+                  args.intAttr("k", 0),
+                  args.intAttr("n", 0),
+                  powerOfTwoAtLeast(args.tokens),
+                  plan.transposed,
+                  plan.bias,
+                  plan.residual};
   tuned_[bucket] = plan.algo;
   if (logTuning_)
     std::fprintf(stderr,
@@ -277,7 +281,11 @@ Status GemmRunner::tune(Plan &plan, const exec::LaunchArgs &args, CUstream strea
 }
 
 Status GemmRunner::run(const exec::LaunchArgs &args, CUstream stream) {
-  ASSIGN_OR_RETURN(Plan * plan, plan(args));
+  return run(args, stream, args.boolAttr("transpose_weight", false));
+}
+
+Status GemmRunner::run(const exec::LaunchArgs &args, CUstream stream, bool transposed) {
+  ASSIGN_OR_RETURN(Plan * plan, plan(args, transposed));
   if (!plan->candidates.empty())
     RETURN_IF_ERROR(tune(*plan, args, stream));
   return matmul(*plan, plan->algo, args, stream);

@@ -48,6 +48,9 @@ public:
   ~GemmRunner();
 
   Status run(const exec::LaunchArgs &args, CUstream stream);
+  /// The same with the weight's layout given rather than read from the
+  /// launch's transpose_weight (a QUANTIZED_GEMM's dequantized [n, k] weight).
+  Status run(const exec::LaunchArgs &args, CUstream stream, bool transposed);
 
 private:
   struct Plan {
@@ -56,10 +59,10 @@ private:
     cublasLtMatmulAlgo_t algo{};
     /// The heuristic's candidates, timed on the first run (then one is kept).
     std::vector<cublasLtMatmulAlgo_t> candidates;
-    bool bias = false, residual = false;
+    bool transposed = false, bias = false, residual = false;
   };
   explicit GemmRunner(const CudaApi &api) : api_(api) {}
-  StatusOr<Plan *> plan(const exec::LaunchArgs &args);
+  StatusOr<Plan *> plan(const exec::LaunchArgs &args, bool transposed);
   /// Whether cuBLASLt accepts `algo` for the plan's shape within our workspace.
   bool accepts(const Plan &plan, const cublasLtMatmulAlgo_t &algo) const;
   Status matmul(const Plan &plan, const cublasLtMatmulAlgo_t &algo, const exec::LaunchArgs &args,

@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/ArtifactFormat.h"
 #include "runtime/base/MoeWorkspace.h"
+#include "runtime/base/Quantization.h"
 #include "runtime/base/ReferenceMoe.h"
 #include "runtime/cuda/abi/KernelParams.h"
 
@@ -552,6 +553,61 @@ StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
   return pack(p);
 }
 
+StatusOr<PackedParams> quantizedGemm(const exec::LaunchArgs &args, void *outputOverride) {
+  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *q, args.required("q"));
+  ASSIGN_OR_RETURN(const exec::View *scales, args.required("scales"));
+  ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
+  ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
+  ASSIGN_OR_RETURN(std::string name, args.stringAttr("scheme"));
+  const int64_t group = args.intAttr("group_size", 0);
+  std::optional<quant::Scheme> scheme = quant::parseScheme(name);
+  if (!scheme)
+    return args.error("unknown quantization scheme '" + name + "'");
+  if (std::string error = quant::shapeError(*scheme, k, group); !error.empty())
+    return args.error(error);
+  const exec::View &out = args.outputs[0];
+  if (q->type != art::ELEMENT_TYPE_U8 || q->elements != quant::quantizedBytes(*scheme, n, k) ||
+      scales->type != art::ELEMENT_TYPE_F32 ||
+      scales->elements != quant::scaleCount(*scheme, n, k, group))
+    return args.error("q and scales are not the u8 bytes and f32 scales of a [" +
+                      std::to_string(n) + ", " + std::to_string(k) + "] " + name + " weight");
+  if (input->elements != args.tokens * k || out.elements != args.tokens * n)
+    return args.error("input and output are not [tokens, k] and [tokens, n]");
+  // The 16-byte loads of the vector kernels (k a multiple of 16 or 32).
+  auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  if (k % 16 == 0 && (!aligned(input->data) || !aligned(q->data)))
+    return args.error("input and q must be 16-byte aligned");
+  k::QuantizedGemmParams p{};
+  p.input = input->data;
+  p.q = static_cast<const unsigned char *>(q->data);
+  p.scales = static_cast<const float *>(scales->data);
+  if (const exec::View *inputScale = args.operand("input_scale")) {
+    if (inputScale->elements != k ||
+        (inputScale->type != art::ELEMENT_TYPE_F32 && inputScale->type != art::ELEMENT_TYPE_F16 &&
+         inputScale->type != art::ELEMENT_TYPE_BF16))
+      return args.error("input_scale must be [k] f32, f16 or bf16");
+    p.inputScale = inputScale->data;
+    p.inputScaleType = int(inputScale->type);
+  }
+  const exec::View *bias = args.operand("bias");
+  const exec::View *residual = args.operand("residual");
+  if ((bias && bias->elements != n) || (residual && residual->elements != out.elements))
+    return args.error("bias and residual are not [n] and [tokens, n]");
+  p.bias = bias ? bias->data : nullptr;
+  p.residual = residual ? residual->data : nullptr;
+  p.output = outputOverride ? outputOverride : out.data;
+  p.tokens = args.tokens;
+  p.n = n;
+  p.k = k;
+  p.group = *scheme == quant::Scheme::Int4 ? group : 0;
+  return pack(p);
+}
+
+StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, void *output) {
+  return quantizedGemm(args, output);
+}
+
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const StepContext *step) {
   switch (args.launch->kind()) {
   case art::Launch::KV_ATTENTION:
@@ -576,6 +632,8 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const Step
     return elementwise(args);
   case art::Launch::MOE:
     return moe(args);
+  case art::Launch::QUANTIZED_GEMM:
+    return quantizedGemm(args, nullptr);
   default:
     return args.error("has no kernel parameters");
   }

@@ -13,10 +13,14 @@ namespace art = artifact;
 StepCosts stepCosts(const art::Manifest &manifest, const art::ExecProgram &program) {
   StepCosts costs;
   for (const art::Launch &launch : program.launches()) {
-    if (launch.kind() != art::Launch::GEMM)
+    const bool quantized = launch.kind() == art::Launch::QUANTIZED_GEMM;
+    if (launch.kind() != art::Launch::GEMM && !quantized)
       continue;
+    // A quantized GEMM streams its quantized bytes and their scales.
     for (const art::Operand &operand : launch.operands())
-      if (operand.role() == "weight" && operand.ref().target_case() == art::Ref::kWeight &&
+      if ((operand.role() == "weight" ||
+           (quantized && (operand.role() == "q" || operand.role() == "scales"))) &&
+          operand.ref().target_case() == art::Ref::kWeight &&
           int(operand.ref().weight()) < manifest.weights_size())
         costs.gemmWeightBytes += int64_t(manifest.weights(int(operand.ref().weight())).size());
     int64_t macs = art::intAttribute(launch, "k", 0) * art::intAttribute(launch, "n", 0);

@@ -1,7 +1,8 @@
 //===- StepCosts.h - the GEMM bytes and FLOPs of a step, for the roofline -===//
 //
 // `infer-run bench` quotes each run beside the H200 floor (DESIGN.md):
-// every step streams all GEMM weights once (bytes / 4.3 TB/s) and does two
+// every step streams all GEMM weights once (bytes / 4.3 TB/s; a quantized
+// GEMM's quantized bytes and scales) and does two
 // FLOPs per multiply-add (FLOPs / 790 TFLOP/s, the bf16 tensor-core peak);
 // a step can be no faster than the larger of the two. Attention, the KV
 // reads and the non-GEMM launches are left out, so the floor is a lower

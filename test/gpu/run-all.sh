@@ -6,7 +6,8 @@
 #
 # With MODEL names (e.g. tiny-gemma2) only those models' checks run (their
 # goldens and greedy generate; no sanitizers, switches, tuning cache or
-# kernel tests): a short run for the models a change touched.
+# kernel tests): a short run for the models a change touched. With the one
+# name `quant`, only the quantized compiles' checks run.
 #
 # Each model is compiled once per dtype (--target cuda) and checked on both
 # golden inputs and for the same bits in five runs of a 7-token forward, then
@@ -95,6 +96,35 @@ tuning_cache_check() {
     --infer-run "$bin/infer-run" --model "$models/tiny-llama.onnx"; record $?
 }
 
+# Quantized compiles (kernels/QuantizedGemm.cuh), as test/gpu/CMakeLists.txt's gpu.quant.* tests:
+# forwards against ONNX Runtime's QDQ reference, AWQ, greedy text the same as on the cpu backend.
+quant_checks() {
+  local quant=$here/../quant model base dtype root=$here/../..
+  local tools=(--infer-compile "$bin/infer-compile" --infer-run "$bin/infer-run")
+  # A model at a time each (their NVRTC compiles side by side), logs printed in order.
+  for model in tiny-llama tiny-gpt2 tiny-qwen2; do
+    base=$models/$model
+    for dtype in fp32 bf16; do
+      for scheme in "int4 --group-size 16" "int4 --group-size 32" "fp8 --rounding-flips --rtol 6e-2"; do
+        python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype --atol 1e-3 \
+          --model "$base.onnx" --input "$base.in0.npy" --golden "$base.out0.npy" --scheme $scheme
+        record $?
+      done
+    done > "$tmp/quant.$model.log" 2>&1 &
+  done
+  wait
+  cat "$tmp"/quant.tiny-*.log
+  python3 "$quant/check_awq.py" "${tools[@]}" --device cuda --group-size 32 \
+    --model "$root/models/tiny-llama/tiny-llama.onnx" --input "$root/models/tiny-llama/tiny-llama.in0.npy" \
+    --calibration "$quant/calibration.txt"; record $?
+  for scheme in "--compile-arg=--quantize --compile-arg=int4 --compile-arg=--group-size --compile-arg=32" \
+      "--compile-arg=--quantize --compile-arg=fp8"; do
+    python3 "$quant/check_quantized_generate.py" "${tools[@]}" --model "$root/models/kjv-tiny/model.onnx" \
+      $scheme --prompt "In the beginning" --prompt "And the LORD spake unto Moses, saying" \
+      --prompt "Blessed are the"; record $?
+  done
+}
+
 jobs=()
 # Stopped (a time limit's SIGTERM): stop the checks and print what they logged so far.
 stopped() {
@@ -106,6 +136,13 @@ stopped() {
 }
 trap stopped TERM INT
 start() { local name=$1; shift; "$@" > "$tmp/job.$name.log" 2>&1 & jobs+=("$name"); }
+if [ "${only[*]:-}" = quant ]; then
+  quant_checks > "$tmp/job.quant.log" 2>&1; cat "$tmp/job.quant.log"
+  pass=$(grep -cx 0 "$results"); total=$(wc -l < "$results")
+  echo "gpu tests: $pass passed, $((total - pass)) failed (quant)"
+  [ "$total" -gt 0 ] && [ "$pass" -eq "$total" ]
+  exit
+fi
 if [ ${#only[@]} -gt 0 ]; then
   for model in "${only[@]}"; do
     [ -f "$models/$model.onnx" ] || { echo "FAIL: no model $models/$model.onnx"; record 1; continue; }
@@ -138,11 +175,13 @@ if [ -f "$models/tiny-llama.greedy.json" ]; then
   done
 fi
 [ -f "$models/tiny-llama.onnx" ] && start "tuning-cache" tuning_cache_check
+[ -f "$here/../quant/check_quantized.py" ] && start "quant" quant_checks
 wait
 for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done
 if [ -n "$kernels" ]; then
   for test in "$kernels"/row_kernels_test "$kernels"/attention_test "$kernels"/kv_attention_test \
-      "$kernels"/sampling_test "$kernels"/gemv_test "$kernels"/qkv_decode_test; do
+      "$kernels"/sampling_test "$kernels"/gemv_test "$kernels"/qkv_decode_test \
+      "$kernels"/quantized_gemm_test; do
     [ -x "$test" ] || continue
     "$test"; rc=$?; record $rc
     echo "kernel test $(basename "$test"): exit $rc"

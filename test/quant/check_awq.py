@@ -3,11 +3,12 @@
 `--emit=optimized`: each graph.quantize_weight's input_scale constant and the ONNX initializers
 its weight is packed from) applied by an independent reference, a QDQ model of W[:, k] * f[k]
 quantized to int4 with its MatMul's input divided by f (quantize_reference.py) run by ONNX
-Runtime, against `infer-run forward --device cpu` on the AWQ artifact (1e-4). Also requires that
+Runtime, against `infer-run forward` on the AWQ artifact (--device cpu, or cuda compiled for it;
+1e-4, cuda 1e-3). Also requires that
 AWQ scaled some linear and lowered the --calibration report's mean KL below RTN's.
 
   check_awq.py --infer-compile C --infer-run R --model M.onnx --input IN.npy --group-size G
-               --calibration FILE
+               --calibration FILE [--device cuda]
 """
 import argparse, os, re, subprocess, sys, tempfile
 
@@ -15,6 +16,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import quantize_reference as qr  # noqa: E402
+from check_quantized import SKIP, gpu_present  # noqa: E402
 
 KL = re.compile(r"mean KL ([0-9.e+-]+) nats")
 
@@ -43,8 +45,14 @@ def main():
     for flag in ("--infer-compile", "--infer-run", "--model", "--input", "--calibration"):
         ap.add_argument(flag, required=True)
     ap.add_argument("--group-size", type=int, required=True)
-    ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--atol", type=float)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     a = ap.parse_args()
+    if a.atol is None:
+        a.atol = 1e-4 if a.device == "cpu" else 1e-3
+    if a.device == "cuda" and not gpu_present():
+        print("SKIP: no usable NVIDIA GPU")
+        return SKIP
     name = f"{os.path.basename(a.model)} int4 G={a.group_size} awq"
     base = [a.infer_compile, a.model, "--quantize", "int4", "--group-size", str(a.group_size),
             "--calibration", a.calibration]
@@ -65,14 +73,14 @@ def main():
             print(f"FAIL: {name}: AWQ's mean KL {runs['awq'][1]:.4g} is not below RTN's {runs['rtn'][1]:.4g}")
             return 1
         out = os.path.join(tmp, "q.infer")
-        cmd = base + ["--method", "awq", "--target", "cpu", "-o", out]
+        cmd = base + ["--method", "awq", "--target", a.device, "-o", out]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
             return 1
         logits = os.path.join(tmp, "out.npy")
         cmd = [a.infer_run, out, "forward", "--input", f"input_ids={a.input}", "--output",
-               f"logits={logits}", "--device", "cpu"]
+               f"logits={logits}", "--device", a.device]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
@@ -82,7 +90,7 @@ def main():
         ref = qr.run_model(model, {"input_ids": np.load(a.input)})
         dev = float(np.abs(np.load(logits).astype(np.float64) - ref).max())
     ok = dev <= a.atol
-    print(f"{'PASS' if ok else 'FAIL'}: {name}: {len(scales)} weights AWQ-scaled; infer-run vs ORT on "
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: {len(scales)} weights AWQ-scaled; infer-run --device {a.device} vs ORT on "
           f"the same scales: max abs error {dev:.3g} (tolerance {a.atol:g}); calibration mean KL "
           f"{runs['awq'][1]:.4g} (RTN {runs['rtn'][1]:.4g})")
     return 0 if ok else 1

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Quantized-model check: compiles MODEL.onnx with `--quantize SCHEME` (--target cpu), runs
-`infer-run forward --device cpu` on an input and compares the logits with an independent
+"""Quantized-model check: compiles MODEL.onnx with `--quantize SCHEME` (--target cpu, or cuda with
+--device cuda), runs `infer-run forward` on an input and compares the logits with an independent
 reference: the same quantization written as an ONNX QDQ model (quantize_reference.py, next to
-this script) run by ONNX Runtime's CPU provider. PASS when max |ours - reference| <= --atol.
+this script) run by ONNX Runtime's CPU provider. PASS when max |ours - reference| <= --atol
+(fp32), or max |ours - reference| / max |reference| <= --rtol (--dtype bf16 / fp16 on cuda: the
+activations rounded to 16 bits, as test/gpu/check_gpu.py judges unquantized bf16 runs).
 
 It also reports how far the reference lies from the unquantized logits (--golden, else ONNX
 Runtime on the unquantized model): that quantization error must be much larger than our deviation
@@ -11,7 +13,7 @@ than it, so the check cannot pass with quantization silently off.
 
   check_quantized.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
                      --scheme int4 --group-size 32 [--atol 1e-4] [--golden M.out0.npy]
-                     [--input-name input_ids] [--compile-arg=...]
+                     [--input-name input_ids] [--compile-arg=...] [--device cuda --dtype bf16]
 """
 import argparse, os, subprocess, sys, tempfile
 
@@ -20,6 +22,9 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import quantize_reference as qr  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
+from check_gpu import SKIP, gpu_present  # noqa: E402,F401  (--device cuda without a GPU: SKIP)
 
 
 def max_abs(a, b):
@@ -35,6 +40,9 @@ def main():
     ap.add_argument("--scheme", required=True, choices=["int4", "fp8"])
     ap.add_argument("--group-size", type=int)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--rtol", type=float, default=3e-2, help="16-bit --dtype: max error relative to max |reference|")
     ap.add_argument("--golden", help="the unquantized model's logits on --input (default: ONNX Runtime's)")
     ap.add_argument("--input-name", default="input_ids")
     ap.add_argument("--compile-arg", action="append", default=[])
@@ -49,8 +57,13 @@ def main():
         ap.error("--scheme int4 needs --group-size")
     if a.scheme == "fp8" and a.group_size:
         ap.error("--group-size applies to int4 only")
+    if a.dtype != "fp32" and a.device != "cuda":
+        ap.error("--dtype bf16 / fp16 runs on --device cuda")
+    if a.device == "cuda" and not gpu_present():
+        print("SKIP: no usable NVIDIA GPU")
+        return SKIP
     name = f"{os.path.basename(a.model)} on {os.path.basename(a.input)}"
-    what = f"{a.scheme}" + (f" G={a.group_size}" if a.group_size else "")
+    what = f"{a.scheme}" + (f" G={a.group_size}" if a.group_size else "") + f", {a.dtype}"
     ids = np.load(a.input)
 
     # 1. The reference: QDQ model run by ONNX Runtime.
@@ -69,7 +82,8 @@ def main():
     # 2. Ours.
     with tempfile.TemporaryDirectory() as tmp:
         artifact = os.path.join(tmp, "q.infer")
-        cmd = [a.infer_compile, a.model, "-o", artifact, "--target", "cpu", "--quantize", a.scheme]
+        cmd = [a.infer_compile, a.model, "-o", artifact, "--target", a.device, "--dtype", a.dtype,
+               "--quantize", a.scheme]
         if a.scheme == "int4":
             cmd += ["--group-size", str(a.group_size)]
         cmd += a.compile_arg
@@ -79,12 +93,12 @@ def main():
             return 1
         out = os.path.join(tmp, "out.npy")
         cmd = [a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",
-               "--output", f"logits={out}", "--device", "cpu"]
+               "--output", f"logits={out}", "--device", a.device]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
             return 1
-        got = np.load(out)
+        got = np.load(out).astype(np.float32)
 
     # 3. Compare.
     if got.shape != ref.shape:
@@ -97,6 +111,15 @@ def main():
     if unq.shape != ref.shape:
         print(f"FAIL: {name}: {unq_what} shape {unq.shape} != reference {ref.shape}")
         return 1
+    if a.dtype != "fp32":
+        err = max_abs(got, ref) / max(float(np.max(np.abs(ref))), 1e-30)
+        top1 = float((got.argmax(-1) == ref.argmax(-1)).mean())
+        ok = err <= a.rtol and bool(np.isfinite(got).all())
+        print(f"{'PASS' if ok else 'FAIL'}: {name} ({what}, infer-run --device {a.device} vs ORT QDQ "
+              f"reference): max relative error {err:.3g} (tolerance {a.rtol:g}); quantization error "
+              f"(reference vs {unq_what}) {max_abs(ref, unq) / float(np.max(np.abs(unq))):.3g} relative, "
+              f"top token agreement {top1:.3f}, logits {tuple(got.shape)}")
+        return 0 if ok else 1
     qerr = max_abs(ref, unq)
     ours_vs_unq = max_abs(got, unq)
     diff = np.abs(got.astype(np.float64) - ref)
@@ -120,7 +143,7 @@ def main():
     note = ""
     if qerr <= 100 * a.atol:
         note = f" (quantization error <= 100*atol: this input does not show whether quantization is on)"
-    print(f"{'PASS' if ok else 'FAIL'}: {name} ({what}, infer-run --device cpu vs ORT QDQ reference): "
+    print(f"{'PASS' if ok else 'FAIL'}: {name} ({what}, infer-run --device {a.device} vs ORT QDQ reference): "
           f"max abs error {dev:.3g} (tolerance {a.atol:g}); quantization error (reference vs {unq_what}) "
           f"{qerr:.3g}, ours vs {unq_what} {ours_vs_unq:.3g}, logits {tuple(got.shape)}{why}{note}")
     return 0 if ok else 1

@@ -589,11 +589,6 @@ int main(int argc, char **argv) {
                     "or --reference-run\n";
     return 2;
   }
-  if (!options.quantize.empty() && options.target == "cuda" && !options.outputPath.empty()) {
-    llvm::errs() << "error: --quantize " << options.quantize
-                 << ": the cuda backend has no quantized GEMM yet; compile with --target cpu\n";
-    return 2;
-  }
   if (options.noTokenizer && (!options.tokenizerDir.empty() || !options.chatTemplatePath.empty())) {
     llvm::errs() << "error: --no-tokenizer cannot be combined with --tokenizer or --chat-template\n";
     return 2;

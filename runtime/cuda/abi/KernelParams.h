@@ -301,6 +301,44 @@ struct QkvDecodeParams {
   unsigned lateTrigger;            // experiment: let the next kernel launch after the poll
 };
 
+/// exec.quantized_gemm (kernels/QuantizedGemm.cuh, infer_quantized_gemm<T,
+/// kScheme, kVector>): out[t, j] = sum_i x[t, i] * W[j, i] (+ bias[j]) (+
+/// residual[t, j]), W the [n, k] weight of runtime/base/Quantization.h's
+/// layout (int4: two a byte, scales per row and group; fp8: E4M3 bytes, a
+/// scale per row, the activations rounded to E4M3 per token). Steps of up to
+/// kQuantizedGemmTokens tokens; kQuantizedGemmRowsPerWarp output rows a warp,
+/// kQuantizedGemmRows a block (grid.x); a block stages the inputs of
+/// quantizedGemmTileTokens(k) tokens (grid.y) as floats in dynamic shared
+/// memory, so each weight is read once per tile.
+constexpr int kQuantizedGemmWarps = 8;
+constexpr int kQuantizedGemmThreads = kQuantizedGemmWarps * 32;
+constexpr int kQuantizedGemmTokens = 8;
+constexpr int kQuantizedGemmRowsPerWarp = 4;
+constexpr int kQuantizedGemmRows = kQuantizedGemmWarps * kQuantizedGemmRowsPerWarp;
+/// The staging's budget: tokens of k floats that fit 48 KiB (at least one,
+/// at most kQuantizedGemmTokens), and the largest k one token may have.
+constexpr long long kQuantizedGemmStageBytes = 48 * 1024;
+constexpr long long kQuantizedGemmMaxK = 48 * 1024;
+INFER_ABI_FN int quantizedGemmTileTokens(long long k) {
+  long long tokens = kQuantizedGemmStageBytes / (4 * (k > 0 ? k : 1));
+  return int(tokens < 1 ? 1 : tokens > kQuantizedGemmTokens ? kQuantizedGemmTokens : tokens);
+}
+INFER_ABI_FN long long quantizedGemmSharedBytes(long long k) {
+  return 4 * k * quantizedGemmTileTokens(k);
+}
+struct QuantizedGemmParams {
+  const void *input;      // [tokens, k] of T
+  const unsigned char *q; // int4: [n, k / 2]; fp8: [n, k]
+  const float *scales;    // int4: [n, k / group]; fp8: [n]
+  const void *inputScale; // [k] (AWQ: x[t, i] / inputScale[i]), or nullptr
+  int inputScaleType;     // its art::ElementType: 1 f32, 2 f16, 3 bf16
+  int pad;
+  const void *bias;     // [n] of T, or nullptr
+  const void *residual; // [tokens, n] of T, or nullptr (may be the output)
+  void *output;         // [tokens, n] of T
+  long long tokens, n, k, group;
+};
+
 /// exec.moe as runtime/base/ReferenceMoe.h (kernels/Moe.cuh, geometry in
 /// MoeGeometry.h): infer_moe_route (grid.x = tokens) writes each pair's
 /// expert and routing weight (pair p = t * topK + s, best expert first);

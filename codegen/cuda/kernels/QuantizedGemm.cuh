@@ -1,0 +1,358 @@
+//===- QuantizedGemm.cuh - GEMM over int4 / fp8 weights (exec.quantized_gemm) ===//
+//
+// infer_quantized_gemm<T, kScheme, kVector> (QuantizedGemmParams in
+// KernelParams.h): the math of runtime/cpu/QuantizedGemmKernel.cpp with fp32
+// accumulation, for steps of up to kQuantizedGemmTokens tokens (decode). A
+// block first stages its tile of tokens' inputs in shared memory as the
+// products take them (divided by AWQ's input scale; fp8: rounded to E4M3),
+// once for all its rows; each warp then owns kQuantizedGemmRowsPerWarp output
+// rows, reads their quantized bytes once, decodes them in registers and
+// multiplies them with every staged token, so a decode step streams 4 (int4)
+// or 8 (fp8) bits a weight.
+//
+//   int4 (kScheme 0): a group's integer products are summed, then scaled by
+//        the group's scale. kVector: k and the group are multiples of 32, so a
+//        lane's 16-byte load (32 weights) lies in one group.
+//   fp8  (kScheme 1): the block first finds each token's scale s_t = max|x| /
+//        448 (1 for a zero row); x / s_t is rounded to E4M3 (nearest even,
+//        saturated) as quant::fakeQuantizeRowFp8 does, the E4M3 products are
+//        summed and scaled once by s_t * scale_j. kVector: k % 16 == 0.
+//        A token with a NaN or Inf feature is used unrounded, as on the cpu.
+//
+// Without kVector a lane takes single elements (any k, any even group).
+// Inputs of more than kQuantizedGemmMaxK features do not fit the staging:
+// codegen then sends every step to the path below.
+// Steps of more than kQuantizedGemmTokens tokens run on tensor cores instead:
+// infer_quantized_dequantize writes the weight dequantized to T (and fp8's
+// infer_quantized_round_inputs the rounded inputs) for a cuBLASLt GEMM.
+// With `inputScale` (AWQ) x[t, i] is divided by inputScale[i] first. The
+// residual may be the output: the lane that writes out[t, j] read it first.
+//
+// Compiled by NVRTC: CUDA headers only, no standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_CODEGEN_CUDA_KERNELS_QUANTIZEDGEMM_CUH
+#define INFER_CODEGEN_CUDA_KERNELS_QUANTIZEDGEMM_CUH
+
+#include "codegen/cuda/kernels/Common.cuh"
+
+namespace infer {
+namespace kernels {
+namespace quantimpl {
+
+constexpr int kInt4 = 0, kFp8 = 1;
+constexpr float kE4M3Max = 448.f;
+
+/// The float of E4M3FN `bits` (exact; 0x7f / 0xff are NaN).
+__device__ __forceinline__ float e4m3ToFloat(unsigned bits) {
+  const unsigned exponent = (bits >> 3) & 0xfu, mantissa = bits & 7u;
+  float magnitude = exponent == 0 ? float(mantissa) * 0x1p-9f
+                                  : __uint_as_float(((exponent + 120u) << 23) | (mantissa << 20));
+  if (exponent == 0xfu && mantissa == 7u)
+    magnitude = __uint_as_float(0x7fc00000u);
+  return (bits & 0x80u) ? -magnitude : magnitude;
+}
+
+/// x rounded to the nearest E4M3FN value (ties to even), |x| clamped to 448
+/// first: quant::e4m3FromFloat then floatFromE4M3, as one float.
+__device__ __forceinline__ float roundToE4M3(float x) {
+  const float a = fminf(fabsf(x), kE4M3Max);
+  float r;
+  if (a < 0x1p-6f) { // subnormal: units of 2^-9
+    r = rintf(a * 512.f) * 0x1p-9f;
+  } else {
+    unsigned bits = __float_as_uint(a);
+    bits += (1u << 19) - 1u + ((bits >> 20) & 1u);
+    r = __uint_as_float(bits & ~((1u << 20) - 1u));
+  }
+  return copysignf(r, x);
+}
+
+/// x[t, i] as the GEMM multiplies it: divided by the input scale, and for
+/// fp8 divided by the token's scale and rounded to E4M3 (when `round`).
+template <typename T, int kScheme>
+__device__ __forceinline__ float feature(const QuantizedGemmParams &p, float x, long long i,
+                                         float tokenScale, bool round) {
+  if (p.inputScale) {
+    float f = p.inputScaleType == 1 ? static_cast<const float *>(p.inputScale)[i]
+              : p.inputScaleType == 2
+                  ? toFloat(static_cast<const __half *>(p.inputScale)[i])
+                  : toFloat(static_cast<const __nv_bfloat16 *>(p.inputScale)[i]);
+    x = __fdiv_rn(x, f);
+  }
+  if (kScheme == kFp8 && round)
+    x = roundToE4M3(__fdiv_rn(x, tokenScale));
+  return x;
+}
+
+/// N consecutive elements of T at `src` (16-byte aligned) as floats.
+template <typename T, int N> __device__ __forceinline__ void loadFloats(const T *src, float *dst) {
+  constexpr int kPer = 16 / int(sizeof(T));
+#pragma unroll
+  for (int v = 0; v < N / kPer; ++v) {
+    uint4 raw = *reinterpret_cast<const uint4 *>(src + v * kPer);
+    const T *e = reinterpret_cast<const T *>(&raw);
+#pragma unroll
+    for (int u = 0; u < kPer; ++u)
+      dst[v * kPer + u] = toFloat(e[u]);
+  }
+}
+
+/// The 16 weights (fp8) or 32 (int4) of one 16-byte load, as floats,
+/// without a conversion instruction:
+///   int4: each nibble XOR 8 (n + 8, 0..15) as the low mantissa bits of
+///         2^23, minus 2^23 + 8;
+///   fp8:  the E4M3 value times 2^-120: its exponent and mantissa bits moved
+///         to a float's (a normal's exponent e - 7 becomes e - 127, a
+///         subnormal's m * 2^-9 becomes a float subnormal m * 2^-129); the
+///         caller scales the sum back by 2^120. (0x7f, E4M3's NaN, reads as
+///         480: the quantizer writes it only for a NaN weight.)
+constexpr float kFp8Unscale = 0x1p120f;
+template <int kScheme, int N> __device__ __forceinline__ void decode(uint4 raw, float *w) {
+  const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if (kScheme == kInt4) {
+      const unsigned biased = words[i] ^ 0x88888888u;
+#pragma unroll
+      for (int b = 0; b < 8; ++b)
+        w[i * 8 + b] = __uint_as_float(0x4b000000u | ((biased >> (4 * b)) & 0xfu)) - 8388616.f;
+    } else {
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        const unsigned byte = words[i] >> (8 * b);
+        w[i * 4 + b] = __uint_as_float(((byte & 0x80u) << 24) | ((byte & 0x7fu) << 20));
+      }
+    }
+  }
+}
+
+} // namespace quantimpl
+
+template <typename T, int kScheme, bool kVector>
+__global__ void __launch_bounds__(kQuantizedGemmThreads)
+    infer_quantized_gemm(QuantizedGemmParams p) {
+  extern __shared__ float staged[]; // [tile, k]: the inputs as the products take them
+  __shared__ float tokenScales[kQuantizedGemmTokens];
+  __shared__ bool tokenRounds[kQuantizedGemmTokens];
+  waitForPreviousKernel();
+  using namespace quantimpl;
+  constexpr int kRows = kQuantizedGemmRowsPerWarp;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int tileTokens = quantizedGemmTileTokens(p.k);
+  const long long t0 = (long long)blockIdx.y * tileTokens;
+  const int tile = int(p.tokens - t0 < tileTokens ? p.tokens - t0 : tileTokens);
+  const T *input = static_cast<const T *>(p.input) + t0 * p.k;
+  if (kScheme == kFp8) {
+    // Warp w finds token t0 + w's scale: max |x / inputScale| / 448.
+    if (warp < tile) {
+      const T *x = input + warp * p.k;
+      float amax = 0.f;
+      bool nan = false;
+      for (long long i = lane; i < p.k; i += 32) {
+        float a = fabsf(feature<T, kInt4>(p, toFloat(x[i]), i, 1.f, false));
+        nan |= a != a;
+        amax = fmaxf(amax, a);
+      }
+      amax = warpMax(amax);
+      nan = __any_sync(0xffffffffu, nan);
+      if (lane == 0) {
+        bool finite = !nan && amax <= 3.402823466e38f;
+        float scale = __fdiv_rn(amax, kE4M3Max);
+        tokenRounds[warp] = finite;
+        tokenScales[warp] = finite && scale != 0.f ? scale : 1.f;
+      }
+    }
+    __syncthreads();
+  }
+  // The tile's inputs once for the block: / inputScale, fp8: / s_t rounded
+  // to E4M3 (the E4M3 value; s_t multiplies the sums).
+  for (long long e = threadIdx.x; e < tile * p.k; e += blockDim.x) {
+    const int t = int(e / p.k);
+    const long long i = e - t * p.k;
+    staged[e] = kScheme == kFp8
+                    ? feature<T, kFp8>(p, toFloat(input[e]), i, tokenScales[t], tokenRounds[t])
+                    : feature<T, kInt4>(p, toFloat(input[e]), i, 1.f, false);
+  }
+  __syncthreads();
+  const long long j0 = (long long)blockIdx.x * kQuantizedGemmRows + warp * kRows;
+  if (j0 >= p.n)
+    return;
+  float acc[kRows][kQuantizedGemmTokens];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int t = 0; t < kQuantizedGemmTokens; ++t)
+      acc[r][t] = 0.f;
+  const long long groups = kScheme == kInt4 ? p.k / p.group : 1;
+  if (kVector) {
+    constexpr int kChunk = kScheme == kInt4 ? 32 : 16; // weights a 16-byte load holds
+    const long long chunks = p.k / kChunk;
+    const long long rowBytes = kScheme == kInt4 ? p.k / 2 : p.k;
+    const uint4 *rows[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      rows[r] = reinterpret_cast<const uint4 *>(p.q + (j0 + r < p.n ? j0 + r : j0) * rowBytes);
+    // kDepth 16-byte loads a row in flight per lane: a decode step's GEMV is
+    // a few loads per lane, so they are all issued before any is used.
+    constexpr int kDepth = 2;
+    for (long long c0 = lane; c0 < chunks; c0 += 32 * kDepth) {
+      uint4 raw[kDepth][kRows];
+#pragma unroll
+      for (int d = 0; d < kDepth; ++d)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          raw[d][r] = c0 + 32 * d < chunks ? __ldg(rows[r] + c0 + 32 * d) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int d = 0; d < kDepth; ++d) {
+        const long long c = c0 + 32 * d;
+        if (c >= chunks)
+          break;
+        float w[kRows][kChunk];
+        float groupScale[kRows];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          decode<kScheme, kChunk>(raw[d][r], w[r]);
+          groupScale[r] =
+              kScheme == kInt4
+                  ? p.scales[(j0 + r < p.n ? j0 + r : j0) * groups + c * kChunk / p.group]
+                  : kFp8Unscale;
+        }
+#pragma unroll
+        for (int t = 0; t < kQuantizedGemmTokens; ++t) {
+          if (t >= tile)
+            break;
+          const float4 *x4 = reinterpret_cast<const float4 *>(staged + t * p.k + c * kChunk);
+          float partial[kRows] = {};
+#pragma unroll
+          for (int v = 0; v < kChunk / 4; ++v) {
+            const float4 x = x4[v];
+#pragma unroll
+            for (int r = 0; r < kRows; ++r)
+              partial[r] += w[r][4 * v] * x.x + w[r][4 * v + 1] * x.y + w[r][4 * v + 2] * x.z +
+                            w[r][4 * v + 3] * x.w;
+          }
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+            acc[r][t] += partial[r] * groupScale[r];
+        }
+      }
+    }
+  } else {
+    for (long long i = lane; i < p.k; i += 32) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const long long j = j0 + r < p.n ? j0 + r : j0;
+        float w;
+        if (kScheme == kInt4) {
+          const long long index = j * p.k + i;
+          const unsigned byte = p.q[index / 2];
+          const int nibble = int(index % 2 ? byte >> 4 : byte & 0xfu);
+          w = float(nibble >= 8 ? nibble - 16 : nibble) * p.scales[j * groups + i / p.group];
+        } else {
+          w = e4m3ToFloat(p.q[j * p.k + i]);
+        }
+#pragma unroll
+        for (int t = 0; t < kQuantizedGemmTokens; ++t) {
+          if (t >= tile)
+            break;
+          acc[r][t] += w * staged[t * p.k + i];
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const long long j = j0 + r;
+    const float rowScale = kScheme == kFp8 && j < p.n ? p.scales[j] : 1.f;
+#pragma unroll
+    for (int t = 0; t < kQuantizedGemmTokens; ++t) {
+      if (t >= tile)
+        break;
+      float sum = warpSum(acc[r][t]);
+      if (lane != 0 || j >= p.n)
+        continue;
+      if (kScheme == kFp8)
+        sum *= tokenRounds[t] ? tokenScales[t] * rowScale : rowScale;
+      const long long out = (t0 + t) * p.n + j;
+      if (p.bias)
+        sum += loadFloat<T>(p.bias, j);
+      if (p.residual)
+        sum += loadFloat<T>(p.residual, out);
+      storeFloat<T>(p.output, out, sum);
+    }
+  }
+}
+
+/// Steps of more tokens (CudaLaunch.dequantize): row blockIdx.x of the
+/// weight dequantized to T at p.output, [n, k] (int4: divided by the input
+/// scale, so the GEMM takes the inputs as they are; fp8: E4M3 value * scale).
+template <typename T, int kScheme>
+__global__ void __launch_bounds__(kQuantizedGemmThreads)
+    infer_quantized_dequantize(QuantizedGemmParams p) {
+  waitForPreviousKernel();
+  using namespace quantimpl;
+  const long long j = blockIdx.x;
+  T *row = static_cast<T *>(p.output) + j * p.k;
+  for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
+    float w;
+    if (kScheme == kInt4) {
+      const long long index = j * p.k + i;
+      const unsigned byte = p.q[index / 2];
+      const int nibble = int(index % 2 ? byte >> 4 : byte & 0xfu);
+      w = float(nibble >= 8 ? nibble - 16 : nibble) * p.scales[j * (p.k / p.group) + i / p.group];
+      w = feature<T, kInt4>(p, w, i, 1.f, false);
+    } else {
+      w = e4m3ToFloat(p.q[j * p.k + i]) * p.scales[j];
+    }
+    row[i] = fromFloat<T>(w);
+  }
+}
+
+/// fp8's inputs for the GEMM over the dequantized weight: token blockIdx.x's
+/// features divided by the input scale, rounded to E4M3 with the token's
+/// scale and multiplied back (quant::fakeQuantizeRowFp8), as T at p.output.
+template <typename T>
+__global__ void __launch_bounds__(kQuantizedGemmThreads)
+    infer_quantized_round_inputs(QuantizedGemmParams p) {
+  __shared__ float partial[kQuantizedGemmWarps];
+  __shared__ int partialNan[kQuantizedGemmWarps];
+  waitForPreviousKernel();
+  using namespace quantimpl;
+  const long long t = blockIdx.x;
+  const T *x = static_cast<const T *>(p.input) + t * p.k;
+  float amax = 0.f;
+  bool nan = false;
+  for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
+    float a = fabsf(feature<T, kInt4>(p, toFloat(x[i]), i, 1.f, false));
+    nan |= a != a;
+    amax = fmaxf(amax, a);
+  }
+  amax = warpMax(amax);
+  nan = __any_sync(0xffffffffu, nan);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) {
+    partial[warp] = amax;
+    partialNan[warp] = nan;
+  }
+  __syncthreads();
+  amax = 0.f;
+  nan = false;
+  for (int w = 0; w < int(blockDim.x >> 5); ++w) {
+    amax = fmaxf(amax, partial[w]);
+    nan |= partialNan[w] != 0;
+  }
+  const bool round = !nan && amax <= 3.402823466e38f;
+  float scale = __fdiv_rn(amax, kE4M3Max);
+  scale = round && scale != 0.f ? scale : 1.f;
+  T *out = static_cast<T *>(p.output) + t * p.k;
+  for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
+    float v = feature<T, kFp8>(p, toFloat(x[i]), i, scale, round);
+    out[i] = fromFloat<T>(round ? v * scale : v);
+  }
+}
+
+} // namespace kernels
+} // namespace infer
+
+#endif // INFER_CODEGEN_CUDA_KERNELS_QUANTIZEDGEMM_CUH
