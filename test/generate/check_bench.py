@@ -8,6 +8,8 @@
   rate      --rate 4: Poisson arrivals, a longer run than offline, ITL p50 <= p99
   errors    0 requests, input-len + output-len beyond the context, no --output-len, a
             negative --rate, --rate with --batch
+  int4      tiny-llama compiled --quantize int4 --group-size 16: the JSON names the scheme and
+            counts the quantized bytes and scales a step streams (the roofline's bytes)
 
   check_bench.py --infer-compile C --infer-run R --model M.onnx
 """
@@ -81,6 +83,32 @@ def main():
 
         per_request = (16 + 8) // BLOCK
         offline = measure("offline", [], 8 * per_request)
+        if offline and offline.get("quantize") != "":
+            failures.append(f"offline: an unquantized artifact's bench says quantize "
+                            f"{offline.get('quantize')!r}")
+        if expected_costs:
+            # --quantize int4 --group-size 16: the quantized linears stream n*k/2 bytes and
+            # n*k/16 f32 scales each (the LM head stays fp32); the MACs do not change.
+            quantized = os.path.join(tmp, "int4.infer")
+            proc = run([a.infer_compile, a.model, "-o", quantized, "--target", "cpu",
+                        "--kv-block-size", BLOCK, "--max-seq-len", MAX_SEQ_LEN,
+                        "--quantize", "int4", "--group-size", 16])
+            if proc.returncode != 0:
+                raise SystemExit(f"FAIL: compile --quantize int4\n{proc.stderr}")
+            linears = [(64, 128), (64, 64), (64, 320), (160, 64)]
+            int4_bytes = 2 * sum(n * k // 2 + n * (k // 16) * 4 for k, n in linears) + 64 * 512 * 4
+            proc = run([a.infer_run, quantized, "bench", "--device", "cpu", "--requests", 2,
+                        "--input-len", 8, "--output-len", 4])
+            r = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {}
+            want = ("int4 g16 rtn", int4_bytes, expected_costs[1], expected_costs[2])
+            got = tuple(r.get(key) for key in ("quantize", "gemm_weight_bytes", "gemm_macs_per_token",
+                                               "gemm_macs_per_logit_row"))
+            if got != want:
+                failures.append(f"int4: (quantize, GEMM bytes, MACs per token, per logit row) "
+                                f"{got} != {want}: exit {proc.returncode} {proc.stderr.strip()}")
+            else:
+                print(f"int4: quantize {got[0]!r}, {got[1]} GEMM weight bytes a step "
+                      f"(fp32: {expected_costs[0]})")
         latency = measure("latency", ["--batch", 1], per_request)
         if latency and (latency["peak_kv_blocks"] != per_request or latency["steps"] != 8 * 8):
             failures.append(f"latency: expected peak {per_request} blocks and 64 steps: {latency}")

@@ -12,6 +12,7 @@
 
 #include "tools/infer-run/Bench.h"
 
+#include "runtime/artifact/ArtifactReader.h"
 #include "runtime/base/HostMemory.h"
 #include "runtime/sampling/Sampler.h"
 
@@ -298,6 +299,8 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
                 floor, ceiling, 100.0 * floor / wall);
   nlohmann::ordered_json json = {
       {"device", session->deviceName()},
+      {"dtype", session->reader().manifest().options().dtype()},
+      {"quantize", session->reader().manifest().options().quantize()},
       {"requests", options.requests},
       {"input_len", options.inputLen},
       {"output_len", options.outputLen},
