@@ -167,13 +167,13 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
   }
   // The tile's inputs once for the block: / inputScale, fp8: / s_t rounded
   // to E4M3 (the E4M3 value; s_t multiplies the sums).
-  for (long long e = threadIdx.x; e < tile * p.k; e += blockDim.x) {
-    const int t = int(e / p.k);
-    const long long i = e - t * p.k;
-    staged[e] = kScheme == kFp8
-                    ? feature<T, kFp8>(p, toFloat(input[e]), i, tokenScales[t], tokenRounds[t])
-                    : feature<T, kInt4>(p, toFloat(input[e]), i, 1.f, false);
-  }
+  for (int t = 0; t < tile; ++t)
+    for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
+      const long long e = t * p.k + i;
+      staged[e] = kScheme == kFp8
+                      ? feature<T, kFp8>(p, toFloat(input[e]), i, tokenScales[t], tokenRounds[t])
+                      : feature<T, kInt4>(p, toFloat(input[e]), i, 1.f, false);
+    }
   __syncthreads();
   const long long j0 = (long long)blockIdx.x * kQuantizedGemmRows + warp * kRows;
   if (j0 >= p.n)
