@@ -2,6 +2,8 @@
 
 #include "runtime/artifact/ArtifactFormat.h"
 
+#include <algorithm>
+
 #include <xxhash.h>
 
 #include <cstring>
@@ -192,6 +194,28 @@ int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fall
   const Attribute *attribute = findAttribute(launch, name);
   return attribute && attribute->value_case() == Attribute::kIntValue ? attribute->int_value()
                                                                       : fallback;
+}
+
+int64_t quantizationScratchInputsOffset(int64_t n, int64_t k, int64_t elementBytes) {
+  return (n * k * elementBytes + 255) / 256 * 256;
+}
+
+int64_t quantizationScratchBytes(const ExecProgram &program,
+                                 const google::protobuf::RepeatedPtrField<CudaLaunch> &launches,
+                                 int64_t boundTokens) {
+  int64_t bytes = 0;
+  for (int i = 0; i < program.launches_size() && i < launches.size(); ++i) {
+    const Launch &launch = program.launches(i);
+    if (!launches.Get(i).has_dequantize() || launch.outputs_size() != 1 ||
+        launch.outputs(0) >= uint32_t(program.buffers_size()))
+      continue;
+    const int64_t element =
+        int64_t(elementSize(program.buffers(int(launch.outputs(0))).element_type()));
+    const int64_t n = intAttribute(launch, "n", 0), k = intAttribute(launch, "k", 0);
+    const int64_t inputs = launches.Get(i).dequantize().has_prologue() ? boundTokens * k : 0;
+    bytes = std::max(bytes, quantizationScratchInputsOffset(n, k, element) + inputs * element);
+  }
+  return bytes;
 }
 
 ElementType refElementType(const Manifest &manifest, const Ref &ref) {

@@ -85,6 +85,17 @@ ElementType refElementType(const Manifest &manifest, const Ref &ref);
 /// The same for a ref of `program` (Manifest.exec or Manifest.step).
 ElementType refElementType(const Manifest &manifest, const ExecProgram &program, const Ref &ref);
 
+/// The cuda backend's quantization scratch for a QUANTIZED_GEMM with a
+/// CudaLaunch.dequantize (docs/quantization.md): the [n, k] weight in the
+/// output's type first, padded to 256 bytes, then (fp8) the rounded inputs.
+int64_t quantizationScratchInputsOffset(int64_t n, int64_t k, int64_t elementBytes);
+/// The scratch's bytes for `program` (its `launches`, parallel to the
+/// program's) at `boundTokens`: the largest any of its launches needs, 0
+/// without one.
+int64_t quantizationScratchBytes(const ExecProgram &program,
+                                 const google::protobuf::RepeatedPtrField<CudaLaunch> &launches,
+                                 int64_t boundTokens);
+
 } // namespace infer::artifact
 
 #endif // INFER_RUNTIME_ARTIFACT_ARTIFACTFORMAT_H

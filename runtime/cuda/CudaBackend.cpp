@@ -377,18 +377,7 @@ Status CudaBackend::allocateArena(LoadedProgram &loaded) {
                                   " batch tokens; " + std::to_string(freeBytes) +
                                   " are free (recompile with a smaller --max-batch-tokens)");
   INFER_CU_CHECK(*api_, api_->cuMemAlloc(&loaded.arena, std::max<int64_t>(arenaBytes, 256)));
-  int64_t scratchBytes = 0;
-  for (int i = 0; i < program.launches_size(); ++i) {
-    const art::Launch &launch = program.launches(i);
-    if (!loaded.launches->Get(i).has_dequantize() || launch.outputs_size() != 1 ||
-        launch.outputs(0) >= uint32_t(program.buffers_size()))
-      continue;
-    const int64_t element =
-        int64_t(art::elementSize(program.buffers(int(launch.outputs(0))).element_type()));
-    const int64_t n = art::intAttribute(launch, "n", 0), k = art::intAttribute(launch, "k", 0);
-    const int64_t inputs = loaded.launches->Get(i).dequantize().has_prologue() ? bound * k : 0;
-    scratchBytes = std::max(scratchBytes, ((n * k * element + 255) / 256) * 256 + inputs * element);
-  }
+  const int64_t scratchBytes = art::quantizationScratchBytes(program, *loaded.launches, bound);
   if (scratchBytes > 0) {
     INFER_CU_CHECK(*api_, api_->cuMemGetInfo(&freeBytes, &totalBytes));
     if (uint64_t(scratchBytes) > freeBytes)
@@ -743,7 +732,8 @@ Status CudaBackend::launchDequantizedGemm(const LoadedProgram &loaded, int index
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   const int64_t element = int64_t(art::elementSize(out.type));
   const CUdeviceptr weight = loaded.quantScratch;
-  const CUdeviceptr inputs = weight + CUdeviceptr(((n * k * element + 255) / 256) * 256);
+  const CUdeviceptr inputs =
+      weight + CUdeviceptr(art::quantizationScratchInputsOffset(n, k, element));
   if (!weight)
     return args.error("has no quantization scratch");
   exec::LaunchArgs gemm = args;

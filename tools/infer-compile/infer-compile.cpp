@@ -21,6 +21,7 @@
 #include "dialects/exec/IR/ExecOps.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "dialects/graph/IR/GraphResources.h"
+#include "runtime/artifact/ArtifactFormat.h"
 #include "tools/infer-compile/Calibration.h"
 #include "tools/infer-compile/Diagnostics.h"
 #include "tools/infer-compile/ReferenceRun.h"
@@ -246,6 +247,7 @@ int writeArtifact(ModuleOp module, const Options &options,
     return 1;
   }
   uint64_t activationBytes = static_cast<uint64_t>(arenaSize->at(options.maxBatchTokens));
+  uint64_t scratchBytes = 0; // the cuda backend's quantization scratch (below)
   infer::compiler::ArtifactOptions artifactOptions;
   artifactOptions.target =
       options.target == "cpu" ? infer::artifact::TARGET_CPU : infer::artifact::TARGET_CUDA;
@@ -277,6 +279,9 @@ int writeArtifact(ModuleOp module, const Options &options,
         emitError(module.getLoc()) << status.message();
         return failure();
       }
+      // Quantized GEMMs of large steps run over a dequantized copy of the weight.
+      scratchBytes = uint64_t(infer::artifact::quantizationScratchBytes(
+          manifest.exec(), manifest.cuda().launches(), options.maxBatchTokens));
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       int kernels = 0, gemms = 0;
@@ -318,11 +323,15 @@ int writeArtifact(ModuleOp module, const Options &options,
                << llvm::format("%.1f", summary->fileSize / 1e6) << " MB (weights: "
                << summary->weightBytes << " bytes)\n";
   llvm::outs() << "this artifact needs "
-               << llvm::format("%.2f", (summary->weightBytes + activationBytes) / 1e9)
+               << llvm::format("%.2f",
+                               (summary->weightBytes + activationBytes + scratchBytes) / 1e9)
                << " GB on the device at the bounds you gave (weights "
                << llvm::format("%.2f", summary->weightBytes / 1e9) << " GB + activations "
-               << llvm::format("%.2f", activationBytes / 1e9) << " GB at "
-               << options.maxBatchTokens << " batch tokens)\n";
+               << llvm::format("%.2f", activationBytes / 1e9) << " GB";
+  if (scratchBytes)
+    llvm::outs() << " + quantized GEMMs' scratch " << llvm::format("%.2f", scratchBytes / 1e9)
+                 << " GB";
+  llvm::outs() << " at " << options.maxBatchTokens << " batch tokens)\n";
   return 0;
 }
 
