@@ -553,7 +553,7 @@ StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
   return pack(p);
 }
 
-StatusOr<PackedParams> quantizedGemm(const exec::LaunchArgs &args, void *outputOverride) {
+StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, void *output) {
   ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
   ASSIGN_OR_RETURN(const exec::View *q, args.required("q"));
   ASSIGN_OR_RETURN(const exec::View *scales, args.required("scales"));
@@ -596,16 +596,12 @@ StatusOr<PackedParams> quantizedGemm(const exec::LaunchArgs &args, void *outputO
     return args.error("bias and residual are not [n] and [tokens, n]");
   p.bias = bias ? bias->data : nullptr;
   p.residual = residual ? residual->data : nullptr;
-  p.output = outputOverride ? outputOverride : out.data;
+  p.output = output ? output : out.data;
   p.tokens = args.tokens;
   p.n = n;
   p.k = k;
   p.group = *scheme == quant::Scheme::Int4 ? group : 0;
   return pack(p);
-}
-
-StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, void *output) {
-  return quantizedGemm(args, output);
 }
 
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const StepContext *step) {
@@ -633,7 +629,7 @@ StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args, const Step
   case art::Launch::MOE:
     return moe(args);
   case art::Launch::QUANTIZED_GEMM:
-    return quantizedGemm(args, nullptr);
+    return packQuantizedGemmParams(args, nullptr);
   default:
     return args.error("has no kernel parameters");
   }

@@ -33,13 +33,13 @@ struct StepContext {
 StatusOr<PackedParams> packKernelParams(const exec::LaunchArgs &args,
                                         const StepContext *step = nullptr);
 
+/// A QUANTIZED_GEMM's QuantizedGemmParams, with `output` in place of its own
+/// when not null (CudaLaunch.dequantize: the quantization scratch).
+StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, void *output);
+
 /// infer_rotary_kv_write's parameters: the ROTARY launch `rotary` and the
 /// KV_ATTENTION parameters `kvAttention` (packKernelParams) that read its
 /// output (CudaLaunch.fused_prologue).
-/// A QUANTIZED_GEMM's QuantizedGemmParams with `output` in place of its own
-/// (CudaLaunch.dequantize: the quantization scratch).
-StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, void *output);
-
 StatusOr<PackedParams> packRotaryKvWriteParams(const exec::LaunchArgs &rotary,
                                                const PackedParams &kvAttention);
 
