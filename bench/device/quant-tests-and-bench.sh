@@ -4,7 +4,7 @@
 # owed from session 55 (moe-racecheck.sh), then tinyllama-1.1b (random weights, exported beside
 # the tests at nice 19) compiled bf16, int4 g128 and fp8 and benched at batch 1 (128 in / 128
 # out) and offline (256 requests at once). Logs and bench.jsonl under $OUT.
-# carry: .bundle/infer-bundle.tar.xz (and .bundle/quantized_gemm_test, the nvcc-built kernel test)
+# carry: .bundle/infer-bundle.tar.xz (and .bundle/quantized_gemm_test*, the nvcc-built kernel test)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 mkdir -p /tmp/b && tar xJf .bundle/infer-bundle.tar.xz -C /tmp/b
@@ -12,8 +12,14 @@ B=/tmp/b/infer-bundle
 nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader
 [ -f /tmp/tl/model.onnx ] || (PYTHONPATH=python nice -n 19 python3 -m infer.export \
   bench/presets/tinyllama-1.1b.json -o /tmp/tl --random-weights --dtype bf16 > $OUT/tl-export.log 2>&1 &)
-[ -x .bundle/quantized_gemm_test ] && { timeout 60 .bundle/quantized_gemm_test > $OUT/quantized_gemm_test.log 2>&1
-  echo "quantized_gemm_test exit $? ($SECONDS s)"; grep -E "FAIL|timing|failed" $OUT/quantized_gemm_test.log; }
+# The kernel test, and any variant of it built beside it (.bundle/quantized_gemm_test_*: the same
+# test over other kernel constants, to compare their timings in one run).
+for test in .bundle/quantized_gemm_test .bundle/quantized_gemm_test_*; do
+  [ -x "$test" ] || continue
+  name=$(basename $test)
+  timeout 60 $test > $OUT/$name.log 2>&1
+  echo "$name exit $? ($SECONDS s)"; grep -E "FAIL|timing|failed" $OUT/$name.log
+done
 timeout ${QUANT_SECONDS:-240} bash test/gpu/run-all.sh $B/bin test/models "" quant > $OUT/quant.log 2>&1
 echo "quant checks exit $? ($SECONDS s)"; grep -E "^(PASS|FAIL)|gpu tests:" $OUT/quant.log | cut -c1-220
 if [ "${SKIP_MOE:-0}" != 1 ]; then

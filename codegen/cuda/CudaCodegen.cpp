@@ -452,15 +452,20 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       scheme = quant::parseScheme(schemeAttr->string_value());
     int64_t k = intAttr(op, "k", 0), n = intAttr(op, "n", 0), group = intAttr(op, "group_size", 0);
     if (!scheme || k <= 0 || n <= 0)
-      return error(index, "has no quantized GEMM kernel without a scheme (int4, fp8), k and n");
+      return error(index, "has no quantized GEMM kernel without a scheme (int4, fp8, int8, "
+                          "fp8-weight), k and n");
     if (std::string why = quant::shapeError(*scheme, k, group); !why.empty())
       return error(index, why);
     if (firstType("q") != art::ELEMENT_TYPE_U8 || firstType("scales") != art::ELEMENT_TYPE_F32)
       return error(index, "needs u8 quantized weights and f32 scales");
-    // 16-byte weight loads where a load never straddles a group or a row.
-    const bool int4 = *scheme == quant::Scheme::Int4;
-    const bool vector = int4 ? k % 32 == 0 && group % 32 == 0 : k % 16 == 0;
-    useKernel(cuda, ns + "infer_quantized_gemm<" + t + ", " + (int4 ? "0" : "1") + ", " +
+    if (!typesOf(op, "zeros").empty() && firstType("zeros") != art::ELEMENT_TYPE_F32)
+      return error(index, "needs f32 zero points");
+    // 16-byte weight loads where a load never straddles a group or a row;
+    // the kernels' scheme numbers are quant::Scheme's.
+    const int64_t perLoad = *scheme == quant::Scheme::Int4 ? 32 : 16;
+    const bool vector = k % perLoad == 0 && (!quant::isGrouped(*scheme) || group % perLoad == 0);
+    const std::string schemeArg = std::to_string(static_cast<int>(*scheme));
+    useKernel(cuda, ns + "infer_quantized_gemm<" + t + ", " + schemeArg + ", " +
                         (vector ? "true" : "false") + ">");
     cuda.set_block_x(kernels::kQuantizedGemmThreads);
     *cuda.add_grid() = gridDim(art::GridDim::ONE,
@@ -475,11 +480,10 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                                                        : 0u);
     art::CudaLaunch *dequantize = cuda.mutable_dequantize();
     dequantize->set_runner(art::CudaLaunch::KERNEL);
-    useKernel(*dequantize,
-              ns + "infer_quantized_dequantize<" + t + ", " + (int4 ? "0" : "1") + ">");
+    useKernel(*dequantize, ns + "infer_quantized_dequantize<" + t + ", " + schemeArg + ">");
     dequantize->set_block_x(kernels::kQuantizedGemmThreads);
     *dequantize->add_grid() = gridDim(art::GridDim::ONE, n);
-    if (!int4) {
+    if (*scheme == quant::Scheme::Fp8) { // W8A8: the inputs are rounded too
       art::CudaLaunch *round = dequantize->mutable_prologue();
       round->set_runner(art::CudaLaunch::KERNEL);
       useKernel(*round, ns + "infer_quantized_round_inputs<" + t + ">");

@@ -517,7 +517,15 @@ FailureOr<WeightPlan> planWeights(func::FuncOp entry, const ArtifactOptions &opt
       weight.op = op;
       weight.sources.push_back(op);
       weight.entry.set_name(weightKey(weightOp));
-      if (failed(describe(op, cast<RankedTensorType>(weightOp.getType()), options, weight.entry)) ||
+      // The scales and zero points of a weight the model brings quantized
+      // stay f32 whatever --dtype says, as graph.quantize_weight's do.
+      bool quantizationParameter = llvm::all_of(weightOp->getUsers(), [&](Operation *user) {
+        auto linear = dyn_cast<graph::QuantizedLinearOp>(user);
+        return linear && (linear.getScales() == weightOp.getResult() ||
+                          linear.getZeros() == weightOp.getResult());
+      });
+      if (failed(describe(op, cast<RankedTensorType>(weightOp.getType()), options, weight.entry,
+                          /*convert=*/!quantizationParameter)) ||
           failed(add(std::move(weight), weightOp.getResult())))
         return WalkResult::interrupt();
       return WalkResult::advance();
@@ -896,6 +904,7 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
       operand("bias", g.getBias());
       operand("residual", g.getResidual());
       operand("input_scale", g.getInputScale());
+      operand("zeros", g.getZeros());
       output(g.getOut());
     } else if (auto r = dyn_cast<exec::RotaryOp>(op)) {
       launch.set_kind(art::Launch::ROTARY);

@@ -182,7 +182,7 @@ llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight
   std::vector<uint8_t> bytes(infer::quant::quantizedBytes(*scheme, n, k));
   std::vector<float> scales(infer::quant::scaleCount(*scheme, n, k, groupSize));
   infer::quant::quantize(*scheme, scaled.data(), n, k, groupSize, bytes.data(), scales.data());
-  Shape scaleShape = *scheme == infer::quant::Scheme::Int4 ? Shape{n, k / groupSize} : Shape{n};
+  Shape scaleShape = infer::quant::isGrouped(*scheme) ? Shape{n, k / groupSize} : Shape{n};
   std::vector<Tensor> results;
   results.push_back(Tensor::fromI64({n, static_cast<int64_t>(bytes.size()) / n},
                                     std::vector<int64_t>(bytes.begin(), bytes.end())));
@@ -190,17 +190,16 @@ llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight
   return results;
 }
 
-llvm::Expected<Tensor> kernels::quantizedLinear(const Tensor &input, const Tensor &q,
-                                                const Tensor &scales, const Tensor *bias,
-                                                const Tensor *residual, const Tensor *inputScale,
-                                                llvm::StringRef name, int64_t groupSize) {
+namespace {
+
+/// The f32 [n, k] weight of q (bytes held as i64), scales and zeros.
+llvm::Expected<Tensor> dequantizedRows(const Tensor &q, const Tensor &scales, const Tensor *zeros,
+                                       llvm::StringRef name, int64_t groupSize, int64_t k) {
   if (q.dtype() != DType::I64 || q.rank() != 2)
     return kernelError("q must be a rank-2 tensor of bytes");
-  if (llvm::Error error = expectF32({&input, &scales}, {"input", "scales"}))
+  if (llvm::Error error = expectF32({&scales}, {"scales"}))
     return std::move(error);
-  if (input.rank() < 1)
-    return kernelError("input must have rank >= 1");
-  int64_t n = q.shape()[0], k = input.shape().back();
+  int64_t n = q.shape()[0];
   llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
   if (!scheme)
     return scheme.takeError();
@@ -208,12 +207,48 @@ llvm::Expected<Tensor> kernels::quantizedLinear(const Tensor &input, const Tenso
       infer::quant::scaleCount(*scheme, n, k, groupSize) != scales.numElements())
     return kernelError("q " + q.shapeString() + " and scales " + scales.shapeString() +
                        " do not hold a [" + llvm::Twine(n) + ", " + llvm::Twine(k) + "] weight");
+  if (zeros && (zeros->dtype() != DType::F32 || zeros->shape() != scales.shape()))
+    return kernelError("zeros " + zeros->shapeString() + " must be f32 shaped as the scales " +
+                       scales.shapeString());
   std::vector<uint8_t> bytes(q.i64(), q.i64() + q.numElements());
   std::vector<float> dequantized(static_cast<size_t>(n * k));
   for (int64_t row = 0; row < n; ++row)
-    infer::quant::dequantizeRow(*scheme, bytes.data(), scales.f32(), k, groupSize, row,
-                                dequantized.data() + row * k);
-  Tensor weight = Tensor::fromF32({n, k}, std::move(dequantized));
+    infer::quant::dequantizeRow(*scheme, bytes.data(), scales.f32(), zeros ? zeros->f32() : nullptr,
+                                k, groupSize, row, dequantized.data() + row * k);
+  return Tensor::fromF32({n, k}, std::move(dequantized));
+}
+
+} // namespace
+
+llvm::Expected<Tensor> kernels::dequantize(const Tensor &q, const Tensor &scales,
+                                           const Tensor *zeros, llvm::StringRef name,
+                                           int64_t groupSize, bool transpose) {
+  if (q.rank() != 2)
+    return kernelError("q must be a rank-2 tensor of bytes");
+  int64_t k = name == "int4" ? q.shape()[1] * 2 : q.shape()[1];
+  llvm::Expected<Tensor> rows = dequantizedRows(q, scales, zeros, name, groupSize, k);
+  if (!rows || !transpose)
+    return rows;
+  return kernels::transpose(*rows, {1, 0});
+}
+
+llvm::Expected<Tensor> kernels::quantizedLinear(const Tensor &input, const Tensor &q,
+                                                const Tensor &scales, const Tensor *bias,
+                                                const Tensor *residual, const Tensor *inputScale,
+                                                const Tensor *zeros, llvm::StringRef name,
+                                                int64_t groupSize) {
+  if (llvm::Error error = expectF32({&input}, {"input"}))
+    return std::move(error);
+  if (input.rank() < 1)
+    return kernelError("input must have rank >= 1");
+  int64_t k = input.shape().back();
+  llvm::Expected<Tensor> rows = dequantizedRows(q, scales, zeros, name, groupSize, k);
+  if (!rows)
+    return rows.takeError();
+  llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
+  if (!scheme)
+    return scheme.takeError();
+  Tensor &weight = *rows;
   if (llvm::Error error = checkInputScale(inputScale, k))
     return std::move(error);
   Tensor scaled = input;

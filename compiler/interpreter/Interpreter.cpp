@@ -101,6 +101,15 @@ void roundToType(Tensor &tensor, Type type) {
 /// (booleans one byte each) into a Tensor of `shape`.
 llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> shape,
                                    llvm::ArrayRef<char> bytes) {
+  if (elementType.isUnsignedInteger(8)) { // quantized weights' bytes, held as i64
+    Tensor out(DType::I64, Shape(shape.begin(), shape.end()));
+    if (static_cast<int64_t>(bytes.size()) != out.numElements())
+      return kernelError("holds " + llvm::Twine(bytes.size()) + " bytes but " + formatShape(shape) +
+                         " of ui8 needs " + llvm::Twine(out.numElements()));
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.i64()[i] = static_cast<uint8_t>(bytes[i]);
+    return out;
+  }
   llvm::Expected<DType> dtype = dtypeForType(elementType);
   if (!dtype)
     return dtype.takeError();
@@ -489,8 +498,12 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       .Case([&](QuantizedLinearOp o) {
         return one(quantizedLinear(in(o.getInput()), in(o.getQ()), in(o.getScales()),
                                    optional(o.getBias()), optional(o.getResidual()),
-                                   optional(o.getInputScale()), o.getScheme(),
-                                   int64_t(o.getGroupSize())));
+                                   optional(o.getInputScale()), optional(o.getZeros()),
+                                   o.getScheme(), int64_t(o.getGroupSize())));
+      })
+      .Case([&](DequantizeOp o) {
+        return one(dequantize(in(o.getQ()), in(o.getScales()), optional(o.getZeros()),
+                              o.getScheme(), int64_t(o.getGroupSize()), o.getTranspose()));
       })
       // I64Attr getters return uint64_t; the kernels check the signed values.
       .Case([&](RotaryOp o) {

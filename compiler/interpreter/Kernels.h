@@ -206,13 +206,17 @@ llvm::Expected<Tensor> linear(const Tensor &input, const Tensor &weight, const T
 llvm::Expected<std::vector<Tensor>> quantizeWeight(const Tensor &weight, const Tensor *inputScale,
                                                    llvm::StringRef scheme, int64_t groupSize,
                                                    bool transpose);
-/// graph.quantized_linear: linear over the dequantized [n, k] weight; fp8
-/// rounds each input row to E4M3 with its own scale first; `inputScale` f
-/// [k] divides input feature j by f[j] before (AWQ).
+/// graph.quantized_linear: linear over the dequantized [n, k] weight
+/// ((q - zeros) * scales); fp8 rounds each input row to E4M3 with its own
+/// scale first; `inputScale` f [k] divides input feature j by f[j] before (AWQ).
 llvm::Expected<Tensor> quantizedLinear(const Tensor &input, const Tensor &q, const Tensor &scales,
                                        const Tensor *bias, const Tensor *residual,
-                                       const Tensor *inputScale, llvm::StringRef scheme,
-                                       int64_t groupSize);
+                                       const Tensor *inputScale, const Tensor *zeros,
+                                       llvm::StringRef scheme, int64_t groupSize);
+/// graph.dequantize: the f32 weight q, scales and zeros stand for, [n, k]
+/// ([k, n] when `transpose`); n is q's rows, k follows from the scheme.
+llvm::Expected<Tensor> dequantize(const Tensor &q, const Tensor &scales, const Tensor *zeros,
+                                  llvm::StringRef scheme, int64_t groupSize, bool transpose);
 
 struct RotaryConfig {
   int64_t numHeads, rotatedHeads, headDim, rotaryDim;

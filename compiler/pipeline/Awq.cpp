@@ -89,7 +89,7 @@ std::vector<float> effectiveWeight(const Site &site, const std::vector<float> &f
                   scales.data());
   std::vector<float> out(scaled.size());
   for (int64_t row = 0; row < site.n; ++row) {
-    quant::dequantizeRow(quant::Scheme::Int4, q.data(), scales.data(), site.k, group, row,
+    quant::dequantizeRow(quant::Scheme::Int4, q.data(), scales.data(), nullptr, site.k, group, row,
                          out.data() + row * site.k);
     for (int64_t j = 0; j < site.k; ++j)
       out[row * site.k + j] /= f[j];

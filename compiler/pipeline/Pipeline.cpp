@@ -54,6 +54,7 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                       pm.addNestedPass<func::FuncOp>(graph::createAttachEpiloguesPass());
                       // After packing, so a packed QKV is transposed as one weight.
                       pm.addNestedPass<func::FuncOp>(graph::createTransposeWeightsPass());
+                      pm.addNestedPass<func::FuncOp>(graph::createRaisePrequantizedPass());
                       addCleanup(pm);
                     }});
   stages.push_back({"group-elementwise", [](OpPassManager &pm) {

@@ -254,8 +254,9 @@ LogicalResult Lowering::lower(Operation *op) {
         builder.create<exec::QuantizedGemmOp>(
             loc, optional(linear.getInput()), optional(linear.getQ()), optional(linear.getScales()),
             optional(linear.getBias()), optional(linear.getResidual()),
-            optional(linear.getInputScale()), *out, lastDim(linear.getInput()),
-            lastDim(linear.getResult()), linear.getScheme(), linear.getGroupSize());
+            optional(linear.getInputScale()), optional(linear.getZeros()), *out,
+            lastDim(linear.getInput()), lastDim(linear.getResult()), linear.getScheme(),
+            linear.getGroupSize());
         return success();
       })
       .Case([&](graph::RotaryOp rotary) {

@@ -10,6 +10,7 @@ namespace infer::quant {
 namespace {
 
 constexpr float kInt4Max = 7.0f;
+constexpr float kInt8Max = 127.0f;
 constexpr float kE4M3Max = 448.0f;
 
 /// max|x| over `count` values; NaN when one is NaN.
@@ -37,6 +38,13 @@ int8_t int4Of(float value, float scale) {
   return static_cast<int8_t>(std::clamp(r, -8.0f, kInt4Max));
 }
 
+int8_t int8Of(float value, float scale) {
+  float r = std::nearbyint(value / scale);
+  if (std::isnan(r))
+    return 0;
+  return static_cast<int8_t>(std::clamp(r, -128.0f, kInt8Max));
+}
+
 int int4At(const uint8_t *q, int64_t index) {
   uint8_t byte = q[index / 2];
   int nibble = index % 2 ? byte >> 4 : byte & 0xf;
@@ -50,13 +58,37 @@ std::optional<Scheme> parseScheme(std::string_view name) {
     return Scheme::Int4;
   if (name == "fp8")
     return Scheme::Fp8;
+  if (name == "int8")
+    return Scheme::Int8;
+  if (name == "fp8-weight")
+    return Scheme::Fp8Weight;
   return std::nullopt;
 }
+
+const char *schemeName(Scheme scheme) {
+  switch (scheme) {
+  case Scheme::Int4:
+    return "int4";
+  case Scheme::Fp8:
+    return "fp8";
+  case Scheme::Int8:
+    return "int8";
+  case Scheme::Fp8Weight:
+    return "fp8-weight";
+  }
+  return "?";
+}
+
+bool isGrouped(Scheme scheme) { return scheme == Scheme::Int4 || scheme == Scheme::Int8; }
 
 std::string shapeError(Scheme scheme, int64_t k, int64_t group) {
   if (scheme == Scheme::Int4 && (group <= 0 || group % 2 || k % group))
     return "int4 group size " + std::to_string(group) +
            " must be even and divide k = " + std::to_string(k);
+  if (scheme == Scheme::Int8 && (group <= 0 || k % group))
+    return "int8 group size " + std::to_string(group) + " must divide k = " + std::to_string(k);
+  if (!isGrouped(scheme) && group != 0)
+    return std::string(schemeName(scheme)) + " has one scale a row: group size must be 0";
   return "";
 }
 
@@ -71,7 +103,7 @@ int64_t quantizedBytes(Scheme scheme, int64_t n, int64_t k) {
 }
 
 int64_t scaleCount(Scheme scheme, int64_t n, int64_t k, int64_t group) {
-  return scheme == Scheme::Int4 ? n * (k / group) : n;
+  return isGrouped(scheme) ? n * (k / group) : n;
 }
 
 uint8_t e4m3FromFloat(float value) {
@@ -103,7 +135,7 @@ float floatFromE4M3(uint8_t bits) {
 
 void quantize(Scheme scheme, const float *w, int64_t n, int64_t k, int64_t group, uint8_t *q,
               float *scales) {
-  if (scheme == Scheme::Fp8) {
+  if (!isGrouped(scheme)) {
     for (int64_t row = 0; row < n; ++row) {
       const float *x = w + row * k;
       float scale = scaleFor(absMax(x, k), kE4M3Max);
@@ -113,8 +145,19 @@ void quantize(Scheme scheme, const float *w, int64_t n, int64_t k, int64_t group
     }
     return;
   }
-  std::memset(q, 0, static_cast<size_t>(n * k / 2));
   int64_t groups = k / group;
+  if (scheme == Scheme::Int8) {
+    for (int64_t row = 0; row < n; ++row)
+      for (int64_t g = 0; g < groups; ++g) {
+        const float *x = w + row * k + g * group;
+        float scale = scaleFor(absMax(x, group), kInt8Max);
+        scales[row * groups + g] = scale;
+        for (int64_t j = 0; j < group; ++j)
+          q[row * k + g * group + j] = static_cast<uint8_t>(int8Of(x[j], scale));
+      }
+    return;
+  }
+  std::memset(q, 0, static_cast<size_t>(n * k / 2));
   for (int64_t row = 0; row < n; ++row)
     for (int64_t g = 0; g < groups; ++g) {
       const float *x = w + row * k + g * group;
@@ -128,17 +171,21 @@ void quantize(Scheme scheme, const float *w, int64_t n, int64_t k, int64_t group
     }
 }
 
-void dequantizeRow(Scheme scheme, const uint8_t *q, const float *scales, int64_t k, int64_t group,
-                   int64_t row, float *out) {
-  if (scheme == Scheme::Fp8) {
+void dequantizeRow(Scheme scheme, const uint8_t *q, const float *scales, const float *zeros,
+                   int64_t k, int64_t group, int64_t row, float *out) {
+  if (!isGrouped(scheme)) {
     float scale = scales[row];
     for (int64_t j = 0; j < k; ++j)
       out[j] = floatFromE4M3(q[row * k + j]) * scale;
     return;
   }
   int64_t groups = k / group;
-  for (int64_t j = 0; j < k; ++j)
-    out[j] = static_cast<float>(int4At(q, row * k + j)) * scales[row * groups + j / group];
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t at = row * groups + j / group;
+    float value = scheme == Scheme::Int4 ? static_cast<float>(int4At(q, row * k + j))
+                                         : static_cast<float>(static_cast<int8_t>(q[row * k + j]));
+    out[j] = (zeros ? value - zeros[at] : value) * scales[at];
+  }
 }
 
 float fakeQuantizeRowFp8(float *x, int64_t k) {

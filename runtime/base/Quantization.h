@@ -12,6 +12,13 @@
 //   fp8  (W8A8, E4M3FN): per row, scale = max|w| / 448 (1 for a zero row),
 //        q = e4m3(clamp(w / scale, ±448)); activations the same per token at
 //        run time (dynamic), the product accumulated in f32 or wider.
+//   int8 (weight only): per row and group, scale = max|w| / 127, q =
+//        clamp(rint(w / scale), -128, 127), a byte each.
+//   fp8-weight (weight only): fp8's weights, the activations as they are.
+//
+// Weights imported already quantized (ONNX DequantizeLinear, MatMulNBits)
+// keep their own integers and scales, and may carry zero points: per group
+// a float z (in the signed range of q) with w = (q - z) * scale.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_BASE_QUANTIZATION_H
@@ -24,13 +31,18 @@
 
 namespace infer::quant {
 
-enum class Scheme { Int4, Fp8 };
+enum class Scheme { Int4, Fp8, Int8, Fp8Weight };
 
-/// "int4" / "fp8" as a Scheme; nullopt for anything else.
+/// "int4" / "fp8" / "int8" / "fp8-weight" as a Scheme; nullopt for anything else.
 std::optional<Scheme> parseScheme(std::string_view name);
+const char *schemeName(Scheme scheme);
+
+/// int4 and int8 have a scale (and zero point) a group of `group` k; the fp8
+/// schemes one a row (group 0).
+bool isGrouped(Scheme scheme);
 
 /// Why a [n, k] weight cannot be quantized with `scheme` in groups of
-/// `group` (int4: even, dividing k), or "" when it can.
+/// `group` (int4: even, dividing k; int8: dividing k; fp8: 0), or "" when it can.
 std::string shapeError(Scheme scheme, int64_t k, int64_t group);
 
 /// w[row, j] *= f[j] for the [n, k] rows `w`: AWQ's input scales, applied to
@@ -47,9 +59,10 @@ int64_t scaleCount(Scheme scheme, int64_t n, int64_t k, int64_t group);
 void quantize(Scheme scheme, const float *w, int64_t n, int64_t k, int64_t group, uint8_t *q,
               float *scales);
 
-/// Row `row` of the dequantized weight: out[j] = q[row, j] * scale.
-void dequantizeRow(Scheme scheme, const uint8_t *q, const float *scales, int64_t k, int64_t group,
-                   int64_t row, float *out);
+/// Row `row` of the dequantized weight: out[j] = (q[row, j] - zero) * scale,
+/// `zeros` (scaleCount of them, grouped schemes only) or none (zero 0).
+void dequantizeRow(Scheme scheme, const uint8_t *q, const float *scales, const float *zeros,
+                   int64_t k, int64_t group, int64_t row, float *out);
 
 /// The E4M3FN encoding of `value` (finite, |value| <= 448), nearest even.
 uint8_t e4m3FromFloat(float value);

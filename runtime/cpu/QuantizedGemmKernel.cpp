@@ -1,7 +1,7 @@
 //===- QuantizedGemmKernel.cpp - out[T, n] = input x dequantize(q, scales)ᵀ ===//
 //
-// The weight [n, k] is dequantized a row at a time (runtime/base/
-// Quantization.h), each row used for every token; fp8 rounds the input rows
+// The weight [n, k] is dequantized ((q - zero) * scale) a row at a time
+// (runtime/base/Quantization.h), each row used for every token; fp8 rounds the input rows
 // to E4M3 first. Double accumulation over k in order, as GemmKernel.cpp and
 // the reference interpreter's quantized_linear, so all three agree exactly.
 
@@ -19,6 +19,7 @@ Status runQuantizedGemm(const LaunchArgs &args) {
   const View *bias = args.operand("bias");
   const View *residual = args.operand("residual");
   const View *inputScale = args.operand("input_scale");
+  const View *zeros = args.operand("zeros");
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   ASSIGN_OR_RETURN(int64_t group, args.intAttr("group_size"));
@@ -33,6 +34,10 @@ Status runQuantizedGemm(const LaunchArgs &args) {
                       " bytes of a [" + std::to_string(n) + ", " + std::to_string(k) + "] " + name +
                       " weight");
   RETURN_IF_ERROR(args.expectF32(*scales, quant::scaleCount(*scheme, n, k, group), "scales"));
+  if (zeros && !quant::isGrouped(*scheme))
+    return args.error(name + " weights have no zero points");
+  if (zeros)
+    RETURN_IF_ERROR(args.expectF32(*zeros, quant::scaleCount(*scheme, n, k, group), "zeros"));
   int64_t rows = args.tokens;
   RETURN_IF_ERROR(args.expectF32(*input, rows * k, "input"));
   if (bias)
@@ -57,7 +62,8 @@ Status runQuantizedGemm(const LaunchArgs &args) {
   const auto *bytes = static_cast<const uint8_t *>(q->data);
   float *y = out.mutableF32();
   for (int64_t j = 0; j < n; ++j) {
-    quant::dequantizeRow(*scheme, bytes, scales->f32(), k, group, j, weightRow.data());
+    quant::dequantizeRow(*scheme, bytes, scales->f32(), zeros ? zeros->f32() : nullptr, k, group, j,
+                         weightRow.data());
     for (int64_t r = 0; r < rows; ++r) {
       double sum = 0;
       const float *xr = x.data() + r * k;

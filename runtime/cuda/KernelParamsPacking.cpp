@@ -582,6 +582,12 @@ StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, voi
   p.input = input->data;
   p.q = static_cast<const unsigned char *>(q->data);
   p.scales = static_cast<const float *>(scales->data);
+  if (const exec::View *zeros = args.operand("zeros")) {
+    if (!quant::isGrouped(*scheme) || zeros->type != art::ELEMENT_TYPE_F32 ||
+        zeros->elements != scales->elements)
+      return args.error("zeros must be f32 shaped as the scales of an int4 or int8 weight");
+    p.zeros = static_cast<const float *>(zeros->data);
+  }
   if (const exec::View *inputScale = args.operand("input_scale")) {
     if (inputScale->elements != k ||
         (inputScale->type != art::ELEMENT_TYPE_F32 && inputScale->type != art::ELEMENT_TYPE_F16 &&
@@ -600,7 +606,7 @@ StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, voi
   p.tokens = args.tokens;
   p.n = n;
   p.k = k;
-  p.group = *scheme == quant::Scheme::Int4 ? group : 0;
+  p.group = quant::isGrouped(*scheme) ? group : 0;
   return pack(p);
 }
 

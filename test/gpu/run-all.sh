@@ -96,8 +96,9 @@ tuning_cache_check() {
     --infer-run "$bin/infer-run" --model "$models/tiny-llama.onnx"; record $?
 }
 
-# Quantized compiles (kernels/QuantizedGemm.cuh), as test/gpu/CMakeLists.txt's gpu.quant.* tests:
-# forwards against ONNX Runtime's QDQ reference, AWQ, greedy text the same as on the cpu backend.
+# Quantized compiles (kernels/QuantizedGemm.cuh), as test/gpu/CMakeLists.txt's gpu.quant.* and
+# gpu.prequantized.* tests: forwards against ONNX Runtime's QDQ reference, pre-quantized models
+# against ONNX Runtime, AWQ, greedy text the same as on the cpu backend.
 quant_checks() {
   local quant=$here/../quant model base dtype root=$here/../..
   local tools=(--infer-compile "$bin/infer-compile" --infer-run "$bin/infer-run")
@@ -112,6 +113,16 @@ quant_checks() {
       done
     done > "$tmp/quant.$model.log" 2>&1 &
   done
+  # Models that bring their weights quantized, against ONNX Runtime on the same model.
+  for form in ort-nbits4 ort-nbits4-sym ort-nbits8 ort-qdq-uint4 qdq-uint8-channel qdq-int8-tensor \
+      qdq-fp8-channel; do
+    for dtype in fp32 bf16; do
+      python3 "$quant/check_prequantized.py" "${tools[@]}" --device cuda --dtype $dtype --atol 1e-3 \
+        --model "$root/models/tiny-llama/tiny-llama.onnx" --form $form --block-size 32 \
+        --input "$root/models/tiny-llama/tiny-llama.in0.npy"
+      record $?
+    done
+  done > "$tmp/quant.tiny-prequantized.log" 2>&1 &
   wait
   cat "$tmp"/quant.tiny-*.log
   python3 "$quant/check_awq.py" "${tools[@]}" --device cuda --group-size 32 \

@@ -84,7 +84,7 @@ TEST(Quantization, Int4GroupsRoundToNearestEven) {
   EXPECT_EQ(q[4], 0x97); // 7, -7
   EXPECT_EQ(q[5], 0x02); // 2.5 -> 2 (even), -0.5 -> -0 (even)
   std::vector<float> row(8);
-  dequantizeRow(Scheme::Int4, q.data(), scales.data(), 8, 4, 0, row.data());
+  dequantizeRow(Scheme::Int4, q.data(), scales.data(), nullptr, 8, 4, 0, row.data());
   EXPECT_EQ(row, (std::vector<float>{3.5f, -1.0f, 0, 1.0f, 0, 0, 0, 0}));
 }
 
@@ -95,11 +95,33 @@ TEST(Quantization, Fp8RowScaleMapsTheLargestTo448) {
   quantize(Scheme::Fp8, w.data(), 1, 4, 0, q.data(), &scale);
   EXPECT_EQ(scale, 2.0f / 448.0f);
   std::vector<float> row(4);
-  dequantizeRow(Scheme::Fp8, q.data(), &scale, 4, 0, 0, row.data());
+  dequantizeRow(Scheme::Fp8, q.data(), &scale, nullptr, 4, 0, 0, row.data());
   // 1 / (2/448) = 224 and 0.5 -> 112 are exact in E4M3; so is -448.
   EXPECT_EQ(row, (std::vector<float>{224 * scale, -448 * scale, 112 * scale, 0.0f}));
   std::vector<float> x = {0, 0, 0};
   EXPECT_EQ(fakeQuantizeRowFp8(x.data(), 3), 1.0f); // an all-zero row keeps scale 1
+}
+
+TEST(Quantization, Int8GroupsAndZeroPoints) {
+  // Group 0: max |w| = 127 -> scale 1; group 1: max 2.54 -> scale 0.02.
+  std::vector<float> w = {127.0f, -3.5f, 2.54f, -1.27f};
+  std::vector<uint8_t> q(4);
+  std::vector<float> scales(2);
+  quantize(Scheme::Int8, w.data(), 1, 4, 2, q.data(), scales.data());
+  EXPECT_EQ(scales[0], 1.0f);
+  EXPECT_EQ(scales[1], 2.54f / 127.0f);
+  EXPECT_EQ(static_cast<int8_t>(q[0]), 127);
+  EXPECT_EQ(static_cast<int8_t>(q[1]), -4); // -3.5 -> -4 (even)
+  EXPECT_EQ(static_cast<int8_t>(q[2]), 127);
+  EXPECT_EQ(static_cast<int8_t>(q[3]), -64); // -63.5 -> -64 (even)
+  // An imported weight's zero point: w = (q - z) * scale per group.
+  std::vector<float> zeros = {1.0f, -2.0f}, row(4);
+  dequantizeRow(Scheme::Int8, q.data(), scales.data(), zeros.data(), 4, 2, 0, row.data());
+  EXPECT_EQ(row, (std::vector<float>{126.0f, -5.0f, 129 * scales[1], -62 * scales[1]}));
+  EXPECT_EQ(shapeError(Scheme::Int8, 6, 4), "int8 group size 4 must divide k = 6");
+  EXPECT_EQ(shapeError(Scheme::Fp8Weight, 6, 3),
+            "fp8-weight has one scale a row: group size must be 0");
+  EXPECT_EQ(parseScheme("fp8-weight"), Scheme::Fp8Weight);
 }
 
 } // namespace

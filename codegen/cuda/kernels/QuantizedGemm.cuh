@@ -18,6 +18,12 @@
 //        saturated) as quant::fakeQuantizeRowFp8 does, the E4M3 products are
 //        summed and scaled once by s_t * scale_j. kVector: k % 16 == 0.
 //        A token with a NaN or Inf feature is used unrounded, as on the cpu.
+//   int8 (kScheme 2): as int4 with a byte a weight; kVector: k and the group
+//        are multiples of 16.
+//   fp8-weight (kScheme 3): fp8's weights, the inputs as they are.
+// The numbers are quant::Scheme's. Imported int4 / int8 weights may bring
+// zero points (p.zeros, shaped as the scales): a group then adds
+// -zero * scale * (the sum of its inputs).
 //
 // Without kVector a lane takes single elements (any k, any even group).
 // Inputs of more than kQuantizedGemmMaxK features do not fit the staging:
@@ -40,7 +46,16 @@ namespace infer {
 namespace kernels {
 namespace quantimpl {
 
-constexpr int kInt4 = 0, kFp8 = 1;
+constexpr int kInt4 = 0, kFp8 = 1, kInt8 = 2, kFp8Weight = 3;
+/// Schemes with a scale (and zero point) a group of k; the others one a row.
+__device__ __forceinline__ constexpr bool grouped(int scheme) {
+  return scheme == kInt4 || scheme == kInt8;
+}
+/// Schemes whose bytes are E4M3 values.
+__device__ __forceinline__ constexpr bool e4m3(int scheme) {
+  return scheme == kFp8 || scheme == kFp8Weight;
+}
+
 constexpr float kE4M3Max = 448.f;
 
 /// The float of E4M3FN `bits` (exact; 0x7f / 0xff are NaN).
@@ -51,6 +66,20 @@ __device__ __forceinline__ float e4m3ToFloat(unsigned bits) {
   if (exponent == 0xfu && mantissa == 7u)
     magnitude = __uint_as_float(0x7fc00000u);
   return (bits & 0x80u) ? -magnitude : magnitude;
+}
+
+/// Element `index` of row-major quantized weights as its integer (int4,
+/// int8) or float (fp8), unscaled.
+template <int kScheme>
+__device__ __forceinline__ float quantizedAt(const unsigned char *q, long long index) {
+  if (kScheme == kInt4) {
+    const unsigned byte = q[index / 2];
+    const int nibble = int(index % 2 ? byte >> 4 : byte & 0xfu);
+    return float(nibble >= 8 ? nibble - 16 : nibble);
+  }
+  if (kScheme == kInt8)
+    return float(static_cast<signed char>(q[index]));
+  return e4m3ToFloat(q[index]);
 }
 
 /// x rounded to the nearest E4M3FN value (ties to even), |x| clamped to 448
@@ -98,10 +127,10 @@ template <typename T, int N> __device__ __forceinline__ void loadFloats(const T 
   }
 }
 
-/// The 16 weights (fp8) or 32 (int4) of one 16-byte load, as floats,
+/// The 16 weights (fp8, int8) or 32 (int4) of one 16-byte load, as floats,
 /// without a conversion instruction:
 ///   int4: each nibble XOR 8 (n + 8, 0..15) as the low mantissa bits of
-///         2^23, minus 2^23 + 8;
+///         2^23, minus 2^23 + 8 (int8: each byte XOR 0x80, minus 2^23 + 128);
 ///   fp8:  the E4M3 value times 2^-120: its exponent and mantissa bits moved
 ///         to a float's (a normal's exponent e - 7 becomes e - 127, a
 ///         subnormal's m * 2^-9 becomes a float subnormal m * 2^-129); the
@@ -117,6 +146,11 @@ template <int kScheme, int N> __device__ __forceinline__ void decode(uint4 raw, 
 #pragma unroll
       for (int b = 0; b < 8; ++b)
         w[i * 8 + b] = __uint_as_float(0x4b000000u | ((biased >> (4 * b)) & 0xfu)) - 8388616.f;
+    } else if (kScheme == kInt8) { // byte XOR 0x80 (b + 128), the same way
+      const unsigned biased = words[i] ^ 0x80808080u;
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        w[i * 4 + b] = __uint_as_float(0x4b000000u | ((biased >> (8 * b)) & 0xffu)) - 8388736.f;
     } else {
 #pragma unroll
       for (int b = 0; b < 4; ++b) {
@@ -143,6 +177,30 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
   const long long t0 = (long long)blockIdx.y * tileTokens;
   const int tile = int(p.tokens - t0 < tileTokens ? p.tokens - t0 : tileTokens);
   const T *input = static_cast<const T *>(p.input) + t0 * p.k;
+  const long long j0 = (long long)blockIdx.x * kQuantizedGemmRows + warp * kRows;
+  // kVector: kDepth 16-byte loads a row in flight per lane (a decode step's
+  // GEMV is a few loads per lane, so they are all issued before any is
+  // used); the first ones before the inputs are staged, so the weight
+  // stream starts at once.
+  constexpr int kChunk = kScheme == kInt4 ? 32 : 16; // weights a 16-byte load holds
+  constexpr int kDepth = 2;
+  const long long chunks = p.k / kChunk;
+  const long long rowBytes = kScheme == kInt4 ? p.k / 2 : p.k;
+  const uint4 *rows[kRows];
+  uint4 raw[kDepth][kRows];
+  auto loadChunks = [&](long long c0) {
+#pragma unroll
+    for (int d = 0; d < kDepth; ++d)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        raw[d][r] = c0 + 32 * d < chunks ? __ldg(rows[r] + c0 + 32 * d) : make_uint4(0, 0, 0, 0);
+  };
+  if (kVector && j0 < p.n) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      rows[r] = reinterpret_cast<const uint4 *>(p.q + (j0 + r < p.n ? j0 + r : j0) * rowBytes);
+    loadChunks(lane);
+  }
   if (kScheme == kFp8) {
     // Warp w finds token t0 + w's scale: max |x / inputScale| / 448.
     if (warp < tile) {
@@ -175,7 +233,6 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
                       : feature<T, kInt4>(p, toFloat(input[e]), i, 1.f, false);
     }
   __syncthreads();
-  const long long j0 = (long long)blockIdx.x * kQuantizedGemmRows + warp * kRows;
   if (j0 >= p.n)
     return;
   float acc[kRows][kQuantizedGemmTokens];
@@ -184,39 +241,27 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
 #pragma unroll
     for (int t = 0; t < kQuantizedGemmTokens; ++t)
       acc[r][t] = 0.f;
-  const long long groups = kScheme == kInt4 ? p.k / p.group : 1;
+  const long long groups = grouped(kScheme) ? p.k / p.group : 1;
   if (kVector) {
-    constexpr int kChunk = kScheme == kInt4 ? 32 : 16; // weights a 16-byte load holds
-    const long long chunks = p.k / kChunk;
-    const long long rowBytes = kScheme == kInt4 ? p.k / 2 : p.k;
-    const uint4 *rows[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      rows[r] = reinterpret_cast<const uint4 *>(p.q + (j0 + r < p.n ? j0 + r : j0) * rowBytes);
-    // kDepth 16-byte loads a row in flight per lane: a decode step's GEMV is
-    // a few loads per lane, so they are all issued before any is used.
-    constexpr int kDepth = 2;
     for (long long c0 = lane; c0 < chunks; c0 += 32 * kDepth) {
-      uint4 raw[kDepth][kRows];
-#pragma unroll
-      for (int d = 0; d < kDepth; ++d)
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          raw[d][r] = c0 + 32 * d < chunks ? __ldg(rows[r] + c0 + 32 * d) : make_uint4(0, 0, 0, 0);
+      if (c0 != lane) // the first loads were issued before the staging
+        loadChunks(c0);
 #pragma unroll
       for (int d = 0; d < kDepth; ++d) {
         const long long c = c0 + 32 * d;
         if (c >= chunks)
           break;
         float w[kRows][kChunk];
-        float groupScale[kRows];
+        float groupScale[kRows], groupZero[kRows];
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
           decode<kScheme, kChunk>(raw[d][r], w[r]);
           groupScale[r] =
-              kScheme == kInt4
+              grouped(kScheme)
                   ? p.scales[(j0 + r < p.n ? j0 + r : j0) * groups + c * kChunk / p.group]
                   : kFp8Unscale;
+          groupZero[r] =
+              p.zeros ? p.zeros[(j0 + r < p.n ? j0 + r : j0) * groups + c * kChunk / p.group] : 0.f;
         }
 #pragma unroll
         for (int t = 0; t < kQuantizedGemmTokens; ++t) {
@@ -224,9 +269,12 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
             break;
           const float4 *x4 = reinterpret_cast<const float4 *>(staged + t * p.k + c * kChunk);
           float partial[kRows] = {};
+          float inputs = 0.f; // the chunk's inputs summed, for zero points
 #pragma unroll
           for (int v = 0; v < kChunk / 4; ++v) {
             const float4 x = x4[v];
+            if (grouped(kScheme) && p.zeros)
+              inputs += x.x + x.y + x.z + x.w;
 #pragma unroll
             for (int r = 0; r < kRows; ++r)
               partial[r] += w[r][4 * v] * x.x + w[r][4 * v + 1] * x.y + w[r][4 * v + 2] * x.z +
@@ -234,7 +282,7 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
           }
 #pragma unroll
           for (int r = 0; r < kRows; ++r)
-            acc[r][t] += partial[r] * groupScale[r];
+            acc[r][t] += (partial[r] - groupZero[r] * inputs) * groupScale[r];
         }
       }
     }
@@ -243,14 +291,10 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const long long j = j0 + r < p.n ? j0 + r : j0;
-        float w;
-        if (kScheme == kInt4) {
-          const long long index = j * p.k + i;
-          const unsigned byte = p.q[index / 2];
-          const int nibble = int(index % 2 ? byte >> 4 : byte & 0xfu);
-          w = float(nibble >= 8 ? nibble - 16 : nibble) * p.scales[j * groups + i / p.group];
-        } else {
-          w = e4m3ToFloat(p.q[j * p.k + i]);
+        float w = quantizedAt<kScheme>(p.q, j * p.k + i);
+        if (grouped(kScheme)) {
+          const long long at = j * groups + i / p.group;
+          w = (p.zeros ? w - p.zeros[at] : w) * p.scales[at];
         }
 #pragma unroll
         for (int t = 0; t < kQuantizedGemmTokens; ++t) {
@@ -264,7 +308,7 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const long long j = j0 + r;
-    const float rowScale = kScheme == kFp8 && j < p.n ? p.scales[j] : 1.f;
+    const float rowScale = e4m3(kScheme) && j < p.n ? p.scales[j] : 1.f;
 #pragma unroll
     for (int t = 0; t < kQuantizedGemmTokens; ++t) {
       if (t >= tile)
@@ -274,6 +318,8 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
         continue;
       if (kScheme == kFp8)
         sum *= tokenRounds[t] ? tokenScales[t] * rowScale : rowScale;
+      else if (kScheme == kFp8Weight)
+        sum *= rowScale;
       const long long out = (t0 + t) * p.n + j;
       if (p.bias)
         sum += loadFloat<T>(p.bias, j);
@@ -285,8 +331,9 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
 }
 
 /// Steps of more tokens (CudaLaunch.dequantize): row blockIdx.x of the
-/// weight dequantized to T at p.output, [n, k] (int4: divided by the input
-/// scale, so the GEMM takes the inputs as they are; fp8: E4M3 value * scale).
+/// weight dequantized to T at p.output, [n, k] (int4, int8: (q - zero) *
+/// scale divided by the input scale, so the GEMM takes the inputs as they
+/// are; fp8, fp8-weight: E4M3 value * scale).
 template <typename T, int kScheme>
 __global__ void __launch_bounds__(kQuantizedGemmThreads)
     infer_quantized_dequantize(QuantizedGemmParams p) {
@@ -295,15 +342,13 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
   const long long j = blockIdx.x;
   T *row = static_cast<T *>(p.output) + j * p.k;
   for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
-    float w;
-    if (kScheme == kInt4) {
-      const long long index = j * p.k + i;
-      const unsigned byte = p.q[index / 2];
-      const int nibble = int(index % 2 ? byte >> 4 : byte & 0xfu);
-      w = float(nibble >= 8 ? nibble - 16 : nibble) * p.scales[j * (p.k / p.group) + i / p.group];
+    float w = quantizedAt<kScheme>(p.q, j * p.k + i);
+    if (grouped(kScheme)) {
+      const long long at = j * (p.k / p.group) + i / p.group;
+      w = (p.zeros ? w - p.zeros[at] : w) * p.scales[at];
       w = feature<T, kInt4>(p, w, i, 1.f, false);
     } else {
-      w = e4m3ToFloat(p.q[j * p.k + i]) * p.scales[j];
+      w *= p.scales[j];
     }
     row[i] = fromFloat<T>(w);
   }

@@ -1,17 +1,15 @@
 //===- quantized_gemm_test.cu - QuantizedGemm.cuh against the cpu math ----===//
 //
-// Runs infer_quantized_gemm (int4 and fp8, both load paths, f32 and bf16
-// activations) on random weights quantized by runtime/base/Quantization.cpp
-// and compares with the cpu backend's math in double (QuantizedGemmKernel.cpp:
-// x / input_scale, fp8's per-token E4M3 rounding, the dequantized rows, bias,
-// residual), rounded to T. Tolerance: 1e-5 (f32) or 1e-5 + 2^-8 (bf16) times
-// sum |x w| of the element. Shapes: decode and prefill tiles, k and groups
-// that take the 16-byte loads and ones that do not, a residual that is the
-// output, a token with a NaN (fp8: used unrounded, so NaN out), inputs
-// staged a token or a few per block (large k). Then the
-// decode timings at Llama-3-8B's 4096 x 4096 and 14336 x 4096 projections,
-// beside the weight bytes over the memory bandwidth.
-// Exit 0: all pass; 1: a case failed; 77: no CUDA device (skip).
+// Runs infer_quantized_gemm (int4, fp8, int8 and fp8-weight, both load
+// paths, f32 and bf16 activations, zero points on int4 / int8) on random weights quantized by
+// runtime/base/Quantization.cpp and compares with the cpu backend's math in double
+// (QuantizedGemmKernel.cpp: x / input_scale, fp8's per-token E4M3 rounding, the dequantized rows,
+// bias, residual), rounded to T. Tolerance: 1e-5 (f32) or 1e-5 + 2^-8 (bf16) times sum |x w| of the
+// element. Shapes: decode and prefill tiles, k and groups that take the 16-byte loads and ones that
+// do not, a residual that is the output, a token with a NaN (fp8: used unrounded, so NaN out),
+// inputs staged a token or a few per block (large k). Then the decode timings at Llama-3-8B's 4096
+// x 4096 and 14336 x 4096 projections, beside the weight bytes over the memory bandwidth. Exit 0:
+// all pass; 1: a case failed; 77: no CUDA device (skip).
 //
 //   nvcc -std=c++17 -arch=sm_90a -I<repo> -o quantized_gemm_test
 //       codegen/cuda/tests/quantized_gemm_test.cu
@@ -42,6 +40,7 @@ struct Case {
   quant::Scheme scheme;
   i64 tokens, n, k, group;
   bool inputScale, bias, residualIsOutput, nanToken;
+  bool zeros = false; // imported weights' zero points (int4, int8)
 };
 
 template <typename T> T *upload(const std::vector<T> &host) {
@@ -51,8 +50,10 @@ template <typename T> T *upload(const std::vector<T> &host) {
   return device;
 }
 
+/// CudaCodegen's choice.
 bool vectorPath(const Case &c) {
-  return c.scheme == quant::Scheme::Int4 ? c.k % 32 == 0 && c.group % 32 == 0 : c.k % 16 == 0;
+  const i64 perLoad = c.scheme == quant::Scheme::Int4 ? 32 : 16;
+  return c.k % perLoad == 0 && (!quant::isGrouped(c.scheme) || c.group % perLoad == 0);
 }
 
 template <typename T, int kScheme, bool kVector> void launch(const QuantizedGemmParams &p) {
@@ -64,12 +65,22 @@ template <typename T, int kScheme, bool kVector> void launch(const QuantizedGemm
   infer_quantized_gemm<T, kScheme, kVector><<<grid, kQuantizedGemmThreads, shared>>>(p);
 }
 
+template <typename T, int kScheme>
+void dispatchVector(const Case &c, const QuantizedGemmParams &p) {
+  vectorPath(c) ? launch<T, kScheme, true>(p) : launch<T, kScheme, false>(p);
+}
+
 template <typename T> void dispatch(const Case &c, const QuantizedGemmParams &p) {
-  const bool int4 = c.scheme == quant::Scheme::Int4, vector = vectorPath(c);
-  if (int4)
-    vector ? launch<T, 0, true>(p) : launch<T, 0, false>(p);
-  else
-    vector ? launch<T, 1, true>(p) : launch<T, 1, false>(p);
+  switch (c.scheme) {
+  case quant::Scheme::Int4:
+    return dispatchVector<T, 0>(c, p);
+  case quant::Scheme::Fp8:
+    return dispatchVector<T, 1>(c, p);
+  case quant::Scheme::Int8:
+    return dispatchVector<T, 2>(c, p);
+  case quant::Scheme::Fp8Weight:
+    return dispatchVector<T, 3>(c, p);
+  }
 }
 
 template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
@@ -88,6 +99,10 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
   std::vector<uint8_t> q(size_t(quant::quantizedBytes(c.scheme, c.n, c.k)));
   std::vector<float> scales(size_t(quant::scaleCount(c.scheme, c.n, c.k, c.group)));
   quant::quantize(c.scheme, w.data(), c.n, c.k, c.group, q.data(), scales.data());
+  std::vector<float> zeros(scales.size());
+  std::uniform_int_distribution<int> zeroPoint(-3, 3);
+  for (float &z : zeros)
+    z = c.zeros ? float(zeroPoint(rng)) : 0.f;
   std::vector<double> biasValues, outValues;
   std::vector<T> bias = infer::kerneltest::randomElements<T>(size_t(c.n), rng, &biasValues);
   std::vector<T> out =
@@ -103,7 +118,8 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
   std::vector<float> row(size_t(c.k));
   std::vector<double> want(size_t(c.tokens * c.n)), magnitude(want.size());
   for (i64 j = 0; j < c.n; ++j) {
-    quant::dequantizeRow(c.scheme, q.data(), scales.data(), c.k, c.group, j, row.data());
+    quant::dequantizeRow(c.scheme, q.data(), scales.data(), c.zeros ? zeros.data() : nullptr, c.k,
+                         c.group, j, row.data());
     for (i64 t = 0; t < c.tokens; ++t) {
       double sum = 0, size = 0;
       for (i64 i = 0; i < c.k; ++i) {
@@ -121,11 +137,12 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
 
   T *dx = upload(x), *dBias = upload(bias), *dOut = upload(out);
   uint8_t *dq = upload(q);
-  float *dScales = upload(scales), *dInputScale = upload(inputScale);
+  float *dScales = upload(scales), *dInputScale = upload(inputScale), *dZeros = upload(zeros);
   QuantizedGemmParams p{};
   p.input = dx;
   p.q = dq;
   p.scales = dScales;
+  p.zeros = c.zeros ? dZeros : nullptr;
   p.inputScale = c.inputScale ? dInputScale : nullptr;
   p.inputScaleType = 1;
   p.bias = c.bias ? dBias : nullptr;
@@ -134,7 +151,7 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
   p.tokens = c.tokens;
   p.n = c.n;
   p.k = c.k;
-  p.group = c.scheme == quant::Scheme::Int4 ? c.group : 0;
+  p.group = quant::isGrouped(c.scheme) ? c.group : 0;
   dispatch<T>(c, p);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<T> got(out.size());
@@ -154,17 +171,16 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
   }
   bool ok = bad == 0 && nanRows == 0;
   failures += ok ? 0 : 1;
-  std::printf("%s: %s %s T=%lld n=%lld k=%lld%s%s%s%s%s: max error %.3g of sum |x w| (tolerance "
-              "%.3g)%s\n",
-              ok ? "PASS" : "FAIL", c.scheme == quant::Scheme::Int4 ? "int4" : "fp8",
-              Element<T>::name, c.tokens, c.n, c.k,
-              c.scheme == quant::Scheme::Int4 ? (" g" + std::to_string(c.group)).c_str() : "",
-              vectorPath(c) ? " 16-byte loads" : " element-wise",
+  std::printf("%s: %s %s T=%lld n=%lld k=%lld%s%s%s%s%s%s: max error %.3g of sum |x w| "
+              "(tolerance %.3g)%s\n",
+              ok ? "PASS" : "FAIL", quant::schemeName(c.scheme), Element<T>::name, c.tokens, c.n,
+              c.k, quant::isGrouped(c.scheme) ? (" g" + std::to_string(c.group)).c_str() : "",
+              c.zeros ? " zeros" : "", vectorPath(c) ? " 16-byte loads" : " element-wise",
               c.inputScale ? " input_scale" : "", c.bias ? " bias" : "",
               c.residualIsOutput ? " residual=output" : "", worst, relative,
               nanRows ? " (a NaN token's outputs not NaN)" : "");
-  for (void *ptr :
-       {(void *)dx, (void *)dBias, (void *)dOut, (void *)dq, (void *)dScales, (void *)dInputScale})
+  for (void *ptr : {(void *)dx, (void *)dBias, (void *)dOut, (void *)dq, (void *)dScales,
+                    (void *)dInputScale, (void *)dZeros})
     CUDA_CHECK(cudaFree(ptr));
 }
 
@@ -185,13 +201,14 @@ void timeDecode(quant::Scheme scheme, i64 n, i64 k, i64 tokens) {
   p.tokens = tokens;
   p.n = n;
   p.k = k;
-  p.group = scheme == quant::Scheme::Int4 ? group : 0;
+  p.group = quant::isGrouped(scheme) ? group : 0;
   Case c{scheme, tokens, n, k, group, false, false, false, false};
   double ms = infer::kerneltest::timeMs([&] { dispatch<bf16>(c, p); }, 50);
   double bytes = double(q.size()) + double(scales.size()) * 4;
   std::printf("timing: %s bf16 T=%lld %lld x %lld: %.1f us, weights %.1f MB at %.0f GB/s\n",
-              scheme == quant::Scheme::Int4 ? "int4 g128" : "fp8", tokens, n, k, ms * 1e3,
-              bytes / 1e6, bytes / (ms * 1e-3) / 1e9);
+              quant::isGrouped(scheme) ? (std::string(quant::schemeName(scheme)) + " g128").c_str()
+                                       : quant::schemeName(scheme),
+              tokens, n, k, ms * 1e3, bytes / 1e6, bytes / (ms * 1e-3) / 1e9);
   for (void *ptr : {(void *)dx, (void *)dOut, (void *)dq, (void *)dScales})
     CUDA_CHECK(cudaFree(ptr));
 }
@@ -216,13 +233,21 @@ int main(int argc, char **argv) {
       {S::Fp8, 3, 9, 7, 0, true, false, true, false},
       {S::Fp8, 3, 35, 20000, 0, true, true, false, true},    // one token a tile
       {S::Int4, 8, 17, 6144, 64, false, false, true, false}, // two tokens a tile
+      // Imported weights: int8, fp8-weight, zero points.
+      {S::Int8, 1, 300, 4096, 128, false, false, false, false, true},
+      {S::Int8, 7, 41, 96, 48, false, true, true, false, true},
+      {S::Int8, 3, 9, 24, 8, false, false, false, false},
+      {S::Int4, 4, 70, 256, 32, false, true, false, false, true},
+      {S::Int4, 6, 19, 48, 16, false, false, true, false, true},
+      {S::Fp8Weight, 1, 300, 4096, 0, false, false, false, false},
+      {S::Fp8Weight, 9, 33, 40, 0, false, true, true, true},
   };
   for (const Case &c : cases) {
     runCase<float>(c, rng);
     runCase<bf16>(c, rng);
   }
   if (timings)
-    for (S scheme : {S::Int4, S::Fp8})
+    for (S scheme : {S::Int4, S::Fp8, S::Int8})
       for (i64 tokens : {1, 8}) {
         timeDecode(scheme, 4096, 4096, tokens);
         timeDecode(scheme, 14336, 4096, tokens);

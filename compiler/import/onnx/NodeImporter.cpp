@@ -29,6 +29,12 @@ Type infer::import::convertElementType(MLIRContext *context, int32_t onnxType) {
   case onnx::TensorProto::UINT32: return IntegerType::get(context, 32, IntegerType::Unsigned);
   case onnx::TensorProto::UINT64: return IntegerType::get(context, 64, IntegerType::Unsigned);
   case onnx::TensorProto::BOOL: return b.getI1Type();
+  // Quantized weights (DequantizeLinear's input); 4-bit values are held a
+  // byte each, as MLIR's dense storage holds them. Debian's onnx.proto
+  // predates these types: ONNX's numbers.
+  case kOnnxInt4: return IntegerType::get(context, 4, IntegerType::Signless);
+  case kOnnxUint4: return IntegerType::get(context, 4, IntegerType::Unsigned);
+  case kOnnxFloat8E4M3FN: return b.getType<Float8E4M3FNType>();
   default: return Type();
   }
 }

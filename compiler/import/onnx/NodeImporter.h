@@ -26,6 +26,11 @@ namespace infer::import {
 /// when the exporter left it unnamed.
 std::string displayName(const onnx::NodeProto &node);
 
+/// TensorProto.DataType values newer than the onnx.proto we build against.
+constexpr int32_t kOnnxFloat8E4M3FN = 17;
+constexpr int32_t kOnnxUint4 = 21;
+constexpr int32_t kOnnxInt4 = 22;
+
 /// Converts an ONNX element type to MLIR's; null for types we do not import.
 mlir::Type convertElementType(mlir::MLIRContext *context, int32_t onnxType);
 

@@ -278,11 +278,10 @@ void GraphImporter::importNode(OpBuilder &builder, const onnx::NodeProto &node) 
   LogicalResult result = failure();
   bool knownDomain = node.domain().empty() || node.domain() == "ai.onnx";
   const auto &table = nodeImporters();
-  auto it = table.find(node.op_type());
-  if (!knownDomain || it == table.end()) {
-    importer.error() << "unsupported op '"
-                     << (knownDomain ? node.op_type() : node.domain() + "." + node.op_type())
-                     << "'";
+  const std::string key = knownDomain ? node.op_type() : node.domain() + "." + node.op_type();
+  auto it = table.find(key);
+  if (it == table.end()) {
+    importer.error() << "unsupported op '" << key << "'";
   } else if (!inputsValid) {
     // An input already failed; its error was reported. Still check this
     // node's attributes so --check lists everything, but drop the errors that

@@ -11,6 +11,7 @@ const llvm::StringMap<NodeImportFn> &infer::import::nodeImporters() {
     addShapeImporters(result);
     addComputeImporters(result);
     addFusedImporters(result);
+    addQuantizedImporters(result);
     return result;
   }();
   return table;

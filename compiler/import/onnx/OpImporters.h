@@ -10,6 +10,9 @@ void addShapeImporters(llvm::StringMap<NodeImportFn> &table);
 void addComputeImporters(llvm::StringMap<NodeImportFn> &table);
 /// RMSNormalization, RotaryEmbedding, Attention (opset 23) → the fused graph ops.
 void addFusedImporters(llvm::StringMap<NodeImportFn> &table);
+/// DequantizeLinear of quantized initializers and com.microsoft.MatMulNBits
+/// → graph.dequantize (a domain other than ONNX's is a prefix of the key).
+void addQuantizedImporters(llvm::StringMap<NodeImportFn> &table);
 } // namespace infer::import
 
 #endif

@@ -12,6 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -20,10 +21,11 @@ namespace graph = infer::graph;
 
 namespace {
 
-/// Bytes per element as stored in raw_data (bool: one byte).
+/// Bytes per element as stored in raw_data (bool: one byte; 4-bit values
+/// are packed two a byte and unpacked by decodeTensor).
 int64_t storageBytes(Type element) {
   unsigned bits = element.getIntOrFloatBitWidth();
-  return bits == 1 ? 1 : bits / 8;
+  return bits == 1 || bits == 4 ? 1 : bits / 8;
 }
 
 /// Where a tensor's bytes are after decoding.
@@ -199,6 +201,25 @@ llvm::Expected<DecodedTensor> decodeTensor(MLIRContext *context, onnx::TensorPro
     if (dim != 0 && count > kMaxElements / dim)
       return tensorError(tensor, "has more than 2^40 elements");
     count *= dim;
+  }
+  if (element.getIntOrFloatBitWidth() == 4) {
+    // ONNX packs int4 / uint4 two a byte, the even element in the low nibble
+    // (in int32_data too, a byte an entry); MLIR holds one a byte.
+    auto packed = decodeBytes(tensor, IntegerType::get(context, 8, IntegerType::Unsigned),
+                              (count + 1) / 2, modelDirectory);
+    if (!packed)
+      return packed.takeError();
+    TensorBytes bytes;
+    bytes.owned = std::make_unique<char[]>(static_cast<size_t>(std::max<int64_t>(count, 1)));
+    bool isSigned = !element.isUnsignedInteger();
+    for (int64_t i = 0; i < count; ++i) {
+      unsigned byte = static_cast<uint8_t>(packed->data[i / 2]);
+      int nibble = static_cast<int>(i % 2 ? byte >> 4 : byte & 0xf);
+      bytes.owned[i] = static_cast<char>(isSigned && nibble >= 8 ? nibble - 16 : nibble);
+    }
+    bytes.data = bytes.owned.get();
+    bytes.size = static_cast<size_t>(count);
+    return DecodedTensor{RankedTensorType::get(shape, element), std::move(bytes)};
   }
   auto bytes = decodeBytes(tensor, element, count, modelDirectory);
   if (!bytes)

@@ -238,6 +238,8 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
     scales [n, k / group_size]; the input as it is) or "fp8" (q E4M3FN
     bytes, scales [n]; each input row rounded to E4M3 with its own scale).
     With `input_scale` f [k] (AWQ) input feature j is divided by f[j] first.
+    "int8" and "fp8-weight" are weight-only (imported weights); `zeros`, shaped
+    as the scales, make the weight (q - zero) * scale.
 
     ```mlir
     exec.quantized_gemm %x, %q, %s residual(%r) -> %y {k = 64 : i64, n = 64 : i64, scheme = "int4", group_size = 32 : i64}
@@ -245,11 +247,12 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
   }];
   let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$q, Exec_Buffer:$scales,
                        Optional<Exec_Buffer>:$bias, Optional<Exec_Buffer>:$residual,
-                       Optional<Exec_Buffer>:$input_scale, Exec_Buffer:$out, I64Attr:$k,
-                       I64Attr:$n, StrAttr:$scheme, I64Attr:$group_size);
+                       Optional<Exec_Buffer>:$input_scale, Optional<Exec_Buffer>:$zeros,
+                       Exec_Buffer:$out, I64Attr:$k, I64Attr:$n, StrAttr:$scheme,
+                       I64Attr:$group_size);
   let assemblyFormat = [{
     $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
-    (`input_scale` `(` $input_scale^ `)`)? `->` $out attr-dict
+    (`input_scale` `(` $input_scale^ `)`)? (`zeros` `(` $zeros^ `)`)? `->` $out attr-dict
   }];
 }
 

@@ -288,31 +288,29 @@ LogicalResult PackWeightsOp::verify() {
 
 namespace {
 
-/// The quantized weight's shape checks shared by quantize_weight and
-/// quantized_linear: `q` and `scales` of a [n, k] weight.
+/// The quantized weight's shape checks shared by quantize_weight, dequantize
+/// and quantized_linear: `q`, `scales` and optional `zeros` of a [n, k] weight.
 LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, int64_t n, int64_t k,
-                              Type q, Type scales) {
+                              Type q, Type scales, Type zeros = Type()) {
   auto qType = dyn_cast<RankedTensorType>(q);
   auto scaleType = dyn_cast<RankedTensorType>(scales);
   if (!qType || !qType.getElementType().isUnsignedInteger(8))
     return op->emitOpError() << "q must be a ui8 tensor, got " << q;
   if (!scaleType || !scaleType.getElementType().isF32())
     return op->emitOpError() << "scales must be an f32 tensor, got " << scales;
-  SmallVector<int64_t> qShape, scaleShape;
-  if (scheme == "int4") {
-    if (group <= 0 || group % 2 || k % group)
-      return op->emitOpError() << "int4 group_size " << group
-                               << " must be even and divide k = " << k;
-    qShape = {n, k / 2};
-    scaleShape = {n, k / group};
-  } else if (scheme == "fp8") {
-    if (group != 0)
-      return op->emitOpError() << "fp8 has one scale a row: group_size must be 0";
-    qShape = {n, k};
-    scaleShape = {n};
-  } else {
-    return op->emitOpError() << "unknown scheme '" << scheme << "' (expected int4 or fp8)";
-  }
+  bool grouped = scheme == "int4" || scheme == "int8";
+  if (scheme == "int4" && (group <= 0 || group % 2 || k % group))
+    return op->emitOpError() << "int4 group_size " << group << " must be even and divide k = " << k;
+  if (scheme == "int8" && (group <= 0 || k % group))
+    return op->emitOpError() << "int8 group_size " << group << " must divide k = " << k;
+  if ((scheme == "fp8" || scheme == "fp8-weight") && group != 0)
+    return op->emitOpError() << scheme << " has one scale a row: group_size must be 0";
+  if (!grouped && scheme != "fp8" && scheme != "fp8-weight")
+    return op->emitOpError() << "unknown scheme '" << scheme
+                             << "' (expected int4, fp8, int8 or fp8-weight)";
+  SmallVector<int64_t> qShape = {n, scheme == "int4" ? k / 2 : k};
+  SmallVector<int64_t> scaleShape =
+      grouped ? SmallVector<int64_t>{n, k / group} : SmallVector<int64_t>{n};
   if (qType.getShape() != ArrayRef<int64_t>(qShape))
     return op->emitOpError() << "q of a [" << n << ", " << k << "] " << scheme << " weight must be "
                              << RankedTensorType::get(qShape, qType.getElementType()) << ", got "
@@ -322,6 +320,11 @@ LogicalResult verifyQuantized(Operation *op, StringRef scheme, int64_t group, in
                              << " weight must be "
                              << RankedTensorType::get(scaleShape, scaleType.getElementType())
                              << ", got " << scales;
+  if (zeros && !grouped)
+    return op->emitOpError() << scheme << " weights have no zero points";
+  if (zeros && zeros != scales)
+    return op->emitOpError() << "zeros must be shaped as the scales, " << scales << ", got "
+                             << zeros;
   return success();
 }
 
@@ -349,6 +352,17 @@ LogicalResult QuantizeWeightOp::verify() {
   return verifyInputScale(*this, getInputScale(), k);
 }
 
+LogicalResult DequantizeOp::verify() {
+  auto weight = cast<RankedTensorType>(getResult().getType());
+  if (weight.getRank() != 2 || !weight.hasStaticShape() || !isa<FloatType>(weight.getElementType()))
+    return emitOpError() << "result must be a static rank-2 float tensor, got " << weight;
+  int64_t n = weight.getDimSize(getTranspose() ? 1 : 0);
+  int64_t k = weight.getDimSize(getTranspose() ? 0 : 1);
+  return verifyQuantized(*this, getScheme(), static_cast<int64_t>(getGroupSize()), n, k,
+                         getQ().getType(), getScales().getType(),
+                         getZeros() ? getZeros().getType() : Type());
+}
+
 LogicalResult QuantizedLinearOp::verify() {
   auto scales = dyn_cast<RankedTensorType>(getScales().getType());
   auto q = dyn_cast<RankedTensorType>(getQ().getType());
@@ -357,7 +371,7 @@ LogicalResult QuantizedLinearOp::verify() {
   int64_t n = q.getDimSize(0);
   int64_t k = getScheme() == "int4" ? q.getDimSize(1) * 2 : q.getDimSize(1);
   if (failed(verifyQuantized(*this, getScheme(), static_cast<int64_t>(getGroupSize()), n, k, q,
-                             scales)))
+                             scales, getZeros() ? getZeros().getType() : Type())))
     return failure();
   if (std::optional<int64_t> inputK = lastDim(getInput()); inputK && *inputK != k)
     return emitOpError() << "input has " << *inputK << " features but the weight expects " << k;

@@ -298,6 +298,37 @@ def Graph_QuantizeWeightOp : Graph_Op<"quantize_weight", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_DequantizeOp : Graph_Op<"dequantize", [Pure]> {
+  let summary = "A weight the model brings already quantized, as the float weight it stands for";
+  let description = [{
+    The ONNX importer makes one of each `DequantizeLinear` of an int4 /
+    uint4 / int8 / uint8 / float8e4m3fn initializer and of each
+    `com.microsoft.MatMulNBits` weight, with the integers repacked into the
+    layout of `graph.quantize_weight`'s results: a row per output channel n,
+    `q` [n, k / 2] (int4, the even k in the low nibble, two's complement) or
+    [n, k] (int8, fp8-weight), `scales` [n, k / group_size] (int4, int8) or
+    [n] (fp8-weight, group_size 0), and optional `zeros` shaped as the
+    scales (unsigned integers and zero points are moved into the signed
+    range: z = zero_point - 8 or - 128). The result is the float weight
+    (q - z) * scale, [n, k], or [k, n] with `transpose` (the layout of a
+    MatMul's B). infer-compile keeps q as it is: a `graph.linear` reading
+    the result becomes a `graph.quantized_linear` of q, scales and zeros.
+
+    ```mlir
+    %w = graph.dequantize %q, %s zeros(%z) {scheme = "int4", group_size = 32 : i64, transpose}
+        : (tensor<192x32xui8>, tensor<192x2xf32>, tensor<192x2xf32>) -> tensor<64x192xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$scales,
+                   Optional<AnyRankedTensor>:$zeros, StrAttr:$scheme, I64Attr:$group_size,
+                   UnitAttr:$transpose);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $scales (`zeros` `(` $zeros^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Graph_QuantizedLinearOp : Graph_Op<"quantized_linear", [Pure, AttrSizedOperandSegments]> {
   let summary = "x · dequantize(q, scales)ᵀ (+ bias) (+ residual): a quantized GEMM";
   let description = [{
@@ -306,8 +337,11 @@ def Graph_QuantizedLinearOp : Graph_Op<"quantized_linear", [Pure, AttrSizedOpera
     "int4" the input stays as it is (weight-only); with "fp8" each token's
     input row is rounded to E4M3FN with its own scale first (dynamic
     per-token activation quantization, W8A8); with `input_scale` f [k] (the
-    quantize_weight's), input feature j is divided by f[j] first. Bias and
-    residual are epilogues as in `graph.linear`.
+    quantize_weight's), input feature j is divided by f[j] first. "int8"
+    and "fp8-weight" (weights imported already quantized, `graph.dequantize`)
+    are weight-only like int4; `zeros` (their zero points, shaped as the
+    scales) make the weight (q - zero) * scale. Bias and residual are
+    epilogues as in `graph.linear`.
 
     ```mlir
     %y = graph.quantized_linear %x, %q, %s {scheme = "int4", group_size = 32 : i64}
@@ -316,11 +350,13 @@ def Graph_QuantizedLinearOp : Graph_Op<"quantized_linear", [Pure, AttrSizedOpera
   }];
   let arguments = (ins Graph_Tensor:$input, AnyRankedTensor:$q, AnyRankedTensor:$scales,
                    Optional<Graph_Tensor>:$bias, Optional<Graph_Tensor>:$residual,
-                   Optional<AnyRankedTensor>:$input_scale, StrAttr:$scheme, I64Attr:$group_size);
+                   Optional<AnyRankedTensor>:$input_scale, Optional<AnyRankedTensor>:$zeros,
+                   StrAttr:$scheme, I64Attr:$group_size);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
-    (`input_scale` `(` $input_scale^ `)`)? attr-dict `:` functional-type(operands, results)
+    (`input_scale` `(` $input_scale^ `)`)? (`zeros` `(` $zeros^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -40,8 +40,9 @@ namespace {
 bool packable(ArrayRef<LinearOp> linears) {
   LinearOp first = linears.front();
   for (LinearOp linear : linears) {
+    // Weights the model brings quantized (graph.dequantize) stay one a linear.
     if (!linear || !linear->hasOneUse() || linear.getResidual() ||
-        linear.getInput() != first.getInput() ||
+        linear.getWeight().getDefiningOp<DequantizeOp>() || linear.getInput() != first.getInput() ||
         linear.getTransposeWeight() != first.getTransposeWeight() ||
         bool(linear.getBias()) != bool(first.getBias()) || !rankOf(linear.getResult()) ||
         !staticDim(linear.getResult(), -1) ||

@@ -324,6 +324,36 @@ def QuantizeWeightsPass : Pass<"infer-quantize-weights", "mlir::func::FuncOp"> {
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }
 
+def RaisePrequantizedPass : Pass<"infer-raise-prequantized", "mlir::func::FuncOp"> {
+  let summary = "Linears over weights the model brings quantized → graph.quantized_linear";
+  let description = [{
+    Each `graph.linear` whose weight is a `graph.dequantize` (an ONNX
+    `DequantizeLinear` of an integer or float8 initializer, or a
+    `MatMulNBits`) becomes a `graph.quantized_linear` of the dequantize's q,
+    scales and zeros, with the same scheme, group, bias and residual: the
+    weight stays as the model stores it, and the kernels read it quantized.
+    Runs with or without `--quantize`, and computes exactly what the
+    dequantized linear does (the weight (q - zero) * scale is the same
+    numbers). A linear that reads the dequantized weight in the other layout
+    (its rows along k) is refused with an error, and so is a
+    `graph.dequantize` that something other than a linear reads.
+
+    Before:
+    ```mlir
+    %w = graph.dequantize %q, %s zeros(%z) {group_size = 32 : i64, scheme = "int4", transpose}
+        : (tensor<192x32xui8>, tensor<192x2xf32>, tensor<192x2xf32>) -> tensor<64x192xf32>
+    %y = graph.linear %x, %w : (tensor<?x?x64xf32>, tensor<64x192xf32>) -> tensor<?x?x192xf32>
+    ```
+    After:
+    ```mlir
+    %y = graph.quantized_linear %x, %q, %s zeros(%z) {group_size = 32 : i64, scheme = "int4"}
+        : (tensor<?x?x64xf32>, tensor<192x32xui8>, tensor<192x2xf32>, tensor<192x2xf32>)
+        -> tensor<?x?x192xf32>
+    ```
+  }];
+  let dependentDialects = ["::infer::graph::GraphDialect"];
+}
+
 def RaiseFeatureGatherPass : Pass<"infer-raise-feature-gather", "mlir::func::FuncOp"> {
   let summary = "Replaces token-wise data movement between token-major tensors by graph.gather_features";
   let description = [{

@@ -86,7 +86,7 @@ struct QuantizeWeightsPass
       auto replacement = QuantizedLinearOp::create(
           builder, loc, linear.getType(), linear.getInput(), quantized.getQ(),
           quantized.getScales(), linear.getBias(), linear.getResidual(), /*input_scale=*/Value(),
-          builder.getStringAttr(scheme), builder.getI64IntegerAttr(group));
+          /*zeros=*/Value(), builder.getStringAttr(scheme), builder.getI64IntegerAttr(group));
       linear.replaceAllUsesWith(replacement.getResult());
       linear.erase();
     }

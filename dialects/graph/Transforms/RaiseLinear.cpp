@@ -27,7 +27,9 @@ std::optional<std::pair<Value, bool>> matchWeight(Value value, bool transposed) 
     value = transpose.getInput();
     transposed = !transposed;
   }
-  if (!isWeight(value) || rankOf(value) != 2)
+  // A graph.dequantize is a weight the model brings quantized; RaisePrequantized
+  // turns its linears into quantized_linears.
+  if ((!isWeight(value) && !value.getDefiningOp<DequantizeOp>()) || rankOf(value) != 2)
     return std::nullopt;
   return std::make_pair(value, transposed);
 }

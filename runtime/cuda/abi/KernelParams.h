@@ -315,6 +315,8 @@ constexpr int kQuantizedGemmThreads = kQuantizedGemmWarps * 32;
 constexpr int kQuantizedGemmTokens = 8;
 constexpr int kQuantizedGemmRowsPerWarp = 4;
 constexpr int kQuantizedGemmRows = kQuantizedGemmWarps * kQuantizedGemmRowsPerWarp;
+// fp8's warp w finds the scale of the tile's token w.
+static_assert(kQuantizedGemmWarps >= kQuantizedGemmTokens, "a warp per token of a tile");
 /// The staging's budget: tokens of k floats that fit 48 KiB (at least one,
 /// at most kQuantizedGemmTokens), and the largest k one token may have.
 constexpr long long kQuantizedGemmStageBytes = 48 * 1024;
@@ -328,8 +330,9 @@ INFER_ABI_FN long long quantizedGemmSharedBytes(long long k) {
 }
 struct QuantizedGemmParams {
   const void *input;      // [tokens, k] of T
-  const unsigned char *q; // int4: [n, k / 2]; fp8: [n, k]
-  const float *scales;    // int4: [n, k / group]; fp8: [n]
+  const unsigned char *q; // int4: [n, k / 2]; int8, fp8, fp8-weight: [n, k]
+  const float *scales;    // int4, int8: [n, k / group]; fp8, fp8-weight: [n]
+  const float *zeros;     // int4, int8: shaped as the scales (w = (q - zero) * scale), or nullptr
   const void *inputScale; // [k] (AWQ: x[t, i] / inputScale[i]), or nullptr
   int inputScaleType;     // its art::ElementType: 1 f32, 2 f16, 3 bf16
   int pad;
