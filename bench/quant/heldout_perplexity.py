@@ -37,7 +37,11 @@ def main():
     ids = tok.encode(open(a.heldout, encoding="utf-8").read()).ids
     n = min(a.windows, len(ids) // a.window)
     windows = np.array(ids[: n * a.window], dtype=np.int64).reshape(n, a.window)
-    configs = [("fp32", []), ("bf16", ["--dtype", "bf16"]), ("fp8 W8A8", ["--quantize", "fp8"])]
+    configs = [("fp32", []), ("bf16", ["--dtype", "bf16"]), ("fp8 W8A8", ["--quantize", "fp8"]),
+               ("bf16, fp8 KV cache", ["--dtype", "bf16", "--kv-cache-dtype", "fp8",
+                                       "--calibration", a.calibration]),
+               ("fp8 W8A8, fp8 KV cache", ["--quantize", "fp8", "--kv-cache-dtype", "fp8",
+                                           "--calibration", a.calibration])]
     for g in [int(v) for v in a.group_sizes.split(",")]:
         for method in ("rtn", "awq"):
             extra = ["--calibration", a.calibration] if method == "awq" else []
@@ -53,7 +57,7 @@ def main():
             if proc.returncode != 0:
                 rows.append((name, None, f"compile failed: {proc.stderr.strip().splitlines()[-1]}"))
                 continue
-            note = next((l for l in proc.stderr.splitlines() if l.startswith("awq:")), "")
+            note = next((l for l in proc.stderr.splitlines() if l.startswith(("awq:", "kv cache"))), "")
             nll, failed = [], None
             for start in range(0, n, 64):  # 64 x 128 tokens: within the artifact's 8192 bound
                 np.save(inp, windows[start:start + 64])

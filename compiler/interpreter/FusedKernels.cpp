@@ -379,7 +379,8 @@ llvm::Expected<Tensor> kernels::rotary(const Tensor &input, const Tensor *givenP
 
 llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
                                           const AttentionConfig &config) {
-  auto [numHeads, numKvHeads, headDim, scale, causal, softcap, window, alibi] = config;
+  auto [numHeads, numKvHeads, headDim, scale, causal, softcap, window, alibi, kCacheScale,
+        vCacheScale] = config;
   if (inputs.size() != 1 && inputs.size() != 3)
     return kernelError("takes a packed qkv operand or q, k and v, got " +
                        llvm::Twine(inputs.size()) + " operands");
@@ -436,6 +437,8 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
     return kernelError("query 0 sees no key (seq = " + llvm::Twine(seq) +
                        ", kv_seq = " + llvm::Twine(kvSeq) + (causal ? ", causal)" : ")"));
 
+  k.cacheScale = kCacheScale;
+  v.cacheScale = vCacheScale;
   Tensor out(DType::F32, {batch, seq, qFeatures});
   infer::reference::attention(
       q, k, v,

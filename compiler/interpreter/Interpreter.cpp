@@ -529,7 +529,9 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
                                o.getCausal(),
                                o.getSoftcap().convertToFloat(),
                                int64_t(o.getWindow()),
-                               o.getAlibi().convertToFloat()};
+                               o.getAlibi().convertToFloat(),
+                               o.getKCacheScale().convertToFloat(),
+                               o.getVCacheScale().convertToFloat()};
         return one(attention(all(o.getInputs()), config));
       })
       .Case([&](GatherFeaturesOp o) { return one(gatherFeatures(all(o.getInputs()), o.getMap())); })

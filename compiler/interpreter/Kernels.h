@@ -239,6 +239,7 @@ struct AttentionConfig {
   float softcap;  // 0: none
   int64_t window; // 0: none; causal only
   float alibi;    // ALiBi's bias factor (reference::alibiSlope); 0: none
+  float kCacheScale = 0, vCacheScale = 0; // > 0: K / V read as E4M3 of x / scale (FP8 KV cache)
 };
 /// `inputs` is {packed qkv} or {q, k, v}.
 /// graph.moe (runtime/base/ReferenceMoe.h).

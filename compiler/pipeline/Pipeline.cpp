@@ -62,8 +62,11 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                       addCleanup(pm);
                       pm.addNestedPass<func::FuncOp>(graph::createGroupElementwisePass());
                     }});
-  if (!options.quantize.empty())
-    stages.push_back({"quantize", [options](OpPassManager &pm) {
+  if (!options.quantize.empty() || options.kvCacheFp8)
+    stages.push_back({"quantize",
+                      [options](OpPassManager &pm) {
+                        if (options.quantize.empty())
+                          return; // the KV cache scales only: set by the caller
                         graph::QuantizeWeightsPassOptions quantize;
                         quantize.scheme = options.quantize;
                         quantize.groupSize = options.groupSize;

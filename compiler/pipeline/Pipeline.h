@@ -26,6 +26,9 @@ struct PipelineOptions {
   /// --quantize: "" (none), "int4" or "fp8"; --group-size for int4.
   std::string quantize;
   int64_t groupSize = 128;
+  /// --kv-cache-dtype fp8: the quantize stage also sets the attentions' KV
+  /// cache scales (applyKvCacheScales, run by the caller after the stage).
+  bool kvCacheFp8 = false;
 };
 
 /// A named group of passes; the unit --verify-numerics reports on.

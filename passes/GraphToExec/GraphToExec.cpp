@@ -271,7 +271,8 @@ LogicalResult Lowering::lower(Operation *op) {
         builder.create<exec::AttentionOp>(
             loc, *operands, *out, attention.getNumHeads(), attention.getNumKvHeads(),
             attention.getHeadDim(), attention.getScale(), attention.getCausal(),
-            attention.getSoftcap(), attention.getWindow(), attention.getAlibi());
+            attention.getSoftcap(), attention.getWindow(), attention.getAlibi(),
+            attention.getKCacheScale(), attention.getVCacheScale());
         return success();
       })
       .Case([&](graph::GatedActivationOp gated) {

@@ -188,6 +188,10 @@ void dequantizeRow(Scheme scheme, const uint8_t *q, const float *scales, const f
   }
 }
 
+float roundThroughE4M3(float x, float scale) {
+  return floatFromE4M3(e4m3FromFloat(std::clamp(x / scale, -kE4M3Max, kE4M3Max))) * scale;
+}
+
 float fakeQuantizeRowFp8(float *x, int64_t k) {
   float amax = absMax(x, k);
   if (!std::isfinite(amax))

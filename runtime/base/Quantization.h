@@ -69,6 +69,10 @@ uint8_t e4m3FromFloat(float value);
 /// The f32 holding E4M3FN `bits` (exact; 0x7f / 0xff are NaN).
 float floatFromE4M3(uint8_t bits);
 
+/// A value as an FP8 KV cache holds it: e4m3(clamp(x / scale, ±448)) *
+/// scale (NaN stays NaN).
+float roundThroughE4M3(float x, float scale);
+
 /// fp8's activation rounding of one token's `k` features in place: x =
 /// e4m3(x / s) * s with s = max|x| / 448 (1 for a zero row). Returns s.
 float fakeQuantizeRowFp8(float *x, int64_t k);

@@ -9,6 +9,8 @@
 #ifndef INFER_RUNTIME_BASE_REFERENCEMATH_H
 #define INFER_RUNTIME_BASE_REFERENCEMATH_H
 
+#include "runtime/base/Quantization.h"
+
 #include <cmath>
 #include <cstdint>
 
@@ -19,8 +21,11 @@ namespace infer::reference {
 struct HeadView {
   const float *data = nullptr;
   int64_t seq = 0, rowStride = 0, offset = 0, headDim = 0;
+  /// > 0: the values are read as an FP8 KV cache holds them (quant::roundThroughE4M3).
+  float cacheScale = 0;
   double at(int64_t b, int64_t s, int64_t head, int64_t d) const {
-    return data[(b * seq + s) * rowStride + offset + head * headDim + d];
+    float x = data[(b * seq + s) * rowStride + offset + head * headDim + d];
+    return cacheScale > 0 ? quant::roundThroughE4M3(x, cacheScale) : x;
   }
 };
 

@@ -59,6 +59,10 @@ Status runAttention(const LaunchArgs &args) {
     return args.error("query 0 sees no key");
   const View &out = args.outputs[0];
   RETURN_IF_ERROR(args.expectF32(out, args.tokens * qFeatures, "output"));
+  // An FP8 KV cache's K and V (the step program's, whose prefill reads them
+  // back from the cache): the forward reads them rounded the same way.
+  k.cacheScale = float(args.floatAttr("k_cache_scale", 0.0));
+  v.cacheScale = float(args.floatAttr("v_cache_scale", 0.0));
   reference::attention(
       q, k, v,
       {batch, seq, kvSeq, numHeads, numKvHeads, headDim, scale, softcap, causal, window, alibi},

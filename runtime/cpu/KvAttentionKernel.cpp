@@ -10,8 +10,11 @@
 // positions 0 .. context_lens[i] - n_i + j of its sequence, position p being
 // at block_tables[i][p / block_size], offset p % block_size. Scores, softmax
 // and the weighted sum in double, keys in position order, as
-// AttentionKernel.cpp (so a step reproduces the forward bit for bit).
+// AttentionKernel.cpp (so a step reproduces the forward bit for bit). With
+// k_cache_scale / v_cache_scale > 0 (--kv-cache-dtype fp8) the cache holds
+// K and V rounded to E4M3 of x / scale, times the scale.
 
+#include "runtime/base/Quantization.h"
 #include "runtime/base/ReferenceMath.h"
 #include "runtime/cpu/CpuKernels.h"
 
@@ -37,6 +40,10 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
   double softcap = float(args.floatAttr("softcap", 0.0));
   int64_t window = args.intAttr("window", 0);
   double alibi = float(args.floatAttr("alibi", 0.0));
+  const float kCacheScale = float(args.floatAttr("k_cache_scale", 0.0));
+  const float vCacheScale = float(args.floatAttr("v_cache_scale", 0.0));
+  if (!(kCacheScale >= 0) || !(vCacheScale >= 0))
+    return args.error("has a negative or NaN KV cache scale");
   double scale = float(scaleAttr);
   if (inputs.size() != 1 && inputs.size() != 3)
     return args.error("takes a packed qkv operand or q, k and v");
@@ -93,6 +100,12 @@ Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
                         std::to_string(cache.numBlocks - 1));
     std::memcpy(at(block, 0, slot % blockSize), k + t * kvStride, sizeof(float) * kvFeatures);
     std::memcpy(at(block, 1, slot % blockSize), v + t * kvStride, sizeof(float) * kvFeatures);
+    // An FP8 KV cache holds E4M3 values: the cpu cache stays f32 but holds
+    // exactly those (quant::roundThroughE4M3), as the forward reads them.
+    for (auto [which, scale] : {std::pair{0, kCacheScale}, std::pair{1, vCacheScale}})
+      for (float *x = at(block, which, slot % blockSize), *end = x + kvFeatures;
+           scale > 0 && x < end; ++x)
+        *x = quant::roundThroughE4M3(*x, scale);
   }
 
   float *dst = out.mutableF32();

@@ -13,6 +13,7 @@
 #include "compiler/artifact/TargetSupport.h"
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/Awq.h"
+#include "compiler/pipeline/KvCacheScales.h"
 #include "compiler/pipeline/MlirSource.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/pipeline/QuantizationReport.h"
@@ -75,6 +76,7 @@ struct Options {
   int64_t groupSize = 0; // 0: not given (int4's default is 128)
   std::string method = "rtn";
   std::string calibration;
+  std::string kvCacheDtype = "auto";
   double accuracyGate = 0; // 0: none
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
@@ -208,9 +210,27 @@ int64_t groupSize(const Options &options) { return options.groupSize ? options.g
 /// --quantize as the artifact records it and the report names it: "int4 g128
 /// rtn", "fp8", or "".
 std::string quantizeLabel(const Options &options) {
-  if (options.quantize != "int4")
-    return options.quantize;
-  return options.quantize + " g" + std::to_string(groupSize(options)) + " " + options.method;
+  std::string label = options.quantize;
+  if (options.quantize == "int4")
+    label += " g" + std::to_string(groupSize(options)) + " " + options.method;
+  if (options.kvCacheDtype == "fp8")
+    label += label.empty() ? "kv fp8" : ", kv fp8";
+  return label;
+}
+
+/// --kv-cache-dtype fp8 without --calibration: the scales come from random
+/// token ids over the vocabulary the logits have.
+llvm::Error applyKvCacheScales(ModuleOp module) {
+  func::FuncOp entry = infer::pipeline::singleFunction(module);
+  auto logits = entry && entry.getNumResults()
+                    ? dyn_cast<RankedTensorType>(entry.getResultTypes()[0])
+                    : RankedTensorType();
+  if (!logits || logits.getRank() < 1 || logits.isDynamicDim(logits.getRank() - 1))
+    return llvm::createStringError("--kv-cache-dtype fp8 without --calibration needs logits of a "
+                                   "static vocabulary (give --calibration FILE)");
+  return infer::pipeline::applyKvCacheScales(
+      module, infer::pipeline::randomPrompts(logits.getShape().back(), 4, 64, /*seed=*/0),
+      llvm::errs());
 }
 
 /// The files this compile reads besides the model's own bytes: -o may not
@@ -345,13 +365,18 @@ int reportQuantization(ModuleOp module, const Options &options,
     llvm::errs() << "error: " << llvm::toString(prompts.takeError()) << "\n";
     return 1;
   }
-  std::function<llvm::Error(ModuleOp)> awq;
-  if (options.method == "awq")
-    awq = [&](ModuleOp quantized) {
-      return infer::pipeline::applyAwq(quantized, *prompts, llvm::errs());
-    };
+  // After the quantize stage: AWQ's scales, then the KV cache's (measured on
+  // the model as quantized).
+  auto refine = [&](ModuleOp quantized) -> llvm::Error {
+    if (options.method == "awq")
+      if (llvm::Error error = infer::pipeline::applyAwq(quantized, *prompts, llvm::errs()))
+        return error;
+    if (options.kvCacheDtype == "fp8")
+      return infer::pipeline::applyKvCacheScales(quantized, *prompts, llvm::errs());
+    return llvm::Error::success();
+  };
   auto accuracy = infer::pipeline::measureQuantization(
-      module, infer::pipeline::optimizationStages(pipelineOptions), *prompts, awq);
+      module, infer::pipeline::optimizationStages(pipelineOptions), *prompts, refine);
   if (!accuracy) {
     llvm::errs() << "error: --calibration: " << llvm::toString(accuracy.takeError()) << "\n";
     return 1;
@@ -416,6 +441,7 @@ int run(const Options &options) {
   infer::pipeline::PipelineOptions pipelineOptions;
   pipelineOptions.testBreakNumerics = options.testBreakNumerics;
   pipelineOptions.quantize = options.quantize;
+  pipelineOptions.kvCacheFp8 = options.kvCacheDtype == "fp8";
   pipelineOptions.groupSize = groupSize(options);
   if (options.verifyNumerics) {
     std::vector<infer::interp::Tensor> inputs;
@@ -453,6 +479,11 @@ int run(const Options &options) {
     infer::pipeline::buildOptimizationPipeline(pm, pipelineOptions);
     if (failed(pm.run(*module)))
       return 1;
+    if (options.kvCacheDtype == "fp8")
+      if (llvm::Error error = applyKvCacheScales(*module)) {
+        llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+        return 1;
+      }
   }
   if (options.emit == "graph" || options.emit == "optimized") {
     if (options.verifyNumerics && options.emit == "graph") {
@@ -513,8 +544,15 @@ int main(int argc, char **argv) {
                  "the --calibration prompts)")
       ->check(CLI::IsMember({"rtn", "awq"}))
       ->capture_default_str();
+  app.add_option("--kv-cache-dtype", options.kvCacheDtype,
+                 "the KV cache's element type: auto (the activations') or fp8 (E4M3 with a "
+                 "scale per layer for K and for V, from the --calibration prompts or random "
+                 "token ids; cpu target for now)")
+      ->check(CLI::IsMember({"auto", "fp8"}))
+      ->capture_default_str();
   app.add_option("--calibration", options.calibration,
-                 "--quantize: text prompts, one a line (up to 64 of up to 256 tokens), on which "
+                 "--quantize, --kv-cache-dtype fp8: text prompts, one a line (up to 64 of up to "
+                 "256 tokens), on which "
                  "the reference interpreter compares the model before and after quantization: "
                  "top-1 agreement, mean KL of the next-token distribution, perplexity");
   app.add_option("--accuracy-gate", options.accuracyGate,
@@ -583,8 +621,14 @@ int main(int argc, char **argv) {
                     "(the activations it scales by)\n";
     return 2;
   }
-  if (!options.calibration.empty() && options.quantize.empty()) {
-    llvm::errs() << "error: --calibration measures --quantize; give --quantize int4 or fp8\n";
+  if (!options.calibration.empty() && options.quantize.empty() && options.kvCacheDtype != "fp8") {
+    llvm::errs() << "error: --calibration measures --quantize or --kv-cache-dtype fp8; give "
+                    "--quantize int4 or fp8, or --kv-cache-dtype fp8\n";
+    return 2;
+  }
+  if (options.kvCacheDtype == "fp8" && options.target == "cuda") {
+    llvm::errs() << "error: --kv-cache-dtype fp8 runs on --target cpu for now; the cuda "
+                    "attention kernels do not read an FP8 cache yet\n";
     return 2;
   }
   if (options.accuracyGate > 0 && options.calibration.empty()) {

@@ -331,7 +331,8 @@ LogicalResult importAttention(NodeImporter &n, SmallVectorImpl<Value> &results) 
       n.builder.getI64IntegerAttr(kvHeads), n.builder.getI64IntegerAttr(headDim),
       n.builder.getF32FloatAttr(scale), n.builder.getBoolAttr(causal),
       n.builder.getF32FloatAttr(softcap), /*window=*/n.builder.getI64IntegerAttr(0),
-      /*alibi=*/n.builder.getF32FloatAttr(0));
+      /*alibi=*/n.builder.getF32FloatAttr(0), /*k_cache_scale=*/n.builder.getF32FloatAttr(0),
+      /*v_cache_scale=*/n.builder.getF32FloatAttr(0));
   results.push_back(headMajor ? toHeadMajor(n, attention, qHeads, headDim) : attention);
   return success();
 }

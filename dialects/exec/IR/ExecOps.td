@@ -294,7 +294,9 @@ def Exec_AttentionOp : Exec_LaunchOp<"attention"> {
                        F32Attr:$scale, BoolAttr:$causal,
                        DefaultValuedAttr<F32Attr, "0.0">:$softcap,
                        DefaultValuedAttr<I64Attr, "0">:$window,
-                       DefaultValuedAttr<F32Attr, "0.0">:$alibi);
+                       DefaultValuedAttr<F32Attr, "0.0">:$alibi,
+                       DefaultValuedAttr<F32Attr, "0.0">:$k_cache_scale,
+                       DefaultValuedAttr<F32Attr, "0.0">:$v_cache_scale);
   let assemblyFormat = "$inputs `->` $out attr-dict";
 }
 
@@ -326,7 +328,9 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
                        I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
                        F32Attr:$scale, DefaultValuedAttr<F32Attr, "0.0">:$softcap,
                        DefaultValuedAttr<I64Attr, "0">:$window,
-                       DefaultValuedAttr<F32Attr, "0.0">:$alibi);
+                       DefaultValuedAttr<F32Attr, "0.0">:$alibi,
+                       DefaultValuedAttr<F32Attr, "0.0">:$k_cache_scale,
+                       DefaultValuedAttr<F32Attr, "0.0">:$v_cache_scale);
   let assemblyFormat = [{
     $inputs `meta` `(` $seq_starts `,` $context_lens `,` $block_tables `,` $slot_ids `)`
     `->` $out attr-dict

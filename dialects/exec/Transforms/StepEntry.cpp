@@ -97,7 +97,8 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
             attention.getLoc(), attention.getInputs(), seqStarts, contextLens, blockTables, slotIds,
             attention.getOut(), layer++, blockSize, attention.getNumHeads(),
             attention.getNumKvHeads(), attention.getHeadDim(), attention.getScale(),
-            attention.getSoftcap(), attention.getWindow(), attention.getAlibi());
+            attention.getSoftcap(), attention.getWindow(), attention.getAlibi(),
+            attention.getKCacheScale(), attention.getVCacheScale());
         erased.push_back(attention);
       } else if (isa<InputOp>(op) && &op != ids.getOperation() &&
                  !llvm::is_contained({positions, seqStarts, contextLens, blockTables, slotIds},

@@ -128,7 +128,9 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
                    I64Attr:$head_dim, F32Attr:$scale, BoolAttr:$causal,
                    DefaultValuedAttr<F32Attr, "0.0">:$softcap,
                    DefaultValuedAttr<I64Attr, "0">:$window,
-                   DefaultValuedAttr<F32Attr, "0.0">:$alibi);
+                   DefaultValuedAttr<F32Attr, "0.0">:$alibi,
+                   DefaultValuedAttr<F32Attr, "0.0">:$k_cache_scale,
+                   DefaultValuedAttr<F32Attr, "0.0">:$v_cache_scale);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

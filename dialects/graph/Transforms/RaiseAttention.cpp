@@ -776,7 +776,8 @@ bool raiseAttention(func::FuncOp func, SoftmaxOp softmax) {
         builder.getI64IntegerAttr(match->heads), builder.getI64IntegerAttr(match->kvHeads),
         builder.getI64IntegerAttr(match->headDim), builder.getF32FloatAttr(match->scale),
         builder.getBoolAttr(match->masked), builder.getF32FloatAttr(match->softcap),
-        builder.getI64IntegerAttr(window), builder.getF32FloatAttr(float(alibi)));
+        builder.getI64IntegerAttr(window), builder.getF32FloatAttr(float(alibi)),
+        /*k_cache_scale=*/builder.getF32FloatAttr(0), /*v_cache_scale=*/builder.getF32FloatAttr(0));
     if (narrowValues)
       attention =
           resizeHeads(builder, loc, attention, match->heads, match->headDim, match->valueDim);

@@ -1,0 +1,131 @@
+//===- KvCacheScales.cpp - the FP8 KV cache's per-layer scales ------------===//
+
+#include "compiler/pipeline/KvCacheScales.h"
+
+#include "compiler/interpreter/Interpreter.h"
+#include "compiler/pipeline/Pipeline.h"
+#include "dialects/graph/IR/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace infer;
+using interp::Tensor;
+
+namespace {
+
+constexpr float kE4M3Max = 448.0f;
+
+SmallVector<graph::AttentionOp> attentions(func::FuncOp func) {
+  SmallVector<graph::AttentionOp> ops;
+  func.walk([&](graph::AttentionOp op) { ops.push_back(op); });
+  return ops;
+}
+
+/// `func` with every attention's inputs appended to its results; the index
+/// of each attention's first.
+std::vector<size_t> appendProbes(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> results(ret.getOperands());
+  std::vector<size_t> first;
+  for (graph::AttentionOp op : attentions(func)) {
+    first.push_back(results.size());
+    results.append(op.getInputs().begin(), op.getInputs().end());
+  }
+  OpBuilder builder(ret);
+  func::ReturnOp::create(builder, ret.getLoc(), results);
+  ret.erase();
+  func.setFunctionType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  return first;
+}
+
+/// max |x| over features [begin, begin + count) of every row of `t` (rows of
+/// `width` features).
+float columnsAbsMax(const Tensor &t, int64_t width, int64_t begin, int64_t count) {
+  float best = 0;
+  for (int64_t r = 0; r < t.numElements() / width; ++r)
+    for (int64_t j = begin; j < begin + count; ++j) {
+      float a = std::fabs(t.f32()[r * width + j]);
+      best = std::isnan(a) ? a : std::max(best, a);
+      if (std::isnan(best))
+        return best;
+    }
+  return best;
+}
+
+} // namespace
+
+std::vector<std::vector<int64_t>> pipeline::randomPrompts(int64_t vocab, int count, int length,
+                                                          uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> token(0, std::max<int64_t>(vocab - 1, 0));
+  std::vector<std::vector<int64_t>> prompts(static_cast<size_t>(count));
+  for (std::vector<int64_t> &prompt : prompts)
+    for (int i = 0; i < length; ++i)
+      prompt.push_back(token(rng));
+  return prompts;
+}
+
+llvm::Error pipeline::applyKvCacheScales(ModuleOp module,
+                                         const std::vector<std::vector<int64_t>> &prompts,
+                                         llvm::raw_ostream &log) {
+  func::FuncOp entry = pipeline::singleFunction(module);
+  if (!entry || entry.getNumArguments() != 1)
+    return llvm::createStringError("--kv-cache-dtype fp8 needs a model with one function whose "
+                                   "only input is the token ids");
+  SmallVector<graph::AttentionOp> ops = attentions(entry);
+  if (ops.empty())
+    return llvm::createStringError("--kv-cache-dtype fp8: the model has no attention to cache");
+  OwningOpRef<ModuleOp> probe = module.clone();
+  func::FuncOp func = pipeline::singleFunction(*probe);
+  std::vector<size_t> first = appendProbes(func);
+  std::vector<float> kMax(ops.size(), 0.0f), vMax(ops.size(), 0.0f);
+  for (const std::vector<int64_t> &prompt : prompts) {
+    if (prompt.empty())
+      continue;
+    Tensor ids = Tensor::fromI64({1, static_cast<int64_t>(prompt.size())}, prompt);
+    auto outputs = interp::runFunction(func, {ids});
+    if (!outputs)
+      return llvm::createStringError("--kv-cache-dtype fp8: " +
+                                     llvm::toString(outputs.takeError()));
+    for (size_t a = 0; a < ops.size(); ++a) {
+      graph::AttentionOp op = ops[a];
+      int64_t q = int64_t(op.getNumHeads() * op.getHeadDim());
+      int64_t kv = int64_t(op.getNumKvHeads() * op.getHeadDim());
+      float k, v;
+      if (op.getInputs().size() == 1) {
+        const Tensor &packed = (*outputs)[first[a]];
+        k = columnsAbsMax(packed, q + 2 * kv, q, kv);
+        v = columnsAbsMax(packed, q + 2 * kv, q + kv, kv);
+      } else {
+        k = columnsAbsMax((*outputs)[first[a] + 1], kv, 0, kv);
+        v = columnsAbsMax((*outputs)[first[a] + 2], kv, 0, kv);
+      }
+      kMax[a] = std::isnan(k) || std::isnan(kMax[a]) ? NAN : std::max(kMax[a], k);
+      vMax[a] = std::isnan(v) || std::isnan(vMax[a]) ? NAN : std::max(vMax[a], v);
+    }
+  }
+  float kLow = INFINITY, kHigh = 0, vLow = INFINITY, vHigh = 0;
+  for (size_t a = 0; a < ops.size(); ++a) {
+    if (!std::isfinite(kMax[a]) || !std::isfinite(vMax[a]))
+      return llvm::createStringError(
+          "--kv-cache-dtype fp8: layer " + std::to_string(a) +
+          "'s K or V is not finite on the prompts; no scale can hold it");
+    float k = kMax[a] > 0 ? kMax[a] / kE4M3Max : 1.0f, v = vMax[a] > 0 ? vMax[a] / kE4M3Max : 1.0f;
+    Builder builder(module.getContext());
+    ops[a].setKCacheScaleAttr(builder.getF32FloatAttr(k));
+    ops[a].setVCacheScaleAttr(builder.getF32FloatAttr(v));
+    kLow = std::min(kLow, kMax[a]), kHigh = std::max(kHigh, kMax[a]);
+    vLow = std::min(vLow, vMax[a]), vHigh = std::max(vHigh, vMax[a]);
+  }
+  log << llvm::format("kv cache fp8: %zu layers' scales from %zu prompts: max |K| %.3g-%.3g, max "
+                      "|V| %.3g-%.3g (scale = max / 448)\n",
+                      ops.size(), prompts.size(), kLow, kHigh, vLow, vHigh);
+  return llvm::Error::success();
+}
