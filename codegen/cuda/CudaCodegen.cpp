@@ -478,6 +478,19 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     // inputs rounded first), as CudaLaunch.dequantize says.
     cuda.set_max_rows(k <= kernels::kQuantizedGemmMaxK ? uint32_t(kernels::kQuantizedGemmTokens)
                                                        : 0u);
+    // One token (batch-1 decode): the one-token instance, two blocks an SM.
+    if (k <= kernels::kQuantizedGemmMaxK) {
+      const int warps = kernels::quantizedGemmSingleTokenWarps(n);
+      const int64_t rows = int64_t(warps) * kernels::kQuantizedGemmRowsPerWarp;
+      art::CudaLaunch *single = cuda.mutable_gemv_single_row();
+      single->set_runner(art::CudaLaunch::KERNEL);
+      useKernel(*single, ns + "infer_quantized_gemm<" + t + ", " + schemeArg + ", " +
+                             (vector ? "true" : "false") + ", 1>");
+      single->set_block_x(uint32_t(warps * 32));
+      *single->add_grid() = gridDim(art::GridDim::ONE, (n + rows - 1) / rows);
+      *single->add_grid() = gridDim(art::GridDim::TOKENS, 1, 1);
+      single->set_shared_bytes(uint32_t(4 * k));
+    }
     art::CudaLaunch *dequantize = cuda.mutable_dequantize();
     dequantize->set_runner(art::CudaLaunch::KERNEL);
     useKernel(*dequantize, ns + "infer_quantized_dequantize<" + t + ", " + schemeArg + ">");

@@ -796,6 +796,10 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
     return gemm_->run(args, stream_);
   }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
+  // A quantized GEMM of one token (batch-1 decode): its one-token instance.
+  if (cuda.has_dequantize() && args.tokens == 1 && cuda.has_gemv_single_row() &&
+      loaded.gemvRows[size_t(index)])
+    return launchKernel(cuda.gemv_single_row(), loaded.gemvRows[size_t(index)], args, params);
   const bool decodeKernel = runsDecode(loaded, index, sizesOf(args));
   if (decodeKernel) {
     // The rotary launch before this one was skipped (launchAll): this kernel

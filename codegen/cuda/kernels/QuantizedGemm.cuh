@@ -163,21 +163,29 @@ template <int kScheme, int N> __device__ __forceinline__ void decode(uint4 raw, 
 
 } // namespace quantimpl
 
-template <typename T, int kScheme, bool kVector>
-__global__ void __launch_bounds__(kQuantizedGemmThreads)
+/// kTokens: the most tokens a block takes (a tile). Batch-1 decode runs the
+/// kTokens = 1 instance (CudaLaunch.gemv_single_row) in blocks of
+/// quantizedGemmSingleTokenWarps(n) warps: its few registers let two blocks
+/// share an SM, which hides the weight loads' latency better.
+template <typename T, int kScheme, bool kVector, int kTokens = kQuantizedGemmTokens>
+__global__ void __launch_bounds__(kQuantizedGemmThreads, kTokens == 1 ? 2 : 1)
     infer_quantized_gemm(QuantizedGemmParams p) {
-  extern __shared__ float staged[]; // [tile, k]: the inputs as the products take them
-  __shared__ float tokenScales[kQuantizedGemmTokens];
-  __shared__ bool tokenRounds[kQuantizedGemmTokens];
+  // [tile, k]: the inputs as the products take them. (An extern __shared__
+  // name is one per NVRTC program: GemvRows.cuh's `staged` is uint4.)
+  extern __shared__ float quantizedStaged[];
+  float *staged = quantizedStaged;
+  __shared__ float tokenScales[kTokens];
+  __shared__ bool tokenRounds[kTokens];
   waitForPreviousKernel();
   using namespace quantimpl;
   constexpr int kRows = kQuantizedGemmRowsPerWarp;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int tileTokens = quantizedGemmTileTokens(p.k);
+  const int tileTokens =
+      quantizedGemmTileTokens(p.k) < kTokens ? quantizedGemmTileTokens(p.k) : kTokens;
   const long long t0 = (long long)blockIdx.y * tileTokens;
   const int tile = int(p.tokens - t0 < tileTokens ? p.tokens - t0 : tileTokens);
   const T *input = static_cast<const T *>(p.input) + t0 * p.k;
-  const long long j0 = (long long)blockIdx.x * kQuantizedGemmRows + warp * kRows;
+  const long long j0 = (long long)blockIdx.x * (blockDim.x >> 5) * kRows + warp * kRows;
   // kVector: kDepth 16-byte loads a row in flight per lane (a decode step's
   // GEMV is a few loads per lane, so they are all issued before any is
   // used); the first ones before the inputs are staged, so the weight
@@ -235,11 +243,11 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
   __syncthreads();
   if (j0 >= p.n)
     return;
-  float acc[kRows][kQuantizedGemmTokens];
+  float acc[kRows][kTokens];
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
 #pragma unroll
-    for (int t = 0; t < kQuantizedGemmTokens; ++t)
+    for (int t = 0; t < kTokens; ++t)
       acc[r][t] = 0.f;
   const long long groups = grouped(kScheme) ? p.k / p.group : 1;
   if (kVector) {
@@ -264,7 +272,7 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
               p.zeros ? p.zeros[(j0 + r < p.n ? j0 + r : j0) * groups + c * kChunk / p.group] : 0.f;
         }
 #pragma unroll
-        for (int t = 0; t < kQuantizedGemmTokens; ++t) {
+        for (int t = 0; t < kTokens; ++t) {
           if (t >= tile)
             break;
           const float4 *x4 = reinterpret_cast<const float4 *>(staged + t * p.k + c * kChunk);
@@ -297,7 +305,7 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
           w = (p.zeros ? w - p.zeros[at] : w) * p.scales[at];
         }
 #pragma unroll
-        for (int t = 0; t < kQuantizedGemmTokens; ++t) {
+        for (int t = 0; t < kTokens; ++t) {
           if (t >= tile)
             break;
           acc[r][t] += w * staged[t * p.k + i];
@@ -310,7 +318,7 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
     const long long j = j0 + r;
     const float rowScale = e4m3(kScheme) && j < p.n ? p.scales[j] : 1.f;
 #pragma unroll
-    for (int t = 0; t < kQuantizedGemmTokens; ++t) {
+    for (int t = 0; t < kTokens; ++t) {
       if (t >= tile)
         break;
       float sum = warpSum(acc[r][t]);

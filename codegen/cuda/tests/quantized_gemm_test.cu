@@ -56,11 +56,19 @@ bool vectorPath(const Case &c) {
   return c.k % perLoad == 0 && (!quant::isGrouped(c.scheme) || c.group % perLoad == 0);
 }
 
+/// As the runtime: one token takes the kTokens = 1 instance (gemv_single_row).
 template <typename T, int kScheme, bool kVector> void launch(const QuantizedGemmParams &p) {
-  const int tile = quantizedGemmTileTokens(p.k);
-  dim3 grid(unsigned((p.n + kQuantizedGemmRows - 1) / kQuantizedGemmRows),
-            unsigned((p.tokens + tile - 1) / tile));
-  const size_t shared = size_t(quantizedGemmSharedBytes(p.k));
+  const bool single = p.tokens == 1;
+  const int tile = single ? 1 : quantizedGemmTileTokens(p.k);
+  const int warps = single ? quantizedGemmSingleTokenWarps(p.n) : kQuantizedGemmWarps;
+  const long long rows = warps * kQuantizedGemmRowsPerWarp;
+  dim3 grid(unsigned((p.n + rows - 1) / rows), unsigned((p.tokens + tile - 1) / tile));
+  const size_t shared = size_t(4 * p.k * tile);
+  if (single) {
+    infer::kerneltest::allowDynamicShared(infer_quantized_gemm<T, kScheme, kVector, 1>, shared);
+    infer_quantized_gemm<T, kScheme, kVector, 1><<<grid, warps * 32, shared>>>(p);
+    return;
+  }
   infer::kerneltest::allowDynamicShared(infer_quantized_gemm<T, kScheme, kVector>, shared);
   infer_quantized_gemm<T, kScheme, kVector><<<grid, kQuantizedGemmThreads, shared>>>(p);
 }

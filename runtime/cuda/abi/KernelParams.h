@@ -321,6 +321,11 @@ static_assert(kQuantizedGemmWarps >= kQuantizedGemmTokens, "a warp per token of 
 /// at most kQuantizedGemmTokens), and the largest k one token may have.
 constexpr long long kQuantizedGemmStageBytes = 48 * 1024;
 constexpr long long kQuantizedGemmMaxK = 48 * 1024;
+/// Warps a block of the one-token instance (batch-1 decode) has: 4 (16 rows)
+/// where 8 would leave fewer than two blocks an SM of an H100 / H200 (132).
+INFER_ABI_FN int quantizedGemmSingleTokenWarps(long long n) {
+  return n < 2 * 132 * kQuantizedGemmRows ? 4 : kQuantizedGemmWarps;
+}
 INFER_ABI_FN int quantizedGemmTileTokens(long long k) {
   long long tokens = kQuantizedGemmStageBytes / (4 * (k > 0 ? k : 1));
   return int(tokens < 1 ? 1 : tokens > kQuantizedGemmTokens ? kQuantizedGemmTokens : tokens);
