@@ -231,16 +231,22 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads, kTokens == 1 ? 2 : 1)
     }
     __syncthreads();
   }
-  // The tile's inputs once for the block: / inputScale, fp8: / s_t rounded
-  // to E4M3 (the E4M3 value; s_t multiplies the sums).
-  for (int t = 0; t < tile; ++t)
-    for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
-      const long long e = t * p.k + i;
-      staged[e] = kScheme == kFp8
-                      ? feature<T, kFp8>(p, toFloat(input[e]), i, tokenScales[t], tokenRounds[t])
-                      : feature<T, kInt4>(p, toFloat(input[e]), i, 1.f, false);
-    }
-  __syncthreads();
+  // One token of a weight-only scheme without AWQ's input scale: the
+  // products take the inputs as they are, from global memory (L1), with no
+  // staging pass and no barrier before the weights are used.
+  const bool direct = kTokens == 1 && kScheme != kFp8 && !p.inputScale;
+  if (!direct) {
+    // The tile's inputs once for the block: / inputScale, fp8: / s_t
+    // rounded to E4M3 (the E4M3 value; s_t multiplies the sums).
+    for (int t = 0; t < tile; ++t)
+      for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
+        const long long e = t * p.k + i;
+        staged[e] = kScheme == kFp8
+                        ? feature<T, kFp8>(p, toFloat(input[e]), i, tokenScales[t], tokenRounds[t])
+                        : feature<T, kInt4>(p, toFloat(input[e]), i, 1.f, false);
+      }
+    __syncthreads();
+  }
   if (j0 >= p.n)
     return;
   float acc[kRows][kTokens];
@@ -275,12 +281,20 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads, kTokens == 1 ? 2 : 1)
         for (int t = 0; t < kTokens; ++t) {
           if (t >= tile)
             break;
-          const float4 *x4 = reinterpret_cast<const float4 *>(staged + t * p.k + c * kChunk);
+          float4 xs[kChunk / 4];
+          if (direct) {
+            loadFloats<T, kChunk>(input + t * p.k + c * kChunk, reinterpret_cast<float *>(xs));
+          } else {
+            const float4 *x4 = reinterpret_cast<const float4 *>(staged + t * p.k + c * kChunk);
+#pragma unroll
+            for (int v = 0; v < kChunk / 4; ++v)
+              xs[v] = x4[v];
+          }
           float partial[kRows] = {};
           float inputs = 0.f; // the chunk's inputs summed, for zero points
 #pragma unroll
           for (int v = 0; v < kChunk / 4; ++v) {
-            const float4 x = x4[v];
+            const float4 x = xs[v];
             if (grouped(kScheme) && p.zeros)
               inputs += x.x + x.y + x.z + x.w;
 #pragma unroll
@@ -308,7 +322,7 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads, kTokens == 1 ? 2 : 1)
         for (int t = 0; t < kTokens; ++t) {
           if (t >= tile)
             break;
-          acc[r][t] += w * staged[t * p.k + i];
+          acc[r][t] += w * (direct ? toFloat(input[t * p.k + i]) : staged[t * p.k + i]);
         }
       }
     }
