@@ -146,6 +146,13 @@ def main():
         if proc.returncode != 0:
             print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
             return 1
+        # The step program computes only the sampled rows' logits (a gather_rows before the LM
+        # head), a quantized LM head too: on the GPU that is what samples on the device.
+        info = subprocess.run([a.infer_run, artifact, "info"], capture_output=True, text=True).stdout
+        step = info.split("step program:", 1)[-1]
+        if "step program:" not in info or "gather_rows" not in step:
+            print("FAIL: the step program computes every row's logits (no gather_rows)")
+            return 1
         out = os.path.join(tmp, "out.npy")
         cmd = [a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",
                "--output", f"logits={out}", "--device", a.device]

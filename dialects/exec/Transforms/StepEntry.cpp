@@ -142,6 +142,14 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
     return writer;
   }
 
+  /// An LM head's input operand: a GEMM's or a quantized GEMM's (a model
+  /// that brings its LM head quantized).
+  static OpOperand &headInput(Operation *head) {
+    if (auto gemm = dyn_cast<GemmOp>(head))
+      return gemm.getInputMutable();
+    return cast<QuantizedGemmOp>(head).getInputMutable();
+  }
+
   /// Finds the LM head (the GEMM the logits come from, through row-wise
   /// single-buffer-input elementwise ops and copies) and feeds it only the
   /// rows named by a new `logit_indices` input. Leaves the program alone
@@ -153,13 +161,17 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
     SmallVector<Value> rowBuffers;
     Value current = outputs.front().getBuffer();
     Operation *reader = outputs.front();
-    GemmOp head;
+    Operation *head = nullptr;
     while (!head) {
       Operation *writer = soleWriter(current, reader);
       if (!writer || !current.getDefiningOp<BufferOp>())
         return;
       rowBuffers.push_back(current);
       if (auto gemm = dyn_cast<GemmOp>(writer)) {
+        if (gemm.getResidual())
+          return;
+        head = gemm;
+      } else if (auto gemm = dyn_cast<QuantizedGemmOp>(writer)) {
         if (gemm.getResidual())
           return;
         head = gemm;
@@ -179,7 +191,7 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
       }
       reader = writer;
     }
-    auto hidden = head.getInput().getDefiningOp<BufferOp>();
+    auto hidden = headInput(head).get().getDefiningOp<BufferOp>();
     if (!hidden)
       return;
     // A norm that only feeds the LM head normalizes the logit rows alone: the
@@ -200,7 +212,7 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
     auto source = gatherFrom.getDefiningOp<BufferOp>();
     MLIRContext *context = &getContext();
     Value arena = program.getArena().getArena();
-    Location loc = head.getLoc();
+    Location loc = head->getLoc();
     auto indices = builder.create<BufferOp>(loc, builder.getType<BufferType>(), arena, AffineAttr(),
                                             AffineAttr::get(context, 8, 0),
                                             TypeAttr::get(builder.getI64Type()));
@@ -211,9 +223,11 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
                                              TypeAttr::get(source.getElementType()));
     gathered.setPerLogitRow(true);
     OpBuilder at(gatherBefore);
-    at.create<GatherRowsOp>(loc, gatherFrom, indices, gathered, head.getK());
+    const int64_t k = isa<GemmOp>(head) ? int64_t(cast<GemmOp>(head).getK())
+                                        : int64_t(cast<QuantizedGemmOp>(head).getK());
+    at.create<GatherRowsOp>(loc, gatherFrom, indices, gathered, k);
     if (gatherBefore == head)
-      head.getInputMutable().assign(gathered);
+      headInput(head).assign(gathered);
     else if (auto norm = dyn_cast<RmsNormOp>(gatherBefore))
       norm.getInputMutable().assign(gathered);
     else
