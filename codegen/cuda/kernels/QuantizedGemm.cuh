@@ -173,10 +173,10 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads, kTokens == 1 ? 2 : 1)
   // [tile, k]: the inputs as the products take them. (An extern __shared__
   // name is one per NVRTC program: GemvRows.cuh's `staged` is uint4.)
   extern __shared__ float quantizedStaged[];
-  float *staged = quantizedStaged;
   __shared__ float tokenScales[kTokens];
   __shared__ bool tokenRounds[kTokens];
   waitForPreviousKernel();
+  float *staged = quantizedStaged;
   using namespace quantimpl;
   constexpr int kRows = kQuantizedGemmRowsPerWarp;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
