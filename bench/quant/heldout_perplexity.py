@@ -31,6 +31,8 @@ def main():
     ap.add_argument("--windows", type=int, default=64)
     ap.add_argument("--window", type=int, default=128)
     ap.add_argument("--group-sizes", default="32,64,128")
+    ap.add_argument("--only", help="comma-separated configuration names to run (bf16 always runs: "
+                                   "the table is relative to it)")
     a = ap.parse_args()
     from tokenizers import Tokenizer
     tok = Tokenizer.from_file(os.path.join(os.path.dirname(os.path.abspath(a.model)), "tokenizer.json"))
@@ -38,15 +40,18 @@ def main():
     n = min(a.windows, len(ids) // a.window)
     windows = np.array(ids[: n * a.window], dtype=np.int64).reshape(n, a.window)
     configs = [("fp32", []), ("bf16", ["--dtype", "bf16"]), ("fp8 W8A8", ["--quantize", "fp8"]),
-               ("bf16, fp8 KV cache", ["--dtype", "bf16", "--kv-cache-dtype", "fp8",
+               ("bf16 + fp8 KV", ["--dtype", "bf16", "--kv-cache-dtype", "fp8",
                                        "--calibration", a.calibration]),
-               ("fp8 W8A8, fp8 KV cache", ["--quantize", "fp8", "--kv-cache-dtype", "fp8",
+               ("fp8 W8A8 + fp8 KV", ["--quantize", "fp8", "--kv-cache-dtype", "fp8",
                                            "--calibration", a.calibration])]
     for g in [int(v) for v in a.group_sizes.split(",")]:
         for method in ("rtn", "awq"):
             extra = ["--calibration", a.calibration] if method == "awq" else []
             configs.append((f"int4 g{g} {method.upper()}",
                             ["--quantize", "int4", "--group-size", str(g), "--method", method] + extra))
+    if a.only:
+        keep = {"bf16"} | {name.strip() for name in a.only.split(",")}
+        configs = [c for c in configs if c[0] in keep]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         inp = os.path.join(tmp, "ids.npy")
