@@ -194,17 +194,14 @@ namespace {
 
 /// The f32 [n, k] weight of q (bytes held as i64), scales and zeros.
 llvm::Expected<Tensor> dequantizedRows(const Tensor &q, const Tensor &scales, const Tensor *zeros,
-                                       llvm::StringRef name, int64_t groupSize, int64_t k) {
+                                       infer::quant::Scheme scheme, int64_t groupSize, int64_t k) {
   if (q.dtype() != DType::I64 || q.rank() != 2)
     return kernelError("q must be a rank-2 tensor of bytes");
   if (llvm::Error error = expectF32({&scales}, {"scales"}))
     return std::move(error);
   int64_t n = q.shape()[0];
-  llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
-  if (!scheme)
-    return scheme.takeError();
-  if (infer::quant::quantizedBytes(*scheme, n, k) != q.numElements() ||
-      infer::quant::scaleCount(*scheme, n, k, groupSize) != scales.numElements())
+  if (infer::quant::quantizedBytes(scheme, n, k) != q.numElements() ||
+      infer::quant::scaleCount(scheme, n, k, groupSize) != scales.numElements())
     return kernelError("q " + q.shapeString() + " and scales " + scales.shapeString() +
                        " do not hold a [" + llvm::Twine(n) + ", " + llvm::Twine(k) + "] weight");
   if (zeros && (zeros->dtype() != DType::F32 || zeros->shape() != scales.shape()))
@@ -213,7 +210,7 @@ llvm::Expected<Tensor> dequantizedRows(const Tensor &q, const Tensor &scales, co
   std::vector<uint8_t> bytes(q.i64(), q.i64() + q.numElements());
   std::vector<float> dequantized(static_cast<size_t>(n * k));
   for (int64_t row = 0; row < n; ++row)
-    infer::quant::dequantizeRow(*scheme, bytes.data(), scales.f32(), zeros ? zeros->f32() : nullptr,
+    infer::quant::dequantizeRow(scheme, bytes.data(), scales.f32(), zeros ? zeros->f32() : nullptr,
                                 k, groupSize, row, dequantized.data() + row * k);
   return Tensor::fromF32({n, k}, std::move(dequantized));
 }
@@ -226,7 +223,10 @@ llvm::Expected<Tensor> kernels::dequantize(const Tensor &q, const Tensor &scales
   if (q.rank() != 2)
     return kernelError("q must be a rank-2 tensor of bytes");
   int64_t k = name == "int4" ? q.shape()[1] * 2 : q.shape()[1];
-  llvm::Expected<Tensor> rows = dequantizedRows(q, scales, zeros, name, groupSize, k);
+  llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
+  if (!scheme)
+    return scheme.takeError();
+  llvm::Expected<Tensor> rows = dequantizedRows(q, scales, zeros, *scheme, groupSize, k);
   if (!rows || !transpose)
     return rows;
   return kernels::transpose(*rows, {1, 0});
@@ -242,12 +242,12 @@ llvm::Expected<Tensor> kernels::quantizedLinear(const Tensor &input, const Tenso
   if (input.rank() < 1)
     return kernelError("input must have rank >= 1");
   int64_t k = input.shape().back();
-  llvm::Expected<Tensor> rows = dequantizedRows(q, scales, zeros, name, groupSize, k);
-  if (!rows)
-    return rows.takeError();
   llvm::Expected<infer::quant::Scheme> scheme = schemeOf(name, groupSize, k);
   if (!scheme)
     return scheme.takeError();
+  llvm::Expected<Tensor> rows = dequantizedRows(q, scales, zeros, *scheme, groupSize, k);
+  if (!rows)
+    return rows.takeError();
   Tensor &weight = *rows;
   if (llvm::Error error = checkInputScale(inputScale, k))
     return std::move(error);
