@@ -19,7 +19,7 @@ holds), runs it with ONNX Runtime's CPU provider and compares:
   check_kv_fp8.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
                   [--calibration TXT] [--max-new-tokens 8]
 """
-import argparse, os, re, subprocess, sys, tempfile
+import argparse, os, re, sys, tempfile
 
 import numpy as np
 import onnx
@@ -117,13 +117,6 @@ def fake_quant_kv(model, edges, scales):
     return model
 
 
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-    return proc
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--infer-compile", required=True)
@@ -139,7 +132,7 @@ def main():
     flags = ["--target", "cpu", "--kv-cache-dtype", "fp8"]
     if a.calibration:
         flags += ["--calibration", a.calibration]
-    scales = scales_from_ir(run([a.infer_compile, a.model, *flags, "--emit=optimized"]).stdout)
+    scales = scales_from_ir(qr.run_tool([a.infer_compile, a.model, *flags, "--emit=optimized"]).stdout)
     model = onnx.load(a.model)
     edges = attention_inputs(model)
     if len(edges) != len(scales):
@@ -150,13 +143,13 @@ def main():
     plain = qr.run_model(a.model, {a.input_name: ids})
     with tempfile.TemporaryDirectory() as tmp:
         art, out = os.path.join(tmp, "kv8.infer"), os.path.join(tmp, "out.npy")
-        run([a.infer_compile, a.model, *flags, "-o", art])
-        run([a.infer_run, art, "forward", "--input", f"{a.input_name}={a.input}", "--output",
+        qr.run_tool([a.infer_compile, a.model, *flags, "-o", art])
+        qr.run_tool([a.infer_run, art, "forward", "--input", f"{a.input_name}={a.input}", "--output",
              f"logits={out}", "--device", "cpu"])
         got = np.load(out).astype(np.float32)
         # 2. The step program: greedy ids of each prompt row against ORT's greedy decoding.
         prompts = [row for row in ids.reshape(-1, ids.shape[-1])]
-        gen = run([a.infer_run, art, "generate", "--device", "cpu", "--output", "json",
+        gen = qr.run_tool([a.infer_run, art, "generate", "--device", "cpu", "--output", "json",
                    "--ignore-eos", "--max-new-tokens", str(a.max_new_tokens)]
                   + sum((["--prompt-ids", ",".join(map(str, p))] for p in prompts), []))
     import json

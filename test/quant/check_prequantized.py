@@ -24,7 +24,7 @@ ORT's (so the check cannot pass with the quantized weights silently replaced by 
   check_prequantized.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
                         --form ort-nbits4 [--block-size 16] [--device cuda --dtype bf16]
 """
-import argparse, logging, os, subprocess, sys, tempfile
+import argparse, logging, os, sys, tempfile
 
 import ml_dtypes
 import numpy as np
@@ -141,25 +141,17 @@ def main():
         path = os.path.join(tmp, "pq.onnx")
         onnx.save(model, path)
         artifact = os.path.join(tmp, "pq.infer")
-        cmd = [a.infer_compile, path, "-o", artifact, "--target", a.device, "--dtype", a.dtype]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-            return 1
+        qr.run_tool([a.infer_compile, path, "-o", artifact, "--target", a.device, "--dtype", a.dtype])
         # The step program computes only the sampled rows' logits (a gather_rows before the LM
         # head), a quantized LM head too: on the GPU that is what samples on the device.
-        info = subprocess.run([a.infer_run, artifact, "info"], capture_output=True, text=True).stdout
+        info = qr.run_tool([a.infer_run, artifact, "info"]).stdout
         step = info.split("step program:", 1)[-1]
         if "step program:" not in info or "gather_rows" not in step:
             print("FAIL: the step program computes every row's logits (no gather_rows)")
             return 1
         out = os.path.join(tmp, "out.npy")
-        cmd = [a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",
-               "--output", f"logits={out}", "--device", a.device]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-            return 1
+        qr.run_tool([a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",
+                     "--output", f"logits={out}", "--device", a.device])
         got = np.load(out).astype(np.float32)
         if a.device == "cpu":
             # The reference interpreter on every optimization stage (graph.dequantize before
@@ -168,10 +160,7 @@ def main():
             for cmd in ([a.infer_compile, path, "--reference-run", "--input", f"{a.input_name}={a.input}",
                          "--output", f"logits={interp}"],
                         [a.infer_compile, path, "--verify-numerics", "--input", f"{a.input_name}={a.input}"]):
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-                    return 1
+                qr.run_tool(cmd)
             if (err := max_abs(np.load(interp), ref)) > a.atol:
                 print(f"FAIL: the reference interpreter's logits lie {err:.3g} from ORT's")
                 return 1

@@ -15,7 +15,7 @@ than it, so the check cannot pass with quantization silently off.
                      --scheme int4 --group-size 32 [--atol 1e-4] [--golden M.out0.npy]
                      [--input-name input_ids] [--compile-arg=...] [--device cuda --dtype bf16]
 """
-import argparse, os, subprocess, sys, tempfile
+import argparse, os, sys, tempfile
 
 import numpy as np
 import onnx
@@ -86,18 +86,10 @@ def main():
                "--quantize", a.scheme]
         if a.scheme == "int4":
             cmd += ["--group-size", str(a.group_size)]
-        cmd += a.compile_arg
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-            return 1
+        qr.run_tool(cmd + a.compile_arg)
         out = os.path.join(tmp, "out.npy")
-        cmd = [a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",
-               "--output", f"logits={out}", "--device", a.device]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-            return 1
+        qr.run_tool([a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",
+                     "--output", f"logits={out}", "--device", a.device])
         got = np.load(out).astype(np.float32)
 
     # 3. Compare.

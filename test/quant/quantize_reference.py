@@ -403,6 +403,16 @@ def checker_error(model):
 
 # ----------------------------------------------------------------------------- running
 
+def run_tool(cmd):
+    """Runs an infer tool for a check built on this reference; a non-zero exit ends the check with
+    one FAIL line naming the command and its stderr."""
+    import subprocess
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    return proc
+
+
 def run_model(model, inputs, output=None):
     """Runs `model` (path or ModelProto) with ORT CPU, graph optimizations off. `inputs`: name ->
     array. Returns the output `output` (default: logits, else the first) as float32."""
