@@ -25,9 +25,16 @@ using infer::tokenizer::Tokenizer;
 
 namespace {
 
+// INFER_TOKENIZER_FIXTURES in the environment overrides the build tree's
+// fixtures, so the binary also runs from a copy of the tree elsewhere (a
+// campaign on another machine, docs/fuzzing.md).
+std::string fixturesDir() {
+  const char *dir = std::getenv("INFER_TOKENIZER_FIXTURES");
+  return dir && *dir ? dir : INFER_TOKENIZER_FIXTURES;
+}
+
 std::unique_ptr<Tokenizer> load(const char *name) {
-  auto tokenizer =
-      Tokenizer::fromFile(std::string(INFER_TOKENIZER_FIXTURES) + "/" + name + "/tokenizer.json");
+  auto tokenizer = Tokenizer::fromFile(fixturesDir() + "/" + name + "/tokenizer.json");
   if (!tokenizer.ok()) {
     std::fprintf(stderr, "%s\n", tokenizer.status().message().c_str());
     std::abort();
