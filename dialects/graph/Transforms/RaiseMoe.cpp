@@ -124,7 +124,15 @@ std::optional<MoeMatch> matchMoe(TopKOp topK) {
   // The routing weights: the top-k softmax probabilities, or the sigmoid
   // scores the chosen ids gather.
   Value weights = topK.getValues();
-  auto softmax = topK.getInput().getDefiningOp<SoftmaxOp>();
+  // A bf16/f16 model's softmax widened to f32 before the top_k (Qwen3-MoE's
+  // softmax(..., dtype=torch.float) exports that way): the proof decides
+  // whether the choices agree.
+  Value probabilities = topK.getInput();
+  if (auto widen = probabilities.getDefiningOp<CastOp>();
+      widen && isa<FloatType>(getElementTypeOrSelf(widen.getInput().getType())) &&
+      isa<FloatType>(getElementTypeOrSelf(widen.getResult().getType())))
+    probabilities = widen.getInput();
+  auto softmax = probabilities.getDefiningOp<SoftmaxOp>();
   auto router = softmax ? softmax.getInput().getDefiningOp<LinearOp>() : LinearOp();
   if (router && !router.getBias() && !router.getResidual() && isWeight(router.getWeight()))
     match.router = router;
@@ -196,6 +204,12 @@ bool raiseMoe(func::FuncOp func, TopKOp topK) {
     candidates.push_back(reshape.getData());
   for (Value x : candidates) {
     Value output = match->output;
+    // A bf16/f16 model may sum the experts' outputs in f32 and narrow after.
+    if (output.getType() != x.getType() && output.hasOneUse())
+      if (auto narrow = dyn_cast<CastOp>(*output.getUsers().begin());
+          narrow && getElementTypeOrSelf(narrow.getResult().getType()) ==
+                        getElementTypeOrSelf(x.getType()))
+        output = narrow.getResult();
     if (output.getType() != x.getType() && output.hasOneUse())
       if (auto back = dyn_cast<ReshapeOp>(*output.getUsers().begin()))
         output = back.getResult();
