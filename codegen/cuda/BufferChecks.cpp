@@ -29,6 +29,17 @@ bool readOnlyBy(const art::ExecProgram &program, uint32_t buffer, int readerA, i
   return true;
 }
 
+bool unreadAfter(const art::ExecProgram &program, uint32_t buffer, int index) {
+  for (int i = index + 1; i < program.launches_size(); ++i)
+    for (const art::Operand &operand : program.launches(i).operands())
+      if (operand.ref().target_case() == art::Ref::kBuffer && operand.ref().buffer() == buffer)
+        return false;
+  for (const art::Binding &binding : program.outputs())
+    if (binding.buffer() == buffer)
+      return false;
+  return true;
+}
+
 bool decodeMayReplaceRotary(const art::ExecProgram &program, int index) {
   if (index < 1 || index >= program.launches_size())
     return false;

@@ -29,6 +29,10 @@ bool buffersApartForEveryT(const artifact::ExecProgram &program, uint32_t a, uin
 /// operand and no program input or output is bound to it.
 bool readOnlyBy(const artifact::ExecProgram &program, uint32_t buffer, int readerA, int readerB);
 
+/// Whether no launch after `index` has `buffer` as an operand and no program
+/// output is bound to it: what `index` does to it in place is seen by no one.
+bool unreadAfter(const artifact::ExecProgram &program, uint32_t buffer, int index);
+
 /// Whether infer_kv_decode may stand in for the KV_ATTENTION launch `index`
 /// and the ROTARY launch before it (CudaLaunch.decode): no launch but those
 /// two reads the rotary's output and it is no program output, the attention

@@ -527,6 +527,22 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         window < 0 || window > INT32_MAX)
       return error(index, "has no attention kernel for a sliding window of " +
                               std::to_string(window) + " keys (1 to 2^31 - 1)");
+    if (floatAttr(op, "k_cache_scale", 0.0) > 0 || floatAttr(op, "v_cache_scale", 0.0) > 0) {
+      // --kv-cache-dtype fp8: K and V rounded through E4M3 in place first, as
+      // the step program's cache holds them.
+      for (const art::Operand &operand : op.operands())
+        if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
+                                          !unreadAfter(*program_, operand.ref().buffer(), index)))
+          return error(index, "reads K or V that later launches read too: its FP8 cache "
+                              "rounding cannot be done in place");
+      art::CudaLaunch round;
+      round.set_runner(art::CudaLaunch::KERNEL);
+      useKernel(round, ns + "infer_attention_round_kv<" + t + ">");
+      *round.add_grid() = gridDim(art::GridDim::SEQ, 1);
+      *round.add_grid() = gridDim(art::GridDim::BATCH, 1);
+      round.set_block_x(kernels::kKvAttentionThreads);
+      *cuda.mutable_prologue() = std::move(round);
+    }
     useKernel(cuda, ns + "infer_attention<" + t + ", " +
                         std::to_string(kernels::attentionHeadClass(headDim)) + ">");
     *cuda.add_grid() = gridDim(art::GridDim::SEQ, 1, kernels::kAttentionBlockQ);
@@ -545,12 +561,21 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                               std::to_string(headDim) + " (1 to 256)");
     // A sliding window and ALiBi run on infer_kv_attention's general path alone.
     const bool generalPathOnly = intAttr(op, "window", 0) > 0 || floatAttr(op, "alibi", 0.0) != 0.0;
+    // An FP8 cache (--kv-cache-dtype fp8): its own write and the general
+    // path, for prefill and decode tokens alike; no fused variants.
+    const bool fp8Cache =
+        floatAttr(op, "k_cache_scale", 0.0) > 0 || floatAttr(op, "v_cache_scale", 0.0) > 0;
     art::CudaLaunch write;
     write.set_runner(art::CudaLaunch::KERNEL);
     write.set_block_x(kernels::kKvAttentionThreads);
-    useKernel(write, ns + "infer_kv_write<" + t + ">");
+    useKernel(write, ns + (fp8Cache ? "infer_kv_write_fp8<" : "infer_kv_write<") + t + ">");
     *write.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     *cuda.mutable_prologue() = std::move(write);
+    if (fp8Cache) {
+      useKernel(cuda, ns + "infer_kv_attention_fp8<" + t + ">");
+      setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);
+      break;
+    }
     if (foldsRotaryIntoKvWrite(index, out)) {
       const art::Launch &rotary = launch(index - 1);
       std::vector<art::ElementType> table = typesOf(rotary, "inv_freq");

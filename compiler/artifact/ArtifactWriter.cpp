@@ -976,6 +976,13 @@ LogicalResult describeKvCache(exec::ProgramOp step, int64_t maxSeqLen, art::KvCa
         buffer ? elementTypeOf(buffer.getElementType()) : std::nullopt;
     if (!type)
       return attention.emitError() << "the K/V input of a kv_attention is not an arena buffer";
+    // --kv-cache-dtype fp8: the cache holds E4M3 bytes of K / k_cache_scale
+    // and V / v_cache_scale (the cpu backend keeps those values in f32).
+    const bool kFp8 = attention.getKCacheScale().convertToFloat() > 0;
+    if (kFp8 != (attention.getVCacheScale().convertToFloat() > 0))
+      return attention.emitError() << "has an FP8 cache scale for one of K and V only";
+    if (kFp8)
+      type = art::ELEMENT_TYPE_F8E4M3;
     if (layers == 0) {
       out.set_block_size(attention.getBlockSize());
       out.set_num_kv_heads(attention.getNumKvHeads());

@@ -150,6 +150,7 @@ uint64_t elementSize(ElementType type) {
   case ELEMENT_TYPE_I8:
   case ELEMENT_TYPE_U8:
   case ELEMENT_TYPE_BOOL:
+  case ELEMENT_TYPE_F8E4M3:
     return 1;
   default:
     return 0;
@@ -178,6 +179,8 @@ const char *elementTypeName(ElementType type) {
     return "u8";
   case ELEMENT_TYPE_BOOL:
     return "bool";
+  case ELEMENT_TYPE_F8E4M3:
+    return "f8e4m3";
   default:
     return "?";
   }

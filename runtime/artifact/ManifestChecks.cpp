@@ -58,7 +58,7 @@ Status checkLaunchAttributes(const std::string &what, const Launch &launch) {
 Status checkWeight(int index, const Weight &weight, uint64_t sectionSize) {
   std::string what = "weight " + num(index) + " '" + weight.name() + "'";
   uint64_t elementBytes = elementSize(weight.element_type());
-  if (elementBytes == 0)
+  if (elementBytes == 0 || weight.element_type() == ELEMENT_TYPE_F8E4M3)
     return dataLossError(what + " has an unknown element type (" +
                          num(static_cast<uint64_t>(weight.element_type())) + ")");
   uint64_t elements = 1;
@@ -100,8 +100,8 @@ Status checkConstant(const std::string &what, const Constant &constant) {
       return dataLossError(what + " has an invalid shape");
   uint64_t elementBytes = elementSize(constant.element_type());
   uint64_t bytes = 0;
-  if (elementBytes == 0 || __builtin_mul_overflow(elements, elementBytes, &bytes) ||
-      bytes != constant.data().size())
+  if (elementBytes == 0 || constant.element_type() == ELEMENT_TYPE_F8E4M3 ||
+      __builtin_mul_overflow(elements, elementBytes, &bytes) || bytes != constant.data().size())
     return dataLossError(what + " holds " + num(constant.data().size()) +
                          " bytes, its shape and type need " + num(bytes));
   return okStatus();
@@ -158,7 +158,8 @@ Status checkExecProgram(const ExecProgram &program, int numWeights,
     std::string what = prefix + "buffer " + num(i);
     if (buffer.id() != static_cast<uint32_t>(i))
       return dataLossError(what + " has id " + num(buffer.id()));
-    if (elementSize(buffer.element_type()) == 0)
+    // f8e4m3 is a KV cache element only (KvCacheLayout), no buffer's.
+    if (elementSize(buffer.element_type()) == 0 || buffer.element_type() == ELEMENT_TYPE_F8E4M3)
       return dataLossError(what + " has an unknown element type");
     std::optional<uint64_t> offset = affineAt(buffer.offset(), bound);
     std::optional<uint64_t> size = affineAt(buffer.size(), bound);

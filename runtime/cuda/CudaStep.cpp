@@ -170,6 +170,7 @@ Status CudaBackend::allocateKvCache(int64_t numBlocks) {
     stepContext_.kvLayers.push_back(reinterpret_cast<void *>(cache));
   }
   stepContext_.blockSize = layout.block_size();
+  stepContext_.kvFp8 = layout.element_type() == art::ELEMENT_TYPE_F8E4M3;
   kvNumBlocks_ = numBlocks;
   if (!kvDecodeWorkspace_) {
     // Split-KV decode partials for the largest step (any layer: one shape).

@@ -8,6 +8,7 @@
 #include "runtime/base/ReferenceMoe.h"
 #include "runtime/cuda/abi/KernelParams.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -21,6 +22,14 @@ template <typename Params> PackedParams pack(const Params &params) {
   packed.bytes.resize(sizeof(Params));
   std::memcpy(packed.bytes.data(), &params, sizeof(Params));
   return packed;
+}
+
+/// k_cache_scale / v_cache_scale: 0 (none) or a positive finite scale.
+StatusOr<float> cacheScale(const exec::LaunchArgs &args, const char *name) {
+  float scale = float(args.floatAttr(name, 0.0));
+  if (!(scale >= 0) || !std::isfinite(scale))
+    return args.error(std::string("has a ") + name + " that is not a finite scale >= 0");
+  return scale;
 }
 
 const char *offsetBy(const exec::View &view, int64_t elements) {
@@ -176,6 +185,8 @@ StatusOr<PackedParams> attention(const exec::LaunchArgs &args) {
   p.causal = args.boolAttr("causal", false) ? 1 : 0;
   p.window = int(args.intAttr("window", 0));
   p.alibi = float(args.floatAttr("alibi", 0.0));
+  ASSIGN_OR_RETURN(p.kCacheScale, cacheScale(args, "k_cache_scale"));
+  ASSIGN_OR_RETURN(p.vCacheScale, cacheScale(args, "v_cache_scale"));
   if (p.window < 0 || args.intAttr("window", 0) > INT32_MAX ||
       (p.window > 0 && !p.causal))
     return args.error("has a window that is not a positive count of keys of "
@@ -272,6 +283,11 @@ StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepConte
   p.alibi = float(args.floatAttr("alibi", 0.0));
   if (p.window < 0)
     return args.error("has a negative window");
+  ASSIGN_OR_RETURN(p.kCacheScale, cacheScale(args, "k_cache_scale"));
+  ASSIGN_OR_RETURN(p.vCacheScale, cacheScale(args, "v_cache_scale"));
+  if ((p.kCacheScale > 0) != step->kvFp8 || (p.vCacheScale > 0) != step->kvFp8)
+    return args.error(step->kvFp8 ? "reads an FP8 KV cache without its scales"
+                                  : "has FP8 cache scales for a cache that is not FP8");
   return pack(p);
 }
 

@@ -22,6 +22,9 @@ struct PackedParams {
 struct StepContext {
   int64_t numSeqs = 0, maxBlocksPerSeq = 0, blockSize = 0;
   std::vector<void *> kvLayers; ///< each layer's cache (device addresses)
+  /// The cache holds E4M3 bytes (KvCacheLayout ELEMENT_TYPE_F8E4M3): each
+  /// KV_ATTENTION must carry k_cache_scale / v_cache_scale > 0, and only then.
+  bool kvFp8 = false;
   /// infer_kv_attention's split-KV workspace and counters (zeroed, shared).
   float *kvWorkspace = nullptr;
   unsigned int *kvCounters = nullptr;

@@ -123,6 +123,21 @@ quant_checks() {
       record $?
     done
   done > "$tmp/quant.tiny-prequantized.log" 2>&1 &
+  # The FP8 KV cache against ONNX Runtime with K and V through E4M3 (test/gpu/CMakeLists.txt).
+  for model in tiny-llama tiny-gpt2 tiny-gemma2 tiny-falcon-7b kjv-tiny; do
+    case $model in
+      tiny-llama) base=(--model "$root/models/tiny-llama/tiny-llama.onnx"
+                        --input "$root/models/tiny-llama/tiny-llama.in0.npy") ;;
+      kjv-tiny) base=(--model "$root/models/kjv-tiny/model.onnx"
+                      --input "$root/models/kjv-tiny/heldout.in0.npy"
+                      --calibration "$root/models/kjv-tiny/calibration.txt") ;;
+      *) base=(--model "$models/$model.onnx" --input "$models/$model.in0.npy") ;;
+    esac
+    for dtype in fp32 bf16; do
+      python3 "$quant/check_kv_fp8.py" "${tools[@]}" "${base[@]}" --device cuda --dtype $dtype
+      record $?
+    done
+  done > "$tmp/quant.tiny-kv-fp8.log" 2>&1 &
   wait
   cat "$tmp"/quant.tiny-*.log
   python3 "$quant/check_awq.py" "${tools[@]}" --device cuda --group-size 32 \

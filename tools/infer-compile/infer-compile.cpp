@@ -547,7 +547,7 @@ int main(int argc, char **argv) {
   app.add_option("--kv-cache-dtype", options.kvCacheDtype,
                  "the KV cache's element type: auto (the activations') or fp8 (E4M3 with a "
                  "scale per layer for K and for V, from the --calibration prompts or random "
-                 "token ids; cpu target for now)")
+                 "token ids)")
       ->check(CLI::IsMember({"auto", "fp8"}))
       ->capture_default_str();
   app.add_option("--calibration", options.calibration,
@@ -624,11 +624,6 @@ int main(int argc, char **argv) {
   if (!options.calibration.empty() && options.quantize.empty() && options.kvCacheDtype != "fp8") {
     llvm::errs() << "error: --calibration measures --quantize or --kv-cache-dtype fp8; give "
                     "--quantize int4 or fp8, or --kv-cache-dtype fp8\n";
-    return 2;
-  }
-  if (options.kvCacheDtype == "fp8" && options.target == "cuda") {
-    llvm::errs() << "error: --kv-cache-dtype fp8 runs on --target cpu for now; the cuda "
-                    "attention kernels do not read an FP8 cache yet\n";
     return 2;
   }
   if (options.accuracyGate > 0 && options.calibration.empty()) {

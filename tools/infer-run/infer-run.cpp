@@ -218,6 +218,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         ++gemms;
       else
         ++distinct[launch.function()];
+      if (launch.has_prologue())
+        ++distinct[launch.prologue().function()];
       for (const art::CudaLaunch &stage : launch.stages())
         ++distinct[stage.function()];
     }
@@ -237,7 +239,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         multiRows = 0,
         mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;
     uint32_t mmaRowsLeast = 0, mmaRowsMost = 0;
-    std::map<std::string, int> rowKernels, mmaKernels, decodeKernels, qkvDecodeKernels;
+    std::map<std::string, int> rowKernels, mmaKernels, decodeKernels, qkvDecodeKernels,
+        pagedKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
       gemv += launch.has_gemv();
       folding += launch.gemv().fuses_previous();
@@ -265,6 +268,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         ++decodeKernels[launch.decode().function()];
       if (launch.has_qkv_decode())
         ++qkvDecodeKernels[launch.qkv_decode().function()];
+      if (launch.has_prologue())
+        ++pagedKernels[launch.function() + " after " + launch.prologue().function()];
     }
     if (cuda.step_launches_size() > 0)
       std::printf("  step: %d GEMMs with a decode GEMV (%d fold the norm or activation before "
@@ -297,6 +302,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     for (const auto &[function, uses] : qkvDecodeKernels)
       std::printf("  step batch-1 qkv GEMV + decode attention kernel %s (%d launches)\n",
                   function.c_str(), uses);
+    for (const auto &[functions, uses] : pagedKernels)
+      std::printf("  step kernel %s (%d launches)\n", functions.c_str(), uses);
   } else {
     std::printf("cuda: none (compiled for --target cpu)\n");
   }

@@ -29,6 +29,43 @@ template <> __device__ __forceinline__ __half fromFloat<__half>(float x) {
   return __float2half_rn(x);
 }
 
+constexpr float kE4M3Max = 448.f;
+
+/// The float of E4M3FN `bits` (exact; 0x7f / 0xff are NaN).
+__device__ __forceinline__ float e4m3ToFloat(unsigned bits) {
+  const unsigned exponent = (bits >> 3) & 0xfu, mantissa = bits & 7u;
+  float magnitude = exponent == 0 ? float(mantissa) * 0x1p-9f
+                                  : __uint_as_float(((exponent + 120u) << 23) | (mantissa << 20));
+  if (exponent == 0xfu && mantissa == 7u)
+    magnitude = __uint_as_float(0x7fc00000u);
+  return (bits & 0x80u) ? -magnitude : magnitude;
+}
+
+/// x as E4M3FN bits, bit for bit quant::e4m3FromFloat (runtime/base): |x|
+/// clamped to 448, rounded to nearest even; NaN is 0x7f with x's sign.
+__device__ __forceinline__ unsigned e4m3FromFloat(float x) {
+  const unsigned sign = (__float_as_uint(x) >> 24) & 0x80u;
+  float a = fabsf(x);
+  if (a != a)
+    return sign | 0x7fu;
+  a = fminf(a, kE4M3Max);
+  if (a < 0x1p-6f) // subnormal: units of 2^-9
+    return sign | unsigned(rintf(a * 512.f));
+  unsigned bits = __float_as_uint(a);
+  bits += (1u << 19) - 1u + ((bits >> 20) & 1u);
+  const unsigned exponent = ((bits >> 23) & 0xffu) - 127u + 7u;
+  return sign | (exponent << 3) | ((bits >> 20) & 7u);
+}
+
+/// One float8 E4M3FN value: the FP8 KV cache's element (its scale apart).
+struct E4M3 {
+  unsigned char bits;
+};
+__device__ __forceinline__ float toFloat(E4M3 x) { return e4m3ToFloat(x.bits); }
+template <> __device__ __forceinline__ E4M3 fromFloat<E4M3>(float x) {
+  return E4M3{static_cast<unsigned char>(e4m3FromFloat(x))};
+}
+
 /// Order-preserving map of a float to an unsigned key: NaN is 0 (below
 /// -inf), -0 and +0 share a key. infer_sample's argmax (Sampling.cuh) and
 /// the LM head's folded one (GemvRows.cuh, kArgmax) compare these keys,

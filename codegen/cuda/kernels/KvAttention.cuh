@@ -98,19 +98,34 @@ template <typename T> __device__ __forceinline__ void copyRow(const T *src, T *d
 
 namespace kvimpl {
 
-/// Token t's K and V rows to slot slotIds[t] of the cache (none for padding,
-/// slot < 0), with the block's threads.
-template <typename T> __device__ __forceinline__ void writeTokenKv(const KvAttentionParams &p,
-                                                                   long long t) {
+/// n elements of T as E4M3 of x / scale (quant::roundThroughE4M3's bytes).
+template <typename T>
+__device__ __forceinline__ void encodeRow(const T *src, E4M3 *dst, long long n, float scale) {
+  for (long long i = threadIdx.x; i < n; i += blockDim.x)
+    dst[i] = fromFloat<E4M3>(__fdiv_rn(toFloat(src[i]), scale));
+}
+
+/// Token t's K and V rows to slot slotIds[t] of a cache of C (T, or E4M3:
+/// divided by k_cache_scale / v_cache_scale and rounded), none for padding
+/// (slot < 0), with the block's threads.
+template <typename T, typename C = T>
+__device__ __forceinline__ void writeTokenKv(const KvAttentionParams &p, long long t) {
   const long long slot = p.slotIds[t];
   if (slot < 0)
     return; // padding
   const long long block = slot / p.blockSize, offset = slot - block * p.blockSize;
   const long long rowElems = p.numKvHeads * p.headDim;
-  T *kDst = static_cast<T *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems;
-  T *vDst = kDst + p.blockSize * rowElems;
-  copyRow(static_cast<const T *>(p.k) + t * p.kRowStride, kDst, rowElems);
-  copyRow(static_cast<const T *>(p.v) + t * p.vRowStride, vDst, rowElems);
+  C *kDst = static_cast<C *>(p.cache) + ((block * 2) * p.blockSize + offset) * rowElems;
+  C *vDst = kDst + p.blockSize * rowElems;
+  const T *k = static_cast<const T *>(p.k) + t * p.kRowStride;
+  const T *v = static_cast<const T *>(p.v) + t * p.vRowStride;
+  if constexpr (sizeof(C) == 1) {
+    encodeRow(k, kDst, rowElems, p.kCacheScale);
+    encodeRow(v, vDst, rowElems, p.vCacheScale);
+  } else {
+    copyRow(k, kDst, rowElems);
+    copyRow(v, vDst, rowElems);
+  }
 }
 
 } // namespace kvimpl
@@ -122,6 +137,16 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
   const long long t = blockIdx.x;
   if (t < p.tokens)
     kvimpl::writeTokenKv<T>(p, t);
+}
+
+/// infer_kv_write for an FP8 cache (--kv-cache-dtype fp8): E4M3 bytes of K /
+/// k_cache_scale and V / v_cache_scale.
+template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
+    infer_kv_write_fp8(KvAttentionParams p) {
+  waitForPreviousKernel();
+  const long long t = blockIdx.x;
+  if (t < p.tokens)
+    kvimpl::writeTokenKv<T, E4M3>(p, t);
 }
 
 /// The rotary launch before a KV_ATTENTION and its KV write in one kernel
@@ -233,6 +258,51 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvi
     infer_kv_attention(KvAttentionParams p) {
   waitForPreviousKernel();
   kvimpl::kvAttention<T>(p);
+}
+
+namespace kvimpl {
+/// infer_kv_attention_fp8's body: the general path over E4M3 keys and values.
+template <typename T> __device__ __forceinline__ void kvAttentionFp8(const KvAttentionParams &p) {
+  __shared__ Shared sm;
+  const HeadGroup hg = headGroupOf(p);
+  if (hg.heads <= 0 || blockIdx.z != 0)
+    return; // the general path does not split
+  Token tok;
+  if (!findToken(p, blockIdx.x, tok))
+    return;
+  attend<T, E4M3>(p, tok, blockIdx.x, hg.g, hg.g * hg.group + hg.headBase, hg.heads, sm);
+}
+} // namespace kvimpl
+
+/// infer_kv_attention over an FP8 cache (--kv-cache-dtype fp8): the general
+/// path, prefill and decode tokens alike.
+template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads, kvimpl::kMinBlocks)
+    infer_kv_attention_fp8(KvAttentionParams p) {
+  waitForPreviousKernel();
+  kvimpl::kvAttentionFp8<T>(p);
+}
+
+/// The forward program's exec.attention with FP8 cache scales (CudaLaunch.prologue):
+/// blocks (x, b) round rows (b, x + i gridDim.x) of K and V in place through
+/// E4M3 at k_cache_scale / v_cache_scale, so infer_attention reads them as
+/// the step program's cache holds them (codegen checks that nothing after
+/// the attention reads K and V).
+template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
+    infer_attention_round_kv(AttentionParams p) {
+  waitForPreviousKernel();
+  const long long b = blockIdx.y, n = p.numKvHeads * p.headDim;
+  if (b >= p.batch || !(p.kCacheScale > 0.f) || !(p.vCacheScale > 0.f))
+    return;
+  for (long long s = blockIdx.x; s < p.kvSeq; s += gridDim.x) {
+    T *k = static_cast<T *>(const_cast<void *>(p.k)) + (b * p.kvSeq + s) * p.kRowStride;
+    T *v = static_cast<T *>(const_cast<void *>(p.v)) + (b * p.kvSeq + s) * p.vRowStride;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+      const float kq = e4m3ToFloat(e4m3FromFloat(__fdiv_rn(toFloat(k[i]), p.kCacheScale)));
+      const float vq = e4m3ToFloat(e4m3FromFloat(__fdiv_rn(toFloat(v[i]), p.vCacheScale)));
+      k[i] = fromFloat<T>(kq * p.kCacheScale);
+      v[i] = fromFloat<T>(vq * p.vCacheScale);
+    }
+  }
 }
 
 /// A decode step's rotary, KV write and attention in one kernel

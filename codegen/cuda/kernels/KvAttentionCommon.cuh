@@ -105,6 +105,31 @@ template <typename X> struct Chunk {
   }
 };
 
+/// kChunk E4M3 elements of an FP8 KV cache: 8 bytes, one 8-byte load (vec:
+/// p is 8-byte aligned, as every chunk of a cache whose head size is a
+/// multiple of 8 is).
+template <> struct Chunk<E4M3> {
+  uint2 raw;
+  __device__ __forceinline__ float at(int i) const {
+    return e4m3ToFloat(((i < 4 ? raw.x : raw.y) >> (8 * (i & 3))) & 0xffu);
+  }
+  __device__ __forceinline__ void load(const E4M3 *p, int count, bool vec) {
+    if (vec && count > 0) {
+      raw = *reinterpret_cast<const uint2 *>(p);
+      return;
+    }
+    raw = make_uint2(0u, 0u);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i)
+      if (i < count)
+        (i < 4 ? raw.x : raw.y) |= unsigned(p[i].bits) << (8 * (i & 3));
+  }
+};
+
+/// The scale of a cache element type's values: an FP8 cache holds x / scale.
+template <typename C> __device__ __forceinline__ float cacheScale(float scale) { return 1.f; }
+template <> __device__ __forceinline__ float cacheScale<E4M3>(float scale) { return scale; }
+
 /// Where token t stands: its sequence's block table and last visible position.
 struct Token {
   const long long *table;

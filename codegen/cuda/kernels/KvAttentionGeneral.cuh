@@ -2,7 +2,8 @@
 //
 // infer_kv_attention's general path (attend; KvAttention.cuh's comment
 // describes it): f32, other head sizes, unaligned caches, more than 8 heads a
-// block. Compiled by NVRTC: CUDA headers only, no standard library.
+// block, and the FP8 cache (C = E4M3: scores times k_cache_scale, outputs
+// times v_cache_scale). Compiled by NVRTC: CUDA headers only, no standard library.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_CODEGEN_CUDA_KERNELS_KVATTENTIONGENERAL_CUH
@@ -26,8 +27,8 @@ struct alignas(16) Shared {
 };
 
 /// One pass: query heads firstHead .. firstHead + heads - 1 (heads <= HP) of
-/// token t, kv head g.
-template <typename T, int HP>
+/// token t, kv head g, over a cache of C (T, or E4M3).
+template <typename T, typename C, int HP>
 __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Token &tok,
                                            long long t, long long g, long long firstHead,
                                            int heads, int lanesLog2, bool vec, Shared &sm) {
@@ -71,7 +72,8 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
 
   const long long rowElems = p.numKvHeads * D;
   const long long halfElems = p.blockSize * rowElems;
-  const T *cache = static_cast<const T *>(p.cache) + g * D + d0;
+  const C *cache = static_cast<const C *>(p.cache) + g * D + d0;
+  const float kScale = cacheScale<C>(p.kCacheScale), vScale = cacheScale<C>(p.vCacheScale);
   const unsigned blockSize = unsigned(p.blockSize);
   const bool pow2 = (blockSize & (blockSize - 1)) == 0;
   const int blockShift = __ffs(int(blockSize)) - 1;
@@ -103,15 +105,15 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
       blocks[u] = __ldg(tok.table + blockIndex);
     }
   };
-  auto fetch = [&](Chunk<T> (&kc)[U], Chunk<T> (&vc)[U]) {
+  auto fetch = [&](Chunk<C> (&kc)[U], Chunk<C> (&vc)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const T *kp = cache + (blocks[u] * 2 * p.blockSize + offsets[u]) * rowElems;
+      const C *kp = cache + (blocks[u] * 2 * p.blockSize + offsets[u]) * rowElems;
       kc[u].load(kp, count, vec);
       vc[u].load(kp + halfElems, count, vec);
     }
   };
-  Chunk<T> kc[U], vc[U];
+  Chunk<C> kc[U], vc[U];
   const int start = first / stride * stride;
   locate(start);
   fetch(kc, vc);
@@ -120,7 +122,7 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   for (int base = start; base <= pos; base += stride) {
     // Step base + stride's rows load while this step computes; the block
     // numbers run one step further ahead.
-    Chunk<T> kn[U], vn[U];
+    Chunk<C> kn[U], vn[U];
     if (base + stride <= pos) {
       fetch(kn, vn);
       if (base + 2 * stride <= pos)
@@ -162,6 +164,12 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
 #pragma unroll
         for (int u = 0; u < U; ++u)
           s[h][u] += __shfl_xor_sync(kFullMask, s[h][u], offset);
+    if (kScale != 1.f)
+#pragma unroll
+      for (int h = 0; h < HP; ++h)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          s[h][u] *= kScale;
 
 #pragma unroll
     for (int h = 0; h < HP; ++h) {
@@ -242,14 +250,14 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
     float o = 0.f;
     for (int s = 0; s < groups; ++s)
       o = fmaf(sm.max[h][s], sm.acc[h][s * width + d], o);
-    out[(long long)h * D + d] = fromFloat<T>(o);
+    out[(long long)h * D + d] = fromFloat<T>(o * vScale);
   }
   __syncthreads(); // the next pass reuses the shared memory
 }
 
 /// Query heads firstHead .. firstHead + heads - 1 of kv head g, in passes of
-/// up to kHeadsPerPass.
-template <typename T>
+/// up to kHeadsPerPass, over a cache of C.
+template <typename T, typename C = T>
 __device__ __forceinline__ void attend(const KvAttentionParams &p, const Token &tok, long long t,
                                        long long g, long long firstHead, int heads, Shared &sm) {
   const long long chunks = (p.headDim + kChunk - 1) / kChunk;
@@ -260,9 +268,9 @@ __device__ __forceinline__ void attend(const KvAttentionParams &p, const Token &
   for (int done = 0; done < heads; done += kHeadsPerPass) {
     const int pass = heads - done < kHeadsPerPass ? heads - done : kHeadsPerPass;
     if (pass > 1)
-      attendPass<T, kHeadsPerPass>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
+      attendPass<T, C, kHeadsPerPass>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
     else
-      attendPass<T, 1>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
+      attendPass<T, C, 1>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
   }
 }
 

@@ -56,18 +56,6 @@ __device__ __forceinline__ constexpr bool e4m3(int scheme) {
   return scheme == kFp8 || scheme == kFp8Weight;
 }
 
-constexpr float kE4M3Max = 448.f;
-
-/// The float of E4M3FN `bits` (exact; 0x7f / 0xff are NaN).
-__device__ __forceinline__ float e4m3ToFloat(unsigned bits) {
-  const unsigned exponent = (bits >> 3) & 0xfu, mantissa = bits & 7u;
-  float magnitude = exponent == 0 ? float(mantissa) * 0x1p-9f
-                                  : __uint_as_float(((exponent + 120u) << 23) | (mantissa << 20));
-  if (exponent == 0xfu && mantissa == 7u)
-    magnitude = __uint_as_float(0x7fc00000u);
-  return (bits & 0x80u) ? -magnitude : magnitude;
-}
-
 /// Element `index` of row-major quantized weights as its integer (int4,
 /// int8) or float (fp8), unscaled.
 template <int kScheme>

@@ -111,6 +111,9 @@ struct AttentionParams {
   int causal;
   int window;  ///< 0: none
   float alibi; ///< ALiBi's bias factor, 0: none (CUDA-core path only)
+  /// > 0 (--kv-cache-dtype fp8): K and V are read rounded through E4M3 at
+  /// these scales (infer_attention_round_kv, the ATTENTION's prologue).
+  float kCacheScale, vCacheScale;
   int pad;
 };
 
@@ -179,6 +182,9 @@ struct KvAttentionParams {
   float scale, softcap;
   long long window; ///< 0: none
   float alibi;      ///< ALiBi's bias factor, 0: none (general path only)
+  /// > 0 (--kv-cache-dtype fp8): the cache holds E4M3 bytes of K / kCacheScale
+  /// and V / vCacheScale (infer_kv_write_fp8, infer_kv_attention_fp8).
+  float kCacheScale, vCacheScale;
   float pad;
   /// infer_kv_attention's split-KV partials and per-unit counters
   /// (KvDecodeGeometry.h gives the grid and their sizes):
