@@ -7,6 +7,7 @@
 // bias, residual), rounded to T. Tolerance: 1e-5 (f32) or 1e-5 + 2^-8 (bf16) times sum |x w| of the
 // element. Shapes: decode and prefill tiles, k and groups that take the 16-byte loads and ones that
 // do not, a residual that is the output, a token with a NaN (fp8: used unrounded, so NaN out),
+// Common.cuh's E4M3 codec bit for bit against the host's (checkE4M3Codec),
 // inputs staged a token or a few per block (large k). Then the decode timings at Llama-3-8B's 4096
 // x 4096 and 14336 x 4096 projections, beside the weight bytes over the memory bandwidth. Exit 0:
 // all pass; 1: a case failed; 77: no CUDA device (skip).
@@ -223,6 +224,64 @@ void timeDecode(quant::Scheme scheme, i64 n, i64 k, i64 tokens) {
 
 } // namespace
 
+__global__ void encodeDecodeE4M3(const float *x, unsigned *codes, float *decoded, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    codes[i] = e4m3FromFloat(x[i]);
+  if (i < 256)
+    decoded[i] = e4m3ToFloat(unsigned(i));
+}
+
+/// Common.cuh's E4M3 codec (the FP8 KV cache's write, fp8 weights' reads) against
+/// quant::e4m3FromFloat / floatFromE4M3 bit for bit: every code's value, every code value and
+/// the midpoints between neighbours (ties to even) with the floats just beside them, values past
+/// 448, subnormals, signed zeros, infinities, NaN, and random floats over 2^-12 .. 2^10.
+void checkE4M3Codec(std::mt19937 &rng) {
+  std::vector<float> x = {0.f, -0.f, INFINITY, -INFINITY, NAN, -NAN, 448.f, 464.f, 1e30f, -1e30f};
+  for (int code = 0; code < 256; ++code) {
+    const float v = quant::floatFromE4M3(uint8_t(code)), next = quant::floatFromE4M3(uint8_t(code + 1));
+    if (!std::isfinite(v))
+      continue;
+    x.push_back(v);
+    if ((code & 0x7f) < 0x7e && std::isfinite(next)) {
+      const float mid = 0.5f * (v + next);
+      x.insert(x.end(), {mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e30f * mid)});
+    }
+  }
+  std::uniform_real_distribution<float> exponent(-12.f, 10.f);
+  for (int i = 0; i < 20000; ++i)
+    x.push_back((i % 2 ? -1.f : 1.f) * std::exp2(exponent(rng)));
+  const int n = int(x.size());
+  float *dX, *dDecoded;
+  unsigned *dCodes;
+  CUDA_CHECK(cudaMalloc(&dX, n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&dCodes, n * sizeof(unsigned)));
+  CUDA_CHECK(cudaMalloc(&dDecoded, 256 * sizeof(float)));
+  CUDA_CHECK(cudaMemcpy(dX, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  encodeDecodeE4M3<<<(std::max(n, 256) + 255) / 256, 256>>>(dX, dCodes, dDecoded, n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<unsigned> codes(n);
+  std::vector<float> decoded(256);
+  CUDA_CHECK(cudaMemcpy(codes.data(), dCodes, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(decoded.data(), dDecoded, 256 * sizeof(float), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < n; ++i)
+    if (codes[i] != quant::e4m3FromFloat(x[i]) && bad++ < 5)
+      std::printf("e4m3FromFloat(%a): device 0x%02x, host 0x%02x\n", x[i], codes[i],
+                  quant::e4m3FromFloat(x[i]));
+  for (int code = 0; code < 256; ++code) {
+    const float want = quant::floatFromE4M3(uint8_t(code));
+    if (!(decoded[code] == want || (std::isnan(want) && std::isnan(decoded[code]))) && bad++ < 10)
+      std::printf("e4m3ToFloat(0x%02x): device %a, host %a\n", code, decoded[code], want);
+  }
+  std::printf("%s: E4M3 codec, %d values and 256 codes against the host's\n", bad ? "FAIL" : "PASS",
+              n);
+  failures += bad ? 1 : 0;
+  CUDA_CHECK(cudaFree(dX));
+  CUDA_CHECK(cudaFree(dCodes));
+  CUDA_CHECK(cudaFree(dDecoded));
+}
+
 int main(int argc, char **argv) {
   const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
   if (!infer::kerneltest::haveDevice())
@@ -250,6 +309,7 @@ int main(int argc, char **argv) {
       {S::Fp8Weight, 1, 300, 4096, 0, false, false, false, false},
       {S::Fp8Weight, 9, 33, 40, 0, false, true, true, true},
   };
+  checkE4M3Codec(rng);
   for (const Case &c : cases) {
     runCase<float>(c, rng);
     runCase<bf16>(c, rng);
