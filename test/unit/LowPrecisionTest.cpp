@@ -182,6 +182,24 @@ TEST(LowPrecision, EncodingMatchesAPFloat) {
   }
 }
 
+TEST(LowPrecision, RoundAllToBF16IsRoundToOnEveryKindOfPattern) {
+  // roundAllTo's branch-free bf16 loop against the scalar roundTo: every top
+  // half with the low halves where rounding decides (0, just below, at and
+  // above the midpoint, all ones; NaNs and infinities among them), and
+  // patterns spread over all 2^32.
+  std::vector<float> values;
+  for (uint32_t high = 0; high <= 0xFFFF; ++high)
+    for (uint32_t low : {0x0000u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu})
+      values.push_back(floatOf((high << 16) | low));
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFull; bits += 65521)
+    values.push_back(floatOf(uint32_t(bits)));
+  std::vector<float> rounded = values;
+  roundAllTo(HalfFormat::BF16, rounded);
+  for (size_t i = 0; i < values.size(); ++i)
+    ASSERT_EQ(bitsOf(rounded[i]), bitsOf(roundTo(HalfFormat::BF16, values[i])))
+        << "0x" << std::hex << bitsOf(values[i]);
+}
+
 //===----------------------------------------------------------------------===//
 // Graphs: compute in f32, store rounded
 //===----------------------------------------------------------------------===//
