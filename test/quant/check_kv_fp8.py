@@ -16,7 +16,7 @@ holds), runs it with ONNX Runtime's CPU provider and compares:
   2. `infer-run generate` (the step program: K and V rounded as they are written to the paged
      cache): each prompt's greedy tokens equal greedy decoding with the ORT reference.
 
-On `--device cuda` (the cache holds E4M3 bytes; the forward program rounds K and V in place
+Exits 77 (ctest SKIP) on `--device cuda` without a GPU. On `--device cuda` (the cache holds E4M3 bytes; the forward program rounds K and V in place
 before attention) the same checks run on the GPU, fp32 with the cpu's tolerances. bf16 rounds
 activations to 8 bits of mantissa before they reach E4M3, so there the logits must lie within
 --bf16-rtol of the largest ORT logit (the bf16 models' check_gpu.py tolerance is 3%), the top
@@ -32,7 +32,9 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
 import quantize_reference as qr  # noqa: E402
+from check_gpu import SKIP, gpu_present  # noqa: E402  (--device cuda without a GPU: SKIP)
 
 PASS_THROUGH = ("Transpose", "Reshape", "Expand", "Unsqueeze", "Mul", "Div", "Squeeze", "Identity")
 
@@ -139,6 +141,9 @@ def main():
     a = ap.parse_args()
     if a.dtype == "bf16" and a.device != "cuda":
         raise SystemExit("--dtype bf16 is a cuda check")
+    if a.device == "cuda" and not gpu_present():
+        print("SKIP: no usable NVIDIA GPU")
+        return SKIP
     ids = np.load(a.input)
     flags = ["--target", a.device, "--dtype", a.dtype, "--kv-cache-dtype", "fp8"]
     if a.calibration:
