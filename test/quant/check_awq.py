@@ -74,17 +74,11 @@ def main():
             return 1
         out = os.path.join(tmp, "q.infer")
         cmd = base + ["--method", "awq", "--target", a.device, "-o", out]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-            return 1
+        qr.run_tool(cmd)
         logits = os.path.join(tmp, "out.npy")
         cmd = [a.infer_run, out, "forward", "--input", f"input_ids={a.input}", "--output",
                f"logits={logits}", "--device", a.device]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-            return 1
+        qr.run_tool(cmd)
         import onnx
         model, _, _ = qr.quantize_model(onnx.load(a.model), "int4", a.group_size, input_scales=scales)
         ref = qr.run_model(model, {"input_ids": np.load(a.input)})

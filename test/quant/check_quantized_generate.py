@@ -10,10 +10,11 @@ devices (batched together), and PASSes when every request's ids are the same on 
 
 Exits 77 (ctest SKIP) without a GPU.
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, json, os, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_quantized import SKIP, gpu_present  # noqa: E402
+from quantize_reference import run_tool  # noqa: E402
 
 
 def main():
@@ -32,20 +33,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         artifact = os.path.join(tmp, "q.infer")
         cmd = [a.infer_compile, a.model, "-o", artifact, "--target", "cuda", "--dtype", "fp32"] + a.compile_arg
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-            return 1
+        run_tool(cmd)
         ids = {}
         for device in ("cpu", "cuda"):
             cmd = [a.infer_run, artifact, "generate", "--device", device, "--greedy", "--ignore-eos",
                    "--max-new-tokens", str(a.max_new_tokens), "--output", "json"]
             for prompt in a.prompt:
                 cmd += ["--prompt", prompt]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-                return 1
+            proc = run_tool(cmd)
             lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
             ids[device] = [r["generated"] for line in lines for r in line.get("requests", [])]
     if len(ids["cpu"]) != len(a.prompt) or len(ids["cuda"]) != len(a.prompt):
