@@ -56,8 +56,10 @@ std::optional<CausalMask> infer::graph::readCausalMask(func::FuncOp func,
     if ((value = evaluateShapeOnly(func, mask, 1, seq)))
       break;
   }
+  // An empty mask (a zero-sized broadcast dim) has no matrix to read.
   if (!value || value->shape.size() < 2 || value->shape.back() != seq ||
-      value->shape[value->shape.size() - 2] != seq)
+      value->shape[value->shape.size() - 2] != seq || value->values.empty() ||
+      value->values.size() % size_t(seq * seq) != 0)
     return std::nullopt;
   // Every [seq, seq] matrix of the mask (one per broadcast batch or head)
   // must be the same windowed causal mask; the last row gives the window.

@@ -694,9 +694,12 @@ std::optional<Partial> ShapeAnalysis::computeDims(Value value) {
         std::optional<int64_t> cs = (*start)[0].getConstant(), cl = (*limit)[0].getConstant(),
                                cd = (*delta)[0].getConstant();
         if (cs && cl && cd && *cd != 0) {
-          int64_t span = *cl - *cs;
-          int64_t n = *cd > 0 ? (span + *cd - 1) / *cd : (span + *cd + 1) / *cd;
-          return Partial{SymPoly::constant(std::max<int64_t>(n, 0))};
+          // In 128 bits: limits and steps at the int64 bounds overflow 64.
+          const __int128 span = __int128(*cl) - *cs, d = *cd;
+          const __int128 n = d > 0 ? (span + d - 1) / d : (span + d + 1) / d;
+          if (n > INT64_MAX)
+            return std::nullopt;
+          return Partial{SymPoly::constant(n > 0 ? int64_t(n) : 0)};
         }
         std::optional<SymPoly> n;
         if (cd == 1)
