@@ -92,6 +92,11 @@ private:
                ? attribute->float_value()
                : fallback;
   }
+  /// An (KV_)ATTENTION with FP8 KV cache scales (--kv-cache-dtype fp8).
+  bool readsFp8KvCache(const art::Launch &launch) const {
+    return floatAttr(launch, "k_cache_scale", 0.0) > 0 ||
+           floatAttr(launch, "v_cache_scale", 0.0) > 0;
+  }
   bool boolAttr(const art::Launch &launch, const std::string &name) const {
     const art::Attribute *attribute = art::findAttribute(launch, name);
     return attribute && attribute->value_case() == art::Attribute::kBoolValue &&
@@ -527,7 +532,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         window < 0 || window > INT32_MAX)
       return error(index, "has no attention kernel for a sliding window of " +
                               std::to_string(window) + " keys (1 to 2^31 - 1)");
-    if (floatAttr(op, "k_cache_scale", 0.0) > 0 || floatAttr(op, "v_cache_scale", 0.0) > 0) {
+    if (readsFp8KvCache(op)) {
       // --kv-cache-dtype fp8: K and V rounded through E4M3 in place first, as
       // the step program's cache holds them.
       for (const art::Operand &operand : op.operands())
@@ -563,8 +568,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     const bool generalPathOnly = intAttr(op, "window", 0) > 0 || floatAttr(op, "alibi", 0.0) != 0.0;
     // An FP8 cache (--kv-cache-dtype fp8): its own write and the general
     // path, for prefill and decode tokens alike; no fused variants.
-    const bool fp8Cache =
-        floatAttr(op, "k_cache_scale", 0.0) > 0 || floatAttr(op, "v_cache_scale", 0.0) > 0;
+    const bool fp8Cache = readsFp8KvCache(op);
     art::CudaLaunch write;
     write.set_runner(art::CudaLaunch::KERNEL);
     write.set_block_x(kernels::kKvAttentionThreads);

@@ -57,6 +57,12 @@ __device__ __forceinline__ unsigned e4m3FromFloat(float x) {
   return sign | (exponent << 3) | ((bits >> 20) & 7u);
 }
 
+/// x as an FP8 KV cache holds it: E4M3 of x / scale, times scale
+/// (quant::roundThroughE4M3).
+__device__ __forceinline__ float roundThroughE4M3(float x, float scale) {
+  return e4m3ToFloat(e4m3FromFloat(__fdiv_rn(x, scale))) * scale;
+}
+
 /// One float8 E4M3FN value: the FP8 KV cache's element (its scale apart).
 struct E4M3 {
   unsigned char bits;

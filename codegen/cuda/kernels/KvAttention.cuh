@@ -297,10 +297,8 @@ template <typename T> __global__ void __launch_bounds__(kKvAttentionThreads)
     T *k = static_cast<T *>(const_cast<void *>(p.k)) + (b * p.kvSeq + s) * p.kRowStride;
     T *v = static_cast<T *>(const_cast<void *>(p.v)) + (b * p.kvSeq + s) * p.vRowStride;
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-      const float kq = e4m3ToFloat(e4m3FromFloat(__fdiv_rn(toFloat(k[i]), p.kCacheScale)));
-      const float vq = e4m3ToFloat(e4m3FromFloat(__fdiv_rn(toFloat(v[i]), p.vCacheScale)));
-      k[i] = fromFloat<T>(kq * p.kCacheScale);
-      v[i] = fromFloat<T>(vq * p.vCacheScale);
+      k[i] = fromFloat<T>(roundThroughE4M3(toFloat(k[i]), p.kCacheScale));
+      v[i] = fromFloat<T>(roundThroughE4M3(toFloat(v[i]), p.vCacheScale));
     }
   }
 }
