@@ -25,13 +25,8 @@ lock="${INFER_BUILD_LOCK:-/tmp/infer-build.lock}"
 stage="$outdir/infer-bundle"
 tarball="$outdir/infer-bundle.tar.xz"
 
-# Libraries every Ubuntu 24.04 / Debian 12 system has (glibc, libstdc++, libgcc,
-# zlib): these stay out of the bundle. Everything else the tools need goes in.
-# The CUDA toolkit's libraries (NVRTC for infer-compile) come from the GPU
-# machine's /usr/local/cuda (CUDA 13 there too), found through the rpath;
-# infer-run dlopens the driver and cuBLASLt itself.
-cuda_libs='^(libnvrtc\.so\..*|libnvrtc-builtins\.so\..*|libcublasLt\.so\..*|libcudart\.so\..*)$'
-system_libs='^(linux-vdso\.so\.1|ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libdl\.so\.2|librt\.so\.1|libpthread\.so\.0|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libz\.so\.1)$'
+# cuda_libs, system_libs, copy_needed_libs: what the bundle carries.
+. "$root/tools/bundle-libs.sh"
 
 if ! command -v patchelf >/dev/null; then
   echo "make-bundle: installing patchelf" >&2
@@ -55,17 +50,8 @@ rm -rf "$stage" "$tarball"
 cmake --install "$build_dir" --component infer-bundle --prefix "$stage" --strip >/dev/null
 mkdir -p "$stage/lib"
 
-# 3. Copy the non-system shared libraries (ldd lists the transitive closure).
-for bin in "$stage"/bin/* "$stage"/lib/libinfer.so; do
-  ldd "$bin" | awk '/=>/ {print $1, $3}' | while read -r soname path; do
-    [[ "$soname" =~ $system_libs ]] && continue
-    [[ "$soname" =~ $cuda_libs ]] && continue
-    if [ "$path" = "not" ] || [ ! -f "$path" ]; then
-      echo "make-bundle: $bin needs $soname, which is not found" >&2; exit 1
-    fi
-    [ -f "$stage/lib/$soname" ] || cp -L "$path" "$stage/lib/$soname"
-  done
-done
+# 3. Copy the non-system shared libraries.
+copy_needed_libs "$stage/lib" "$stage"/bin/* "$stage"/lib/libinfer.so
 for lib in "$stage"/lib/*; do
   chmod 0755 "$lib"
   strip --strip-unneeded "$lib"

@@ -8,24 +8,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$1; out=$(realpath -m "$2"); shift 2
+. tools/bundle-libs.sh
+grep -q '^INFER_STATIC_LLVM:BOOL=ON' "$build/CMakeCache.txt" ||
+  { echo "make-fuzz-bundle: $build is not configured with INFER_STATIC_LLVM=ON" >&2; exit 1; }
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/bin" "$stage/lib" "$stage/test/fuzz" "$stage/test/tokenizer/fixtures"
-system_libs='^(linux-vdso\.so\.1|ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libdl\.so\.2|librt\.so\.1|libpthread\.so\.0|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libz\.so\.1)$'
+mkdir -p "$stage/bin" "$stage/lib" "$stage/test/fuzz/corpus" "$stage/test/tokenizer/fixtures"
 for target in "$@"; do
-  grep -q '^INFER_STATIC_LLVM:BOOL=ON' "$build/CMakeCache.txt" ||
-    { echo "make-fuzz-bundle: $build is not configured with INFER_STATIC_LLVM=ON" >&2; exit 1; }
   cp "$build/bin/$target" "$stage/bin/"
   strip --strip-debug "$stage/bin/$target"
   patchelf --set-rpath '$ORIGIN/../lib' "$stage/bin/$target"
-  ldd "$build/bin/$target" | awk '/=>/ {print $1, $3}' | while read -r soname path; do
-    [[ "$soname" =~ $system_libs ]] && continue
-    [ -f "$stage/lib/$soname" ] || cp -L "$path" "$stage/lib/$soname"
-  done
+  cp -r "test/fuzz/corpus/$target" "$stage/test/fuzz/corpus/"
 done
+copy_needed_libs "$stage/lib" "$stage"/bin/*
 cp test/fuzz/campaign.sh "$stage/test/fuzz/"
-for target in "$@"; do cp -r "test/fuzz/corpus/$target" "$stage/test/fuzz/corpus-$target"; done
-mkdir -p "$stage/test/fuzz/corpus"
-for target in "$@"; do mv "$stage/test/fuzz/corpus-$target" "$stage/test/fuzz/corpus/$target"; done
 for t in llama2 gpt2 gemma; do cp -r "test/tokenizer/fixtures/$t" "$stage/test/tokenizer/fixtures/"; done
 tar cJf "$out" -C "$stage" .
 ls -la "$out"

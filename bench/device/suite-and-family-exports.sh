@@ -2,6 +2,10 @@
 # The whole GPU suite (test/gpu/run-all.sh) while the random-weight exports of issue 46's real-shape
 # models run beside it at nice 19 into /tmp/g2 (gemma2-2b) and /tmp/q3 (qwen3-30b-a3b-8l), one
 # after the other, for real-shape-families.sh on the same warm machine next.
+#   suite-and-family-exports.sh [NAME...]   with names, only those checks (run-all.sh's model
+#                                           names, `quant`, `kv-fp8`) instead of the whole suite
+# With FUZZ_BIN (tools/make-fuzz-bundle.sh's tarball; docs/fuzzing.md) the spare cores run
+# fuzz-on-device.sh beside it all.
 # carry: .bundle/infer-bundle.tar.xz
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
@@ -18,13 +22,19 @@ export_one() { # PRESET DIR
 }
 ( export_one gemma2-2b /tmp/g2; export_one qwen3-30b-a3b-8l /tmp/q3 ) &
 export_pid=$!
+fuzz_pid=
+if [ -n "${FUZZ_BIN:-}" ] && [ -f "$FUZZ_BIN" ]; then
+  FUZZ_SECONDS=${FUZZ_SECONDS:-540} bash bench/device/fuzz-on-device.sh "$FUZZ_BIN" > "$OUT/fuzz.txt" 2>&1 &
+  fuzz_pid=$!
+fi
 echo "== gpu suite ($SECONDS s)"
-timeout $(( 560 - SECONDS )) bash test/gpu/run-all.sh $B/bin test/models > $OUT/gpu_suite.log 2>&1
+timeout $(( 560 - SECONDS )) bash test/gpu/run-all.sh $B/bin test/models "" "$@" > $OUT/gpu_suite.log 2>&1
 echo "suite exit $? ($SECONDS s)"; grep -E "^FAIL|gpu tests:" $OUT/gpu_suite.log | head -30
 left=$(( 590 - SECONDS )); [ $left -lt 1 ] && left=1
 timeout $left tail --pid=$export_pid -f /dev/null
 cat $OUT/exports.txt 2>/dev/null
 kill -0 $export_pid 2>/dev/null && echo "exports still running at $SECONDS s"
-tail -2 $OUT/export-*.log; ls -la /tmp/g2 /tmp/q3 2>/dev/null | grep onnx
+tail -n 2 $OUT/export-*.log; ls -la /tmp/g2 /tmp/q3 2>/dev/null | grep onnx
+[ -n "$fuzz_pid" ] && { wait $fuzz_pid; cat $OUT/fuzz.txt; }
 tar czf $OUT/results.tar.gz -C $OUT --exclude results.tar.gz . 2>/dev/null
 echo "== end ($SECONDS s)"

@@ -7,7 +7,8 @@
 # With MODEL names (e.g. tiny-gemma2) only those models' checks run (their
 # goldens and greedy generate; no sanitizers, switches, tuning cache or
 # kernel tests): a short run for the models a change touched. The name
-# `quant` stands for the quantized compiles' checks.
+# `quant` stands for the quantized compiles' checks, `kv-fp8` for the FP8 KV
+# cache's alone.
 #
 # Each model is compiled once per dtype (--target cuda) and checked on both
 # golden inputs and for the same bits in five runs of a 7-token forward, then
@@ -99,6 +100,27 @@ tuning_cache_check() {
 # Quantized compiles (kernels/QuantizedGemm.cuh), as test/gpu/CMakeLists.txt's gpu.quant.* and
 # gpu.prequantized.* tests: forwards against ONNX Runtime's QDQ reference, pre-quantized models
 # against ONNX Runtime, AWQ, greedy text the same as on the cpu backend.
+# The gpu.kv-fp8.* tests: the FP8 KV cache against ONNX Runtime with K and V through E4M3
+# (test/gpu/CMakeLists.txt). Part of quant_checks; alone as the name `kv-fp8`.
+kv_fp8_checks() {
+  local root=$here/../.. model dtype base
+  for model in tiny-llama tiny-gpt2 tiny-gemma2 tiny-falcon-7b kjv-tiny; do
+    case $model in
+      tiny-llama) base=(--model "$root/models/tiny-llama/tiny-llama.onnx"
+                        --input "$root/models/tiny-llama/tiny-llama.in0.npy") ;;
+      kjv-tiny) base=(--model "$root/models/kjv-tiny/model.onnx"
+                      --input "$root/models/kjv-tiny/heldout.in0.npy"
+                      --calibration "$root/models/kjv-tiny/calibration.txt") ;;
+      *) base=(--model "$models/$model.onnx" --input "$models/$model.in0.npy") ;;
+    esac
+    for dtype in fp32 bf16; do
+      python3 "$here/../quant/check_kv_fp8.py" --infer-compile "$bin/infer-compile" \
+        --infer-run "$bin/infer-run" "${base[@]}" --device cuda --dtype $dtype
+      record $?
+    done
+  done
+}
+
 quant_checks() {
   local quant=$here/../quant model base dtype root=$here/../..
   local tools=(--infer-compile "$bin/infer-compile" --infer-run "$bin/infer-run")
@@ -123,21 +145,7 @@ quant_checks() {
       record $?
     done
   done > "$tmp/quant.tiny-prequantized.log" 2>&1 &
-  # The FP8 KV cache against ONNX Runtime with K and V through E4M3 (test/gpu/CMakeLists.txt).
-  for model in tiny-llama tiny-gpt2 tiny-gemma2 tiny-falcon-7b kjv-tiny; do
-    case $model in
-      tiny-llama) base=(--model "$root/models/tiny-llama/tiny-llama.onnx"
-                        --input "$root/models/tiny-llama/tiny-llama.in0.npy") ;;
-      kjv-tiny) base=(--model "$root/models/kjv-tiny/model.onnx"
-                      --input "$root/models/kjv-tiny/heldout.in0.npy"
-                      --calibration "$root/models/kjv-tiny/calibration.txt") ;;
-      *) base=(--model "$models/$model.onnx" --input "$models/$model.in0.npy") ;;
-    esac
-    for dtype in fp32 bf16; do
-      python3 "$quant/check_kv_fp8.py" "${tools[@]}" "${base[@]}" --device cuda --dtype $dtype
-      record $?
-    done
-  done > "$tmp/quant.tiny-kv-fp8.log" 2>&1 &
+  kv_fp8_checks > "$tmp/quant.tiny-kv-fp8.log" 2>&1 &
   wait
   cat "$tmp"/quant.tiny-*.log
   python3 "$quant/check_awq.py" "${tools[@]}" --device cuda --group-size 32 \
@@ -165,6 +173,7 @@ start() { local name=$1; shift; "$@" > "$tmp/job.$name.log" 2>&1 & jobs+=("$name
 if [ ${#only[@]} -gt 0 ]; then
   for model in "${only[@]}"; do
     [ "$model" = quant ] && { start quant quant_checks; continue; }
+    [ "$model" = kv-fp8 ] && { start kv-fp8 kv_fp8_checks; continue; }
     [ -f "$models/$model.onnx" ] || { echo "FAIL: no model $models/$model.onnx"; record 1; continue; }
     start "forward.$model" model_checks $model no-sanitizers
     [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
