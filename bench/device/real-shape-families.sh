@@ -3,6 +3,7 @@
 # /tmp/q3 (same warm machine): each compiled (bf16), then `infer-run bench` at batch 1 (128 in /
 # 128 out), offline (256 requests of 128 / 128 at once) and, for gemma2-2b's sliding window, batch 1
 # at 6,144 prompt tokens (past the 4,096-token window). Logs and bench.jsonl under $OUT.
+#   real-shape-families.sh [gemma2-2b] [qwen3-30b-a3b-8l]   (default both)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 B=/tmp/b/infer-bundle
@@ -30,7 +31,8 @@ run_model() { # NAME DIR DEADLINE [COMPILE FLAGS...]
   [ $name = gemma2-2b ] && bench bs1-long --requests 2 --input-len 6144 --output-len 128 --batch 1 \
     --warmup-requests 1
 }
-run_model gemma2-2b /tmp/g2 290 --max-seq-len 8192
-run_model qwen3-30b-a3b-8l /tmp/q3 585
+models=${*:-gemma2-2b qwen3-30b-a3b-8l}
+case " $models " in *" gemma2-2b "*) run_model gemma2-2b /tmp/g2 290 --max-seq-len 8192 ;; esac
+case " $models " in *" qwen3-30b-a3b-8l "*) run_model qwen3-30b-a3b-8l /tmp/q3 585 ;; esac
 tar czf $OUT/results.tar.gz -C $OUT --exclude results.tar.gz . 2>/dev/null
 echo "== end ($SECONDS s)"

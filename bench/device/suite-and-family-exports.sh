@@ -5,7 +5,8 @@
 #   suite-and-family-exports.sh [NAME...]   with names, only those checks (run-all.sh's model
 #                                           names, `quant`, `kv-fp8`) instead of the whole suite
 # With FUZZ_BIN (tools/make-fuzz-bundle.sh's tarball; docs/fuzzing.md) the spare cores run
-# fuzz-on-device.sh beside it all.
+# fuzz-on-device.sh beside it all. EXPORTS (default "gemma2-2b:/tmp/g2 qwen3-30b-a3b-8l:/tmp/q3")
+# picks the exports.
 # carry: .bundle/infer-bundle.tar.xz
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
@@ -20,7 +21,7 @@ export_one() { # PRESET DIR
     --dtype bf16 > "$OUT/export-$1.log" 2>&1
   echo "export $1: exit $? in $((SECONDS - start)) s" >> "$OUT/exports.txt"
 }
-( export_one gemma2-2b /tmp/g2; export_one qwen3-30b-a3b-8l /tmp/q3 ) &
+( for e in ${EXPORTS:-gemma2-2b:/tmp/g2 qwen3-30b-a3b-8l:/tmp/q3}; do export_one "${e%%:*}" "${e#*:}"; done ) &
 export_pid=$!
 fuzz_pid=
 if [ -n "${FUZZ_BIN:-}" ] && [ -f "$FUZZ_BIN" ]; then
