@@ -42,8 +42,10 @@
 // workspace and the last block of the unit (atomic counter) combines them.
 //
 // General path (everything else: f32, other head sizes, an unaligned cache,
-// more than 8 heads per block): one block per (token, y), flash decoding
-// inside the block. The head dimension is cut into chunks of 8 elements; a
+// more than 8 heads per block, windows, ALiBi, an FP8 cache): flash decoding
+// inside the block, split-KV across blocks as the fast path (slices of at
+// least kMinKeysPerSplitGeneral keys; one block per (token, y) with more than
+// 8 heads a block or no workspace). The head dimension is cut into chunks of 8 elements; a
 // key is served by L lanes (L = the power of two >= chunks, so 8 lanes for
 // D = 64, 16 for 128, 32 for 256), each holding one chunk of the key and of
 // the value (the pass's query heads sit in shared memory). The block's 128 /
@@ -218,8 +220,6 @@ template <typename T> __device__ __forceinline__ void kvAttention(const KvAttent
       return;
     }
   }
-  if (blockIdx.z != 0)
-    return; // the general path does not split
   Token tok;
   if (!findToken(p, t, tok))
     return;
@@ -265,8 +265,8 @@ namespace kvimpl {
 template <typename T> __device__ __forceinline__ void kvAttentionFp8(const KvAttentionParams &p) {
   __shared__ Shared sm;
   const HeadGroup hg = headGroupOf(p);
-  if (hg.heads <= 0 || blockIdx.z != 0)
-    return; // the general path does not split
+  if (hg.heads <= 0)
+    return;
   Token tok;
   if (!findToken(p, blockIdx.x, tok))
     return;

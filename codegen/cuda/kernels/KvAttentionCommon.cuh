@@ -45,6 +45,12 @@ constexpr int kMinStepsPerSplitSmallStep = kWarps;
 // rule is measured end to end.
 constexpr int kMinStepsPerSplitWide = 2 * kWarps;
 constexpr int kMaxUsedSplitsWide = kKvDecodeMaxSplits;
+// The general path's shortest slice of keys per split. Its blocks take 8 to
+// 256 keys a step (4 to 128 lane groups, 2 keys each), no tensor cores, so a
+// slice pays for its merge sooner than the fast path's; gemma2-2b's 256-wide
+// heads at batch 1 had 4 blocks a layer without splits (74 ms a token at
+// 6,144 positions, bench/results/families/2026-12-06-real-shape-h100.md).
+constexpr int kMinKeysPerSplitGeneral = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFullMask = 0xffffffffu;
 

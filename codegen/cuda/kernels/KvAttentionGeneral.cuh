@@ -24,14 +24,25 @@ struct alignas(16) Shared {
   float acc[kHeadsPerPass][kThreads * kChunk]; // [head][group * L * 8 + d]
   float max[kHeadsPerPass][kMaxGroups];        // then the group's weight
   float sum[kHeadsPerPass][kMaxGroups];
+  int last; // split-KV: this block combines the unit's records
+};
+static_assert(kHeadsPerPass * kThreads * kChunk >= 2 * kKvDecodeHeadsPerBlock * kKvDecodeMaxSplits,
+              "mergeSplits keeps the records' weights and sums in Shared::acc");
+
+/// Where a pass's result goes: the output rows, or (split-KV) heads
+/// recordHead .. of the block's partial record (KvDecodeGeometry.h).
+struct PassResult {
+  float *record; // null: write the output
+  int recordHead;
 };
 
 /// One pass: query heads firstHead .. firstHead + heads - 1 (heads <= HP) of
-/// token t, kv head g, over a cache of C (T, or E4M3).
+/// token t, kv head g, keys first .. last, over a cache of C (T, or E4M3).
 template <typename T, typename C, int HP>
 __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Token &tok,
                                            long long t, long long g, long long firstHead,
-                                           int heads, int lanesLog2, bool vec, Shared &sm) {
+                                           int heads, int first, int last, PassResult result,
+                                           int lanesLog2, bool vec, Shared &sm) {
   constexpr int U = kUnroll;
   const int L = 1 << lanesLog2;
   const int tid = threadIdx.x;
@@ -78,14 +89,11 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   const bool pow2 = (blockSize & (blockSize - 1)) == 0;
   const int blockShift = __ffs(int(blockSize)) - 1;
   const int pos = tok.pos;
-  // A sliding window sees keys first .. pos; steps start at a multiple of
-  // the stride at or before first.
-  const int first =
-      p.window > 0 && pos + 1 > p.window ? pos + 1 - int(p.window) : 0;
 
-  // Keys past pos load row pos again (cached) and are masked afterwards, so
-  // the step's loads go out together without branches; the block numbers of
-  // the next step are fetched while this one computes.
+  // Keys past last load row last again (cached) and are masked afterwards,
+  // so the step's loads go out together without branches; the block numbers
+  // of the next step are fetched while this one computes. Steps start at a
+  // multiple of the stride at or before first.
   const int stride = groups * U;
   long long blocks[U];
   unsigned offsets[U];
@@ -93,7 +101,7 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       int key = base + u * groups + group;
-      key = key <= pos ? key : pos;
+      key = key <= last ? key : last;
       unsigned blockIndex;
       if (pow2) {
         blockIndex = unsigned(key) >> blockShift;
@@ -117,22 +125,22 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   const int start = first / stride * stride;
   locate(start);
   fetch(kc, vc);
-  if (start + stride <= pos)
+  if (start + stride <= last)
     locate(start + stride);
-  for (int base = start; base <= pos; base += stride) {
+  for (int base = start; base <= last; base += stride) {
     // Step base + stride's rows load while this step computes; the block
     // numbers run one step further ahead.
     Chunk<C> kn[U], vn[U];
-    if (base + stride <= pos) {
+    if (base + stride <= last) {
       fetch(kn, vn);
-      if (base + 2 * stride <= pos)
+      if (base + 2 * stride <= last)
         locate(base + 2 * stride);
     }
     bool valid[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int key = base + u * groups + group;
-      valid[u] = key <= pos && key >= first;
+      valid[u] = key <= last && key >= first;
     }
 
     // Partial dots of this lane's chunk, summed over the group's L lanes.
@@ -223,7 +231,8 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   }
   __syncthreads();
 
-  // One warp per head: weight of group s = exp2(m_s - M) / sum_s l_s exp2(m_s - M).
+  // One warp per head: weight of group s = exp2(m_s - M) / sum_s l_s exp2(m_s - M);
+  // a record keeps M, the sum and the unnormalized output instead.
   const int lane = tid & 31, warp = tid >> 5;
   for (int h = warp; h < heads; h += kThreads / 32) {
     float top = negativeInfinity();
@@ -238,6 +247,13 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
       sm.max[h][s] = w;
     }
     total = warpSum(total);
+    if (result.record) {
+      if (lane == 0) {
+        result.record[result.recordHead + h] = ref;
+        result.record[kKvDecodeHeadsPerBlock + result.recordHead + h] = total;
+      }
+      continue;
+    }
     const float inverse = total > 0.f ? 1.f / total : 0.f;
     for (int s = lane; s < groups; s += 32)
       sm.max[h][s] *= inverse;
@@ -245,18 +261,89 @@ __device__ __forceinline__ void attendPass(const KvAttentionParams &p, const Tok
   __syncthreads();
 
   T *out = static_cast<T *>(p.output) + t * p.numHeads * D + firstHead * D;
+  float *recordOut = result.record ? result.record + 2 * kKvDecodeHeadsPerBlock +
+                                         (long long)result.recordHead * D
+                                   : nullptr;
   for (int i = tid; i < heads * int(D); i += kThreads) {
     const int h = i / int(D), d = i - h * int(D);
     float o = 0.f;
     for (int s = 0; s < groups; ++s)
       o = fmaf(sm.max[h][s], sm.acc[h][s * width + d], o);
-    out[(long long)h * D + d] = fromFloat<T>(o * vScale);
+    if (recordOut)
+      recordOut[i] = o;
+    else
+      out[(long long)h * D + d] = fromFloat<T>(o * vScale);
   }
   __syncthreads(); // the next pass reuses the shared memory
 }
 
+/// Split-KV: counts the block's record in and, in the unit's last block,
+/// combines the `used` records into heads firstHead .. + heads - 1 of token
+/// t's output (times the V scale), as the fast path does.
+template <typename T, typename C>
+__device__ __forceinline__ void mergeSplits(const KvAttentionParams &p, long long t,
+                                            long long firstHead, int heads, int used,
+                                            long long unit, const float *records, Shared &sm) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  // The block's records happen before the count (bar.sync, then a gpu-scope
+  // release by the counting thread); the last block acquires them all.
+  __syncthreads();
+  if (tid == 0) {
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+    const unsigned done = atomicAdd(p.counters + unit, 1u);
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+    sm.last = done == unsigned(used - 1);
+    if (sm.last)
+      p.counters[unit] = 0; // ready for the next launch
+  }
+  __syncthreads();
+  if (!sm.last)
+    return;
+  const long long D = p.headDim, recordFloats = kvDecodeRecordFloats(D);
+  float *weight = sm.acc[0], *sum = sm.acc[1]; // [head * kKvDecodeMaxSplits + split]
+  for (int i = tid; i < heads * used; i += kThreads) {
+    const int j = i / heads, h = i - j * heads;
+    weight[h * kKvDecodeMaxSplits + j] = __ldcg(records + j * recordFloats + h);
+    sum[h * kKvDecodeMaxSplits + j] = __ldcg(records + j * recordFloats + kKvDecodeHeadsPerBlock + h);
+  }
+  __syncthreads();
+  for (int h = warp; h < heads; h += kWarps) {
+    float *w = weight + h * kKvDecodeMaxSplits;
+    float top = negativeInfinity();
+    for (int j = lane; j < used; j += 32)
+      top = fmaxf(top, w[j]);
+    top = warpMax(top);
+    float total = 0.f;
+    for (int j = lane; j < used; j += 32) {
+      const float e = exp2f(w[j] - top); // records' maxima are finite
+      w[j] = e;
+      total += sum[h * kKvDecodeMaxSplits + j] * e;
+    }
+    total = warpSum(total);
+    const float inverse = total > 0.f ? 1.f / total : 0.f;
+    for (int j = lane; j < used; j += 32)
+      w[j] *= inverse;
+  }
+  __syncthreads();
+  const float vScale = cacheScale<C>(p.vCacheScale);
+  T *out = static_cast<T *>(p.output) + t * p.numHeads * D + firstHead * D;
+  for (int i = tid; i < heads * int(D); i += kThreads) {
+    const int h = i / int(D);
+    const float *src = records + 2 * kKvDecodeHeadsPerBlock + i;
+    float v = 0.f;
+    for (int j = 0; j < used; ++j)
+      v = fmaf(weight[h * kKvDecodeMaxSplits + j], __ldcg(src + j * recordFloats), v);
+    out[i] = fromFloat<T>(v * vScale);
+  }
+}
+
 /// Query heads firstHead .. firstHead + heads - 1 of kv head g, in passes of
-/// up to kHeadsPerPass, over a cache of C.
+/// up to kHeadsPerPass, over a cache of C: the block (t, blockIdx.y, split
+/// blockIdx.z) of KvDecodeGeometry.h's grid. The visible keys (a sliding
+/// window's last `window` positions, else 0 .. pos) are cut into slices of at
+/// least kMinKeysPerSplitGeneral for the splits the grid has (with a
+/// workspace and at most 8 heads a block, the record's); blocks past the
+/// slices used return at once.
 template <typename T, typename C = T>
 __device__ __forceinline__ void attend(const KvAttentionParams &p, const Token &tok, long long t,
                                        long long g, long long firstHead, int heads, Shared &sm) {
@@ -265,13 +352,36 @@ __device__ __forceinline__ void attend(const KvAttentionParams &p, const Token &
   while ((1ll << lanesLog2) < chunks && lanesLog2 < 5)
     ++lanesLog2;
   const bool vec = p.headDim % kChunk == 0 && aligned16(p.cache);
+  const int pos = tok.pos;
+  const int first = p.window > 0 && pos + 1 > p.window ? pos + 1 - int(p.window) : 0;
+  const bool canSplit = p.workspace != nullptr && p.counters != nullptr && gridDim.z > 1 &&
+                        heads <= kKvDecodeHeadsPerBlock;
+  const int splits = !canSplit ? 1 : gridDim.z < kKvDecodeMaxSplits ? int(gridDim.z)
+                                                                     : kKvDecodeMaxSplits;
+  const int keys = pos - first + 1;
+  const int per = max((keys + splits - 1) / splits, kMinKeysPerSplitGeneral);
+  const int used = (keys + per - 1) / per;
+  const int z = int(blockIdx.z);
+  if (z >= used)
+    return;
+  const int sliceFirst = first + z * per;
+  const int sliceLast = sliceFirst + per - 1 < pos ? sliceFirst + per - 1 : pos;
+  const long long unit = t * gridDim.y + blockIdx.y;
+  float *records = used > 1 ? p.workspace + unit * gridDim.z * kvDecodeRecordFloats(p.headDim)
+                            : nullptr;
   for (int done = 0; done < heads; done += kHeadsPerPass) {
     const int pass = heads - done < kHeadsPerPass ? heads - done : kHeadsPerPass;
+    const PassResult result{records ? records + z * kvDecodeRecordFloats(p.headDim) : nullptr,
+                            done};
     if (pass > 1)
-      attendPass<T, C, kHeadsPerPass>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
+      attendPass<T, C, kHeadsPerPass>(p, tok, t, g, firstHead + done, pass, sliceFirst, sliceLast,
+                                      result, lanesLog2, vec, sm);
     else
-      attendPass<T, C, 1>(p, tok, t, g, firstHead + done, pass, lanesLog2, vec, sm);
+      attendPass<T, C, 1>(p, tok, t, g, firstHead + done, pass, sliceFirst, sliceLast, result,
+                          lanesLog2, vec, sm);
   }
+  if (records)
+    mergeSplits<T, C>(p, t, firstHead, heads, used, unit, records, sm);
 }
 
 } // namespace kvimpl

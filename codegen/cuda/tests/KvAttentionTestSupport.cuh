@@ -69,6 +69,7 @@ struct Case {
   int heads, kvHeads, headDim, blockSize;
   bool packed, misaligned;
   float softcap;
+  int window = 0; // sliding window (keys); general path only
 };
 
 /// infer_kv_decode for heads of D elements (kvDecodeMaxDim: 64 or 128).

@@ -135,7 +135,10 @@ void timeDecode(long long seqsCount, long long context, long long H, long long K
     decodeKernel<T>(D)<<<dim3(unsigned(seqsCount), y, z), kKvAttentionThreads, 0, stream>>>(r);
   };
   const double us = graphMicros(split, 16, 20), usPlain = graphMicros(plain, 16, 10);
-  const double usThree = graphMicros(three, 16, 10), usFused = graphMicros(fused, 16, 10);
+  // infer_kv_decode takes heads of at most 128 (the general path's 256 have no fused kernel).
+  const bool fusable = D <= 128;
+  const double usThree = fusable ? graphMicros(three, 16, 10) : 0.0;
+  const double usFused = fusable ? graphMicros(fused, 16, 10) : 0.0;
   CUDA_CHECK(cudaGetLastError());
   const double gbs = bytes / (us * 1e-6) / 1e9, gbsPlain = bytes / (usPlain * 1e-6) / 1e9;
   std::printf("timing bf16 decode %3lld seqs x context %4lld, heads %lld/%lld x %3lld: %8.2f us, "

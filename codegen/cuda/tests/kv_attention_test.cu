@@ -24,10 +24,11 @@
 // Decode cases (16-bit types, also f32 on the general path) cover the fast
 // path: batch 1 at 2,000+ positions (many splits), 64 sequences x 1024, GQA
 // 8 and 4 at head size 128, head groups split over blocks (16 and 12 query
-// heads per kv head), head size 96, block sizes 16, 6 and 4, softcap. Then
-// times bf16 decode steps (1 x 200, 1 x 2000, 64 x 1024, 512 x 192 at 32/4/64
-// and 32/8/128: microseconds and GB/s of K/V read; also rotary + KV write +
-// attention against infer_kv_decode), and a 2048-token bf16
+// heads per kv head), head size 96, block sizes 16, 6 and 4, softcap; and the
+// general path's split-KV (head size 256 and 40, sliding windows of 700 and
+// 300 keys). Then times bf16 decode steps (1 x 200, 1 x 2000, 64 x 1024, 512 x
+// 192 at 32/4/64, 32/8/128 and 8/4/256: microseconds and GB/s of K/V read; also
+// rotary + KV write + attention against infer_kv_decode), and a 2048-token bf16
 // prefill through both prefill kernels, infer_attention and infer_kv_attention
 // (not asserted; the prefills must agree with infer_attention). Also
 // infer_rotary_kv_write against infer_rotary then infer_kv_write (equal bytes),
@@ -87,13 +88,14 @@ std::vector<double> reference(const Case &c, const Step &step, const T *cache, c
     scores.resize(size_t(context));
     for (long long j = 0; j < n; ++j) {
       const long long row = begin + j, visible = context - n + j + 1;
+      const long long firstKey = c.window > 0 && visible > c.window ? visible - c.window : 0;
       for (long long h = 0; h < H; ++h) {
         const T *qRow = qBase + row * qStride + h * D;
         for (long long d = 0; d < D; ++d)
           query[size_t(d)] = double(TypeInfo<T>::value(qRow[d]));
         const long long kvOffset = (h / group) * D;
         double maximum = -INFINITY;
-        for (long long pos = 0; pos < visible; ++pos) {
+        for (long long pos = firstKey; pos < visible; ++pos) {
           const double *k = &keys[size_t(pos * rowElems + kvOffset)];
           double dot = 0;
           for (long long d = 0; d < D; ++d)
@@ -105,12 +107,12 @@ std::vector<double> reference(const Case &c, const Step &step, const T *cache, c
           maximum = std::max(maximum, score);
         }
         double sum = 0;
-        for (long long pos = 0; pos < visible; ++pos) {
+        for (long long pos = firstKey; pos < visible; ++pos) {
           scores[size_t(pos)] = std::exp(scores[size_t(pos)] - maximum);
           sum += scores[size_t(pos)];
         }
         double *out = &want[size_t((row * H + h) * D)];
-        for (long long pos = 0; pos < visible; ++pos) {
+        for (long long pos = firstKey; pos < visible; ++pos) {
           const double weight = scores[size_t(pos)] / sum;
           const double *v = &values[size_t(pos * rowElems + kvOffset)];
           for (long long d = 0; d < D; ++d)
@@ -144,11 +146,11 @@ bool check(const char *kernel, const Case &c, long long tokens, const T *outDevi
       untouched = untouched && byte == 0xff;
   }
   bool ok = cacheOk && untouched && maxError <= TypeInfo<T>::tolerance;
-  std::printf("%-12s %-4s heads=%2d/%d D=%-3d block=%-2d %s%s softcap=%-2g tokens=%lld: max error "
-              "%.3g (tolerance %.0e)%s%s %s\n",
+  std::printf("%-12s %-4s heads=%2d/%d D=%-3d block=%-2d %s%s softcap=%-2g window=%d tokens=%lld: "
+              "max error %.3g (tolerance %.0e)%s%s %s\n",
               kernel, TypeInfo<T>::name, c.heads, c.kvHeads, c.headDim, c.blockSize,
               c.packed ? "packed  " : "separate", c.misaligned ? " misaligned" : "",
-              double(c.softcap), tokens, maxError, TypeInfo<T>::tolerance,
+              double(c.softcap), c.window, tokens, maxError, TypeInfo<T>::tolerance,
               cacheOk ? "" : " CACHE MISMATCH", untouched ? "" : " WROTE OUTSIDE THE ROWS",
               ok ? "ok" : "FAIL");
   return ok;
@@ -240,6 +242,7 @@ template <typename T> int runCase(const Case &c, const std::vector<Seq> &seqs, s
   p.headDim = D;
   p.scale = float(1.0 / std::sqrt(double(D)));
   p.softcap = c.softcap;
+  p.window = c.window;
 
   const std::vector<double> want = reference(c, step, expected, qBase, qStride, double(p.scale));
   auto cacheMatches = [&] {
@@ -270,7 +273,7 @@ template <typename T> int runCase(const Case &c, const std::vector<Seq> &seqs, s
                   ? 0
                   : 1;
 
-  if (infer::kernels::kvPrefillSupported(D, int(sizeof(T)))) {
+  if (infer::kernels::kvPrefillSupported(D, int(sizeof(T))) && c.window == 0) {
     for (Prefill kernel : {Prefill::MmaSync, Prefill::Wgmma, Prefill::WgmmaNarrow}) {
       // From the cache as it was before the step, so that the write runs again.
       upload(cacheDev.ptr, cacheHost);
@@ -325,6 +328,11 @@ std::vector<DecodeCase> decodeCases() {
       {{8, 2, 128, 6, false, false, 30.f}, {{3000, 1}, {37, 1}, {700, 3}, {2, 1}}},
       {{16, 1, 64, 4, true, false, 0.f}, {{2049, 1}, {1, 1}, {100, 1}}}, // 2 head groups
       {{24, 2, 96, 16, false, false, 0.f}, {{1500, 1}, {64, 1}, {65, 1}}}, // 12 per kv head
+      // The general path's split-KV: gemma2-2b's 256-wide heads, its 4,096-key window
+      // (here 700 and 300) with softcap, short and long contexts.
+      {{8, 4, 256, 16, true, false, 0.f}, {{3000, 1}}},
+      {{8, 4, 256, 16, false, false, 50.f, 700}, {{3000, 1}, {500, 1}, {65, 2}, {1, 1}}},
+      {{16, 2, 40, 6, false, false, 0.f, 300}, {{1000, 1}, {301, 1}, {130, 3}}},
   };
 }
 
@@ -609,7 +617,8 @@ int main(int argc, char **argv) {
   }
   failures += runAll<float>() + runAll<__nv_bfloat16>() + runAll<__half>();
   if (timings) {
-    const long long heads[2][3] = {{32, 4, 64}, {32, 8, 128}};
+    // TinyLlama, Llama-3-8B, gemma2-2b (256-wide heads: the general path).
+    const long long heads[3][3] = {{32, 4, 64}, {32, 8, 128}, {8, 4, 256}};
     const long long batches[][2] = {{1, 128}, {1, 200}, {1, 256}, {1, 512}, {1, 1000},
                                     {1, 2000}, {1, 4000}, {64, 1024}, {512, 192}};
     for (const auto &h : heads)
