@@ -105,43 +105,40 @@ private:
   int64_t intAttr(const art::Launch &launch, const std::string &name, int64_t fallback) const {
     return art::intAttribute(launch, name, fallback);
   }
-  /// Whether launch index - 1 (an rms_norm over rows of k, or a gated
-  /// activation of k features, in type `type`) writes GEMM `index`'s input and
-  /// nothing else reads that buffer: then the GEMV computes it on the fly.
-  bool foldsIntoGemv(int index, int64_t k, art::ElementType type) const {
-    if (index == 0)
-      return false;
-    const art::Launch &gemm = launch(index), &previous = launch(index - 1);
-    bool norm = previous.kind() == art::Launch::RMS_NORM;
-    if (!norm && previous.kind() != art::Launch::GATED_ACTIVATION)
-      return false;
-    if (previous.outputs_size() != 1 || intAttr(previous, "features", 0) != k ||
-        outputType(previous) != type)
-      return false;
-    if (norm && (typesOf(previous, "weight").size() != 1 || typesOf(previous, "weight")[0] != type))
-      return false;
-    uint32_t folded = previous.outputs(0);
-    const art::Operand *input = nullptr;
-    for (const art::Operand &operand : gemm.operands())
-      if (operand.role() == "input")
-        input = &operand;
-    if (!input || input->ref().target_case() != art::Ref::kBuffer || input->ref().buffer() != folded)
-      return false;
-    if (!readOnlyBy(*program_, folded, index, index))
-      return false;
-    // The GEMV then reads the folded launch's inputs while it writes its
-    // output: the planner may have put them in the same memory (their
-    // lifetimes did not overlap), so they must be apart for every T the GEMV
-    // runs at.
-    if (gemm.outputs_size() != 1)
-      return false;
-    for (const art::Operand &operand : previous.operands())
-      if (operand.role() == "input" &&
-          (operand.ref().target_case() != art::Ref::kBuffer ||
-           !buffersApartForEveryT(*program_, operand.ref().buffer(), gemm.outputs(0),
-                                  kernels::kGemvMaxRows)))
-        return false;
-    return true;
+  /// GEMM `index`'s prologue, as exec.gemm's `prologue` says
+  /// (--infer-fold-gemm-prologue decided it): 1 when its decode GEMVs compute
+  /// the rms_norm of launch index - 1 themselves, 2 its gated activation, 0
+  /// neither.
+  int gemvPrologue(int index) const {
+    const art::Attribute *prologue =
+        index >= 0 ? art::findAttribute(launch(index), "prologue") : nullptr;
+    if (!prologue || prologue->value_case() != art::Attribute::kStringValue)
+      return 0;
+    return prologue->string_value() == "rms_norm"           ? 1
+           : prologue->string_value() == "gated_activation" ? 2
+                                                            : 0;
+  }
+  /// That the launch before GEMM `index` is the prologue it names and writes
+  /// its input (an artifact not written by infer-compile may say otherwise).
+  Status checkPrologue(int index) const {
+    const art::Attribute *prologue = art::findAttribute(launch(index), "prologue");
+    if (!prologue)
+      return okStatus();
+    const int kind = gemvPrologue(index);
+    const art::Launch *previous = index > 0 ? &launch(index - 1) : nullptr;
+    const art::Launch::Kind want =
+        kind == 1 ? art::Launch::RMS_NORM : art::Launch::GATED_ACTIVATION;
+    bool writesInput = false;
+    for (const art::Operand &operand : launch(index).operands())
+      if (operand.role() == "input" && previous && previous->outputs_size() == 1 &&
+          operand.ref().target_case() == art::Ref::kBuffer &&
+          operand.ref().buffer() == previous->outputs(0))
+        writesInput = true;
+    if (kind == 0 || !previous || previous->kind() != want || !writesInput)
+      return error(index, "cannot fold its prologue: the launch before it is not the " +
+                              std::string(kind == 1 ? "rms_norm" : "gated activation") +
+                              " that writes its input");
+    return okStatus();
   }
   /// Whether GEMM `gemm` writes the step program's logits, computed for the
   /// logit rows only (what infer_sample reads: planSampler).
@@ -187,7 +184,7 @@ private:
     // What the GEMV reads: its own operands, or, for the input when it folds
     // the launch before it, that launch's inputs (the folded output itself is
     // never written, and may share memory with the activation's).
-    const bool folds = foldsIntoGemv(index, k, type);
+    const bool folds = gemvPrologue(index) != 0;
     std::vector<const art::Operand *> reads;
     for (const art::Operand &operand : gemm.operands()) {
       if (operand.role() == "residual")
@@ -238,8 +235,8 @@ private:
     const int elementBytes = int(art::elementSize(type));
     if (gemm.kind() != art::Launch::GEMM || !boolAttr(gemm, "transpose_weight") || k <= 0 ||
         n <= 0 || !kernels::gemvRowsSupported(k, n, true, elementBytes) ||
-        launch(index - 3).kind() != art::Launch::RMS_NORM || !foldsIntoGemv(index - 2, k, type) ||
-        rowsFoldForward(index - 4) || rowsFoldForward(index - 2) || gemm.outputs_size() != 1)
+        gemvPrologue(index - 2) != 1 || rowsFoldForward(index - 4) || rowsFoldForward(index - 2) ||
+        gemm.outputs_size() != 1)
       return std::nullopt;
     for (const art::Operand &operand : rotary.operands())
       if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
@@ -386,11 +383,12 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     // Decode (T <= kGemvMaxRows): a kernel that streams the weights once.
     int64_t k = intAttr(op, "k", 0), n = intAttr(op, "n", 0);
     bool transposed = boolAttr(op, "transpose_weight");
+    RETURN_IF_ERROR(checkPrologue(index));
     if (k > 0 && n > 0) {
       art::CudaLaunch gemv;
       gemv.set_runner(art::CudaLaunch::KERNEL);
-      bool fuses = !transposed && foldsIntoGemv(index, k, out);
-      int prologue = !fuses ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
+      bool fuses = !transposed && gemvPrologue(index) != 0;
+      int prologue = fuses ? gemvPrologue(index) : 0;
       useKernel(gemv, prologue ? ns + "infer_gemv_fused<" + t + ", " + std::to_string(prologue) + ">"
                                : ns + "infer_gemv<" + t + ">");
       kernels::GemvGrid grid = kernels::gemvGrid(k, n, transposed);
@@ -406,11 +404,10 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       if (kernels::gemvRowsSupported(k, n, transposed, elementBytes)) {
         // A gated activation the GEMV before it writes (fuses_next) is not
         // computed again here.
-        bool folds = foldsIntoGemv(index, k, out) && !rowsFoldForward(index - 2);
+        bool folds = gemvPrologue(index) != 0 && !rowsFoldForward(index - 2);
         bool foldsNext = rowsFoldForward(index);
         bool foldsArgmax = !foldsNext && writesLogitRows(op);
-        int rowsPrologue =
-            !folds ? 0 : launch(index - 1).kind() == art::Launch::RMS_NORM ? 1 : 2;
+        int rowsPrologue = folds ? gemvPrologue(index) : 0;
         art::CudaLaunch rows = rowGemvRecord(
             ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
                 (foldsNext ? ", true>" : foldsArgmax ? ", false, 1, true>" : ", false>"),
@@ -422,8 +419,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       // The multi-token forms below fold an rms_norm before them as
       // infer_gemv_fused would. A gated activation runs as its own launch:
       // folded, each of the ~260 blocks would compute it for every row.
-      const bool foldsNorm =
-          foldsIntoGemv(index, k, out) && launch(index - 1).kind() == art::Launch::RMS_NORM;
+      const bool foldsNorm = gemvPrologue(index) == 1;
       const std::string normPrologue = foldsNorm ? "1" : "0";
       // Steps of 2 .. kGemvRowsMultiRowsRun tokens: the same kernel over
       // those rows.

@@ -5,6 +5,7 @@
 #include "dialects/exec/Transforms/Passes.h"
 #include "dialects/graph/Transforms/Passes.h"
 #include "passes/GraphToExec/Passes.h"
+#include "runtime/cuda/abi/KernelParams.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -81,6 +82,14 @@ void pipeline::buildOptimizationPipeline(OpPassManager &pm, const PipelineOption
     stage.addPasses(pm);
 }
 
+/// The fusions decided on the planned program (docs/exec.md), for every target.
+static void addKernelFusionPasses(OpPassManager &pm, const std::string &activationType) {
+  exec::FoldGemmProloguePassOptions prologue;
+  prologue.maxRows = kernels::kGemvMaxRows;
+  prologue.weightDtype = activationType; // the artifact stores float weights in --dtype
+  pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmProloguePass(prologue));
+}
+
 void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,
                                  const std::string &activationType) {
   ConvertGraphToExecPassOptions lowerOptions;
@@ -89,6 +98,7 @@ void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,
   exec::PlanMemoryPassOptions planOptions;
   planOptions.maxBatchTokens = maxBatchTokens;
   pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));
+  addKernelFusionPasses(pm, activationType);
 }
 
 void pipeline::buildStepPipeline(OpPassManager &pm, int64_t maxBatchTokens, int64_t blockSize,
@@ -103,6 +113,7 @@ void pipeline::buildStepPipeline(OpPassManager &pm, int64_t maxBatchTokens, int6
   exec::PlanMemoryPassOptions planOptions;
   planOptions.maxBatchTokens = maxBatchTokens;
   pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));
+  addKernelFusionPasses(pm, activationType);
 }
 
 void pipeline::registerPipelines() {

@@ -247,7 +247,7 @@ LogicalResult Lowering::lower(Operation *op) {
         builder.create<exec::GemmOp>(loc, optional(linear.getInput()), optional(linear.getWeight()),
                                      optional(linear.getBias()), optional(linear.getResidual()),
                                      *out, lastDim(linear.getInput()), lastDim(linear.getResult()),
-                                     linear.getTransposeWeight());
+                                     linear.getTransposeWeight(), /*prologue=*/nullptr);
         return success();
       })
       .Case([&](graph::QuantizedLinearOp linear) {

@@ -215,6 +215,10 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
   let description = [{
     The weight is [k, n], or [n, k] with `transpose_weight`. Bias and
     residual are epilogues (cuBLASLt bias / beta = 1 with C = residual).
+    `prologue` ("rms_norm" or "gated_activation", set by
+    `--infer-fold-gemm-prologue`): the launch just before computes the
+    input, and a decode GEMV may compute it from that launch's inputs itself
+    instead of reading it.
 
     ```mlir
     exec.gemm %x, %w bias(%b) residual(%r) -> %y {k = 64 : i64, n = 64 : i64}
@@ -223,7 +227,8 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
   let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$weight, Optional<Exec_Buffer>:$bias,
                        Optional<Exec_Buffer>:$residual, Exec_Buffer:$out,
                        I64Attr:$k, I64Attr:$n,
-                       DefaultValuedAttr<BoolAttr, "false">:$transpose_weight);
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_weight,
+                       OptionalAttr<StrAttr>:$prologue);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? `->` $out
     attr-dict

@@ -1,7 +1,7 @@
 //===- Passes.td - exec dialect passes ---------------------*- tablegen -*-===//
 //
-// Passes over exec programs (docs/exec.md): memory planning and the step
-// entry (docs/kv-cache.md).
+// Passes over exec programs (docs/exec.md): memory planning, the step
+// entry (docs/kv-cache.md) and the kernel fusions they leave decided in the IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +89,44 @@ def StepEntryPass : Pass<"infer-step-entry", "::infer::exec::ProgramOp"> {
            "Tokens per KV-cache block">,
     Option<"maxSeqLen", "max-seq-len", "int64_t", /*default=*/"4096",
            "The longest sequence (sets B, the block-table width)">
+  ];
+  let dependentDialects = ["::infer::exec::ExecDialect"];
+}
+
+def FoldGemmProloguePass : Pass<"infer-fold-gemm-prologue", "::infer::exec::ProgramOp"> {
+  let summary = "Marks the GEMMs whose decode GEMV may compute the launch before them";
+  let description = [{
+    Runs on a planned program (after `--infer-plan-memory`). An `exec.gemm`
+    gets `prologue = "rms_norm"` or `"gated_activation"` when the launch just
+    before it (buffers, weights and constants aside) is that op and
+      * writes the GEMM's input, in the GEMM's element type (an RMS norm's
+        weight too, as the artifact stores it: a float weight in
+        `weight-dtype` when that is given, as `infer-compile --dtype` does),
+        over `features` = k;
+      * nothing else reads that input: no other launch, no program output;
+      * each buffer the prologue reads lies apart from the GEMM's output at
+        every T from 1 to `max-rows` (the GEMV reads them while it writes).
+    Every other GEMM loses the attribute. The cuda backend's decode GEMVs
+    (infer_gemv_fused, infer_gemv_rows, the qkv-decode kernel) then read the
+    prologue's inputs instead of the GEMM's; the prologue launch still runs
+    for steps of more rows. The cpu backend ignores the attribute.
+
+    Before:
+    ```mlir
+    exec.rms_norm %x, %nw -> %h {epsilon = 1.0e-06 : f32, features = 64 : i64}
+    exec.gemm %h, %w -> %y {k = 64 : i64, n = 128 : i64}
+    ```
+    After:
+    ```mlir
+    exec.rms_norm %x, %nw -> %h {epsilon = 1.0e-06 : f32, features = 64 : i64}
+    exec.gemm %h, %w -> %y {k = 64 : i64, n = 128 : i64, prologue = "rms_norm"}
+    ```
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"8",
+           "The most token rows a decode GEMV runs (the cuda backend's kGemvMaxRows)">,
+    Option<"weightDtype", "weight-dtype", "std::string", /*default=*/"\"\"",
+           "fp32, bf16 or fp16: the type the artifact stores float weights in (none: as declared)">
   ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }

@@ -1,0 +1,126 @@
+//===- FoldGemmPrologue.cpp - GEMMs that may compute the launch before ----===//
+//
+// Decides, on the planned program, which exec.gemm's decode GEMV computes the
+// rms_norm or gated activation just before it from that launch's inputs
+// (Passes.td states the rules). The cuda codegen only reads the attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/exec/Transforms/Passes.h"
+#include "dialects/exec/IR/ExecOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace infer::exec {
+#define GEN_PASS_DEF_FOLDGEMMPROLOGUEPASS
+#include "dialects/exec/Transforms/Passes.h.inc"
+} // namespace infer::exec
+
+using namespace mlir;
+using namespace infer::exec;
+
+namespace {
+
+/// The element type a buffer, weight or constant holds (a float weight as
+/// the artifact stores it: in `weightType` when that is set); null if unknown.
+Type elementTypeOf(Value value, Type weightType) {
+  Operation *def = value.getDefiningOp();
+  if (auto buffer = dyn_cast_or_null<BufferOp>(def))
+    return buffer.getElementType();
+  if (auto weight = dyn_cast_or_null<WeightOp>(def))
+    if (auto shaped = dyn_cast<ShapedType>(weight.getTensorType())) {
+      Type type = shaped.getElementType();
+      return weightType && (type.isF32() || type.isBF16() || type.isF16()) ? weightType : type;
+    }
+  if (auto constant = dyn_cast_or_null<ConstantOp>(def))
+    return constant.getValue().getShapedType().getElementType();
+  return {};
+}
+
+/// Whether two planned arena buffers share no byte at T = 1 and T = last
+/// (offsets and sizes are affine in T, so then at no T in between).
+bool apartUpTo(Value a, Value b, int64_t last) {
+  auto x = dyn_cast_or_null<BufferOp>(a.getDefiningOp());
+  auto y = dyn_cast_or_null<BufferOp>(b.getDefiningOp());
+  if (!x || !y || !x.getOffset() || !y.getOffset())
+    return false;
+  auto before = [](BufferOp first, BufferOp second, int64_t tokens) {
+    return first.getOffset()->at(tokens) + first.getSize().at(tokens) <=
+           second.getOffset()->at(tokens);
+  };
+  return (before(x, y, 1) && before(x, y, last)) || (before(y, x, 1) && before(y, x, last));
+}
+
+/// The launch before `op` in program order, skipping what is not a launch.
+Operation *previousLaunch(Operation *op) {
+  Operation *previous = op->getPrevNode();
+  while (previous && isa<BufferOp, WeightOp, ConstantOp, InputOp, ArenaOp>(previous))
+    previous = previous->getPrevNode();
+  return previous;
+}
+
+/// The prologue GEMM `gemm` may compute ("rms_norm", "gated_activation"), or "".
+StringRef foldablePrologue(GemmOp gemm, int64_t maxRows, Type weightType) {
+  Operation *previous = previousLaunch(gemm);
+  Value out, weight;
+  SmallVector<Value> reads;
+  int64_t features = 0;
+  StringRef kind;
+  if (auto norm = dyn_cast_or_null<RmsNormOp>(previous)) {
+    out = norm.getOut(), weight = norm.getWeight(), features = int64_t(norm.getFeatures());
+    reads.push_back(norm.getInput());
+    kind = "rms_norm";
+  } else if (auto gated = dyn_cast_or_null<GatedActivationOp>(previous)) {
+    out = gated.getOut(), features = int64_t(gated.getFeatures());
+    llvm::append_range(reads, gated.getInputs());
+    kind = "gated_activation";
+  } else {
+    return "";
+  }
+  Type type = elementTypeOf(gemm.getOut(), weightType);
+  if (out != gemm.getInput() || features != int64_t(gemm.getK()) || !type ||
+      elementTypeOf(out, weightType) != type ||
+      (weight && elementTypeOf(weight, weightType) != type))
+    return "";
+  // The GEMV computes the input where the GEMM reads it: nobody else may read it.
+  for (Operation *user : out.getUsers())
+    if (user != previous && user != gemm.getOperation())
+      return "";
+  for (Value read : reads)
+    if (!apartUpTo(read, gemm.getOut(), maxRows))
+      return "";
+  return kind;
+}
+
+struct FoldGemmProloguePass
+    : public infer::exec::impl::FoldGemmProloguePassBase<FoldGemmProloguePass> {
+  using FoldGemmProloguePassBase::FoldGemmProloguePassBase;
+
+  void runOnOperation() override {
+    if (maxRows < 1) {
+      getOperation().emitError() << "max-rows must be positive, got " << maxRows;
+      return signalPassFailure();
+    }
+    Builder builder(&getContext());
+    Type weightType = weightDtype == "fp32"   ? builder.getF32Type()
+                      : weightDtype == "bf16" ? builder.getBF16Type()
+                      : weightDtype == "fp16" ? builder.getF16Type()
+                                              : Type();
+    if (!weightDtype.empty() && !weightType) {
+      getOperation().emitError() << "weight-dtype must be fp32, bf16 or fp16, got '"
+                                 << weightDtype << "'";
+      return signalPassFailure();
+    }
+    getOperation().walk([&](GemmOp gemm) {
+      StringRef kind = foldablePrologue(gemm, maxRows, weightType);
+      if (kind.empty())
+        gemm.removePrologueAttr();
+      else
+        gemm.setPrologueAttr(builder.getStringAttr(kind));
+    });
+  }
+};
+
+} // namespace
