@@ -118,9 +118,23 @@ private:
            : prologue->string_value() == "gated_activation" ? 2
                                                             : 0;
   }
-  /// That the launch before GEMM `index` is the prologue it names and writes
-  /// its input (an artifact not written by infer-compile may say otherwise).
-  Status checkPrologue(int index) const {
+  /// That the launches next to GEMM `index` are the prologue and epilogue it
+  /// names, reading and writing what they should (the fusion passes left them
+  /// so; a later change to the program's order would not).
+  Status checkNeighbours(int index) const {
+    if (art::findAttribute(launch(index), "epilogue")) {
+      const art::Launch *next =
+          index + 1 < program_->launches_size() ? &launch(index + 1) : nullptr;
+      bool readsOutput = false;
+      if (next && next->kind() == art::Launch::GATED_ACTIVATION &&
+          launch(index).outputs_size() == 1)
+        for (const art::Operand &operand : next->operands())
+          readsOutput = readsOutput || (operand.ref().target_case() == art::Ref::kBuffer &&
+                                        operand.ref().buffer() == launch(index).outputs(0));
+      if (!readsOutput)
+        return error(index, "cannot fold its epilogue: the launch after it is not the gated "
+                            "activation that reads its output");
+    }
     const art::Attribute *prologue = art::findAttribute(launch(index), "prologue");
     if (!prologue)
       return okStatus();
@@ -148,58 +162,22 @@ private:
            gemm.outputs(0) < uint32_t(program_->buffers_size()) &&
            program_->buffers(int(gemm.outputs(0))).per_logit_row();
   }
-  /// Whether batch-1 GEMM `index` (n outputs over [n, k] weights, type
-  /// `type`) can write the gated activation after it itself (the row GEMV's
-  /// gated pairs, CudaLaunch.fuses_next): that activation reads the GEMM's
-  /// whole output as one packed [gate | up] of n / 2 features and is its only
-  /// reader, the GEMM adds no residual, and the activation's output (which
-  /// the GEMV then writes) is apart from everything the GEMV reads.
+  /// Whether batch-1 GEMM `index` writes the gated activation after it itself
+  /// (the row GEMV's gated pairs, CudaLaunch.fuses_next): exec.gemm's
+  /// `epilogue` says it may (--infer-fold-gemm-epilogue), and the row GEMV
+  /// exists for its shape.
   bool rowsFoldForward(int index) const {
     if (index < 0 || index + 1 >= program_->launches_size())
       return false;
-    const art::Launch &gemm = launch(index), &next = launch(index + 1);
-    if (gemm.kind() != art::Launch::GEMM || next.kind() != art::Launch::GATED_ACTIVATION ||
-        gemm.outputs_size() != 1 || next.outputs_size() != 1)
+    const art::Launch &gemm = launch(index);
+    const art::Attribute *epilogue = art::findAttribute(gemm, "epilogue");
+    if (gemm.kind() != art::Launch::GEMM || !epilogue ||
+        epilogue->value_case() != art::Attribute::kStringValue ||
+        epilogue->string_value() != "gated_activation")
       return false;
-    const art::ElementType type = outputType(gemm);
-    const int64_t k = intAttr(gemm, "k", 0), n = intAttr(gemm, "n", 0);
-    if (!kernels::gemvRowsSupported(k, n, boolAttr(gemm, "transpose_weight"),
-                                    int(art::elementSize(type))) ||
-        outputType(next) != type || n % 2 != 0 || intAttr(next, "features", 0) * 2 != n)
-      return false;
-    const art::Attribute *activation = art::findAttribute(next, "activation");
-    if (!activation || activation->value_case() != art::Attribute::kStringValue ||
-        (activation->string_value() != "silu" && activation->string_value() != "gelu" &&
-         activation->string_value() != "gelu_tanh"))
-      return false;
-    const uint32_t packed = gemm.outputs(0), written = next.outputs(0);
-    int inputs = 0;
-    for (const art::Operand &operand : next.operands())
-      if (operand.role() == "input" &&
-          (++inputs > 1 || operand.ref().target_case() != art::Ref::kBuffer ||
-           operand.ref().buffer() != packed))
-        return false;
-    if (inputs != 1 || !readOnlyBy(*program_, packed, index + 1, index + 1))
-      return false;
-    // What the GEMV reads: its own operands, or, for the input when it folds
-    // the launch before it, that launch's inputs (the folded output itself is
-    // never written, and may share memory with the activation's).
-    const bool folds = gemvPrologue(index) != 0;
-    std::vector<const art::Operand *> reads;
-    for (const art::Operand &operand : gemm.operands()) {
-      if (operand.role() == "residual")
-        return false;
-      if (!(folds && operand.role() == "input"))
-        reads.push_back(&operand);
-    }
-    if (folds)
-      for (const art::Operand &operand : launch(index - 1).operands())
-        reads.push_back(&operand);
-    for (const art::Operand *operand : reads)
-      if (operand->ref().target_case() == art::Ref::kBuffer &&
-          !buffersApartForEveryT(*program_, operand->ref().buffer(), written, 1))
-        return false;
-    return true;
+    return kernels::gemvRowsSupported(intAttr(gemm, "k", 0), intAttr(gemm, "n", 0),
+                                      boolAttr(gemm, "transpose_weight"),
+                                      int(art::elementSize(outputType(gemm))));
   }
   /// Whether the launch before KV_ATTENTION `index` is a rotary whose output
   /// is every q/k/v input of it (the packed qkv), in the same element type:
@@ -383,7 +361,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     // Decode (T <= kGemvMaxRows): a kernel that streams the weights once.
     int64_t k = intAttr(op, "k", 0), n = intAttr(op, "n", 0);
     bool transposed = boolAttr(op, "transpose_weight");
-    RETURN_IF_ERROR(checkPrologue(index));
+    RETURN_IF_ERROR(checkNeighbours(index));
     if (k > 0 && n > 0) {
       art::CudaLaunch gemv;
       gemv.set_runner(art::CudaLaunch::KERNEL);

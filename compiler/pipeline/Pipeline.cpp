@@ -88,6 +88,7 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
   prologue.maxRows = kernels::kGemvMaxRows;
   prologue.weightDtype = activationType; // the artifact stores float weights in --dtype
   pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmProloguePass(prologue));
+  pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmEpiloguePass());
 }
 
 void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,

@@ -247,7 +247,8 @@ LogicalResult Lowering::lower(Operation *op) {
         builder.create<exec::GemmOp>(loc, optional(linear.getInput()), optional(linear.getWeight()),
                                      optional(linear.getBias()), optional(linear.getResidual()),
                                      *out, lastDim(linear.getInput()), lastDim(linear.getResult()),
-                                     linear.getTransposeWeight(), /*prologue=*/nullptr);
+                                     linear.getTransposeWeight(), /*prologue=*/nullptr,
+                                     /*epilogue=*/nullptr);
         return success();
       })
       .Case([&](graph::QuantizedLinearOp linear) {

@@ -218,7 +218,10 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
     `prologue` ("rms_norm" or "gated_activation", set by
     `--infer-fold-gemm-prologue`): the launch just before computes the
     input, and a decode GEMV may compute it from that launch's inputs itself
-    instead of reading it.
+    instead of reading it. `epilogue` ("gated_activation", set by
+    `--infer-fold-gemm-epilogue`): the launch just after is a gated
+    activation of this GEMM's packed output, and a batch-1 GEMV may write
+    that activation's output itself.
 
     ```mlir
     exec.gemm %x, %w bias(%b) residual(%r) -> %y {k = 64 : i64, n = 64 : i64}
@@ -228,7 +231,7 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
                        Optional<Exec_Buffer>:$residual, Exec_Buffer:$out,
                        I64Attr:$k, I64Attr:$n,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_weight,
-                       OptionalAttr<StrAttr>:$prologue);
+                       OptionalAttr<StrAttr>:$prologue, OptionalAttr<StrAttr>:$epilogue);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? `->` $out
     attr-dict

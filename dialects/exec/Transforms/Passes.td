@@ -131,4 +131,35 @@ def FoldGemmProloguePass : Pass<"infer-fold-gemm-prologue", "::infer::exec::Prog
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }
 
+def FoldGemmEpiloguePass : Pass<"infer-fold-gemm-epilogue", "::infer::exec::ProgramOp"> {
+  let summary = "Marks the GEMMs whose batch-1 GEMV may write the gated activation after them";
+  let description = [{
+    Runs after `--infer-fold-gemm-prologue`. An `exec.gemm` without a
+    residual gets `epilogue = "gated_activation"` when the launch just after
+    it is a silu, gelu or gelu_tanh `exec.gated_activation` that
+      * reads the GEMM's whole output as its one packed [gate | up] input
+        (n = 2 x features), in the GEMM's element type;
+      * is the only reader of that output (no other launch, no program output);
+      * writes an output apart, at T = 1, from every buffer the GEMV reads:
+        the GEMM's operands, or with a `prologue` the prologue launch's
+        inputs in place of the GEMM's input.
+    Every other GEMM loses the attribute. The cuda backend's batch-1 row GEMV
+    (infer_gemv_rows with gated pairs) then writes the activation's output and
+    the activation launch is skipped in steps of one token; it runs as before
+    in larger steps. The cpu backend ignores the attribute.
+
+    Before:
+    ```mlir
+    exec.gemm %h, %w -> %gu {k = 64 : i64, n = 320 : i64, prologue = "rms_norm"}
+    exec.gated_activation %gu -> %a {activation = "silu", features = 160 : i64}
+    ```
+    After:
+    ```mlir
+    exec.gemm %h, %w -> %gu {epilogue = "gated_activation", k = 64 : i64, n = 320 : i64, prologue = "rms_norm"}
+    exec.gated_activation %gu -> %a {activation = "silu", features = 160 : i64}
+    ```
+  }];
+  let dependentDialects = ["::infer::exec::ExecDialect"];
+}
+
 #endif // INFER_DIALECTS_EXEC_TRANSFORMS_PASSES_TD

@@ -1,13 +1,15 @@
-//===- FoldGemmPrologue.cpp - GEMMs that may compute the launch before ----===//
+//===- GemmFusions.cpp - GEMMs that may do their neighbours' work ---------===//
 //
 // Decides, on the planned program, which exec.gemm's decode GEMV computes the
 // rms_norm or gated activation just before it from that launch's inputs
-// (Passes.td states the rules). The cuda codegen only reads the attribute.
+// (`prologue`), and which batch-1 GEMV writes the gated activation after it
+// (`epilogue`); Passes.td states the rules. The cuda codegen only reads the
+// attributes.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/exec/Transforms/Passes.h"
 #include "dialects/exec/IR/ExecOps.h"
+#include "dialects/exec/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -15,6 +17,7 @@
 
 namespace infer::exec {
 #define GEN_PASS_DEF_FOLDGEMMPROLOGUEPASS
+#define GEN_PASS_DEF_FOLDGEMMEPILOGUEPASS
 #include "dialects/exec/Transforms/Passes.h.inc"
 } // namespace infer::exec
 
@@ -61,6 +64,19 @@ Operation *previousLaunch(Operation *op) {
   return previous;
 }
 
+/// The launch after `op` in program order, skipping what is not a launch.
+Operation *nextLaunch(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (next && isa<BufferOp, WeightOp, ConstantOp>(next))
+    next = next->getNextNode();
+  return next;
+}
+
+/// Whether `value`'s only readers are `a` and `b` (no other launch, no program output).
+bool onlyUsedBy(Value value, Operation *a, Operation *b) {
+  return llvm::all_of(value.getUsers(), [&](Operation *user) { return user == a || user == b; });
+}
+
 /// The prologue GEMM `gemm` may compute ("rms_norm", "gated_activation"), or "".
 StringRef foldablePrologue(GemmOp gemm, int64_t maxRows, Type weightType) {
   Operation *previous = previousLaunch(gemm);
@@ -85,13 +101,45 @@ StringRef foldablePrologue(GemmOp gemm, int64_t maxRows, Type weightType) {
       (weight && elementTypeOf(weight, weightType) != type))
     return "";
   // The GEMV computes the input where the GEMM reads it: nobody else may read it.
-  for (Operation *user : out.getUsers())
-    if (user != previous && user != gemm.getOperation())
-      return "";
+  if (!onlyUsedBy(out, previous, gemm))
+    return "";
   for (Value read : reads)
     if (!apartUpTo(read, gemm.getOut(), maxRows))
       return "";
   return kind;
+}
+
+/// Whether GEMM `gemm`'s batch-1 GEMV may write the gated activation after it.
+bool foldableEpilogue(GemmOp gemm) {
+  auto gated = dyn_cast_or_null<GatedActivationOp>(nextLaunch(gemm));
+  if (!gated || gemm.getResidual() || gated.getInputs().size() != 1 ||
+      gated.getInputs().front() != gemm.getOut() ||
+      int64_t(gemm.getN()) != 2 * int64_t(gated.getFeatures()) ||
+      !llvm::is_contained({"silu", "gelu", "gelu_tanh"}, gated.getActivation()))
+    return false;
+  Type type = elementTypeOf(gemm.getOut(), Type());
+  if (!type || elementTypeOf(gated.getOut(), Type()) != type ||
+      !onlyUsedBy(gemm.getOut(), gemm, gated))
+    return false;
+  // What the GEMV reads while it writes the activation's output: its operands,
+  // or the prologue launch's inputs in place of its input.
+  SmallVector<Value> reads;
+  if (gemm.getPrologue()) {
+    Operation *previous = previousLaunch(gemm);
+    if (!previous)
+      return false;
+    for (Value operand : previous->getOperands())
+      if (operand != gemm.getInput())
+        reads.push_back(operand);
+  } else {
+    reads.push_back(gemm.getInput());
+  }
+  reads.push_back(gemm.getWeight());
+  if (Value bias = gemm.getBias())
+    reads.push_back(bias);
+  return llvm::all_of(reads, [&](Value read) {
+    return !isa_and_nonnull<BufferOp>(read.getDefiningOp()) || apartUpTo(read, gated.getOut(), 1);
+  });
 }
 
 struct FoldGemmProloguePass
@@ -109,8 +157,8 @@ struct FoldGemmProloguePass
                       : weightDtype == "fp16" ? builder.getF16Type()
                                               : Type();
     if (!weightDtype.empty() && !weightType) {
-      getOperation().emitError() << "weight-dtype must be fp32, bf16 or fp16, got '"
-                                 << weightDtype << "'";
+      getOperation().emitError() << "weight-dtype must be fp32, bf16 or fp16, got '" << weightDtype
+                                 << "'";
       return signalPassFailure();
     }
     getOperation().walk([&](GemmOp gemm) {
@@ -119,6 +167,21 @@ struct FoldGemmProloguePass
         gemm.removePrologueAttr();
       else
         gemm.setPrologueAttr(builder.getStringAttr(kind));
+    });
+  }
+};
+
+struct FoldGemmEpiloguePass
+    : public infer::exec::impl::FoldGemmEpiloguePassBase<FoldGemmEpiloguePass> {
+  using FoldGemmEpiloguePassBase::FoldGemmEpiloguePassBase;
+
+  void runOnOperation() override {
+    Builder builder(&getContext());
+    getOperation().walk([&](GemmOp gemm) {
+      if (foldableEpilogue(gemm))
+        gemm.setEpilogueAttr(builder.getStringAttr("gated_activation"));
+      else
+        gemm.removeEpilogueAttr();
     });
   }
 };
