@@ -179,26 +179,35 @@ private:
                                       boolAttr(gemm, "transpose_weight"),
                                       int(art::elementSize(outputType(gemm))));
   }
-  /// Whether the launch before KV_ATTENTION `index` is a rotary whose output
-  /// is every q/k/v input of it (the packed qkv), in the same element type:
-  /// then infer_rotary_kv_write can do both (CudaLaunch.fused_prologue).
-  bool foldsRotaryIntoKvWrite(int index, art::ElementType type) const {
-    if (index == 0)
-      return false;
-    const art::Launch &attention = launch(index), &previous = launch(index - 1);
-    if (previous.kind() != art::Launch::ROTARY || previous.outputs_size() != 1 ||
-        outputType(previous) != type)
-      return false;
-    int inputs = 0;
-    for (const art::Operand &operand : attention.operands()) {
-      if (operand.role() != "input")
-        continue;
-      ++inputs;
-      if (operand.ref().target_case() != art::Ref::kBuffer ||
-          operand.ref().buffer() != previous.outputs(0))
-        return false;
-    }
-    return inputs == 1;
+  /// What KV_ATTENTION `index` may do of the rotary before it, as its
+  /// `rotary` attribute says (--infer-fold-kv-rotary): "kv_write" (rotary and
+  /// KV write in one launch), "decode" (also in infer_kv_decode), or "".
+  std::string kvRotary(int index) const {
+    const art::Attribute *rotary = art::findAttribute(launch(index), "rotary");
+    return rotary && rotary->value_case() == art::Attribute::kStringValue ? rotary->string_value()
+                                                                          : std::string();
+  }
+  /// That the launch before KV_ATTENTION `index` is the rotary writing its one
+  /// input, when its `rotary` attribute says it may fold it.
+  Status checkKvRotary(int index, art::ElementType type) const {
+    const std::string kind = kvRotary(index);
+    if (kind.empty())
+      return okStatus();
+    const art::Launch *previous = index > 0 ? &launch(index - 1) : nullptr;
+    int inputs = 0, fromRotary = 0;
+    for (const art::Operand &operand : launch(index).operands())
+      if (operand.role() == "input") {
+        ++inputs;
+        fromRotary += previous && previous->outputs_size() == 1 &&
+                      operand.ref().target_case() == art::Ref::kBuffer &&
+                      operand.ref().buffer() == previous->outputs(0);
+      }
+    if ((kind != "kv_write" && kind != "decode") || !previous ||
+        previous->kind() != art::Launch::ROTARY || inputs != 1 || fromRotary != 1 ||
+        outputType(*previous) != type)
+      return error(index, "cannot fold the rotary before it (rotary = \"" + kind +
+                              "\"): the launch before it is not the rotary writing its input");
+    return okStatus();
   }
   /// KV_ATTENTION `index`'s infer_qkv_decode record (CudaLaunch.qkv_decode),
   /// when its rotary (index - 1) reads the whole output of a GEMM (index - 2)
@@ -554,7 +563,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);
       break;
     }
-    if (foldsRotaryIntoKvWrite(index, out)) {
+    RETURN_IF_ERROR(checkKvRotary(index, out));
+    if (!kvRotary(index).empty()) {
       const art::Launch &rotary = launch(index - 1);
       std::vector<art::ElementType> table = typesOf(rotary, "inv_freq");
       if (table.empty())
@@ -569,7 +579,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
       *cuda.mutable_fused_prologue() = std::move(fused);
       if (!generalPathOnly && art::elementSize(out) == 2 && headDim % 8 == 0 && headDim <= 128 &&
-          decodeMayReplaceRotary(*program_, index)) {
+          kvRotary(index) == "decode") {
         art::CudaLaunch decode;
         decode.set_runner(art::CudaLaunch::KERNEL);
         useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ", " +

@@ -89,6 +89,7 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
   prologue.weightDtype = activationType; // the artifact stores float weights in --dtype
   pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmProloguePass(prologue));
   pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmEpiloguePass());
+  pm.addNestedPass<exec::ProgramOp>(exec::createFoldKvRotaryPass());
 }
 
 void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,

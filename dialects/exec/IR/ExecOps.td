@@ -321,7 +321,9 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
     `j` of sequence `i` (rows `seq_starts[i] .. seq_starts[i+1]`, `n_i` of
     them), causal attention over positions `0 .. context_lens[i] - n_i + j`
     of that sequence (with `window` W > 0 only the last W of them), read through `block_tables[i]` (`B` entries per
-    sequence). Metadata buffers are i64.
+    sequence). Metadata buffers are i64. `rotary` ("kv_write" or "decode",
+    set by `--infer-fold-kv-rotary`): what a backend may do of the rotary
+    just before in this launch's kernels.
 
     ```mlir
     exec.kv_attention %qkv meta(%seq_starts, %context_lens, %block_tables, %slot_ids) -> %o
@@ -338,7 +340,8 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
                        DefaultValuedAttr<I64Attr, "0">:$window,
                        DefaultValuedAttr<F32Attr, "0.0">:$alibi,
                        DefaultValuedAttr<F32Attr, "0.0">:$k_cache_scale,
-                       DefaultValuedAttr<F32Attr, "0.0">:$v_cache_scale);
+                       DefaultValuedAttr<F32Attr, "0.0">:$v_cache_scale,
+                       OptionalAttr<StrAttr>:$rotary);
   let assemblyFormat = [{
     $inputs `meta` `(` $seq_starts `,` $context_lens `,` $block_tables `,` $slot_ids `)`
     `->` $out attr-dict

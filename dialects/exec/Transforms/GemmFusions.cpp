@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/exec/IR/ExecOps.h"
+#include "dialects/exec/Transforms/LaunchNeighbours.h"
 #include "dialects/exec/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace infer::exec {
@@ -25,57 +25,6 @@ using namespace mlir;
 using namespace infer::exec;
 
 namespace {
-
-/// The element type a buffer, weight or constant holds (a float weight as
-/// the artifact stores it: in `weightType` when that is set); null if unknown.
-Type elementTypeOf(Value value, Type weightType) {
-  Operation *def = value.getDefiningOp();
-  if (auto buffer = dyn_cast_or_null<BufferOp>(def))
-    return buffer.getElementType();
-  if (auto weight = dyn_cast_or_null<WeightOp>(def))
-    if (auto shaped = dyn_cast<ShapedType>(weight.getTensorType())) {
-      Type type = shaped.getElementType();
-      return weightType && (type.isF32() || type.isBF16() || type.isF16()) ? weightType : type;
-    }
-  if (auto constant = dyn_cast_or_null<ConstantOp>(def))
-    return constant.getValue().getShapedType().getElementType();
-  return {};
-}
-
-/// Whether two planned arena buffers share no byte at T = 1 and T = last
-/// (offsets and sizes are affine in T, so then at no T in between).
-bool apartUpTo(Value a, Value b, int64_t last) {
-  auto x = dyn_cast_or_null<BufferOp>(a.getDefiningOp());
-  auto y = dyn_cast_or_null<BufferOp>(b.getDefiningOp());
-  if (!x || !y || !x.getOffset() || !y.getOffset())
-    return false;
-  auto before = [](BufferOp first, BufferOp second, int64_t tokens) {
-    return first.getOffset()->at(tokens) + first.getSize().at(tokens) <=
-           second.getOffset()->at(tokens);
-  };
-  return (before(x, y, 1) && before(x, y, last)) || (before(y, x, 1) && before(y, x, last));
-}
-
-/// The launch before `op` in program order, skipping what is not a launch.
-Operation *previousLaunch(Operation *op) {
-  Operation *previous = op->getPrevNode();
-  while (previous && isa<BufferOp, WeightOp, ConstantOp, InputOp, ArenaOp>(previous))
-    previous = previous->getPrevNode();
-  return previous;
-}
-
-/// The launch after `op` in program order, skipping what is not a launch.
-Operation *nextLaunch(Operation *op) {
-  Operation *next = op->getNextNode();
-  while (next && isa<BufferOp, WeightOp, ConstantOp>(next))
-    next = next->getNextNode();
-  return next;
-}
-
-/// Whether `value`'s only readers are `a` and `b` (no other launch, no program output).
-bool onlyUsedBy(Value value, Operation *a, Operation *b) {
-  return llvm::all_of(value.getUsers(), [&](Operation *user) { return user == a || user == b; });
-}
 
 /// The prologue GEMM `gemm` may compute ("rms_norm", "gated_activation"), or "".
 StringRef foldablePrologue(GemmOp gemm, int64_t maxRows, Type weightType) {

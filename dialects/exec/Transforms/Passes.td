@@ -162,4 +162,34 @@ def FoldGemmEpiloguePass : Pass<"infer-fold-gemm-epilogue", "::infer::exec::Prog
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }
 
+def FoldKvRotaryPass : Pass<"infer-fold-kv-rotary", "::infer::exec::ProgramOp"> {
+  let summary = "Marks the paged attentions that may do the rotary before them";
+  let description = [{
+    Runs on a planned step program. An `exec.kv_attention` whose one input
+    is the output of the `exec.rotary` just before it, in the attention's
+    element type, gets `rotary = "kv_write"`: one kernel may rotate the
+    packed qkv and write K and V to the cache. It gets `rotary = "decode"`
+    when besides no other launch and no program output reads the rotated
+    rows and the rotary's input is its output (in place) or apart from the
+    attention's output at every T up to the arena's `bound_tokens`: a decode
+    kernel may then read the raw rows, rotate them, write the cache and
+    attend in the rotary's place. Every other paged attention loses the
+    attribute. The cuda backend records infer_rotary_kv_write for either and
+    infer_kv_decode (and the qkv-decode kernel) for "decode", where its
+    kernels take the head size; the cpu backend ignores the attribute.
+
+    Before:
+    ```mlir
+    exec.rotary %qkv, %freq positions(%pos) -> %r {...}
+    exec.kv_attention %r meta(%starts, %lens, %tables, %slots) -> %o {...}
+    ```
+    After:
+    ```mlir
+    exec.rotary %qkv, %freq positions(%pos) -> %r {...}
+    exec.kv_attention %r meta(%starts, %lens, %tables, %slots) -> %o {..., rotary = "decode", ...}
+    ```
+  }];
+  let dependentDialects = ["::infer::exec::ExecDialect"];
+}
+
 #endif // INFER_DIALECTS_EXEC_TRANSFORMS_PASSES_TD

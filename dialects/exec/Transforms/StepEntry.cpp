@@ -98,7 +98,7 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
             attention.getOut(), layer++, blockSize, attention.getNumHeads(),
             attention.getNumKvHeads(), attention.getHeadDim(), attention.getScale(),
             attention.getSoftcap(), attention.getWindow(), attention.getAlibi(),
-            attention.getKCacheScale(), attention.getVCacheScale());
+            attention.getKCacheScale(), attention.getVCacheScale(), /*rotary=*/nullptr);
         erased.push_back(attention);
       } else if (isa<InputOp>(op) && &op != ids.getOperation() &&
                  !llvm::is_contained({positions, seqStarts, contextLens, blockTables, slotIds},
