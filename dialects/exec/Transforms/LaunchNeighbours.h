@@ -2,8 +2,9 @@
 //
 // Questions the fusion passes (GemmFusions.cpp, KvRotaryFusion.cpp) ask of a
 // planned exec program before they let one kernel do a neighbouring launch's
-// work: which launch is next to which, who reads a buffer, whether two
-// buffers share bytes at some step size, what type a value holds.
+// work: which launch is next to which (also the memory planner's question),
+// who reads a buffer, whether two buffers share bytes at some step size, what
+// type a value holds.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_DIALECTS_EXEC_TRANSFORMS_LAUNCHNEIGHBOURS_H

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/exec/Transforms/LaunchNeighbours.h"
 #include "dialects/exec/Transforms/MemoryPlanner.h"
 #include "dialects/exec/Transforms/Passes.h"
 #include "dialects/exec/IR/ExecOps.h"
@@ -64,10 +65,7 @@ struct PlanMemoryPass : public infer::exec::impl::PlanMemoryPassBase<PlanMemoryP
       // (infer_kv_decode) may read it there in the rotary's place.
       Value longerLived;
       if (auto rotary = dyn_cast<RotaryOp>(op)) {
-        Operation *next = op.getNextNode();
-        while (next && isa<BufferOp, WeightOp, ConstantOp>(next))
-          next = next->getNextNode();
-        if (auto attention = dyn_cast_or_null<KvAttentionOp>(next))
+        if (auto attention = dyn_cast_or_null<KvAttentionOp>(nextLaunch(&op)))
           if (llvm::is_contained(attention.getInputs(), rotary.getOut()))
             longerLived = rotary.getInput();
       }
