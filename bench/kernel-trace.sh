@@ -4,7 +4,7 @@
 # output tokens under the CUPTI injection library bench/kernel_trace (built
 # here with g++ and the CUDA toolkit's CUPTI unless LIB_DIR holds a built
 # libinfer-kernel-trace.so beside libcupti), then bench/kernel_trace_table.py.
-# Switches such as INFER_KV_DECODE=0 pass through the environment.
+# Switches such as INFER_PDL=0 pass through the environment.
 #
 #   bench/kernel-trace.sh BIN_DIR ARTIFACT OUT_DIR [LIB_DIR]
 #

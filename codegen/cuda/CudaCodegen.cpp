@@ -105,54 +105,107 @@ private:
   int64_t intAttr(const art::Launch &launch, const std::string &name, int64_t fallback) const {
     return art::intAttribute(launch, name, fallback);
   }
+  std::string stringAttr(const art::Launch &launch, const std::string &name) const {
+    const art::Attribute *attribute = art::findAttribute(launch, name);
+    return attribute && attribute->value_case() == art::Attribute::kStringValue
+               ? attribute->string_value()
+               : std::string();
+  }
+  /// The buffer of `launch`'s first operand with `role`, or ~0u.
+  static uint32_t bufferOf(const art::Launch &launch, const std::string &role) {
+    for (const art::Operand &operand : launch.operands())
+      if (operand.role() == role && operand.ref().target_case() == art::Ref::kBuffer)
+        return operand.ref().buffer();
+    return ~0u;
+  }
+  /// The last launch before `index` that writes buffer `id`, or -1.
+  int writerOf(uint32_t id, int index) const {
+    for (int i = index - 1; i >= 0 && id != ~0u; --i)
+      for (uint32_t out : launch(i).outputs())
+        if (out == id)
+          return i;
+    return -1;
+  }
+  /// The first launch after `index` that reads buffer `id`, or -1.
+  int readerAfter(uint32_t id, int index) const {
+    for (int i = index + 1; i < program_->launches_size() && id != ~0u; ++i)
+      for (const art::Operand &operand : launch(i).operands())
+        if (operand.ref().target_case() == art::Ref::kBuffer && operand.ref().buffer() == id)
+          return i;
+    return -1;
+  }
   /// GEMM `index`'s prologue, as exec.gemm's `prologue` says
   /// (--infer-fold-gemm-prologue decided it): 1 when its decode GEMVs compute
-  /// the rms_norm of launch index - 1 themselves, 2 its gated activation, 0
-  /// neither.
+  /// the rms_norm that writes its input themselves, 2 its gated activation,
+  /// 0 neither.
   int gemvPrologue(int index) const {
-    const art::Attribute *prologue =
-        index >= 0 ? art::findAttribute(launch(index), "prologue") : nullptr;
-    if (!prologue || prologue->value_case() != art::Attribute::kStringValue)
-      return 0;
-    return prologue->string_value() == "rms_norm"           ? 1
-           : prologue->string_value() == "gated_activation" ? 2
-                                                            : 0;
+    const std::string prologue = stringAttr(launch(index), "prologue");
+    return prologue == "rms_norm" ? 1 : prologue == "gated_activation" ? 2 : 0;
   }
-  /// That the launches next to GEMM `index` are the prologue and epilogue it
-  /// names, reading and writing what they should (the fusion passes left them
-  /// so; a later change to the program's order would not).
-  Status checkNeighbours(int index) const {
-    if (art::findAttribute(launch(index), "epilogue")) {
-      const art::Launch *next =
-          index + 1 < program_->launches_size() ? &launch(index + 1) : nullptr;
-      bool readsOutput = false;
-      if (next && next->kind() == art::Launch::GATED_ACTIVATION &&
-          launch(index).outputs_size() == 1)
-        for (const art::Operand &operand : next->operands())
-          readsOutput = readsOutput || (operand.ref().target_case() == art::Ref::kBuffer &&
-                                        operand.ref().buffer() == launch(index).outputs(0));
-      if (!readsOutput)
-        return error(index, "cannot fold its epilogue: the launch after it is not the gated "
-                            "activation that reads its output");
-    }
-    const art::Attribute *prologue = art::findAttribute(launch(index), "prologue");
-    if (!prologue)
-      return okStatus();
+  /// The launch GEMM `index`'s `prologue` names: the one writing its input,
+  /// of the kind the attribute says.
+  StatusOr<int> prologueLaunch(int index) const {
     const int kind = gemvPrologue(index);
-    const art::Launch *previous = index > 0 ? &launch(index - 1) : nullptr;
+    const int writer = writerOf(bufferOf(launch(index), "input"), index);
     const art::Launch::Kind want =
         kind == 1 ? art::Launch::RMS_NORM : art::Launch::GATED_ACTIVATION;
-    bool writesInput = false;
+    if (kind == 0 || writer < 0 || launch(writer).kind() != want ||
+        launch(writer).outputs_size() != 1)
+      return error(index, "cannot fold its prologue (prologue = \"" +
+                              stringAttr(launch(index), "prologue") +
+                              "\"): its input is not written by that launch");
+    return writer;
+  }
+  /// The launch GEMM `index`'s `epilogue = "gated_activation"` names: the
+  /// gated activation reading its output.
+  StatusOr<int> epilogueLaunch(int index) const {
+    const int reader =
+        launch(index).outputs_size() == 1 ? readerAfter(launch(index).outputs(0), index) : -1;
+    if (reader < 0 || launch(reader).kind() != art::Launch::GATED_ACTIVATION)
+      return error(index, "cannot fold its epilogue: the launch reading its output is not a "
+                          "gated activation");
+    return reader;
+  }
+  /// Whether GEMM `index`'s batch-1 GEMV writes the gated activation after
+  /// it itself (exec.gemm's `epilogue`, --infer-fold-gemm-epilogue).
+  bool rowsFoldForward(int index) const {
+    return index >= 0 && launch(index).kind() == art::Launch::GEMM &&
+           stringAttr(launch(index), "epilogue") == "gated_activation";
+  }
+  /// What KV_ATTENTION `index`'s `rotary` attribute says of the rotary
+  /// before it (--infer-fold-kv-rotary): whether infer_kv_decode does it in
+  /// decode steps, and whether the KV write does it in the others.
+  bool rotaryInDecode(int index) const {
+    const std::string rotary = stringAttr(launch(index), "rotary");
+    return rotary == "decode" || rotary == "decode_or_kv_write";
+  }
+  bool rotaryInKvWrite(int index) const {
+    const std::string rotary = stringAttr(launch(index), "rotary");
+    return rotary == "kv_write" || rotary == "decode_or_kv_write";
+  }
+  /// The rotary KV_ATTENTION `index`'s `rotary` attribute folds: the launch
+  /// writing its one input.
+  StatusOr<int> rotaryLaunch(int index, art::ElementType type) const {
+    const std::string kind = stringAttr(launch(index), "rotary");
+    int inputs = 0;
     for (const art::Operand &operand : launch(index).operands())
-      if (operand.role() == "input" && previous && previous->outputs_size() == 1 &&
-          operand.ref().target_case() == art::Ref::kBuffer &&
-          operand.ref().buffer() == previous->outputs(0))
-        writesInput = true;
-    if (kind == 0 || !previous || previous->kind() != want || !writesInput)
-      return error(index, "cannot fold its prologue: the launch before it is not the " +
-                              std::string(kind == 1 ? "rms_norm" : "gated activation") +
-                              " that writes its input");
-    return okStatus();
+      inputs += operand.role() == "input";
+    const int writer = writerOf(bufferOf(launch(index), "input"), index);
+    if ((!rotaryInDecode(index) && !rotaryInKvWrite(index)) || inputs != 1 || writer < 0 ||
+        launch(writer).kind() != art::Launch::ROTARY || outputType(launch(writer)) != type)
+      return error(index, "cannot fold the rotary before it (rotary = \"" + kind +
+                              "\"): its input is not written by a rotary of its type");
+    return writer;
+  }
+  /// The GEMM KV_ATTENTION `index`'s `qkv_decode` runs
+  /// (--infer-fold-qkv-decode): the one writing rotary `rotary`'s input.
+  StatusOr<int> qkvGemmLaunch(int index, int rotary) const {
+    const int gemm = writerOf(bufferOf(launch(rotary), "input"), rotary);
+    if (gemm < 0 || launch(gemm).kind() != art::Launch::GEMM || gemvPrologue(gemm) != 1 ||
+        !boolAttr(launch(gemm), "transpose_weight"))
+      return error(index, "cannot run its qkv GEMM (qkv_decode): the rotary's input is not "
+                          "written by a GEMM over [n, k] weights that folds an rms_norm");
+    return gemm;
   }
   /// Whether GEMM `gemm` writes the step program's logits, computed for the
   /// logit rows only (what infer_sample reads: planSampler).
@@ -161,78 +214,6 @@ private:
            program_->outputs(0).buffer() == gemm.outputs(0) &&
            gemm.outputs(0) < uint32_t(program_->buffers_size()) &&
            program_->buffers(int(gemm.outputs(0))).per_logit_row();
-  }
-  /// Whether batch-1 GEMM `index` writes the gated activation after it itself
-  /// (the row GEMV's gated pairs, CudaLaunch.fuses_next): exec.gemm's
-  /// `epilogue` says it may (--infer-fold-gemm-epilogue), and the row GEMV
-  /// exists for its shape.
-  bool rowsFoldForward(int index) const {
-    if (index < 0 || index + 1 >= program_->launches_size())
-      return false;
-    const art::Launch &gemm = launch(index);
-    const art::Attribute *epilogue = art::findAttribute(gemm, "epilogue");
-    if (gemm.kind() != art::Launch::GEMM || !epilogue ||
-        epilogue->value_case() != art::Attribute::kStringValue ||
-        epilogue->string_value() != "gated_activation")
-      return false;
-    return kernels::gemvRowsSupported(intAttr(gemm, "k", 0), intAttr(gemm, "n", 0),
-                                      boolAttr(gemm, "transpose_weight"),
-                                      int(art::elementSize(outputType(gemm))));
-  }
-  /// What KV_ATTENTION `index` may do of the rotary before it, as its
-  /// `rotary` attribute says (--infer-fold-kv-rotary): "kv_write" (rotary and
-  /// KV write in one launch), "decode" (also in infer_kv_decode), or "".
-  std::string kvRotary(int index) const {
-    const art::Attribute *rotary = art::findAttribute(launch(index), "rotary");
-    return rotary && rotary->value_case() == art::Attribute::kStringValue ? rotary->string_value()
-                                                                          : std::string();
-  }
-  /// That the launch before KV_ATTENTION `index` is the rotary writing its one
-  /// input, when its `rotary` attribute says it may fold it.
-  Status checkKvRotary(int index, art::ElementType type) const {
-    const std::string kind = kvRotary(index);
-    if (kind.empty())
-      return okStatus();
-    const art::Launch *previous = index > 0 ? &launch(index - 1) : nullptr;
-    int inputs = 0, fromRotary = 0;
-    for (const art::Operand &operand : launch(index).operands())
-      if (operand.role() == "input") {
-        ++inputs;
-        fromRotary += previous && previous->outputs_size() == 1 &&
-                      operand.ref().target_case() == art::Ref::kBuffer &&
-                      operand.ref().buffer() == previous->outputs(0);
-      }
-    if ((kind != "kv_write" && kind != "decode") || !previous ||
-        previous->kind() != art::Launch::ROTARY || inputs != 1 || fromRotary != 1 ||
-        outputType(*previous) != type)
-      return error(index, "cannot fold the rotary before it (rotary = \"" + kind +
-                              "\"): the launch before it is not the rotary writing its input");
-    return okStatus();
-  }
-  /// KV_ATTENTION `index`'s infer_qkv_decode record (CudaLaunch.qkv_decode),
-  /// when its rotary (index - 1) reads the whole output of a GEMM (index - 2)
-  /// whose batch-1 GEMV folds the rms_norm before it.
-  std::optional<art::CudaLaunch> qkvDecodeRecord(int index, const std::string &t,
-                                                 const std::string &c, int maxDim) {
-    if (index < 3)
-      return std::nullopt;
-    const art::Launch &gemm = launch(index - 2), &rotary = launch(index - 1);
-    const art::ElementType type = outputType(gemm);
-    const int64_t k = intAttr(gemm, "k", 0), n = intAttr(gemm, "n", 0);
-    const int elementBytes = int(art::elementSize(type));
-    if (gemm.kind() != art::Launch::GEMM || !boolAttr(gemm, "transpose_weight") || k <= 0 ||
-        n <= 0 || !kernels::gemvRowsSupported(k, n, true, elementBytes) ||
-        gemvPrologue(index - 2) != 1 || rowsFoldForward(index - 4) || rowsFoldForward(index - 2) ||
-        gemm.outputs_size() != 1)
-      return std::nullopt;
-    for (const art::Operand &operand : rotary.operands())
-      if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
-                                        operand.ref().buffer() != gemm.outputs(0)))
-        return std::nullopt;
-    return rowGemvRecord("infer::kernels::infer_qkv_decode<" + t + ", " + c + ", " +
-                             std::to_string(maxDim) + ">",
-                         kernels::kQkvDecodeBlocks, kernels::qkvDecodeSharedBytes(k, elementBytes),
-                         /*foldsPrevious=*/true);
   }
   /// grid.x for one block per row of `rowElements` of the launch's output.
   StatusOr<art::GridDim> rowsOfOutput(int index, int64_t rowElements) const;
@@ -370,7 +351,19 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     // Decode (T <= kGemvMaxRows): a kernel that streams the weights once.
     int64_t k = intAttr(op, "k", 0), n = intAttr(op, "n", 0);
     bool transposed = boolAttr(op, "transpose_weight");
-    RETURN_IF_ERROR(checkNeighbours(index));
+    // The launches the IR's fusion attributes fold, by the buffers they write.
+    if (gemvPrologue(index) != 0) {
+      ASSIGN_OR_RETURN(int prologue, prologueLaunch(index));
+      cuda.set_prologue_launch(prologue);
+    }
+    if (rowsFoldForward(index)) {
+      ASSIGN_OR_RETURN(int epilogue, epilogueLaunch(index));
+      cuda.set_epilogue_launch(epilogue);
+    }
+    const bool foldsArgmax = stringAttr(op, "epilogue") == "argmax";
+    if (foldsArgmax && !writesLogitRows(op))
+      return error(index, "cannot fold the argmax (epilogue = \"argmax\"): it does not write "
+                          "the step program's logit rows");
     if (k > 0 && n > 0) {
       art::CudaLaunch gemv;
       gemv.set_runner(art::CudaLaunch::KERNEL);
@@ -388,12 +381,17 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       // Batch-1 decode over [n, k] weights: a warp per output row
       // (GemvRows.cuh), folding the launch before it whatever the layout.
       int elementBytes = int(art::elementSize(out));
+      const bool foldsNext = rowsFoldForward(index);
+      if ((foldsNext || foldsArgmax) && !kernels::gemvRowsSupported(k, n, transposed, elementBytes))
+        return error(index, "has no batch-1 row GEMV for its epilogue at k " + std::to_string(k) +
+                                ", n " + std::to_string(n));
       if (kernels::gemvRowsSupported(k, n, transposed, elementBytes)) {
         // A gated activation the GEMV before it writes (fuses_next) is not
         // computed again here.
-        bool folds = gemvPrologue(index) != 0 && !rowsFoldForward(index - 2);
-        bool foldsNext = rowsFoldForward(index);
-        bool foldsArgmax = !foldsNext && writesLogitRows(op);
+        bool folds = gemvPrologue(index) != 0 &&
+                     !(gemvPrologue(index) == 2 &&
+                       rowsFoldForward(writerOf(bufferOf(launch(cuda.prologue_launch()), "input"),
+                                                cuda.prologue_launch())));
         int rowsPrologue = folds ? gemvPrologue(index) : 0;
         art::CudaLaunch rows = rowGemvRecord(
             ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
@@ -559,40 +557,60 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     *write.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     *cuda.mutable_prologue() = std::move(write);
     if (fp8Cache) {
+      if (!stringAttr(op, "rotary").empty() || boolAttr(op, "qkv_decode"))
+        return error(index, "has no fused rotary or qkv kernels for an FP8 KV cache");
       useKernel(cuda, ns + "infer_kv_attention_fp8<" + t + ">");
       setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);
       break;
     }
-    RETURN_IF_ERROR(checkKvRotary(index, out));
-    if (!kvRotary(index).empty()) {
-      const art::Launch &rotary = launch(index - 1);
+    if (!stringAttr(op, "rotary").empty()) {
+      ASSIGN_OR_RETURN(int rotaryIndex, rotaryLaunch(index, out));
+      cuda.set_prologue_launch(rotaryIndex);
+      const art::Launch &rotary = launch(rotaryIndex);
       std::vector<art::ElementType> table = typesOf(rotary, "inv_freq");
       if (table.empty())
         table = typesOf(rotary, "cos_cache");
       if (table.empty())
-        return error(index - 1, "has no inv_freq or cos_cache");
+        return error(rotaryIndex, "has no inv_freq or cos_cache");
       ASSIGN_OR_RETURN(std::string c, typeName(table.front()));
-      art::CudaLaunch fused;
-      fused.set_runner(art::CudaLaunch::KERNEL);
-      fused.set_block_x(kernels::kKvAttentionThreads);
-      useKernel(fused, ns + "infer_rotary_kv_write<" + t + ", " + c + ">");
-      *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
-      *cuda.mutable_fused_prologue() = std::move(fused);
-      if (!generalPathOnly && art::elementSize(out) == 2 && headDim % 8 == 0 && headDim <= 128 &&
-          kvRotary(index) == "decode") {
+      if (rotaryInKvWrite(index)) {
+        art::CudaLaunch fused;
+        fused.set_runner(art::CudaLaunch::KERNEL);
+        fused.set_block_x(kernels::kKvAttentionThreads);
+        useKernel(fused, ns + "infer_rotary_kv_write<" + t + ", " + c + ">");
+        *fused.add_grid() = gridDim(art::GridDim::TOKENS, 1);
+        *cuda.mutable_fused_prologue() = std::move(fused);
+      }
+      if (rotaryInDecode(index)) {
+        if (generalPathOnly || art::elementSize(out) != 2 || headDim % 8 != 0 || headDim > 128)
+          return error(index, "has no decode kernel (rotary = \"decode\") for a sliding window, "
+                              "ALiBi, 32-bit types or head_dim " +
+                                  std::to_string(headDim) + " (multiples of 8 up to 128)");
         art::CudaLaunch decode;
         decode.set_runner(art::CudaLaunch::KERNEL);
         useKernel(decode, ns + "infer_kv_decode<" + t + ", " + c + ", " +
                               std::to_string(kernels::kvDecodeMaxDim(headDim)) + ">");
         setKvDecodeGrid(decode, intAttr(op, "num_heads", 0), kvHeads);
         *cuda.mutable_decode() = std::move(decode);
-        // 64-wide heads only: at Llama-3-8B's 128-wide ones the fused layer
-        // measured no faster (kv_attention_test-style layer timings, session
-        // 31: 125.0-128.8 against 120.8-126.8 us).
-        if (kernels::kvDecodeMaxDim(headDim) == 64)
-          if (std::optional<art::CudaLaunch> fusedQkv = qkvDecodeRecord(index, t, c, 64))
-            *cuda.mutable_qkv_decode() = std::move(*fusedQkv);
       }
+      if (boolAttr(op, "qkv_decode")) {
+        if (!rotaryInDecode(index) || kernels::kvDecodeMaxDim(headDim) != 64)
+          return error(index, "has no qkv-decode kernel without rotary = \"decode\" or for "
+                              "heads wider than 64");
+        ASSIGN_OR_RETURN(int gemmIndex, qkvGemmLaunch(index, rotaryIndex));
+        const art::Launch &gemm = launch(gemmIndex);
+        const int64_t k = intAttr(gemm, "k", 0), n = intAttr(gemm, "n", 0);
+        const int gemmBytes = int(art::elementSize(outputType(gemm)));
+        if (!kernels::gemvRowsSupported(k, n, true, gemmBytes))
+          return error(gemmIndex, "has no batch-1 row GEMV for the qkv-decode kernel");
+        cuda.set_qkv_gemm_launch(gemmIndex);
+        *cuda.mutable_qkv_decode() =
+            rowGemvRecord(ns + "infer_qkv_decode<" + t + ", " + c + ", 64>",
+                          kernels::kQkvDecodeBlocks, kernels::qkvDecodeSharedBytes(k, gemmBytes),
+                          /*foldsPrevious=*/true);
+      }
+    } else if (boolAttr(op, "qkv_decode")) {
+      return error(index, "has no qkv-decode kernel without rotary = \"decode\"");
     }
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");
     setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);

@@ -82,29 +82,63 @@ void pipeline::buildOptimizationPipeline(OpPassManager &pm, const PipelineOption
     stage.addPasses(pm);
 }
 
-/// The fusions decided on the planned program (docs/exec.md), for every target.
-static void addKernelFusionPasses(OpPassManager &pm, const std::string &activationType) {
-  exec::FoldGemmProloguePassOptions prologue;
-  prologue.maxRows = kernels::kGemvMaxRows;
-  prologue.weightDtype = activationType; // the artifact stores float weights in --dtype
-  pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmProloguePass(prologue));
-  pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmEpiloguePass());
-  pm.addNestedPass<exec::ProgramOp>(exec::createFoldKvRotaryPass());
+const char *pipeline::KernelFusions::names() {
+  return "gemm-prologue, gated-epilogue, argmax, kv-decode, rotary-kv-write, qkv-decode, "
+         "identity-gather";
+}
+
+bool pipeline::KernelFusions::set(const std::string &name, bool on) {
+  bool *flag = name == "gemm-prologue"     ? &gemmPrologue
+               : name == "gated-epilogue"  ? &gatedEpilogue
+               : name == "argmax"          ? &argmax
+               : name == "kv-decode"       ? &kvDecode
+               : name == "rotary-kv-write" ? &rotaryKvWrite
+               : name == "qkv-decode"      ? &qkvDecode
+               : name == "identity-gather" ? &identityGather
+                                           : nullptr;
+  if (flag)
+    *flag = on;
+  return flag != nullptr;
+}
+
+/// The fusions decided on the planned program (docs/exec.md), for every
+/// target; the step program's passes find nothing to do in a forward one.
+static void addKernelFusionPasses(OpPassManager &pm, const std::string &activationType,
+                                  const pipeline::KernelFusions &fusions) {
+  if (fusions.gemmPrologue) {
+    exec::FoldGemmProloguePassOptions prologue;
+    prologue.maxRows = kernels::kGemvMaxRows;
+    prologue.weightDtype = activationType; // the artifact stores float weights in --dtype
+    pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmProloguePass(prologue));
+  }
+  exec::FoldGemmEpiloguePassOptions epilogue;
+  epilogue.gatedActivation = fusions.gatedEpilogue;
+  epilogue.argmax = fusions.argmax;
+  pm.addNestedPass<exec::ProgramOp>(exec::createFoldGemmEpiloguePass(epilogue));
+  exec::FoldKvRotaryPassOptions rotary;
+  rotary.decode = fusions.kvDecode;
+  rotary.kvWrite = fusions.rotaryKvWrite;
+  pm.addNestedPass<exec::ProgramOp>(exec::createFoldKvRotaryPass(rotary));
+  if (fusions.qkvDecode)
+    pm.addNestedPass<exec::ProgramOp>(exec::createFoldQkvDecodePass());
+  if (fusions.identityGather)
+    pm.addNestedPass<exec::ProgramOp>(exec::createElideIdentityGatherPass());
 }
 
 void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,
-                                 const std::string &activationType) {
+                                 const std::string &activationType, const KernelFusions &fusions) {
   ConvertGraphToExecPassOptions lowerOptions;
   lowerOptions.activationType = activationType;
   pm.addPass(createConvertGraphToExecPass(lowerOptions));
   exec::PlanMemoryPassOptions planOptions;
   planOptions.maxBatchTokens = maxBatchTokens;
   pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));
-  addKernelFusionPasses(pm, activationType);
+  addKernelFusionPasses(pm, activationType, fusions);
 }
 
 void pipeline::buildStepPipeline(OpPassManager &pm, int64_t maxBatchTokens, int64_t blockSize,
-                                 int64_t maxSeqLen, const std::string &activationType) {
+                                 int64_t maxSeqLen, const std::string &activationType,
+                                 const KernelFusions &fusions) {
   ConvertGraphToExecPassOptions lowerOptions;
   lowerOptions.activationType = activationType;
   pm.addPass(createConvertGraphToExecPass(lowerOptions));
@@ -115,7 +149,7 @@ void pipeline::buildStepPipeline(OpPassManager &pm, int64_t maxBatchTokens, int6
   exec::PlanMemoryPassOptions planOptions;
   planOptions.maxBatchTokens = maxBatchTokens;
   pm.addNestedPass<exec::ProgramOp>(exec::createPlanMemoryPass(planOptions));
-  addKernelFusionPasses(pm, activationType);
+  addKernelFusionPasses(pm, activationType, fusions);
 }
 
 void pipeline::registerPipelines() {

@@ -31,6 +31,23 @@ struct PipelineOptions {
   bool kvCacheFp8 = false;
 };
 
+/// The kernel fusions the exec passes may decide (docs/exec.md, "Kernel
+/// fusions decided in the IR"); infer-compile's --fuse / --no-fuse.
+struct KernelFusions {
+  bool gemmPrologue = true;   ///< --infer-fold-gemm-prologue
+  bool gatedEpilogue = true;  ///< --infer-fold-gemm-epilogue{gated-activation}
+  bool argmax = true;         ///< --infer-fold-gemm-epilogue{argmax}
+  bool kvDecode = true;       ///< --infer-fold-kv-rotary{decode}
+  bool rotaryKvWrite = false; ///< --infer-fold-kv-rotary{kv-write}
+  bool qkvDecode = true;      ///< --infer-fold-qkv-decode
+  bool identityGather = true; ///< --infer-elide-identity-gather
+
+  /// The names --fuse and --no-fuse take, comma-separated.
+  static const char *names();
+  /// Turns fusion `name` on or off; false for an unknown name.
+  bool set(const std::string &name, bool on);
+};
+
 /// A named group of passes; the unit --verify-numerics reports on.
 struct PipelineStage {
   std::string name;
@@ -56,12 +73,13 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm, const PipelineOptions &o
 /// --infer-plan-memory). `activationType` ("", "fp32", "bf16", "fp16") sets
 /// the element type of float activation buffers (infer-compile --dtype).
 void buildExecPipeline(mlir::OpPassManager &pm, int64_t maxBatchTokens,
-                       const std::string &activationType = "");
+                       const std::string &activationType = "", const KernelFusions &fusions = {});
 
 /// As buildExecPipeline, with --infer-step-entry between lowering and
 /// planning: the paged-KV `step` program (docs/kv-cache.md).
 void buildStepPipeline(mlir::OpPassManager &pm, int64_t maxBatchTokens, int64_t blockSize,
-                       int64_t maxSeqLen, const std::string &activationType = "");
+                       int64_t maxSeqLen, const std::string &activationType = "",
+                       const KernelFusions &fusions = {});
 
 /// Registers `--infer-optimize` and `--infer-lower-to-exec` for infer-opt.
 void registerPipelines();

@@ -199,6 +199,11 @@ int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fall
                                                                       : fallback;
 }
 
+bool boolAttribute(const Launch &launch, const std::string &name) {
+  const Attribute *attribute = findAttribute(launch, name);
+  return attribute && attribute->value_case() == Attribute::kBoolValue && attribute->bool_value();
+}
+
 int64_t quantizationScratchInputsOffset(int64_t n, int64_t k, int64_t elementBytes) {
   return (n * k * elementBytes + 255) / 256 * 256;
 }

@@ -79,6 +79,8 @@ const char *elementTypeName(ElementType type);
 const Attribute *findAttribute(const Launch &launch, const std::string &name);
 /// The launch's integer attribute `name`, or `fallback` when it has none.
 int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fallback);
+/// Whether the launch has boolean attribute `name` set to true.
+bool boolAttribute(const Launch &launch, const std::string &name);
 /// The element type of what `ref` names (a buffer, weight or constant), or
 /// ELEMENT_TYPE_UNSPECIFIED when the index is out of range.
 ElementType refElementType(const Manifest &manifest, const Ref &ref);

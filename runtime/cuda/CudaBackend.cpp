@@ -233,11 +233,6 @@ Status CudaBackend::load() {
   usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
   useGemv_ = !environmentIs("INFER_GEMV", "0");
   useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
-  useFusedRotary_ = environmentIs("INFER_FUSE_ROTARY", "1");
-  useKvDecode_ = !environmentIs("INFER_KV_DECODE", "0");
-  useQkvDecode_ = !environmentIs("INFER_QKV_DECODE", "0");
-  useArgmaxFold_ = !environmentIs("INFER_ARGMAX_FOLD", "0");
-  elideIdentityGather_ = !environmentIs("INFER_ELIDE_GATHER", "0");
   programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
                         : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
                                                           : ProgrammaticLaunch::Decode;
@@ -360,6 +355,8 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     loaded.decodes.push_back(decode);
     loaded.qkvDecodes.push_back(qkvDecode);
   }
+  ASSIGN_OR_RETURN(loaded.folded,
+                   foldedLaunches(*loaded.program, *loaded.launches, reader_.path()));
   return okStatus();
 }
 
@@ -717,11 +714,38 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
 bool CudaBackend::foldsNextActivation(const LoadedProgram &loaded, int index,
                                       int64_t tokens) const {
   const art::CudaLaunch *gemv = gemvFor(loaded, index, tokens);
-  if (!gemv || !gemv->fuses_next() || index + 1 >= loaded.program->launches_size())
+  const int activation = loaded.folded.epilogue[size_t(index)];
+  if (!gemv || !gemv->fuses_next() || activation < 0)
     return false;
-  const art::CudaLaunch *after =
-      index + 2 < loaded.program->launches_size() ? gemvFor(loaded, index + 2, tokens) : nullptr;
+  // Not when the GEMM that reads the activation computes it itself.
+  const int reader = loaded.folded.prologueOf[size_t(activation)];
+  const art::CudaLaunch *after = reader >= 0 ? gemvFor(loaded, reader, tokens) : nullptr;
   return !(after && after->fuses_previous());
+}
+
+bool CudaBackend::runByAnother(const LoadedProgram &loaded, int index,
+                               const exec::BoundInputs &step) const {
+  const art::ExecProgram &program = *loaded.program;
+  const bool perLogitRow = exec::runsPerLogitRow(program, program.launches(index));
+  // A GEMM's prologue, when the GEMV that runs the GEMM over the same rows
+  // folds it; a paged attention's rotary, when its decode or KV write does.
+  if (const int folder = loaded.folded.prologueOf[size_t(index)]; folder >= 0) {
+    if (program.launches(folder).kind() == art::Launch::GEMM) {
+      const bool gemmPerLogitRow = exec::runsPerLogitRow(program, program.launches(folder));
+      if (gemmPerLogitRow == perLogitRow)
+        if (const art::CudaLaunch *gemv =
+                gemvFor(loaded, folder, perLogitRow ? step.logitRows : step.tokens);
+            gemv && gemv->fuses_previous())
+          return true;
+    } else if (runsDecode(loaded, folder, step) || fusesRotary(loaded, folder)) {
+      return true;
+    }
+  }
+  // A gated activation the GEMV before it writes.
+  if (const int writer = loaded.folded.epilogueOf[size_t(index)]; writer >= 0)
+    return !exec::runsPerLogitRow(program, program.launches(writer)) &&
+           foldsNextActivation(loaded, writer, step.tokens);
+  return false;
 }
 
 Status CudaBackend::launchDequantizedGemm(const LoadedProgram &loaded, int index,
@@ -772,11 +796,15 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
     if (const art::CudaLaunch *gemv = gemvFor(loaded, index, args.tokens, &function)) {
       exec::LaunchArgs folded, gated;
       bool fuses = gemv->fuses_previous();
-      if (fuses)
-        folded = resolve(loaded, index - 1, sizesOf(args));
+      if (fuses) {
+        const int prologue = loaded.folded.prologue[size_t(index)];
+        if (prologue < 0)
+          return args.error("has a GEMV that folds a prologue but records no prologue_launch");
+        folded = resolve(loaded, prologue, sizesOf(args));
+      }
       bool foldsNext = foldsNextActivation(loaded, index, args.tokens);
       if (foldsNext)
-        gated = resolve(loaded, index + 1, sizesOf(args));
+        gated = resolve(loaded, loaded.folded.epilogue[size_t(index)], sizesOf(args));
       // infer_gemv_rows loads its first weights before it waits by itself.
       bool prefetch = gemv == &cuda.gemv() && programmaticNext();
       // The sampler after it reads the argmax instead of the logits.
@@ -801,20 +829,23 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
       loaded.gemvRows[size_t(index)])
     return launchKernel(cuda.gemv_single_row(), loaded.gemvRows[size_t(index)], args, params);
   const bool decodeKernel = runsDecode(loaded, index, sizesOf(args));
+  const int rotaryIndex = loaded.folded.prologue[size_t(index)];
+  if ((decodeKernel || fusesRotary(loaded, index)) && rotaryIndex < 0)
+    return args.error("has fused rotary kernels but records no prologue_launch");
   if (decodeKernel) {
-    // The rotary launch before this one was skipped (launchAll): this kernel
-    // rotates what it reads, writes the cache and attends.
-    exec::LaunchArgs rotary = resolve(loaded, index - 1, sizesOf(args));
+    // The rotary launch was skipped (launchAll): this kernel rotates what it
+    // reads, writes the cache and attends.
+    exec::LaunchArgs rotary = resolve(loaded, rotaryIndex, sizesOf(args));
     StatusOr<PackedParams> fused = packKvDecodeParams(rotary, params);
     if (fused.ok())
       return launchKernel(cuda.decode(), loaded.decodes[size_t(index)], args, *fused);
     // Rows or a cache the kernel cannot take: the rotary, then as below.
-    RETURN_IF_ERROR(launch(loaded, index - 1, rotary, step));
+    RETURN_IF_ERROR(launch(loaded, rotaryIndex, rotary, step));
   }
   if (fusesRotary(loaded, index) && !decodeKernel) {
-    // The rotary launch before this one was skipped (launchAll): run it here,
-    // with the KV write.
-    exec::LaunchArgs rotary = resolve(loaded, index - 1, sizesOf(args));
+    // The rotary launch was skipped (launchAll): run it here, with the KV
+    // write.
+    exec::LaunchArgs rotary = resolve(loaded, rotaryIndex, sizesOf(args));
     ASSIGN_OR_RETURN(PackedParams fused, packRotaryKvWriteParams(rotary, params));
     RETURN_IF_ERROR(launchKernel(cuda.fused_prologue(), loaded.fusedPrologues[size_t(index)],
                                  args, fused));
@@ -837,33 +868,15 @@ std::optional<uint32_t> CudaBackend::identityGatherSource(const LoadedProgram &l
                                                           const exec::BoundInputs &step) const {
   const art::Launch &launch = loaded.program->launches(index);
   if (launch.kind() != art::Launch::GATHER_ROWS || launch.outputs_size() != 1 ||
-      step.sequences <= 0 || step.tokens != step.sequences || step.logitRows != step.tokens)
+      !art::boolAttribute(launch, "elidable") || step.sequences <= 0 ||
+      step.tokens != step.sequences || step.logitRows != step.tokens)
     return std::nullopt;
   // One token a sequence, packed in order, and one logit row each: logit row
   // i is the last (only) token of sequence i, row i.
-  const art::Operand *input = nullptr;
   for (const art::Operand &operand : launch.operands())
     if (operand.role() == "input" && operand.ref().target_case() == art::Ref::kBuffer)
-      input = &operand;
-  if (!input)
-    return std::nullopt;
-  const exec::View source = bufferView(loaded, input->ref().buffer(), step);
-  if (source.type != loaded.program->buffers(int(launch.outputs(0))).element_type())
-    return std::nullopt;
-  // Later launches read the input in the rows' place: only while none of
-  // them writes there (the planner keeps it alive since session 39; earlier
-  // artifacts may have reused its memory after the gather).
-  auto bytes = [](const exec::View &view) {
-    return static_cast<const char *>(view.data) + view.elements * art::elementSize(view.type);
-  };
-  const char *begin = static_cast<const char *>(source.data), *end = bytes(source);
-  for (int later = index + 1; later < loaded.program->launches_size(); ++later)
-    for (uint32_t output : loaded.program->launches(later).outputs()) {
-      const exec::View written = bufferView(loaded, output, step);
-      if (static_cast<const char *>(written.data) < end && begin < bytes(written))
-        return std::nullopt;
-    }
-  return input->ref().buffer();
+      return operand.ref().buffer();
+  return std::nullopt;
 }
 
 Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
@@ -890,32 +903,17 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
       bool fused = false;
       status = launchQkvDecode(loaded, i, step, context, fused);
       if (fused)
-        fusedAttention = i + 2;
+        fusedAttention = loaded.folded.qkvAttentionOf[size_t(i)];
       if (fused || !status.ok())
         continue;
     }
-    // Folded into the next launch's GEMV (CudaLaunch.fuses_previous), when
-    // both run over the same rows (the tokens, or the logit rows: the final
-    // norm before the LM head).
-    if (i + 1 < count) {
-      const bool perLogitRow =
-          exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i + 1));
-      if (perLogitRow == exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i)))
-        if (const art::CudaLaunch *gemv =
-                gemvFor(loaded, i + 1, perLogitRow ? step.logitRows : step.tokens);
-            gemv && gemv->fuses_previous())
-          continue;
-    }
-    // Written by the GEMV before it (CudaLaunch.fuses_next).
-    if (i > 0 && !exec::runsPerLogitRow(*loaded.program, loaded.program->launches(i - 1)) &&
-        foldsNextActivation(loaded, i - 1, step.tokens))
-      continue;
-    // Run inside the next launch's KV write (CudaLaunch.fused_prologue).
-    if (i + 1 < count && (runsDecode(loaded, i + 1, step) || fusesRotary(loaded, i + 1)))
+    // Done by the kernels of the launch that folds it (CudaLaunch's
+    // prologue_launch / epilogue_launch).
+    if (runByAnother(loaded, i, step))
       continue;
     // A decode step's logits are of every row in order: the launches after
     // the gather read its input (bufferView), one copy kernel fewer.
-    if (elideIdentityGather_ && !perKind)
+    if (!perKind)
       if (std::optional<uint32_t> source = identityGatherSource(loaded, i, step)) {
         gatherSource_ = *source;
         elidedGatherOutput_ = loaded.program->launches(i).outputs(0);

@@ -15,6 +15,7 @@
 
 #include "runtime/artifact/ArtifactReader.h"
 #include "runtime/cuda/CudaApi.h"
+#include "runtime/cuda/FoldedLaunches.h"
 #include "runtime/cuda/KernelParamsPacking.h"
 #include "runtime/cuda/abi/KernelParams.h"
 #include "runtime/exec/Backend.h"
@@ -90,6 +91,8 @@ private:
     /// Per launch (null: none / cuBLASLt).
     std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
         gemvMmas, fusedPrologues, decodes, qkvDecodes, dequantizes, roundInputs;
+    /// Which launches another launch's kernels may do (FoldedLaunches.h).
+    FoldedLaunches folded;
     /// Per launch: its CudaLaunch.stages' kernels, in order.
     std::vector<std::vector<CUfunction>> stages;
     CUdeviceptr arena = 0;
@@ -128,8 +131,7 @@ private:
   /// Whether launch `index` (a KV_ATTENTION) runs the rotary before it inside
   /// its KV write, so that rotary launch is skipped.
   bool fusesRotary(const LoadedProgram &loaded, int index) const {
-    return useFusedRotary_ && loaded.launches->Get(index).has_fused_prologue() &&
-           loaded.fusedPrologues[size_t(index)];
+    return loaded.launches->Get(index).has_fused_prologue() && loaded.fusedPrologues[size_t(index)];
   }
   /// Whether KV_ATTENTION `index` runs as infer_kv_decode in this step (one
   /// new token per sequence, at most kGemvMaxRows of them; CudaLaunch.decode),
@@ -137,19 +139,19 @@ private:
   /// kernels: there infer_kv_decode measured slower (64 sequences x 1,024
   /// positions, 128-wide heads: 137 against 94 us; bench/results, session 14).
   bool runsDecode(const LoadedProgram &loaded, int index, const exec::BoundInputs &step) const {
-    return useKvDecode_ && step.maxNewTokens == 1 && step.tokens <= kernels::kGemvMaxRows &&
+    return step.maxNewTokens == 1 && step.tokens <= kernels::kGemvMaxRows &&
            loaded.launches->Get(index).has_decode() && loaded.decodes[size_t(index)];
   }
-  /// Whether GEMM `index` and the KV_ATTENTION two launches on run as one
-  /// infer_qkv_decode in this step (CudaLaunch.qkv_decode; batch-1 decode,
-  /// the GEMM on its single-row GEMV and the attention on infer_kv_decode).
+  /// Whether GEMM `index` and the KV_ATTENTION that records it as its
+  /// qkv_gemm_launch run as one infer_qkv_decode in this step
+  /// (CudaLaunch.qkv_decode; batch-1 decode, the GEMM on its single-row GEMV
+  /// and the attention on infer_kv_decode).
   bool runsQkvDecode(const LoadedProgram &loaded, int index,
                      const exec::BoundInputs &step) const;
   /// Whether this step may run infer_qkv_decode at all (batch 1, contexts of
   /// at most kQkvDecodeMaxContext, an exchange).
   bool qkvDecodeStep(const exec::BoundInputs &step) const {
-    return useQkvDecode_ && qkvExchange_ && stepSerialDevice_ && shortContextStep_ &&
-           step.tokens == 1;
+    return qkvExchange_ && stepSerialDevice_ && shortContextStep_ && step.tokens == 1;
   }
   /// The next step's serial: its low byte (the tags' serial byte) differs
   /// from the last infer_qkv_decode step's, whose words the exchange may
@@ -171,12 +173,16 @@ private:
                            const exec::BoundInputs &step) const;
   exec::View bufferView(const LoadedProgram &loaded, uint32_t id,
                         const exec::BoundInputs &step) const;
-  /// The input buffer of launch `index` when it gathers logit rows that are
-  /// the step's rows in order (every sequence one token, each a logit row: a
-  /// decode step) and no later launch writes over that input, so that its
-  /// readers may read the input instead; none otherwise.
+  /// The input buffer of launch `index` when it is a gather the IR marks
+  /// `elidable` (no later launch writes over its input) and this step's
+  /// logit rows are its rows in order (every sequence one token, each a logit
+  /// row: a decode step), so that its readers may read the input instead;
+  /// none otherwise.
   std::optional<uint32_t> identityGatherSource(const LoadedProgram &loaded, int index,
                                                const exec::BoundInputs &step) const;
+  /// Whether launch `index` is skipped in this step because the kernels of
+  /// the launch that folds it (FoldedLaunches) do its work.
+  bool runByAnother(const LoadedProgram &loaded, int index, const exec::BoundInputs &step) const;
 
   // The step program (CudaStep.cpp).
   /// Checks `arrays`, pads a decode step to its CUDA-graph bucket, uploads
@@ -304,21 +310,6 @@ private:
   /// Fewest tokens of a step that run gemv_mma (INFER_GEMV_MMA_MIN,
   /// gemvMmaMinTokensSetting; 0: never).
   int gemvMmaMinTokens_ = 3;
-  /// INFER_FUSE_ROTARY=1: a rotary and the next paged attention's KV write
-  /// run as one kernel (CudaLaunch.fused_prologue).
-  bool useFusedRotary_ = false;
-  /// INFER_KV_DECODE=0: decode steps run the rotary, KV write and attention
-  /// as three kernels (CudaLaunch.decode unused).
-  bool useKvDecode_ = true;
-  /// INFER_QKV_DECODE=0: batch-1 decode runs the qkv GEMV and infer_kv_decode
-  /// as two kernels (CudaLaunch.qkv_decode unused).
-  bool useQkvDecode_ = true;
-  /// INFER_ARGMAX_FOLD=0: infer_sample scans every row (the LM head's
-  /// CudaLaunch.folds_argmax unused).
-  bool useArgmaxFold_ = true;
-  /// INFER_ELIDE_GATHER=0: the logit-row gather is launched even when it is
-  /// the identity (identityGatherSource).
-  bool elideIdentityGather_ = true;
   /// While launchAll runs a step whose gather is elided: the gather's output
   /// buffer, which bufferView gives as its input buffer (gatherSource_).
   int64_t elidedGatherOutput_ = -1;

@@ -26,9 +26,10 @@ Status CudaBackend::allocateQkvExchange() {
   if (!step_.program)
     return okStatus();
   int64_t widest = 0;
-  for (int i = 2; i < step_.launches->size(); ++i)
-    if (step_.launches->Get(i).has_qkv_decode())
-      widest = std::max<int64_t>(widest, art::intAttribute(step_.program->launches(i - 2), "n", 0));
+  for (int i = 0; i < step_.launches->size(); ++i)
+    if (const int gemm = step_.folded.qkvGemm[size_t(i)];
+        gemm >= 0 && step_.launches->Get(i).has_qkv_decode())
+      widest = std::max<int64_t>(widest, art::intAttribute(step_.program->launches(gemm), "n", 0));
   if (widest == 0)
     return okStatus();
   size_t bytes = size_t(widest) * sizeof(unsigned);
@@ -54,11 +55,12 @@ void CudaBackend::advanceStepSerial() {
 
 bool CudaBackend::runsQkvDecode(const LoadedProgram &loaded, int index,
                                 const exec::BoundInputs &step) const {
-  if (!qkvDecodeStep(step) || index + 2 >= loaded.program->launches_size())
+  const int attentionIndex = loaded.folded.qkvAttentionOf[size_t(index)];
+  if (!qkvDecodeStep(step) || attentionIndex < 0)
     return false;
-  const art::CudaLaunch &attention = loaded.launches->Get(index + 2);
-  if (!attention.has_qkv_decode() || !loaded.qkvDecodes[size_t(index + 2)] ||
-      !runsDecode(loaded, index + 2, step))
+  const art::CudaLaunch &attention = loaded.launches->Get(attentionIndex);
+  if (!attention.has_qkv_decode() || !loaded.qkvDecodes[size_t(attentionIndex)] ||
+      !runsDecode(loaded, attentionIndex, step))
     return false;
   const art::CudaLaunch &gemm = loaded.launches->Get(index);
   const art::CudaLaunch *gemv = gemvFor(loaded, index, step.tokens);
@@ -69,10 +71,17 @@ Status CudaBackend::launchQkvDecode(const LoadedProgram &loaded, int index,
                                     const exec::BoundInputs &step, const StepContext *context,
                                     bool &fused) {
   fused = false;
+  // runsQkvDecode found the attention; its rotary and the GEMM's norm are
+  // what they record (FoldedLaunches checked the kinds at load).
+  const int attentionIndex = loaded.folded.qkvAttentionOf[size_t(index)];
+  const int normIndex = loaded.folded.prologue[size_t(index)];
+  const int rotaryIndex = loaded.folded.prologue[size_t(attentionIndex)];
+  if (normIndex < 0 || rotaryIndex < 0)
+    return okStatus(); // the two kernels as before
   exec::LaunchArgs gemm = resolve(loaded, index, step);
-  exec::LaunchArgs norm = resolve(loaded, index - 1, step);
-  exec::LaunchArgs rotary = resolve(loaded, index + 1, step);
-  exec::LaunchArgs attention = resolve(loaded, index + 2, step);
+  exec::LaunchArgs norm = resolve(loaded, normIndex, step);
+  exec::LaunchArgs rotary = resolve(loaded, rotaryIndex, step);
+  exec::LaunchArgs attention = resolve(loaded, attentionIndex, step);
   ASSIGN_OR_RETURN(PackedParams gemv,
                    packGemvParams(gemm, reinterpret_cast<float *>(gemvWorkspace_),
                                   reinterpret_cast<unsigned int *>(gemvCounters_), &norm));
@@ -98,8 +107,8 @@ Status CudaBackend::launchQkvDecode(const LoadedProgram &loaded, int index,
   PackedParams packed;
   packed.bytes.resize(sizeof(p));
   std::memcpy(packed.bytes.data(), &p, sizeof(p));
-  const art::CudaLaunch &record = loaded.launches->Get(index + 2).qkv_decode();
-  RETURN_IF_ERROR(launchKernel(record, loaded.qkvDecodes[size_t(index + 2)], gemm, packed));
+  const art::CudaLaunch &record = loaded.launches->Get(attentionIndex).qkv_decode();
+  RETURN_IF_ERROR(launchKernel(record, loaded.qkvDecodes[size_t(attentionIndex)], gemm, packed));
   fused = true;
   return okStatus();
 }

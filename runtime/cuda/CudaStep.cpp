@@ -295,7 +295,7 @@ Status CudaBackend::allocateStepStaging() {
 }
 
 Status CudaBackend::enqueueStep(const exec::BoundInputs &sizes, bool sample, KindTimes *perKind) {
-  argmaxWanted_ = sample && useArgmaxFold_ && sizes.logitRows == 1;
+  argmaxWanted_ = sample && sizes.logitRows == 1;
   argmaxFolded_ = false;
   Status launched = launchAll(step_, sizes, &stepContext_, perKind);
   argmaxWanted_ = false;

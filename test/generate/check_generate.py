@@ -81,6 +81,8 @@ def main():
     ap.add_argument("--inputs", nargs="+", default=[])
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--dtype", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--compile-arg", action="append", default=[],
+                    help="one more infer-compile argument (repeatable), e.g. --no-fuse=qkv-decode")
     ap.add_argument("--golden-steps", type=int, default=0, help="compare only the first N golden steps")
     ap.add_argument("--compare-prefill", action="store_true",
                     help="also run the prefill check (cuda, 16-bit artifacts)")
@@ -101,7 +103,7 @@ def main():
         artifact = os.path.join(tmp, "model.infer")
         proc = run([a.infer_compile, a.model, "-o", artifact, "--target", a.device,
                     "--kv-block-size", str(BLOCK), "--max-seq-len", str(MAX_SEQ_LEN)]
-                   + (["--dtype", a.dtype] if a.dtype else []))
+                   + (["--dtype", a.dtype] if a.dtype else []) + a.compile_arg)
         if proc.returncode != 0 or "no step program" in proc.stderr:
             raise SystemExit(f"FAIL: compile\n{proc.stderr}")
 

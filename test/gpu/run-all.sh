@@ -8,7 +8,8 @@
 # goldens and greedy generate; no sanitizers, switches, tuning cache or
 # kernel tests): a short run for the models a change touched. The name
 # `quant` stands for the quantized compiles' checks, `kv-fp8` for the FP8 KV
-# cache's alone.
+# cache's alone, `fusions` for tiny-llama's greedy generate under each runtime
+# switch and each kernel-fusion compile flag.
 #
 # Each model is compiled once per dtype (--target cuda) and checked on both
 # golden inputs and for the same bits in five runs of a 7-token forward, then
@@ -68,20 +69,14 @@ generate_checks() {
   esac
 }
 
-# The same with the switches beyond the defaults: programmatic dependent launch in
-# prefill steps too (INFER_PDL=1), the rotary folded into the KV write,
-# decode steps on three kernels instead of infer_kv_decode (INFER_KV_DECODE=0),
-# batch-1 decode's qkv GEMV and attention as two kernels (INFER_QKV_DECODE=0),
-# the driver's shared-memory carveout per kernel (INFER_SMEM_CARVEOUT=-1) and
-# decode steps of 3-8 tokens on infer_gemv instead of the tensor-core GEMV
-# (INFER_GEMV_MMA_MIN=0) and the step's metadata uploaded, a step ahead's
-# tokens fed and the tokens copied back by cuMemcpy on the step's stream
-# instead of the upload stream, the embedding's feed and mapped memory
-# (INFER_UPLOAD_STREAM=0), and the sampler scanning the logits of one-row
-# steps instead of reading the argmax the LM head folds (INFER_ARGMAX_FOLD=0),
-# and prefill steps launch by launch even when their shape comes again
-# (INFER_PREFILL_GRAPHS=0), and a decode step's identity logit-row gather
-# launched instead of read through (INFER_ELIDE_GATHER=0).
+# The same with the runtime switches beyond the defaults: programmatic dependent
+# launch in prefill steps too (INFER_PDL=1), the driver's shared-memory carveout
+# per kernel (INFER_SMEM_CARVEOUT=-1), decode steps of 3-8 tokens on infer_gemv
+# instead of the tensor-core GEMV (INFER_GEMV_MMA_MIN=0), the step's metadata
+# uploaded, a step ahead's tokens fed and the tokens copied back by cuMemcpy on
+# the step's stream instead of the upload stream, the embedding's feed and
+# mapped memory (INFER_UPLOAD_STREAM=0), and prefill steps launch by launch even
+# when their shape comes again (INFER_PREFILL_GRAPHS=0).
 switch_checks() {
   local setting=$1 base=$models/tiny-llama
   export "$setting"
@@ -89,6 +84,21 @@ switch_checks() {
     --greedy "$base.greedy.json" --dtype fp32 --inputs "$base.in0.npy" "$base.in1.npy"
   echo "generate tiny-llama bf16, $setting:"; generate --model "$base.onnx" \
     --greedy "$base.greedy.json" --dtype bf16 --golden-steps 8 --golden-only --compare-prefill
+}
+
+# And with the kernel fusions the compile decides (docs/exec.md) beyond the
+# defaults, as test/gpu/CMakeLists.txt's gpu.generate.tiny-llama.*.fuse-* and
+# .no-* tests: the rotary folded into the KV write, decode steps on three
+# kernels, batch-1 decode's qkv GEMV and attention as two, the sampler scanning
+# the logits, the identity gather launched, no GEMM folding its neighbours.
+fusion_checks() {
+  local flag=$1 base=$models/tiny-llama
+  echo "generate tiny-llama fp32, $flag:"; generate --model "$base.onnx" \
+    --greedy "$base.greedy.json" --dtype fp32 --inputs "$base.in0.npy" "$base.in1.npy" \
+    --compile-arg="$flag"
+  echo "generate tiny-llama bf16, $flag:"; generate --model "$base.onnx" \
+    --greedy "$base.greedy.json" --dtype bf16 --golden-steps 8 --golden-only --compare-prefill \
+    --compile-arg="$flag"
 }
 
 # The GEMM tuning cache: a second process takes the first one's cuBLASLt choices.
@@ -174,6 +184,17 @@ if [ ${#only[@]} -gt 0 ]; then
   for model in "${only[@]}"; do
     [ "$model" = quant ] && { start quant quant_checks; continue; }
     [ "$model" = kv-fp8 ] && { start kv-fp8 kv_fp8_checks; continue; }
+    if [ "$model" = fusions ]; then # the runtime switches and the compile's fusion flags
+      for flag in --fuse=rotary-kv-write --no-fuse=kv-decode --no-fuse=qkv-decode --no-fuse=argmax \
+          --no-fuse=identity-gather --no-fuse=gemm-prologue,gated-epilogue; do
+        start "fusion.${flag#--}" fusion_checks $flag
+      done
+      for setting in INFER_PDL=1 INFER_SMEM_CARVEOUT=-1 INFER_GEMV_MMA_MIN=0 INFER_UPLOAD_STREAM=0 \
+          INFER_PREFILL_GRAPHS=0; do
+        start "switch.${setting%=*}" switch_checks $setting
+      done
+      continue
+    fi
     [ -f "$models/$model.onnx" ] || { echo "FAIL: no model $models/$model.onnx"; record 1; continue; }
     start "forward.$model" model_checks $model no-sanitizers
     [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
@@ -197,10 +218,13 @@ for model in $(cat "$models/families.txt" 2>/dev/null); do
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
-  for setting in INFER_PDL=1 INFER_FUSE_ROTARY=1 INFER_KV_DECODE=0 INFER_SMEM_CARVEOUT=-1 \
-      INFER_GEMV_MMA_MIN=0 INFER_QKV_DECODE=0 INFER_UPLOAD_STREAM=0 INFER_ARGMAX_FOLD=0 \
-      INFER_PREFILL_GRAPHS=0 INFER_ELIDE_GATHER=0; do
+  for setting in INFER_PDL=1 INFER_SMEM_CARVEOUT=-1 INFER_GEMV_MMA_MIN=0 INFER_UPLOAD_STREAM=0 \
+      INFER_PREFILL_GRAPHS=0; do
     start "switch.${setting%=*}" switch_checks $setting
+  done
+  for flag in --fuse=rotary-kv-write --no-fuse=kv-decode --no-fuse=qkv-decode --no-fuse=argmax \
+      --no-fuse=identity-gather --no-fuse=gemm-prologue,gated-epilogue; do
+    start "fusion.${flag#--}" fusion_checks $flag
   done
 fi
 [ -f "$models/tiny-llama.onnx" ] && start "tuning-cache" tuning_cache_check

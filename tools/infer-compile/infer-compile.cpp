@@ -83,6 +83,8 @@ struct Options {
   std::string tokenizerDir;
   std::string chatTemplatePath;
   bool noTokenizer = false;
+  std::vector<std::string> fuse, noFuse; // --fuse / --no-fuse, as given
+  infer::pipeline::KernelFusions fusions;
 };
 
 /// The static last dimension of the entry's first result (the logits'
@@ -162,7 +164,7 @@ OwningOpRef<ModuleOp> loadModel(MLIRContext &context, const Options &options,
 FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module, const Options &options) {
   OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(module.getContext());
-  infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens, options.dtype);
+  infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens, options.dtype, options.fusions);
   if (failed(pm.run(*lowered)))
     return failure();
   return lowered;
@@ -176,7 +178,7 @@ OwningOpRef<ModuleOp> lowerToStep(ModuleOp module, const Options &options,
   OwningOpRef<ModuleOp> lowered = module.clone();
   PassManager pm(module.getContext());
   infer::pipeline::buildStepPipeline(pm, options.maxBatchTokens, options.kvBlockSize,
-                                     options.maxSeqLen, options.dtype);
+                                     options.maxSeqLen, options.dtype, options.fusions);
   std::string reasons;
   LogicalResult result = success();
   {
@@ -474,7 +476,8 @@ int run(const Options &options) {
   } else if (!options.calibration.empty()) {
     if (int status = reportQuantization(*module, options, pipelineOptions))
       return status;
-  } else if (options.emit == "optimized" || options.emit == "exec" || !options.outputPath.empty()) {
+  } else if (options.emit == "optimized" || options.emit == "exec" || options.emit == "step" ||
+             !options.outputPath.empty()) {
     PassManager pm(&context);
     infer::pipeline::buildOptimizationPipeline(pm, pipelineOptions);
     if (failed(pm.run(*module)))
@@ -494,9 +497,14 @@ int run(const Options &options) {
     llvm::outs() << "\n";
     return 0;
   }
-  if (options.emit == "exec") {
+  if (options.emit == "exec" || options.emit == "step") {
     PassManager pm(&context);
-    infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens, options.dtype);
+    if (options.emit == "exec")
+      infer::pipeline::buildExecPipeline(pm, options.maxBatchTokens, options.dtype,
+                                         options.fusions);
+    else
+      infer::pipeline::buildStepPipeline(pm, options.maxBatchTokens, options.kvBlockSize,
+                                         options.maxSeqLen, options.dtype, options.fusions);
     if (failed(pm.run(*module)))
       return 1;
     module->print(llvm::outs());
@@ -584,8 +592,17 @@ int main(int argc, char **argv) {
                  "use this Jinja chat template instead of the tokenizer's");
   app.add_flag("--no-tokenizer", options.noTokenizer,
                "store no tokenizer: the artifact takes and gives token ids only");
-  app.add_option("--emit", options.emit, "print the IR after this stage to stdout instead of writing an artifact")
-      ->check(CLI::IsMember({"graph", "optimized", "exec"}));
+  app.add_option("--emit", options.emit,
+                 "print the IR after this stage to stdout instead of writing an artifact")
+      ->check(CLI::IsMember({"graph", "optimized", "exec", "step"}));
+  const std::string fusionNames = infer::pipeline::KernelFusions::names();
+  app.add_option("--fuse", options.fuse,
+                 "turn on kernel fusions that are off by default (comma-separated: " + fusionNames +
+                     "; docs/exec.md)")
+      ->delimiter(',');
+  app.add_option("--no-fuse", options.noFuse,
+                 "turn off kernel fusions that are on by default (the names --fuse takes)")
+      ->delimiter(',');
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,
@@ -612,6 +629,13 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: --check, --reference-run and --emit/--verify-numerics are exclusive\n";
     return 2;
   }
+  for (auto [names, on] : {std::pair{&options.fuse, true}, std::pair{&options.noFuse, false}})
+    for (const std::string &name : *names)
+      if (!options.fusions.set(name, on)) {
+        llvm::errs() << "error: --" << (on ? "" : "no-") << "fuse: unknown kernel fusion '" << name
+                     << "' (known: " << infer::pipeline::KernelFusions::names() << ")\n";
+        return 2;
+      }
   if (options.groupSize && options.quantize != "int4") {
     llvm::errs() << "error: --group-size applies to --quantize int4 only\n";
     return 2;

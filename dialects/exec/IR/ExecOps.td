@@ -218,10 +218,11 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
     `prologue` ("rms_norm" or "gated_activation", set by
     `--infer-fold-gemm-prologue`): the launch just before computes the
     input, and a decode GEMV may compute it from that launch's inputs itself
-    instead of reading it. `epilogue` ("gated_activation", set by
-    `--infer-fold-gemm-epilogue`): the launch just after is a gated
-    activation of this GEMM's packed output, and a batch-1 GEMV may write
-    that activation's output itself.
+    instead of reading it. `epilogue` (set by `--infer-fold-gemm-epilogue`):
+    "gated_activation", the launch just after is a gated activation of this
+    GEMM's packed output, and a batch-1 GEMV writes that activation's output
+    itself; "argmax", the GEMM writes the step program's logits and a
+    batch-1 GEMV also folds each row's argmax, which a greedy sampler reads.
 
     ```mlir
     exec.gemm %x, %w bias(%b) residual(%r) -> %y {k = 64 : i64, n = 64 : i64}
@@ -321,9 +322,14 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
     `j` of sequence `i` (rows `seq_starts[i] .. seq_starts[i+1]`, `n_i` of
     them), causal attention over positions `0 .. context_lens[i] - n_i + j`
     of that sequence (with `window` W > 0 only the last W of them), read through `block_tables[i]` (`B` entries per
-    sequence). Metadata buffers are i64. `rotary` ("kv_write" or "decode",
-    set by `--infer-fold-kv-rotary`): what a backend may do of the rotary
-    just before in this launch's kernels.
+    sequence). Metadata buffers are i64. `rotary` (set by
+    `--infer-fold-kv-rotary`) says which kernels of this launch do the
+    rotary just before it: "decode" (decode steps: one kernel rotates,
+    writes the cache and attends), "kv_write" (every step's KV write
+    rotates), "decode_or_kv_write" (decode steps as "decode", the others as
+    "kv_write"). `qkv_decode` (set by `--infer-fold-qkv-decode`): batch-1
+    decode steps also run the qkv GEMM before that rotary in the same
+    kernel.
 
     ```mlir
     exec.kv_attention %qkv meta(%seq_starts, %context_lens, %block_tables, %slot_ids) -> %o
@@ -341,7 +347,7 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
                        DefaultValuedAttr<F32Attr, "0.0">:$alibi,
                        DefaultValuedAttr<F32Attr, "0.0">:$k_cache_scale,
                        DefaultValuedAttr<F32Attr, "0.0">:$v_cache_scale,
-                       OptionalAttr<StrAttr>:$rotary);
+                       OptionalAttr<StrAttr>:$rotary, OptionalAttr<BoolAttr>:$qkv_decode);
   let assemblyFormat = [{
     $inputs `meta` `(` $seq_starts `,` $context_lens `,` $block_tables `,` $slot_ids `)`
     `->` $out attr-dict
@@ -425,14 +431,17 @@ def Exec_GatherRowsOp : Exec_LaunchOp<"gather_rows"> {
     Copies row `indices[r]` (of `features` elements) of `input` into row `r`
     of `out`; `indices` (i64) and `out` are `per_logit_row` buffers of the
     step program, so the LM head after it runs on R rows instead of T
-    (docs/kv-cache.md, "The step program").
+    (docs/kv-cache.md, "The step program"). `elidable` (set by
+    `--infer-elide-identity-gather`): no later launch writes over `input`,
+    so in steps where the gather is the identity (one token a sequence, each
+    a logit row) a backend may skip it and let its readers read `input`.
 
     ```mlir
     exec.gather_rows %h, %logit_indices -> %rows {features = 64 : i64}
     ```
   }];
   let arguments = (ins Exec_Buffer:$input, Exec_Buffer:$indices, Exec_Buffer:$out,
-                       I64Attr:$features);
+                       I64Attr:$features, OptionalAttr<BoolAttr>:$elidable);
   let assemblyFormat = "$input `,` $indices `->` $out attr-dict";
 }
 

@@ -3,14 +3,15 @@
 // Decides, on the planned program, which exec.gemm's decode GEMV computes the
 // rms_norm or gated activation just before it from that launch's inputs
 // (`prologue`), and which batch-1 GEMV writes the gated activation after it
-// (`epilogue`); Passes.td states the rules. The cuda codegen only reads the
-// attributes.
+// or folds the logits' argmax (`epilogue`); Passes.td states the rules. The cuda codegen only reads
+// the attributes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/exec/IR/ExecOps.h"
 #include "dialects/exec/Transforms/LaunchNeighbours.h"
 #include "dialects/exec/Transforms/Passes.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
@@ -56,6 +57,21 @@ StringRef foldablePrologue(GemmOp gemm, int64_t maxRows, Type weightType) {
     if (!apartUpTo(read, gemm.getOut(), maxRows))
       return "";
   return kind;
+}
+
+/// Whether the batch-1 row GEMV (infer_gemv_rows) runs `gemm`.
+bool rowGemvRuns(GemmOp gemm) {
+  return infer::kernels::gemvRowsSupported(int64_t(gemm.getK()), int64_t(gemm.getN()),
+                                           gemm.getTransposeWeight(),
+                                           elementBytesOf(elementTypeOf(gemm.getOut(), Type())));
+}
+
+/// Whether `gemm` writes the program's one output, the step's logits.
+bool writesLogitRows(GemmOp gemm) {
+  auto buffer = gemm.getOut().getDefiningOp<BufferOp>();
+  auto outputs = llvm::to_vector(gemm->getParentOp()->getRegion(0).getOps<OutputOp>());
+  return buffer && buffer.getPerLogitRow() && outputs.size() == 1 &&
+         outputs.front().getBuffer() == gemm.getOut();
 }
 
 /// Whether GEMM `gemm`'s batch-1 GEMV may write the gated activation after it.
@@ -127,10 +143,14 @@ struct FoldGemmEpiloguePass
   void runOnOperation() override {
     Builder builder(&getContext());
     getOperation().walk([&](GemmOp gemm) {
-      if (foldableEpilogue(gemm))
-        gemm.setEpilogueAttr(builder.getStringAttr("gated_activation"));
-      else
+      StringRef kind = !rowGemvRuns(gemm)                          ? ""
+                       : gatedActivation && foldableEpilogue(gemm) ? "gated_activation"
+                       : argmax && writesLogitRows(gemm)           ? "argmax"
+                                                                   : "";
+      if (kind.empty())
         gemm.removeEpilogueAttr();
+      else
+        gemm.setEpilogueAttr(builder.getStringAttr(kind));
     });
   }
 };

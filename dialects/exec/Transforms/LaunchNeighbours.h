@@ -63,6 +63,21 @@ inline mlir::Operation *nextLaunch(mlir::Operation *op) {
   return next;
 }
 
+/// The arena's bound_tokens (the step size the planner planned up to), or 0
+/// before planning.
+inline int64_t plannedBound(ProgramOp program) {
+  int64_t bound = 0;
+  for (ArenaOp arena : program.getOps<ArenaOp>())
+    if (std::optional<uint64_t> tokens = arena.getBoundTokens())
+      bound = int64_t(*tokens);
+  return bound;
+}
+
+/// Bytes of one element of `type` (an int or float type), 0 for others.
+inline int elementBytesOf(mlir::Type type) {
+  return type && type.isIntOrFloat() ? int((type.getIntOrFloatBitWidth() + 7) / 8) : 0;
+}
+
 /// Whether `value`'s only readers are `a` and `b` (no other launch, no program output).
 inline bool onlyUsedBy(mlir::Value value, mlir::Operation *a, mlir::Operation *b) {
   return llvm::all_of(value.getUsers(),

@@ -132,51 +132,67 @@ def FoldGemmProloguePass : Pass<"infer-fold-gemm-prologue", "::infer::exec::Prog
 }
 
 def FoldGemmEpiloguePass : Pass<"infer-fold-gemm-epilogue", "::infer::exec::ProgramOp"> {
-  let summary = "Marks the GEMMs whose batch-1 GEMV may write the gated activation after them";
+  let summary = "Marks the GEMMs whose batch-1 GEMV writes the gated activation after them or folds the logits' argmax";
   let description = [{
-    Runs after `--infer-fold-gemm-prologue`. An `exec.gemm` without a
-    residual gets `epilogue = "gated_activation"` when the launch just after
-    it is a silu, gelu or gelu_tanh `exec.gated_activation` that
+    Runs after `--infer-fold-gemm-prologue`. The batch-1 row GEMV of the cuda
+    backend (infer_gemv_rows) runs a GEMM with [n, k] weights
+    (`transpose_weight`) of a 16-bit type whose k is a multiple of 8 and
+    whose input row fits its staging; only such a GEMM gets an epilogue.
+    With `gated-activation`, one without a residual gets
+    `epilogue = "gated_activation"` when the launch just after it is a silu,
+    gelu or gelu_tanh `exec.gated_activation` that
       * reads the GEMM's whole output as its one packed [gate | up] input
         (n = 2 x features), in the GEMM's element type;
       * is the only reader of that output (no other launch, no program output);
       * writes an output apart, at T = 1, from every buffer the GEMV reads:
         the GEMM's operands, or with a `prologue` the prologue launch's
         inputs in place of the GEMM's input.
-    Every other GEMM loses the attribute. The cuda backend's batch-1 row GEMV
-    (infer_gemv_rows with gated pairs) then writes the activation's output and
-    the activation launch is skipped in steps of one token; it runs as before
-    in larger steps. The cpu backend ignores the attribute.
+    The GEMV then writes the activation's output and the activation launch is
+    skipped in steps of one token; it runs as before in larger steps.
+    With `argmax`, a GEMM without an epilogue that writes the program's one
+    output, a `per_logit_row` buffer (the step program's logits), gets
+    `epilogue = "argmax"`: its batch-1 GEMV also folds each row's argmax,
+    which the greedy sampler reads instead of scanning the logits.
+    Every other GEMM loses the attribute. The cpu backend ignores it.
 
     Before:
     ```mlir
-    exec.gemm %h, %w -> %gu {k = 64 : i64, n = 320 : i64, prologue = "rms_norm"}
+    exec.gemm %h, %w -> %gu {k = 64 : i64, n = 320 : i64, prologue = "rms_norm", transpose_weight = true}
     exec.gated_activation %gu -> %a {activation = "silu", features = 160 : i64}
     ```
     After:
     ```mlir
-    exec.gemm %h, %w -> %gu {epilogue = "gated_activation", k = 64 : i64, n = 320 : i64, prologue = "rms_norm"}
+    exec.gemm %h, %w -> %gu {epilogue = "gated_activation", k = 64 : i64, n = 320 : i64, prologue = "rms_norm", transpose_weight = true}
     exec.gated_activation %gu -> %a {activation = "silu", features = 160 : i64}
     ```
   }];
+  let options = [
+    Option<"gatedActivation", "gated-activation", "bool", /*default=*/"true",
+           "Fold the gated activation after a GEMM">,
+    Option<"argmax", "argmax", "bool", /*default=*/"true",
+           "Fold the logits' argmax into the LM head">
+  ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }
 
 def FoldKvRotaryPass : Pass<"infer-fold-kv-rotary", "::infer::exec::ProgramOp"> {
-  let summary = "Marks the paged attentions that may do the rotary before them";
+  let summary = "Decides which kernels of a paged attention do the rotary before it";
   let description = [{
-    Runs on a planned step program. An `exec.kv_attention` whose one input
-    is the output of the `exec.rotary` just before it, in the attention's
-    element type, gets `rotary = "kv_write"`: one kernel may rotate the
-    packed qkv and write K and V to the cache. It gets `rotary = "decode"`
-    when besides no other launch and no program output reads the rotated
-    rows and the rotary's input is its output (in place) or apart from the
-    attention's output at every T up to the arena's `bound_tokens`: a decode
-    kernel may then read the raw rows, rotate them, write the cache and
-    attend in the rotary's place. Every other paged attention loses the
-    attribute. The cuda backend records infer_rotary_kv_write for either and
-    infer_kv_decode (and the qkv-decode kernel) for "decode", where its
-    kernels take the head size; the cpu backend ignores the attribute.
+    Runs on a planned step program. An `exec.kv_attention` without FP8 cache
+    scales whose one input is the output of the `exec.rotary` just before
+    it, in the attention's element type, may do that rotary:
+      * with `decode`, in decode steps: one kernel (infer_kv_decode) reads
+        the raw rows, rotates them, writes the cache and attends. It needs
+        no other launch and no program output reading the rotated rows, the
+        rotary's input to be its output (in place) or apart from the
+        attention's output at every T up to the arena's `bound_tokens`, and
+        a head the kernel has: a 16-bit type, head_dim a multiple of 8 up
+        to 128, no sliding window, no ALiBi;
+      * with `kv-write`, in every step the decode kernel does not run: the
+        KV write kernel (infer_rotary_kv_write) rotates what it writes.
+    The attribute says which: `rotary = "decode"`, `"kv_write"` or
+    `"decode_or_kv_write"`; the rotary launch runs in the other steps. Every
+    other paged attention loses it. The cpu backend ignores the attribute.
 
     Before:
     ```mlir
@@ -187,6 +203,71 @@ def FoldKvRotaryPass : Pass<"infer-fold-kv-rotary", "::infer::exec::ProgramOp"> 
     ```mlir
     exec.rotary %qkv, %freq positions(%pos) -> %r {...}
     exec.kv_attention %r meta(%starts, %lens, %tables, %slots) -> %o {..., rotary = "decode", ...}
+    ```
+  }];
+  let options = [
+    Option<"decode", "decode", "bool", /*default=*/"true",
+           "Let decode steps rotate, write the cache and attend in one kernel">,
+    Option<"kvWrite", "kv-write", "bool", /*default=*/"false",
+           "Let the KV write rotate in the other steps (no gain measured on the H200)">
+  ];
+  let dependentDialects = ["::infer::exec::ExecDialect"];
+}
+
+def FoldQkvDecodePass : Pass<"infer-fold-qkv-decode", "::infer::exec::ProgramOp"> {
+  let summary = "Marks the paged attentions whose batch-1 decode kernel also runs the qkv GEMM";
+  let description = [{
+    Runs after `--infer-fold-gemm-epilogue` and `--infer-fold-kv-rotary`. An
+    `exec.kv_attention` with `rotary = "decode"` (or `"decode_or_kv_write"`)
+    and heads of at most 64 gets `qkv_decode = true` when the launch before
+    its rotary is an `exec.gemm` that
+      * writes the rotary's input, which only the rotary and the attention
+        read;
+      * folds an rms_norm (`prologue = "rms_norm"`) and has no epilogue;
+      * has [n, k] weights the batch-1 row GEMV runs (a 16-bit type, k a
+        multiple of 8, the input row within its staging).
+    In batch-1 decode steps one kernel (infer_qkv_decode) then runs the norm,
+    the qkv GEMV, the rotary, the KV write and the attention: its attention
+    blocks poll the GEMV's outputs instead of waiting for a kernel boundary.
+    At 128-wide heads the fused layer measured no faster (session 31), so
+    wider heads keep two kernels. Every other paged attention loses the
+    attribute. The cpu backend ignores it.
+
+    Before:
+    ```mlir
+    exec.gemm %n, %w -> %qkv {k = 64 : i64, n = 192 : i64, prologue = "rms_norm", transpose_weight = true}
+    exec.rotary %qkv, %freq positions(%pos) -> %qkv {...}
+    exec.kv_attention %qkv meta(...) -> %o {head_dim = 16 : i64, ..., rotary = "decode"}
+    ```
+    After:
+    ```mlir
+    exec.kv_attention %qkv meta(...) -> %o {head_dim = 16 : i64, ..., qkv_decode = true, rotary = "decode"}
+    ```
+  }];
+  let dependentDialects = ["::infer::exec::ExecDialect"];
+}
+
+def ElideIdentityGatherPass : Pass<"infer-elide-identity-gather", "::infer::exec::ProgramOp"> {
+  let summary = "Marks the logit-row gathers a decode step may skip";
+  let description = [{
+    Runs on a planned step program. In a decode step (one new token a
+    sequence, each a logit row) `exec.gather_rows` copies every row in
+    order: its readers could read its input instead. An `exec.gather_rows`
+    gets `elidable = true` when its input and output hold one element type
+    and no launch after it names a buffer, other than the input itself, that
+    shares bytes with the input at some T up to the arena's `bound_tokens`
+    (so none writes over it; the memory planner keeps the input alive
+    through the gather's last reader). Every other gather loses the attribute. The
+    cuda backend then skips the gather in decode steps and points its
+    readers at the input; the cpu backend ignores it.
+
+    Before:
+    ```mlir
+    exec.gather_rows %h, %idx -> %rows {features = 64 : i64}
+    ```
+    After:
+    ```mlir
+    exec.gather_rows %h, %idx -> %rows {elidable = true, features = 64 : i64}
     ```
   }];
   let dependentDialects = ["::infer::exec::ExecDialect"];

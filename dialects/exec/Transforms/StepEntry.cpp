@@ -98,7 +98,8 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
             attention.getOut(), layer++, blockSize, attention.getNumHeads(),
             attention.getNumKvHeads(), attention.getHeadDim(), attention.getScale(),
             attention.getSoftcap(), attention.getWindow(), attention.getAlibi(),
-            attention.getKCacheScale(), attention.getVCacheScale(), /*rotary=*/nullptr);
+            attention.getKCacheScale(), attention.getVCacheScale(), /*rotary=*/nullptr,
+            /*qkv_decode=*/nullptr);
         erased.push_back(attention);
       } else if (isa<InputOp>(op) && &op != ids.getOperation() &&
                  !llvm::is_contained({positions, seqStarts, contextLens, blockTables, slotIds},
@@ -225,7 +226,7 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
     OpBuilder at(gatherBefore);
     const int64_t k = isa<GemmOp>(head) ? int64_t(cast<GemmOp>(head).getK())
                                         : int64_t(cast<QuantizedGemmOp>(head).getK());
-    at.create<GatherRowsOp>(loc, gatherFrom, indices, gathered, k);
+    at.create<GatherRowsOp>(loc, gatherFrom, indices, gathered, k, /*elidable=*/nullptr);
     if (gatherBefore == head)
       headInput(head).assign(gathered);
     else if (auto norm = dyn_cast<RmsNormOp>(gatherBefore))
