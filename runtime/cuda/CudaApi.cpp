@@ -62,11 +62,6 @@ StatusOr<CudaApi> load() {
 
 } // namespace
 
-bool environmentIs(const char *name, const char *value) {
-  const char *set = std::getenv(name);
-  return set && std::string(set) == value;
-}
-
 namespace {
 
 /// `value` (an environment variable's, null when unset) as an integer in

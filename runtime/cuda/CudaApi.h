@@ -47,10 +47,6 @@ struct CudaApi {
 /// (no driver, no cuBLASLt, cuInit failed). Loaded once per process.
 StatusOr<const CudaApi *> loadCudaApi();
 
-/// Whether the environment variable `name` is set to exactly `value` (the
-/// cuda backend's INFER_* switches, docs/cli.md).
-bool environmentIs(const char *name, const char *value);
-
 /// The shared-memory carveout every kernel of ours asks for, from the value
 /// of INFER_SMEM_CARVEOUT (null when unset): 100 by default, -1 for the
 /// driver's choice per kernel, 0..100 as given; anything else is an error.

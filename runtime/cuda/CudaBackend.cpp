@@ -138,6 +138,10 @@ Status CudaBackend::load() {
   INFER_CU_CHECK(api, api.cuDevicePrimaryCtxRetain(&context_, device_));
   INFER_CU_CHECK(api, api.cuCtxSetCurrent(context_));
   INFER_CU_CHECK(api, api.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  // Before the kernels are resolved: they take the shared-memory carveout.
+  ASSIGN_OR_RETURN(options_, runtimeOptionsFromEnvironment());
+  for (const std::string &warning : options_.warnings)
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
 
   // Weights: the whole section in one allocation, in the file's layout. The
   // section is read with pread into two pinned staging buffers in turn (the
@@ -216,8 +220,7 @@ Status CudaBackend::load() {
     RETURN_IF_ERROR(resolveFunctions(step_, byName));
   if (step_.program && !module_->sample_function().empty()) {
     ASSIGN_OR_RETURN(sampleFunction_, findFunction(module_->sample_function()));
-    embeddingFeedsTokens_ =
-        module_->embedding_feeds_tokens() && !environmentIs("INFER_UPLOAD_STREAM", "0");
+    embeddingFeedsTokens_ = module_->embedding_feeds_tokens() && options_.uploadStream;
   }
 
   // The arena, once, at the artifact's bound (offsets are planned there).
@@ -226,19 +229,10 @@ Status CudaBackend::load() {
   int multiprocessors = 0;
   INFER_CU_CHECK(api, api.cuDeviceGetAttribute(&multiprocessors,
                                                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_));
-  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api, report_.deviceName + ", " +
-                                                      std::to_string(multiprocessors) + " SMs"));
-  useGraphs_ = !environmentIs("INFER_CUDA_GRAPHS", "0");
-  usePrefillGraphs_ = !environmentIs("INFER_PREFILL_GRAPHS", "0");
-  usePrefillKernel_ = !environmentIs("INFER_KV_PREFILL", "0");
-  useGemv_ = !environmentIs("INFER_GEMV", "0");
-  useGemvRows_ = !environmentIs("INFER_GEMV_ROWS", "0");
-  programmaticLaunch_ = environmentIs("INFER_PDL", "0")   ? ProgrammaticLaunch::Off
-                        : environmentIs("INFER_PDL", "1") ? ProgrammaticLaunch::All
-                                                          : ProgrammaticLaunch::Decode;
-  ASSIGN_OR_RETURN(sharedCarveout_, sharedCarveoutSetting(std::getenv("INFER_SMEM_CARVEOUT")));
-  ASSIGN_OR_RETURN(gemvMmaMinTokens_,
-                   gemvMmaMinTokensSetting(std::getenv("INFER_GEMV_MMA_MIN")));
+  ASSIGN_OR_RETURN(
+      gemm_,
+      GemmRunner::create(api, report_.deviceName + ", " + std::to_string(multiprocessors) + " SMs",
+                         options_));
   RETURN_IF_ERROR(allocateGemvWorkspace());
   RETURN_IF_ERROR(allocateQkvExchange());
   return okStatus();
@@ -271,10 +265,10 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
     } else {
       ASSIGN_OR_RETURN(function, findFunction(launch.function()));
       byName[launch.function()] = function;
-      if (sharedCarveout_ >= 0)
+      if (options_.sharedCarveout >= 0)
         INFER_CU_CHECK(api, api.cuFuncSetAttribute(
                                 function, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                                sharedCarveout_));
+                                options_.sharedCarveout));
     }
     // A kernel that several launches run (one GEMV kernel for matrices of
     // different k) may use the most dynamic shared memory any of them asks;
@@ -387,7 +381,7 @@ Status CudaBackend::allocateArena(LoadedProgram &loaded) {
 }
 
 Status CudaBackend::run(const exec::BoundInputs &step) {
-  if (!useGraphs_)
+  if (!options_.graphs)
     return enqueue(step);
   return replayOrCapture(graphs_[{step.batch, step.seq}], [&] { return enqueue(step); });
 }
@@ -694,14 +688,16 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
   CUfunction found = nullptr;
   const art::CudaLaunch *record = nullptr;
-  if (!useGemv_)
+  if (!options_.gemv)
     return nullptr;
-  if (tokens == 1 && useGemvRows_ && cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
+  if (tokens == 1 && options_.gemvRows && cuda.has_gemv_single_row() &&
+      loaded.gemvRows[size_t(index)])
     record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
-  else if (gemvMmaMinTokens_ > 0 && tokens >= gemvMmaMinTokens_ && cuda.has_gemv_mma() &&
-           tokens <= int64_t(cuda.gemv_mma().max_rows()) && loaded.gemvMmas[size_t(index)])
+  else if (options_.gemvMmaMinTokens > 0 && tokens >= options_.gemvMmaMinTokens &&
+           cuda.has_gemv_mma() && tokens <= int64_t(cuda.gemv_mma().max_rows()) &&
+           loaded.gemvMmas[size_t(index)])
     record = &cuda.gemv_mma(), found = loaded.gemvMmas[size_t(index)];
-  else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && useGemvRows_ &&
+  else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && options_.gemvRows &&
            cuda.has_gemv_multi_row() && loaded.gemvMultiRows[size_t(index)])
     record = &cuda.gemv_multi_row(), found = loaded.gemvMultiRows[size_t(index)];
   else if (tokens <= kernels::kGemvMaxRows && cuda.has_gemv() && loaded.gemvs[size_t(index)])
@@ -854,7 +850,7 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   }
   // Prefill chunks of a step: the tensor-core tiles; decode tokens: one
   // block per token (docs/kv-cache.md, "Kernels").
-  if (usePrefillKernel_ && cuda.has_prefill() && loaded.prefills[size_t(index)] &&
+  if (options_.prefillKernel && cuda.has_prefill() && loaded.prefills[size_t(index)] &&
       args.maxNewTokens >= kPrefillMinNewTokens)
     return launchKernel(cuda.prefill(), loaded.prefills[size_t(index)], args, params);
   RETURN_IF_ERROR(launchKernel(cuda, loaded.functions[size_t(index)], args, params));
@@ -888,8 +884,8 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
   }
   Status status = okStatus();
   lastLaunchWasKernel_ = false; // the step's upload came last
-  programmaticStep_ = programmaticLaunch_ == ProgrammaticLaunch::All ||
-                      (programmaticLaunch_ == ProgrammaticLaunch::Decode &&
+  programmaticStep_ = options_.programmaticLaunch == ProgrammaticLaunch::All ||
+                      (options_.programmaticLaunch == ProgrammaticLaunch::Decode &&
                        step.tokens <= kernels::kGemvMaxRows);
   int count = loaded.program->launches_size();
   qkvDecodeLaunches_ = 0;

@@ -17,6 +17,7 @@
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/FoldedLaunches.h"
 #include "runtime/cuda/KernelParamsPacking.h"
+#include "runtime/cuda/RuntimeOptions.h"
 #include "runtime/cuda/abi/KernelParams.h"
 #include "runtime/exec/Backend.h"
 #include "runtime/exec/LaunchArgs.h"
@@ -256,7 +257,6 @@ private:
   static constexpr size_t kPrefillGraphs = 32;
   std::map<PrefillShape, PrefillGraph> prefillGraphs_;
   uint64_t prefillGraphUses_ = 0;
-  bool usePrefillGraphs_ = true;
   /// The entry of this step's shape, the least recently used one released
   /// to make room for it.
   Captured &prefillGraph(const exec::BoundInputs &sizes, bool sample);
@@ -298,18 +298,8 @@ private:
   size_t lastSampledRows_ = 0;
   CUfunction sampleFunction_ = nullptr;
   int64_t stepCalls_ = 0;
-  /// INFER_PROFILE_STEPS=3,40: those step calls (1-based) run without a
-  /// graph, with events around each launch; the time by kind goes to stderr.
-  std::vector<int64_t> profiledSteps_;
-  bool useGraphs_ = true; ///< INFER_CUDA_GRAPHS=0 turns them off
-  bool usePrefillKernel_ = true; ///< INFER_KV_PREFILL=0: the per-token kernel for every step
-  bool useGemv_ = true;          ///< INFER_GEMV=0: cuBLASLt for every GEMM
-  /// INFER_GEMV_ROWS=0: infer_gemv at T = 1 too (CudaLaunch.gemv_single_row
-  /// and gemv_multi_row unused).
-  bool useGemvRows_ = true;
-  /// Fewest tokens of a step that run gemv_mma (INFER_GEMV_MMA_MIN,
-  /// gemvMmaMinTokensSetting; 0: never).
-  int gemvMmaMinTokens_ = 3;
+  /// The INFER_* switches, read when the artifact is loaded (RuntimeOptions.h).
+  RuntimeOptions options_;
   /// While launchAll runs a step whose gather is elided: the gather's output
   /// buffer, which bufferView gives as its input buffer (gatherSource_).
   int64_t elidedGatherOutput_ = -1;
@@ -335,15 +325,10 @@ private:
   /// blocks may become resident beside the previous kernel's (an SM runs
   /// blocks of one carveout at a time, so under the driver's per-kernel
   /// default a programmatic launch waited for whole SMs to drain).
-  /// INFER_SMEM_CARVEOUT (sharedCarveoutSetting): 100 by default; -1 leaves
-  /// each kernel the driver's choice.
-  int sharedCarveout_ = -1;
-  /// Which steps launch a kernel that follows one of ours with programmatic
-  /// stream serialization (docs/codegen.md, "Launch overlap"): by default
-  /// decode steps (T <= kGemvMaxRows, where the GEMVs overlap); INFER_PDL=1
-  /// every step, INFER_PDL=0 none.
-  enum class ProgrammaticLaunch { Off, Decode, All };
-  ProgrammaticLaunch programmaticLaunch_ = ProgrammaticLaunch::Decode;
+  /// (options_.sharedCarveout, INFER_SMEM_CARVEOUT: 100 by default; -1
+  /// leaves each kernel the driver's choice.) Which steps launch a kernel
+  /// that follows one of ours with programmatic stream serialization is
+  /// options_.programmaticLaunch (docs/codegen.md, "Launch overlap").
   /// Whether the launches of the step being enqueued are programmatic.
   bool programmaticStep_ = false;
   /// Whether the last operation enqueued by launchAll was one of our kernels

@@ -348,13 +348,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     RETURN_IF_ERROR(allocateArena(step_));
   if (!staging_) {
     RETURN_IF_ERROR(allocateStepStaging());
-    if (const char *profile = std::getenv("INFER_PROFILE_STEPS")) {
-      std::stringstream list(profile);
-      for (std::string item; std::getline(list, item, ',');)
-        profiledSteps_.push_back(std::atoll(item.c_str()));
-    }
   }
-  int64_t bucket = useGraphs_ ? decodeBucket(given, program.arena().bound_tokens()) : 0;
+  int64_t bucket = options_.graphs ? decodeBucket(given, program.arena().bound_tokens()) : 0;
   StepArrays padded;
   const StepArrays *arrays = &given;
   if (bucket > 0) {
@@ -453,7 +448,8 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     lastQkvDecodeSerial_ = stepSerial_;
 
   ++stepCalls_;
-  if (std::find(profiledSteps_.begin(), profiledSteps_.end(), stepCalls_) != profiledSteps_.end()) {
+  if (std::find(options_.profiledSteps.begin(), options_.profiledSteps.end(), stepCalls_) !=
+      options_.profiledSteps.end()) {
     INFER_CU_CHECK(*api_, api_->cuStreamSynchronize(stream_));
     KindTimes times;
     RETURN_IF_ERROR(enqueueStep(sizes, sample, &times));
@@ -475,7 +471,7 @@ Status CudaBackend::runStep(const StepArrays &given, const std::vector<RowSampli
     return replayOrCapture(
         stepGraphs_[{bucket, sample, qkvDecodeStep(sizes), streamedUpload_ ? stepArea_ : 0}],
         enqueue);
-  if (useGraphs_ && usePrefillGraphs_ && sizes.tokens <= kPrefillGraphMaxTokens)
+  if (options_.graphs && options_.prefillGraphs && sizes.tokens <= kPrefillGraphMaxTokens)
     return replayOrCapture(prefillGraph(sizes, sample), enqueue);
   return enqueue();
 }

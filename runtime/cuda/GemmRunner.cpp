@@ -58,22 +58,17 @@ int gemmTuneCandidates(const char *setting, std::string *warning) {
   return value == 0 ? 1 : int(value);
 }
 
-StatusOr<std::unique_ptr<GemmRunner>> GemmRunner::create(const CudaApi &api,
-                                                          const std::string &device) {
+StatusOr<std::unique_ptr<GemmRunner>>
+GemmRunner::create(const CudaApi &api, const std::string &device, const RuntimeOptions &options) {
   std::unique_ptr<GemmRunner> runner(new GemmRunner(api));
-  runner->logTuning_ = environmentIs("INFER_GEMM_TUNE_LOG", "1");
+  runner->logTuning_ = options.gemmTuneLog;
   INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&runner->handle_));
   INFER_CU_CHECK(api, api.cuMemAlloc(&runner->workspace_, kWorkspaceBytes));
-  std::string warning;
-  runner->tuneCandidates_ = gemmTuneCandidates(std::getenv("INFER_GEMM_TUNE"), &warning);
-  if (!warning.empty())
-    std::fprintf(stderr, "warning: %s\n", warning.c_str());
-  const char *cacheSetting = std::getenv("INFER_GEMM_TUNING_CACHE");
-  if (runner->tuneCandidates_ > 1 && !(cacheSetting && std::strcmp(cacheSetting, "0") == 0))
-    if (std::optional<std::string> path = GemmTuningCache::pathFor(
-            std::getenv("INFER_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), std::getenv("HOME")))
-      runner->cache_ = std::make_unique<GemmTuningCache>(
-          *path, device + ", cuBLASLt " + std::to_string(api.cublasLtGetVersion()));
+  runner->tuneCandidates_ = options.gemmTuneCandidates;
+  if (options.gemmTuningCache)
+    runner->cache_ = std::make_unique<GemmTuningCache>(
+        *options.gemmTuningCache,
+        device + ", cuBLASLt " + std::to_string(api.cublasLtGetVersion()));
   return runner;
 }
 

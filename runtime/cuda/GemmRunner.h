@@ -23,6 +23,7 @@
 
 #include "runtime/cuda/CudaApi.h"
 #include "runtime/cuda/GemmTuningCache.h"
+#include "runtime/cuda/RuntimeOptions.h"
 #include "runtime/exec/LaunchArgs.h"
 
 #include <map>
@@ -43,8 +44,8 @@ public:
   /// Allocates the workspace and the cuBLASLt handle; opens the tuning cache
   /// for `device` (its name and multiprocessors; the cuBLASLt version is
   /// added) unless tuning or the cache is off.
-  static StatusOr<std::unique_ptr<GemmRunner>> create(const CudaApi &api,
-                                                      const std::string &device);
+  static StatusOr<std::unique_ptr<GemmRunner>> create(const CudaApi &api, const std::string &device,
+                                                      const RuntimeOptions &options);
   ~GemmRunner();
 
   Status run(const exec::LaunchArgs &args, CUstream stream);

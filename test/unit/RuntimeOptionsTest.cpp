@@ -1,0 +1,101 @@
+//===- RuntimeOptionsTest.cpp - the cuda backend's INFER_* switches -------===//
+
+#include "runtime/cuda/RuntimeOptions.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace infer::cuda {
+namespace {
+
+/// parseRuntimeOptions of an environment holding `variables` only.
+StatusOr<RuntimeOptions> parse(const std::map<std::string, std::string> &variables) {
+  return parseRuntimeOptions([&](const char *name) -> const char * {
+    auto found = variables.find(name);
+    return found == variables.end() ? nullptr : found->second.c_str();
+  });
+}
+
+TEST(RuntimeOptionsTest, UnsetGivesTheDocumentedDefaults) {
+  StatusOr<RuntimeOptions> options = parse({{"HOME", "/home/u"}});
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_TRUE(options->graphs && options->prefillGraphs && options->prefillKernel &&
+              options->gemv && options->gemvRows && options->uploadStream);
+  EXPECT_EQ(options->programmaticLaunch, ProgrammaticLaunch::Decode);
+  EXPECT_EQ(options->sharedCarveout, 100);
+  EXPECT_EQ(options->gemvMmaMinTokens, 3);
+  EXPECT_TRUE(options->profiledSteps.empty());
+  EXPECT_EQ(options->gemmTuneCandidates, 8);
+  EXPECT_FALSE(options->gemmTuneLog);
+  EXPECT_EQ(options->gemmTuningCache,
+            std::optional<std::string>("/home/u/.cache/infer/gemm-tuning.json"));
+}
+
+TEST(RuntimeOptionsTest, TakesEachSwitch) {
+  StatusOr<RuntimeOptions> options = parse({{"INFER_CUDA_GRAPHS", "0"},
+                                            {"INFER_PREFILL_GRAPHS", "0"},
+                                            {"INFER_KV_PREFILL", "0"},
+                                            {"INFER_GEMV", "0"},
+                                            {"INFER_GEMV_ROWS", "1"},
+                                            {"INFER_UPLOAD_STREAM", "0"},
+                                            {"INFER_PDL", "1"},
+                                            {"INFER_SMEM_CARVEOUT", "-1"},
+                                            {"INFER_GEMV_MMA_MIN", "0"},
+                                            {"INFER_PROFILE_STEPS", "3,40"},
+                                            {"INFER_GEMM_TUNE", "0"},
+                                            {"INFER_GEMM_TUNE_LOG", "1"},
+                                            {"INFER_CACHE_DIR", "/c"}});
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_FALSE(options->graphs || options->prefillGraphs || options->prefillKernel ||
+               options->gemv || options->uploadStream);
+  EXPECT_TRUE(options->gemvRows);
+  EXPECT_EQ(options->programmaticLaunch, ProgrammaticLaunch::All);
+  EXPECT_EQ(options->sharedCarveout, -1);
+  EXPECT_EQ(options->gemvMmaMinTokens, 0);
+  EXPECT_EQ(options->profiledSteps, (std::vector<int64_t>{3, 40}));
+  EXPECT_EQ(options->gemmTuneCandidates, 1);
+  EXPECT_TRUE(options->gemmTuneLog);
+  // No timing, so no cache.
+  EXPECT_FALSE(options->gemmTuningCache.has_value());
+  StatusOr<RuntimeOptions> off = parse({{"INFER_PDL", "0"}, {"INFER_GEMM_TUNING_CACHE", "0"}});
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->programmaticLaunch, ProgrammaticLaunch::Off);
+  EXPECT_FALSE(off->gemmTuningCache.has_value());
+  StatusOr<RuntimeOptions> dir = parse({{"INFER_CACHE_DIR", "/c"}});
+  ASSERT_TRUE(dir.ok());
+  EXPECT_EQ(dir->gemmTuningCache, std::optional<std::string>("/c/gemm-tuning.json"));
+}
+
+TEST(RuntimeOptionsTest, RefusesValuesASwitchDoesNotTakeNamingIt) {
+  for (const auto &[name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"INFER_CUDA_GRAPHS", "off"},
+                                                        {"INFER_GEMV", ""},
+                                                        {"INFER_UPLOAD_STREAM", "2"},
+                                                        {"INFER_PDL", "yes"},
+                                                        {"INFER_SMEM_CARVEOUT", "101"},
+                                                        {"INFER_GEMV_MMA_MIN", "9"},
+                                                        {"INFER_PROFILE_STEPS", "3,,40"},
+                                                        {"INFER_PROFILE_STEPS", "0"},
+                                                        {"INFER_PROFILE_STEPS", "x"},
+                                                        {"INFER_GEMM_TUNE_LOG", "true"},
+                                                        {"INFER_GEMM_TUNING_CACHE", "no"}}) {
+    StatusOr<RuntimeOptions> options = parse({{name, value}});
+    ASSERT_FALSE(options.ok()) << name << "=" << value;
+    EXPECT_NE(options.status().message().find(name), std::string::npos)
+        << options.status().message();
+    EXPECT_NE(options.status().message().find("'" + value + "'"), std::string::npos)
+        << options.status().message();
+  }
+}
+
+TEST(RuntimeOptionsTest, AnOutOfRangeTuneCountWarnsAndKeepsTheDefault) {
+  StatusOr<RuntimeOptions> options = parse({{"INFER_GEMM_TUNE", "1000"}});
+  ASSERT_TRUE(options.ok());
+  EXPECT_EQ(options->gemmTuneCandidates, 8);
+  ASSERT_EQ(options->warnings.size(), 1u);
+  EXPECT_NE(options->warnings[0].find("INFER_GEMM_TUNE"), std::string::npos);
+}
+
+} // namespace
+} // namespace infer::cuda
