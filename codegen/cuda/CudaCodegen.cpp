@@ -102,6 +102,12 @@ private:
     return attribute && attribute->value_case() == art::Attribute::kBoolValue &&
            attribute->bool_value();
   }
+  std::vector<int64_t> intsAttr(const art::Launch &launch, const std::string &name) const {
+    const art::Attribute *attribute = art::findAttribute(launch, name);
+    if (!attribute || attribute->value_case() != art::Attribute::kInts)
+      return {};
+    return {attribute->ints().values().begin(), attribute->ints().values().end()};
+  }
   int64_t intAttr(const art::Launch &launch, const std::string &name, int64_t fallback) const {
     return art::intAttribute(launch, name, fallback);
   }
@@ -364,67 +370,91 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     if (foldsArgmax && !writesLogitRows(op))
       return error(index, "cannot fold the argmax (epilogue = \"argmax\"): it does not write "
                           "the step program's logit rows");
-    if (k > 0 && n > 0) {
+    // The decode kernels --infer-select-kernels chose, with their parameters.
+    const int elementBytes = int(art::elementSize(out));
+    const std::vector<int64_t> gemvGridAttr = intsAttr(op, "gemv_grid");
+    const int64_t rowRows = intAttr(op, "row_gemv_rows", 0);
+    const std::vector<int64_t> mmaAttr = intsAttr(op, "mma_gemv");
+    if (!gemvGridAttr.empty()) {
+      const kernels::GemvGrid grid =
+          k > 0 && n > 0 ? kernels::gemvGrid(k, n, transposed) : kernels::GemvGrid{0, 0, 0};
+      if (gemvGridAttr != std::vector<int64_t>{grid.x, grid.y, grid.z})
+        return error(index, "has infer_gemv on gemvGrid's grid only (" + std::to_string(grid.x) +
+                                ", " + std::to_string(grid.y) + ", " + std::to_string(grid.z) +
+                                "), not gemv_grid's");
       art::CudaLaunch gemv;
       gemv.set_runner(art::CudaLaunch::KERNEL);
       bool fuses = !transposed && gemvPrologue(index) != 0;
       int prologue = fuses ? gemvPrologue(index) : 0;
-      useKernel(gemv, prologue ? ns + "infer_gemv_fused<" + t + ", " + std::to_string(prologue) + ">"
-                               : ns + "infer_gemv<" + t + ">");
-      kernels::GemvGrid grid = kernels::gemvGrid(k, n, transposed);
+      useKernel(gemv, prologue
+                          ? ns + "infer_gemv_fused<" + t + ", " + std::to_string(prologue) + ">"
+                          : ns + "infer_gemv<" + t + ">");
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.x);
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.y);
       *gemv.add_grid() = gridDim(art::GridDim::ONE, grid.z);
       gemv.set_block_x(kernels::kGemvThreads);
       gemv.set_fuses_previous(fuses);
       *cuda.mutable_gemv() = std::move(gemv);
-      // Batch-1 decode over [n, k] weights: a warp per output row
-      // (GemvRows.cuh), folding the launch before it whatever the layout.
-      int elementBytes = int(art::elementSize(out));
-      const bool foldsNext = rowsFoldForward(index);
-      if ((foldsNext || foldsArgmax) && !kernels::gemvRowsSupported(k, n, transposed, elementBytes))
-        return error(index, "has no batch-1 row GEMV for its epilogue at k " + std::to_string(k) +
-                                ", n " + std::to_string(n));
-      if (kernels::gemvRowsSupported(k, n, transposed, elementBytes)) {
-        // A gated activation the GEMV before it writes (fuses_next) is not
-        // computed again here.
-        bool folds = gemvPrologue(index) != 0 &&
-                     !(gemvPrologue(index) == 2 &&
-                       rowsFoldForward(writerOf(bufferOf(launch(cuda.prologue_launch()), "input"),
-                                                cuda.prologue_launch())));
-        int rowsPrologue = folds ? gemvPrologue(index) : 0;
-        art::CudaLaunch rows = rowGemvRecord(
-            ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
-                (foldsNext ? ", true>" : foldsArgmax ? ", false, 1, true>" : ", false>"),
-            kernels::gemvRowsGrid(n), kernels::gemvRowsSharedBytes(k, elementBytes), folds);
-        rows.set_fuses_next(foldsNext);
-        rows.set_folds_argmax(foldsArgmax);
-        *cuda.mutable_gemv_single_row() = std::move(rows);
-      }
-      // The multi-token forms below fold an rms_norm before them as
-      // infer_gemv_fused would. A gated activation runs as its own launch:
-      // folded, each of the ~260 blocks would compute it for every row.
-      const bool foldsNorm = gemvPrologue(index) == 1;
-      const std::string normPrologue = foldsNorm ? "1" : "0";
-      // Steps of 2 .. kGemvRowsMultiRowsRun tokens: the same kernel over
-      // those rows.
-      if (kernels::gemvMultiRowsSupported(k, n, transposed, elementBytes))
-        *cuda.mutable_gemv_multi_row() = rowGemvRecord(
-            ns + "infer_gemv_rows<" + t + ", " + normPrologue + ", false, " +
-                std::to_string(kernels::kGemvRowsMultiRows) + ">",
-            kernels::gemvRowsGrid(n),
-            kernels::gemvRowsSharedBytes(k, elementBytes, kernels::kGemvRowsMultiRows), foldsNorm);
-      // Steps of up to max_rows tokens on tensor cores (GemvRowsMma.cuh; the
-      // runtime runs it from INFER_GEMV_MMA_MIN, 3, tokens on).
-      if (int mmaRows = kernels::gemvMmaMaxRows(k, n, transposed, elementBytes); mmaRows >= 2) {
-        art::CudaLaunch mma = rowGemvRecord(
-            ns + "infer_gemv_rows_mma<" + t + ", " + normPrologue + ", " +
-                std::to_string(kernels::gemvMmaSplits(n)) + ">",
-            kernels::gemvMmaGrid(n),
-            kernels::gemvMmaSharedBytes(k, elementBytes, mmaRows), foldsNorm);
-        mma.set_max_rows(uint32_t(mmaRows));
-        *cuda.mutable_gemv_mma() = std::move(mma);
-      }
+    }
+    // Batch-1 decode over [n, k] weights: a warp per output row
+    // (GemvRows.cuh), folding the launch before it whatever the layout.
+    const bool foldsNext = rowsFoldForward(index);
+    if ((foldsNext || foldsArgmax) && rowRows < 1)
+      return error(index, "has an epilogue but no batch-1 row GEMV (row_gemv_rows)");
+    if ((rowRows != 0 && rowRows != 1 && rowRows != kernels::kGemvRowsMultiRows) ||
+        (rowRows >= 1 && !kernels::gemvRowsSupported(k, n, transposed, elementBytes)) ||
+        (rowRows == kernels::kGemvRowsMultiRows &&
+         !kernels::gemvMultiRowsSupported(k, n, transposed, elementBytes)))
+      return error(index, "has no row GEMV of " + std::to_string(rowRows) + " rows at k " +
+                              std::to_string(k) + ", n " + std::to_string(n));
+    if (rowRows >= 1) {
+      // A gated activation the GEMV before it writes (fuses_next) is not
+      // computed again here.
+      bool folds = gemvPrologue(index) != 0 &&
+                   !(gemvPrologue(index) == 2 &&
+                     rowsFoldForward(writerOf(bufferOf(launch(cuda.prologue_launch()), "input"),
+                                              cuda.prologue_launch())));
+      int rowsPrologue = folds ? gemvPrologue(index) : 0;
+      art::CudaLaunch rows = rowGemvRecord(
+          ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
+              (foldsNext     ? ", true>"
+               : foldsArgmax ? ", false, 1, true>"
+                             : ", false>"),
+          kernels::gemvRowsGrid(n), kernels::gemvRowsSharedBytes(k, elementBytes), folds);
+      rows.set_fuses_next(foldsNext);
+      rows.set_folds_argmax(foldsArgmax);
+      *cuda.mutable_gemv_single_row() = std::move(rows);
+    }
+    // The multi-token forms below fold an rms_norm before them as
+    // infer_gemv_fused would. A gated activation runs as its own launch:
+    // folded, each of the ~260 blocks would compute it for every row.
+    const bool foldsNorm = gemvPrologue(index) == 1;
+    const std::string normPrologue = foldsNorm ? "1" : "0";
+    // Steps of 2 .. kGemvRowsMultiRowsRun tokens: the same kernel over
+    // those rows.
+    if (rowRows == kernels::kGemvRowsMultiRows)
+      *cuda.mutable_gemv_multi_row() = rowGemvRecord(
+          ns + "infer_gemv_rows<" + t + ", " + normPrologue + ", false, " +
+              std::to_string(kernels::kGemvRowsMultiRows) + ">",
+          kernels::gemvRowsGrid(n),
+          kernels::gemvRowsSharedBytes(k, elementBytes, kernels::kGemvRowsMultiRows), foldsNorm);
+    // Steps of up to max_rows tokens on tensor cores (GemvRowsMma.cuh; the
+    // runtime runs it from INFER_GEMV_MMA_MIN, 3, tokens on).
+    if (!mmaAttr.empty()) {
+      const int64_t mmaRows = mmaAttr.size() == 2 ? mmaAttr[0] : 0;
+      const int64_t splits = mmaAttr.size() == 2 ? mmaAttr[1] : 0;
+      if (mmaRows < 2 || mmaRows > kernels::gemvMmaMaxRows(k, n, transposed, elementBytes) ||
+          (splits != 1 && splits != 8))
+        return error(index, "has no tensor-core GEMV for mma_gemv's rows and splits at k " +
+                                std::to_string(k) + ", n " + std::to_string(n) +
+                                " (rows 2 to gemvMmaMaxRows, splits 1 or 8)");
+      art::CudaLaunch mma =
+          rowGemvRecord(ns + "infer_gemv_rows_mma<" + t + ", " + normPrologue + ", " +
+                            std::to_string(splits) + ">",
+                        kernels::gemvMmaGrid(n),
+                        kernels::gemvMmaSharedBytes(k, elementBytes, int(mmaRows)), foldsNorm);
+      mma.set_max_rows(uint32_t(mmaRows));
+      *cuda.mutable_gemv_mma() = std::move(mma);
     }
     break;
   }
@@ -616,9 +646,17 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);
     // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores,
     // Hopper's wgmma for the head sizes it has tiles for.
-    int elementBytes = int(art::elementSize(out));
-    if (!generalPathOnly && kernels::kvPrefillSupported(headDim, elementBytes)) {
-      const bool wgmma = kernels::kvPrefillWgmmaSupported(headDim, elementBytes);
+    // The tensor-core prefill kernel --infer-select-kernels chose.
+    const int elementBytes = int(art::elementSize(out));
+    const std::string prefillKernel = stringAttr(op, "prefill_kernel");
+    if (!prefillKernel.empty()) {
+      const bool wgmma = prefillKernel == "wgmma";
+      if (generalPathOnly || (prefillKernel != "mma" && !wgmma) ||
+          !kernels::kvPrefillSupported(headDim, elementBytes) ||
+          (wgmma && !kernels::kvPrefillWgmmaSupported(headDim, elementBytes)))
+        return error(index, "has no prefill kernel \"" + prefillKernel + "\" for head_dim " +
+                                std::to_string(headDim) +
+                                (generalPathOnly ? " with a window or ALiBi" : ""));
       art::CudaLaunch prefill;
       prefill.set_runner(art::CudaLaunch::KERNEL);
       useKernel(prefill, ns + (wgmma ? "infer_kv_prefill_attention_wgmma<"

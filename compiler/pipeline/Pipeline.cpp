@@ -101,8 +101,9 @@ bool pipeline::KernelFusions::set(const std::string &name, bool on) {
   return flag != nullptr;
 }
 
-/// The fusions decided on the planned program (docs/exec.md), for every
-/// target; the step program's passes find nothing to do in a forward one.
+/// The fusions and kernel variants decided on the planned program
+/// (docs/exec.md), for every target; the step program's passes find nothing
+/// to do in a forward one.
 static void addKernelFusionPasses(OpPassManager &pm, const std::string &activationType,
                                   const pipeline::KernelFusions &fusions) {
   if (fusions.gemmPrologue) {
@@ -123,6 +124,7 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
     pm.addNestedPass<exec::ProgramOp>(exec::createFoldQkvDecodePass());
   if (fusions.identityGather)
     pm.addNestedPass<exec::ProgramOp>(exec::createElideIdentityGatherPass());
+  pm.addNestedPass<exec::ProgramOp>(exec::createSelectKernelsPass());
 }
 
 void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,

@@ -248,7 +248,8 @@ LogicalResult Lowering::lower(Operation *op) {
                                      optional(linear.getBias()), optional(linear.getResidual()),
                                      *out, lastDim(linear.getInput()), lastDim(linear.getResult()),
                                      linear.getTransposeWeight(), /*prologue=*/nullptr,
-                                     /*epilogue=*/nullptr);
+                                     /*epilogue=*/nullptr, /*gemv_grid=*/nullptr,
+                                     /*row_gemv_rows=*/nullptr, /*mma_gemv=*/nullptr);
         return success();
       })
       .Case([&](graph::QuantizedLinearOp linear) {

@@ -223,6 +223,8 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
     GEMM's packed output, and a batch-1 GEMV writes that activation's output
     itself; "argmax", the GEMM writes the step program's logits and a
     batch-1 GEMV also folds each row's argmax, which a greedy sampler reads.
+    `gemv_grid`, `row_gemv_rows`, `mma_gemv` (set by `--infer-select-kernels`):
+    the decode GEMV kernels the launch has, with their parameters.
 
     ```mlir
     exec.gemm %x, %w bias(%b) residual(%r) -> %y {k = 64 : i64, n = 64 : i64}
@@ -232,7 +234,10 @@ def Exec_GemmOp : Exec_LaunchOp<"gemm", [AttrSizedOperandSegments]> {
                        Optional<Exec_Buffer>:$residual, Exec_Buffer:$out,
                        I64Attr:$k, I64Attr:$n,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_weight,
-                       OptionalAttr<StrAttr>:$prologue, OptionalAttr<StrAttr>:$epilogue);
+                       OptionalAttr<StrAttr>:$prologue, OptionalAttr<StrAttr>:$epilogue,
+                       OptionalAttr<DenseI64ArrayAttr>:$gemv_grid,
+                       OptionalAttr<I64Attr>:$row_gemv_rows,
+                       OptionalAttr<DenseI64ArrayAttr>:$mma_gemv);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)? `->` $out
     attr-dict
@@ -329,7 +334,8 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
     rotates), "decode_or_kv_write" (decode steps as "decode", the others as
     "kv_write"). `qkv_decode` (set by `--infer-fold-qkv-decode`): batch-1
     decode steps also run the qkv GEMM before that rotary in the same
-    kernel.
+    kernel. `prefill_kernel` ("wgmma" or "mma", set by
+    `--infer-select-kernels`): the tensor-core kernel of prefill steps.
 
     ```mlir
     exec.kv_attention %qkv meta(%seq_starts, %context_lens, %block_tables, %slot_ids) -> %o
@@ -347,7 +353,8 @@ def Exec_KvAttentionOp : Exec_LaunchOp<"kv_attention"> {
                        DefaultValuedAttr<F32Attr, "0.0">:$alibi,
                        DefaultValuedAttr<F32Attr, "0.0">:$k_cache_scale,
                        DefaultValuedAttr<F32Attr, "0.0">:$v_cache_scale,
-                       OptionalAttr<StrAttr>:$rotary, OptionalAttr<BoolAttr>:$qkv_decode);
+                       OptionalAttr<StrAttr>:$rotary, OptionalAttr<BoolAttr>:$qkv_decode,
+                       OptionalAttr<StrAttr>:$prefill_kernel);
   let assemblyFormat = [{
     $inputs `meta` `(` $seq_starts `,` $context_lens `,` $block_tables `,` $slot_ids `)`
     `->` $out attr-dict

@@ -273,4 +273,40 @@ def ElideIdentityGatherPass : Pass<"infer-elide-identity-gather", "::infer::exec
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }
 
+def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp"> {
+  let summary = "Chooses the decode GEMV and prefill attention kernels of each launch, with their parameters";
+  let description = [{
+    Runs on a planned program, after the fusion passes. The cuda backend has
+    several kernels for a GEMM and for a paged attention, and a step's token
+    counts pick among those a launch has (docs/codegen.md); this pass decides
+    which ones each launch has, from the shapes they run:
+      * `exec.gemm` (k, n > 0) gets `gemv_grid = array<i64: x, y, z>`: the
+        split-k decode GEMV (infer_gemv, steps of up to 8 tokens) on that
+        grid (GemvGeometry.h's gemvGrid);
+      * `row_gemv_rows = 1` or `4` where the batch-1 row GEMV runs its
+        [n, k] 16-bit weights (k a multiple of 8, the input row within its
+        staging): one row (T = 1), or also its multi-row form (T = 2) where
+        four rows fit;
+      * `mma_gemv = array<i64: rows, splits>` where the tensor-core decode
+        GEMV runs it: up to `rows` tokens, each tile's k over `splits` warps;
+      * `exec.kv_attention` with a cache of its 16-bit type, no window and no
+        ALiBi gets `prefill_kernel = "wgmma"` (head size 128) or `"mma"`
+        (other multiples of 16 up to 256): the tensor-core kernel of steps
+        with prefill chunks.
+    Every other launch loses these attributes. Codegen records exactly these
+    kernels and refuses parameters its kernels do not take; the cpu backend
+    ignores them.
+
+    Before:
+    ```mlir
+    exec.gemm %h, %w -> %y {k = 64 : i64, n = 128 : i64, transpose_weight = true}
+    ```
+    After (bf16):
+    ```mlir
+    exec.gemm %h, %w -> %y {gemv_grid = array<i64: 1, 1, 1>, k = 64 : i64, mma_gemv = array<i64: 8, 8>, n = 128 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
+    ```
+  }];
+  let dependentDialects = ["::infer::exec::ExecDialect"];
+}
+
 #endif // INFER_DIALECTS_EXEC_TRANSFORMS_PASSES_TD

@@ -99,7 +99,7 @@ struct StepEntryPass : public infer::exec::impl::StepEntryPassBase<StepEntryPass
             attention.getNumKvHeads(), attention.getHeadDim(), attention.getScale(),
             attention.getSoftcap(), attention.getWindow(), attention.getAlibi(),
             attention.getKCacheScale(), attention.getVCacheScale(), /*rotary=*/nullptr,
-            /*qkv_decode=*/nullptr);
+            /*qkv_decode=*/nullptr, /*prefill_kernel=*/nullptr);
         erased.push_back(attention);
       } else if (isa<InputOp>(op) && &op != ids.getOperation() &&
                  !llvm::is_contained({positions, seqStarts, contextLens, blockTables, slotIds},

@@ -1,0 +1,79 @@
+//===- SelectKernels.cpp - each launch's decode GEMV and prefill kernels --===//
+//
+// Decides, on the planned program, which of the cuda backend's GEMV kernels
+// each exec.gemm has and on what grid, and which tensor-core prefill kernel
+// each exec.kv_attention has; Passes.td states the rules. The shapes each
+// kernel runs are the kernels' own (runtime/cuda/abi), so the pass and
+// codegen agree; codegen only reads the attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/exec/IR/ExecOps.h"
+#include "dialects/exec/Transforms/LaunchNeighbours.h"
+#include "dialects/exec/Transforms/Passes.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
+#include "runtime/cuda/abi/KvPrefillGeometry.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace infer::exec {
+#define GEN_PASS_DEF_SELECTKERNELSPASS
+#include "dialects/exec/Transforms/Passes.h.inc"
+} // namespace infer::exec
+
+using namespace mlir;
+using namespace infer::exec;
+namespace kernels = infer::kernels;
+
+namespace {
+
+void selectGemv(GemmOp gemm, Builder &builder) {
+  gemm.removeGemvGridAttr();
+  gemm.removeRowGemvRowsAttr();
+  gemm.removeMmaGemvAttr();
+  const int64_t k = int64_t(gemm.getK()), n = int64_t(gemm.getN());
+  const int transposed = gemm.getTransposeWeight();
+  const int bytes = elementBytesOf(elementTypeOf(gemm.getOut(), Type()));
+  if (k <= 0 || n <= 0 || bytes == 0)
+    return;
+  const kernels::GemvGrid grid = kernels::gemvGrid(k, n, transposed);
+  gemm.setGemvGridAttr(
+      builder.getDenseI64ArrayAttr({int64_t(grid.x), int64_t(grid.y), int64_t(grid.z)}));
+  if (kernels::gemvMultiRowsSupported(k, n, transposed, bytes))
+    gemm.setRowGemvRowsAttr(builder.getI64IntegerAttr(kernels::kGemvRowsMultiRows));
+  else if (kernels::gemvRowsSupported(k, n, transposed, bytes))
+    gemm.setRowGemvRowsAttr(builder.getI64IntegerAttr(1));
+  if (const int rows = kernels::gemvMmaMaxRows(k, n, transposed, bytes); rows >= 2)
+    gemm.setMmaGemvAttr(
+        builder.getDenseI64ArrayAttr({int64_t(rows), int64_t(kernels::gemvMmaSplits(n))}));
+}
+
+void selectPrefill(KvAttentionOp attention, Builder &builder) {
+  attention.removePrefillKernelAttr();
+  const int64_t headDim = int64_t(attention.getHeadDim());
+  const int bytes = elementBytesOf(elementTypeOf(attention.getOut(), Type()));
+  // A window, ALiBi and an FP8 cache run on infer_kv_attention's general path alone.
+  if (int64_t(attention.getWindow()) > 0 || attention.getAlibi().convertToDouble() != 0.0 ||
+      attention.getKCacheScale().convertToDouble() > 0 ||
+      attention.getVCacheScale().convertToDouble() > 0 ||
+      !kernels::kvPrefillSupported(headDim, bytes))
+    return;
+  attention.setPrefillKernelAttr(
+      builder.getStringAttr(kernels::kvPrefillWgmmaSupported(headDim, bytes) ? "wgmma" : "mma"));
+}
+
+struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<SelectKernelsPass> {
+  using SelectKernelsPassBase::SelectKernelsPassBase;
+
+  void runOnOperation() override {
+    Builder builder(&getContext());
+    getOperation().walk([&](Operation *op) {
+      if (auto gemm = dyn_cast<GemmOp>(op))
+        selectGemv(gemm, builder);
+      else if (auto attention = dyn_cast<KvAttentionOp>(op))
+        selectPrefill(attention, builder);
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,83 @@
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels))' %s | FileCheck %s
+
+// The decode GEMV kernels each GEMM gets, by shape (runtime/cuda/abi/GemvGeometry.h):
+// [n, k] bf16 with k = 64: infer_gemv, the row GEMV with its 4-row form, the
+// tensor-core GEMV for up to 8 tokens with k over 8 warps; k = 14,336 (Llama-3-8B's
+// down projection): one staged row for the row GEMV, 3 for the tensor-core one;
+// n = 128,256 (its LM head): the tensor-core GEMV's warps take whole tiles
+// (splits 1); f32 and [k, n] weights: infer_gemv alone. A stale attribute goes.
+// CHECK-LABEL: exec.program @gemms
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: 4, 1, 1>, k = 64 : i64, mma_gemv = array<i64: 8, 8>, n = 128 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: {{[0-9]+}}, {{[0-9]+}}, 1>, k = 14336 : i64, mma_gemv = array<i64: 3, 8>, n = 4096 : i64, row_gemv_rows = 1 : i64, transpose_weight = true}
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: {{[0-9]+}}, {{[0-9]+}}, 1>, k = 4096 : i64, mma_gemv = array<i64: 8, 1>, n = 128256 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: 4, 1, 1>, k = 64 : i64, n = 128 : i64, transpose_weight = true}
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: 2, 1, 1>, k = 64 : i64, n = 128 : i64}
+exec.program @gemms {
+  %arena = exec.arena size #exec.affine<0 * T + 4194304>
+  %w1 = exec.constant dense<1.0> : tensor<128x64xbf16>
+  %x = exec.buffer %arena [#exec.affine<0 * T + 0>] size #exec.affine<28672 * T + 0> of bf16
+  %y1 = exec.buffer %arena [#exec.affine<0 * T + 65536>] size #exec.affine<256 * T + 0> of bf16
+  %y2 = exec.buffer %arena [#exec.affine<0 * T + 131072>] size #exec.affine<8192 * T + 0> of bf16
+  %y3 = exec.buffer %arena [#exec.affine<0 * T + 262144>] size #exec.affine<256512 * T + 0> of bf16
+  %x32 = exec.buffer %arena [#exec.affine<0 * T + 3000000>] size #exec.affine<256 * T + 0> of f32
+  %y4 = exec.buffer %arena [#exec.affine<0 * T + 3100000>] size #exec.affine<512 * T + 0> of f32
+  %y5 = exec.buffer %arena [#exec.affine<0 * T + 3200000>] size #exec.affine<256 * T + 0> of bf16
+  exec.input "x" into %x
+  exec.input "x32" into %x32
+  exec.gemm %x, %w1 -> %y1 {k = 64 : i64, n = 128 : i64, transpose_weight = true}
+  exec.gemm %x, %w1 -> %y2 {k = 14336 : i64, n = 4096 : i64, transpose_weight = true}
+  exec.gemm %x, %w1 -> %y3 {k = 4096 : i64, n = 128256 : i64, transpose_weight = true}
+  exec.gemm %x32, %w1 -> %y4 {k = 64 : i64, n = 128 : i64, mma_gemv = array<i64: 8, 8>, row_gemv_rows = 4 : i64, transpose_weight = true}
+  exec.gemm %x, %w1 -> %y5 {k = 64 : i64, n = 128 : i64}
+  exec.output "y1" from %y1
+  exec.output "y2" from %y2
+  exec.output "y3" from %y3
+  exec.output "y4" from %y4
+  exec.output "y5" from %y5
+  exec.return
+}
+
+// -----
+
+// The tensor-core prefill kernel each paged attention gets: wgmma at 128-wide
+// bf16 heads, mma.sync at 64; none with a window, in f32, at 8-wide heads
+// (not a multiple of 16), or with an FP8 cache.
+// CHECK-LABEL: exec.program @attentions
+// CHECK: exec.kv_attention {{.+}} head_dim = 128 : i64, {{.+}} prefill_kernel = "wgmma"
+// CHECK: exec.kv_attention {{.+}} head_dim = 64 : i64, {{.+}} prefill_kernel = "mma"
+// CHECK-NOT: prefill_kernel
+// CHECK: exec.return
+exec.program @attentions {
+  %arena = exec.arena size #exec.affine<0 * T + 1048576>
+  %qkv = exec.buffer %arena [#exec.affine<0 * T + 0>] size #exec.affine<2048 * T + 0> of bf16
+  %o1 = exec.buffer %arena [#exec.affine<2048 * T + 0>] size #exec.affine<512 * T + 0> of bf16
+  %o2 = exec.buffer %arena [#exec.affine<2560 * T + 0>] size #exec.affine<512 * T + 0> of bf16
+  %o3 = exec.buffer %arena [#exec.affine<3072 * T + 0>] size #exec.affine<512 * T + 0> of bf16
+  %qkv32 = exec.buffer %arena [#exec.affine<3584 * T + 0>] size #exec.affine<4096 * T + 0> of f32
+  %o4 = exec.buffer %arena [#exec.affine<7680 * T + 0>] size #exec.affine<1024 * T + 0> of f32
+  %o5 = exec.buffer %arena [#exec.affine<8704 * T + 0>] size #exec.affine<512 * T + 0> of bf16
+  %o6 = exec.buffer %arena [#exec.affine<9216 * T + 0>] size #exec.affine<512 * T + 0> of bf16
+  %starts = exec.buffer %arena [#exec.affine<9728 * T + 0>] size #exec.affine<8 * T + 8> of i64
+  %lens = exec.buffer %arena [#exec.affine<9736 * T + 8>] size #exec.affine<8 * T + 0> of i64
+  %tables = exec.buffer %arena [#exec.affine<9744 * T + 8>] size #exec.affine<8 * T + 0> of i64
+  %slots = exec.buffer %arena [#exec.affine<9752 * T + 8>] size #exec.affine<8 * T + 0> of i64
+  exec.input "qkv" into %qkv
+  exec.input "qkv32" into %qkv32
+  exec.input "seq_starts" into %starts
+  exec.input "context_lens" into %lens
+  exec.input "block_tables" into %tables
+  exec.input "slot_ids" into %slots
+  exec.kv_attention %qkv meta(%starts, %lens, %tables, %slots) -> %o1 {block_size = 16 : i64, head_dim = 128 : i64, layer = 0 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 1.0e-01 : f32}
+  exec.kv_attention %qkv meta(%starts, %lens, %tables, %slots) -> %o2 {block_size = 16 : i64, head_dim = 64 : i64, layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 1.0e-01 : f32}
+  exec.kv_attention %qkv meta(%starts, %lens, %tables, %slots) -> %o3 {block_size = 16 : i64, head_dim = 128 : i64, layer = 2 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, prefill_kernel = "wgmma", scale = 1.0e-01 : f32, window = 64 : i64}
+  exec.kv_attention %qkv32 meta(%starts, %lens, %tables, %slots) -> %o4 {block_size = 16 : i64, head_dim = 128 : i64, layer = 3 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 1.0e-01 : f32}
+  exec.kv_attention %qkv meta(%starts, %lens, %tables, %slots) -> %o5 {block_size = 16 : i64, head_dim = 8 : i64, layer = 4 : i64, num_heads = 32 : i64, num_kv_heads = 16 : i64, scale = 1.0e-01 : f32}
+  exec.kv_attention %qkv meta(%starts, %lens, %tables, %slots) -> %o6 {block_size = 16 : i64, head_dim = 128 : i64, k_cache_scale = 2.0e-02 : f32, layer = 5 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 1.0e-01 : f32, v_cache_scale = 2.0e-02 : f32}
+  exec.output "o1" from %o1
+  exec.output "o2" from %o2
+  exec.output "o3" from %o3
+  exec.output "o4" from %o4
+  exec.output "o5" from %o5
+  exec.output "o6" from %o6
+  exec.return
+}
