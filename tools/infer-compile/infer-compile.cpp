@@ -45,6 +45,7 @@
 #endif
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 
 using namespace mlir;
@@ -629,6 +630,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: --check, --reference-run and --emit/--verify-numerics are exclusive\n";
     return 2;
   }
+  for (const std::string &name : options.fuse)
+    if (std::find(options.noFuse.begin(), options.noFuse.end(), name) != options.noFuse.end()) {
+      llvm::errs() << "error: kernel fusion '" << name << "' given to both --fuse and --no-fuse\n";
+      return 2;
+    }
   for (auto [names, on] : {std::pair{&options.fuse, true}, std::pair{&options.noFuse, false}})
     for (const std::string &name : *names)
       if (!options.fusions.set(name, on)) {
