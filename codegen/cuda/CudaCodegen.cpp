@@ -119,10 +119,7 @@ private:
   }
   /// The buffer of `launch`'s first operand with `role`, or ~0u.
   static uint32_t bufferOf(const art::Launch &launch, const std::string &role) {
-    for (const art::Operand &operand : launch.operands())
-      if (operand.role() == role && operand.ref().target_case() == art::Ref::kBuffer)
-        return operand.ref().buffer();
-    return ~0u;
+    return art::operandBuffer(launch, role).value_or(~0u);
   }
   /// The last launch before `index` that writes buffer `id`, or -1.
   int writerOf(uint32_t id, int index) const {

@@ -199,6 +199,13 @@ int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fall
                                                                       : fallback;
 }
 
+std::optional<uint32_t> operandBuffer(const Launch &launch, const std::string &role) {
+  for (const Operand &operand : launch.operands())
+    if (operand.role() == role && operand.ref().target_case() == Ref::kBuffer)
+      return operand.ref().buffer();
+  return std::nullopt;
+}
+
 bool boolAttribute(const Launch &launch, const std::string &name) {
   const Attribute *attribute = findAttribute(launch, name);
   return attribute && attribute->value_case() == Attribute::kBoolValue && attribute->bool_value();

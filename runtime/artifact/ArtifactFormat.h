@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace infer::artifact {
 
@@ -79,6 +80,9 @@ const char *elementTypeName(ElementType type);
 const Attribute *findAttribute(const Launch &launch, const std::string &name);
 /// The launch's integer attribute `name`, or `fallback` when it has none.
 int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fallback);
+/// The buffer of the launch's first operand with `role` that names a
+/// buffer, or none.
+std::optional<uint32_t> operandBuffer(const Launch &launch, const std::string &role);
 /// Whether the launch has boolean attribute `name` set to true.
 bool boolAttribute(const Launch &launch, const std::string &name);
 /// The element type of what `ref` names (a buffer, weight or constant), or

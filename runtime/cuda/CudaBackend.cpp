@@ -869,10 +869,7 @@ std::optional<uint32_t> CudaBackend::identityGatherSource(const LoadedProgram &l
     return std::nullopt;
   // One token a sequence, packed in order, and one logit row each: logit row
   // i is the last (only) token of sequence i, row i.
-  for (const art::Operand &operand : launch.operands())
-    if (operand.role() == "input" && operand.ref().target_case() == art::Ref::kBuffer)
-      return operand.ref().buffer();
-  return std::nullopt;
+  return art::operandBuffer(launch, "input");
 }
 
 Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
