@@ -16,7 +16,7 @@ mkdir -p "$out"
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
 [ -n "$ncu" ] || { echo "ncu-step: no ncu on PATH or in /usr/local/cuda/bin" >&2; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
-INFER_CUDA_GRAPHS=0 INFER_GEMM_TUNE=0 "$ncu" --clock-control none --cache-control none \
+INFER_CUDA_GRAPHS=0 "$ncu" --clock-control none --cache-control none \
   --metrics gpu__time_duration.sum,dram__bytes_read.sum --csv --page raw \
   --log-file "$out/ncu.csv" \
   "$bin/infer-run" "$artifact" bench --device cuda --requests 1 --input-len 128 --output-len 4 \

@@ -1,6 +1,7 @@
 //===- ManifestChecks.cpp - every manifest field checked before use --------===//
 
 #include "runtime/artifact/ManifestChecks.h"
+#include "runtime/artifact/TuningRecords.h"
 
 #include <cmath>
 #include <limits>
@@ -395,6 +396,8 @@ Status checkManifest(const Manifest &manifest, uint64_t weightSectionSize) {
   }
   if (manifest.has_text())
     RETURN_IF_ERROR(checkText(manifest.text()));
+  for (const TuningRecords &records : manifest.tuning())
+    RETURN_IF_ERROR(checkTuningRecords(records));
   return okStatus();
 }
 

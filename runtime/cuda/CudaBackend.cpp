@@ -229,10 +229,21 @@ Status CudaBackend::load() {
   int multiprocessors = 0;
   INFER_CU_CHECK(api, api.cuDeviceGetAttribute(&multiprocessors,
                                                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_));
-  ASSIGN_OR_RETURN(
-      gemm_,
-      GemmRunner::create(api, report_.deviceName + ", " + std::to_string(multiprocessors) + " SMs",
-                         options_));
+  // The compile's tuning records for this GPU and cuBLASLt; records made
+  // elsewhere are not used (their algorithms were timed on another chip).
+  const std::string device = tuningDeviceKey(report_.deviceName, multiprocessors);
+  const art::TuningRecords *records =
+      tuningRecordsFor(manifest, device, int64_t(api.cublasLtGetVersion()));
+  if (!records && manifest.tuning_size() > 0)
+    std::fprintf(stderr,
+                 "warning: %s has GEMM tuning records for %s (cuBLASLt %lld), not for this %s "
+                 "(cuBLASLt %lld): cuBLASLt's heuristic algorithms run (recompile with --tune "
+                 "on this GPU)\n",
+                 reader_.path().c_str(), manifest.tuning(0).device().c_str(),
+                 static_cast<long long>(manifest.tuning(0).cublaslt_version()), device.c_str(),
+                 static_cast<long long>(api.cublasLtGetVersion()));
+  report_.tuningRecords = records ? records->gemm_size() : 0;
+  ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api, records));
   RETURN_IF_ERROR(allocateGemvWorkspace());
   RETURN_IF_ERROR(allocateQkvExchange());
   return okStatus();

@@ -39,6 +39,7 @@ struct LoadReport {
   std::string deviceName;
   uint64_t weightBytes = 0, arenaBytes = 0;
   bool usedPtx = false; ///< the cubin was not for this GPU; the driver JIT-compiled the PTX
+  int tuningRecords = 0; ///< the artifact's GEMM tuning records for this GPU
 };
 
 /// Milliseconds of GPU time per launch kind (from events around each launch).

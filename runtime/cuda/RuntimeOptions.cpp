@@ -3,8 +3,6 @@
 #include "runtime/cuda/RuntimeOptions.h"
 
 #include "runtime/cuda/CudaApi.h"
-#include "runtime/cuda/GemmRunner.h"
-#include "runtime/cuda/GemmTuningCache.h"
 
 #include <cstdlib>
 #include <sstream>
@@ -63,17 +61,11 @@ parseRuntimeOptions(const std::function<const char *(const char *)> &environment
       options.profiledSteps.push_back(step);
     }
   }
-  std::string warning;
-  options.gemmTuneCandidates = gemmTuneCandidates(environment("INFER_GEMM_TUNE"), &warning);
-  if (!warning.empty())
-    options.warnings.push_back(warning);
-  ASSIGN_OR_RETURN(options.gemmTuneLog,
-                   binarySwitch("INFER_GEMM_TUNE_LOG", environment("INFER_GEMM_TUNE_LOG"), false));
-  ASSIGN_OR_RETURN(bool cache, binarySwitch("INFER_GEMM_TUNING_CACHE",
-                                            environment("INFER_GEMM_TUNING_CACHE"), true));
-  if (cache && options.gemmTuneCandidates > 1)
-    options.gemmTuningCache = GemmTuningCache::pathFor(
-        environment("INFER_CACHE_DIR"), environment("XDG_CACHE_HOME"), environment("HOME"));
+  for (const char *retired : {"INFER_GEMM_TUNE", "INFER_GEMM_TUNE_LOG", "INFER_GEMM_TUNING_CACHE"})
+    if (const char *value = environment(retired); value && *value)
+      options.warnings.push_back(std::string(retired) +
+                                 " is ignored: the runtime no longer times cuBLASLt; "
+                                 "`infer-compile --tune` records the algorithms in the artifact");
   return options;
 }
 

@@ -40,14 +40,8 @@ struct RuntimeOptions {
   /// INFER_PROFILE_STEPS=a,b,...: step calls (1-based) run launch by launch
   /// with the time by launch kind printed.
   std::vector<int64_t> profiledSteps;
-  /// INFER_GEMM_TUNE: cuBLASLt candidates timed per shape bucket (1: the
-  /// heuristic's first, no timing).
-  int gemmTuneCandidates = 8;
-  bool gemmTuneLog = false; ///< INFER_GEMM_TUNE_LOG=1
-  /// The GEMM tuning cache's file (INFER_CACHE_DIR, XDG_CACHE_HOME, HOME;
-  /// none with INFER_GEMM_TUNING_CACHE=0 or without timing).
-  std::optional<std::string> gemmTuningCache;
-  /// What was given but ignored (INFER_GEMM_TUNE out of range), for stderr.
+  /// What was given but ignored (INFER_GEMM_TUNE*, which the tuning records of
+  /// `infer-compile --tune` replaced), for stderr.
   std::vector<std::string> warnings;
 };
 

@@ -14,9 +14,9 @@ and sampling (ids and text), and the non-streamed response for its stream. Check
     free afterwards (how many equal their solo runs is printed, not asserted: on the GPU a
     batch's GEMMs may round differently from a single sequence's, and random weights give
     near-ties).
-Exact equality needs the same kernels on both sides: the server and the CLI run with
-INFER_GEMM_TUNE=0 (cuBLASLt's heuristic algorithm, not the fastest timed one, which may
-differ between processes) and the server with --no-prefix-caching (a request whose prompt
+Exact equality needs the same kernels on both sides: the server and the CLI run the
+artifact's cuBLASLt algorithms (the runtime never times them: docs/tuning.md) and the
+server runs with --no-prefix-caching (a request whose prompt
 prefix is cached prefills only its tail: other GEMM shapes, other bf16 rounding, and random
 weights turn that into other tokens; session 52 saw both on an H100).
 Exits 77 without the openai package or a GPU; 1 on any mismatch.
@@ -53,7 +53,6 @@ def main():
         print(f"skipped: {e}")
         return 77
     n = a.max_tokens
-    os.environ["INFER_GEMM_TUNE"] = "0"  # the server and the CLI references inherit it
     server = Server(a.infer_run, a.artifact, "--no-prefix-caching", device=a.device)
     try:
         client = openai.OpenAI(base_url=server.base + "/v1", api_key="unused", max_retries=0)

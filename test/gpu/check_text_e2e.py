@@ -11,9 +11,9 @@
    and text as infer-run for the same prompts and seed, and its stream of one prompt
    the same text as its generate of that prompt alone.
 
-Exact equality needs the same kernels on both sides: every process here runs with
-INFER_GEMM_TUNE=0 (cuBLASLt's heuristic algorithm, not the fastest timed one, which
-may differ between processes), and each comparison has the same batch (a batch of
+Exact equality needs the same kernels on both sides: every process runs the artifact's
+cuBLASLt algorithms (the runtime never times them: docs/tuning.md), and each comparison
+has the same batch (a batch of
 two rounds differently from one sequence in bf16; random weights make near-ties, and
 then tokens). Session 52 saw both on an H100 before the check pinned them.
 
@@ -61,7 +61,6 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--max-new-tokens", type=int, default=48)
     a = ap.parse_args()
-    os.environ["INFER_GEMM_TUNE"] = "0"  # before libinfer.so loads; the CLIs inherit it
     try:
         import torch
         import transformers  # noqa: F401

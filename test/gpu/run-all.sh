@@ -8,7 +8,7 @@
 # goldens and greedy generate; no sanitizers, switches, tuning cache or
 # kernel tests): a short run for the models a change touched. The name
 # `quant` stands for the quantized compiles' checks, `kv-fp8` for the FP8 KV
-# cache's alone, `fusions` for tiny-llama's greedy generate under each runtime
+# cache's alone, `tune` for infer-compile --tune's, `fusions` for tiny-llama's greedy generate under each runtime
 # switch and each kernel-fusion compile flag.
 #
 # Each model is compiled once per dtype (--target cuda) and checked on both
@@ -101,10 +101,11 @@ fusion_checks() {
     --compile-arg="$flag"
 }
 
-# The GEMM tuning cache: a second process takes the first one's cuBLASLt choices.
-tuning_cache_check() {
-  python3 "$here/check_tuning_cache.py" --infer-compile "$bin/infer-compile" \
-    --infer-run "$bin/infer-run" --model "$models/tiny-llama.onnx"; record $?
+# infer-compile --tune: records, the database, the same bits in two processes.
+tune_check() {
+  python3 "$here/check_tune.py" --infer-compile "$bin/infer-compile" \
+    --infer-run "$bin/infer-run" --model "$models/tiny-llama.onnx" \
+    --input "$models/tiny-llama.in0.npy"; record $?
 }
 
 # Quantized compiles (kernels/QuantizedGemm.cuh), as test/gpu/CMakeLists.txt's gpu.quant.* and
@@ -184,6 +185,7 @@ if [ ${#only[@]} -gt 0 ]; then
   for model in "${only[@]}"; do
     [ "$model" = quant ] && { start quant quant_checks; continue; }
     [ "$model" = kv-fp8 ] && { start kv-fp8 kv_fp8_checks; continue; }
+    [ "$model" = tune ] && { start tune tune_check; continue; }
     if [ "$model" = fusions ]; then # the runtime switches and the compile's fusion flags
       for flag in --fuse=rotary-kv-write --no-fuse=kv-decode --no-fuse=qkv-decode --no-fuse=argmax \
           --no-fuse=identity-gather --no-fuse=gemm-prologue,gated-epilogue; do
@@ -227,7 +229,7 @@ if [ -f "$models/tiny-llama.greedy.json" ]; then
     start "fusion.${flag#--}" fusion_checks $flag
   done
 fi
-[ -f "$models/tiny-llama.onnx" ] && start "tuning-cache" tuning_cache_check
+[ -f "$models/tiny-llama.onnx" ] && start "tune" tune_check
 [ -f "$here/../quant/check_quantized.py" ] && start "quant" quant_checks
 wait
 for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done

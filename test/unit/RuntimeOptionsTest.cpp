@@ -26,10 +26,7 @@ TEST(RuntimeOptionsTest, UnsetGivesTheDocumentedDefaults) {
   EXPECT_EQ(options->sharedCarveout, 100);
   EXPECT_EQ(options->gemvMmaMinTokens, 3);
   EXPECT_TRUE(options->profiledSteps.empty());
-  EXPECT_EQ(options->gemmTuneCandidates, 8);
-  EXPECT_FALSE(options->gemmTuneLog);
-  EXPECT_EQ(options->gemmTuningCache,
-            std::optional<std::string>("/home/u/.cache/infer/gemm-tuning.json"));
+  EXPECT_TRUE(options->warnings.empty());
 }
 
 TEST(RuntimeOptionsTest, TakesEachSwitch) {
@@ -42,10 +39,7 @@ TEST(RuntimeOptionsTest, TakesEachSwitch) {
                                             {"INFER_PDL", "1"},
                                             {"INFER_SMEM_CARVEOUT", "-1"},
                                             {"INFER_GEMV_MMA_MIN", "0"},
-                                            {"INFER_PROFILE_STEPS", "3,40"},
-                                            {"INFER_GEMM_TUNE", "0"},
-                                            {"INFER_GEMM_TUNE_LOG", "1"},
-                                            {"INFER_CACHE_DIR", "/c"}});
+                                            {"INFER_PROFILE_STEPS", "3,40"}});
   ASSERT_TRUE(options.ok()) << options.status().message();
   EXPECT_FALSE(options->graphs || options->prefillGraphs || options->prefillKernel ||
                options->gemv || options->uploadStream);
@@ -54,17 +48,9 @@ TEST(RuntimeOptionsTest, TakesEachSwitch) {
   EXPECT_EQ(options->sharedCarveout, -1);
   EXPECT_EQ(options->gemvMmaMinTokens, 0);
   EXPECT_EQ(options->profiledSteps, (std::vector<int64_t>{3, 40}));
-  EXPECT_EQ(options->gemmTuneCandidates, 1);
-  EXPECT_TRUE(options->gemmTuneLog);
-  // No timing, so no cache.
-  EXPECT_FALSE(options->gemmTuningCache.has_value());
-  StatusOr<RuntimeOptions> off = parse({{"INFER_PDL", "0"}, {"INFER_GEMM_TUNING_CACHE", "0"}});
+  StatusOr<RuntimeOptions> off = parse({{"INFER_PDL", "0"}});
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(off->programmaticLaunch, ProgrammaticLaunch::Off);
-  EXPECT_FALSE(off->gemmTuningCache.has_value());
-  StatusOr<RuntimeOptions> dir = parse({{"INFER_CACHE_DIR", "/c"}});
-  ASSERT_TRUE(dir.ok());
-  EXPECT_EQ(dir->gemmTuningCache, std::optional<std::string>("/c/gemm-tuning.json"));
 }
 
 TEST(RuntimeOptionsTest, RefusesValuesASwitchDoesNotTakeNamingIt) {
@@ -77,9 +63,7 @@ TEST(RuntimeOptionsTest, RefusesValuesASwitchDoesNotTakeNamingIt) {
                                                         {"INFER_GEMV_MMA_MIN", "9"},
                                                         {"INFER_PROFILE_STEPS", "3,,40"},
                                                         {"INFER_PROFILE_STEPS", "0"},
-                                                        {"INFER_PROFILE_STEPS", "x"},
-                                                        {"INFER_GEMM_TUNE_LOG", "true"},
-                                                        {"INFER_GEMM_TUNING_CACHE", "no"}}) {
+                                                        {"INFER_PROFILE_STEPS", "x"}}) {
     StatusOr<RuntimeOptions> options = parse({{name, value}});
     ASSERT_FALSE(options.ok()) << name << "=" << value;
     EXPECT_NE(options.status().message().find(name), std::string::npos)
@@ -89,12 +73,13 @@ TEST(RuntimeOptionsTest, RefusesValuesASwitchDoesNotTakeNamingIt) {
   }
 }
 
-TEST(RuntimeOptionsTest, AnOutOfRangeTuneCountWarnsAndKeepsTheDefault) {
-  StatusOr<RuntimeOptions> options = parse({{"INFER_GEMM_TUNE", "1000"}});
+TEST(RuntimeOptionsTest, TheRetiredTuningSwitchesWarnThatTheCompileTunesNow) {
+  StatusOr<RuntimeOptions> options =
+      parse({{"INFER_GEMM_TUNE", "4"}, {"INFER_GEMM_TUNING_CACHE", "0"}});
   ASSERT_TRUE(options.ok());
-  EXPECT_EQ(options->gemmTuneCandidates, 8);
-  ASSERT_EQ(options->warnings.size(), 1u);
-  EXPECT_NE(options->warnings[0].find("INFER_GEMM_TUNE"), std::string::npos);
+  ASSERT_EQ(options->warnings.size(), 2u);
+  EXPECT_NE(options->warnings[0].find("INFER_GEMM_TUNE is ignored"), std::string::npos);
+  EXPECT_NE(options->warnings[1].find("--tune"), std::string::npos);
 }
 
 } // namespace

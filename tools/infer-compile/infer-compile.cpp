@@ -43,6 +43,7 @@
 #ifdef INFER_HAVE_CUDA
 #include "codegen/cuda/CudaCodegen.h"
 #endif
+#include "Tuning.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -67,6 +68,7 @@ struct Options {
   int64_t kvBlockSize = 16;
   bool cudaLineInfo = false;
   bool embedPtx = false;
+  infer::tools::TuningOptions tuning;
   bool check = false;
   bool referenceRun = false;
   bool verifyNumerics = false;
@@ -298,6 +300,11 @@ int writeArtifact(ModuleOp module, const Options &options,
       std::vector<std::string> programTimes;
       codegenOptions.programTimes = &programTimes;
       infer::Status status = infer::codegen::generateCudaModule(manifest, codegenOptions);
+      if (!status.ok()) {
+        emitError(module.getLoc()) << status.message();
+        return failure();
+      }
+      status = infer::tools::addTuningRecords(manifest, options.tuning);
       if (!status.ok()) {
         emitError(module.getLoc()) << status.message();
         return failure();
@@ -586,6 +593,14 @@ int main(int argc, char **argv) {
                "also store the GPU code as compute_90 PTX, which the driver JIT-compiles on GPUs "
                "the sm_90a cubin does not run on (such artifacts are not always byte-identical "
                "across compiles)");
+  app.add_flag("--tune", options.tuning.tune,
+               "time cuBLASLt's candidate algorithms for every GEMM shape and token bucket on "
+               "this machine's GPU and record the fastest in the artifact (the runtime never "
+               "times; docs/tuning.md)");
+  app.add_option("--tuning-db", options.tuning.database,
+                 "a tuning database: --tune reuses its records and adds the new ones; without "
+                 "--tune (no GPU needed) the artifact takes every GPU's records it holds for "
+                 "the program's shapes");
   app.add_option("--tokenizer", options.tokenizerDir,
                  "take tokenizer.json, tokenizer_config.json, chat_template.jinja and "
                  "generation_config.json from DIR (default: beside the model, when there)");
@@ -629,6 +644,18 @@ int main(int argc, char **argv) {
   if ((options.check + options.referenceRun + (!options.emit.empty() || options.verifyNumerics)) > 1) {
     llvm::errs() << "error: --check, --reference-run and --emit/--verify-numerics are exclusive\n";
     return 2;
+  }
+  if ((options.tuning.tune || !options.tuning.database.empty()) &&
+      (options.target != "cuda" || options.check || options.referenceRun || !options.emit.empty() ||
+       options.verifyNumerics)) {
+    llvm::errs() << "error: --tune and --tuning-db record cuBLASLt algorithms in a --target cuda "
+                    "artifact; they go with neither --target cpu nor --check, --reference-run, "
+                    "--emit or --verify-numerics\n";
+    return 2;
+  }
+  if (infer::Status status = infer::tools::checkTuningPossible(options.tuning); !status.ok()) {
+    llvm::errs() << "error: " << status.message() << "\n";
+    return 1;
   }
   for (const std::string &name : options.fuse)
     if (std::find(options.noFuse.begin(), options.noFuse.end(), name) != options.noFuse.end()) {

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/artifact/ArtifactReader.h"
+#include "runtime/artifact/TuningRecords.h"
 #include "runtime/base/Status.h"
 #include "runtime/cpu/CpuBackend.h"
 #include "runtime/cuda/abi/GemvGeometry.h"
@@ -304,6 +305,16 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                   function.c_str(), uses);
     for (const auto &[functions, uses] : pagedKernels)
       std::printf("  step kernel %s (%d launches)\n", functions.c_str(), uses);
+    if (manifest.tuning_size() == 0) {
+      const std::vector<int64_t> buckets = art::tokenBuckets(manifest);
+      std::printf("tuning: none (cuBLASLt's heuristic algorithms run; `infer-compile --tune` "
+                  "would time these GEMM shapes at T = 1 to %lld by powers of two)\n",
+                  static_cast<long long>(buckets.empty() ? 0 : buckets.back()));
+      for (const art::GemmUse &use : art::gemmUses(manifest))
+        std::printf("  gemm %s (%d launches)\n", use.shape.key().c_str(), use.launches);
+    }
+    for (const art::TuningRecords &records : manifest.tuning())
+      std::printf("tuning: %s", art::tuningReport(manifest, records).c_str());
   } else {
     std::printf("cuda: none (compiled for --target cpu)\n");
   }
@@ -344,8 +355,13 @@ infer::StatusOr<std::unique_ptr<infer::Backend>> makeBackend(const ArtifactReade
   if (device == "cuda" || (device.empty() && hasGpuCode && infer::cuda::loadCudaApi().ok())) {
     chosen = "cuda";
     ASSIGN_OR_RETURN(auto backend, infer::cuda::CudaBackend::create(reader));
-    chosen += " (" + backend->loadReport().deviceName +
-              (backend->loadReport().usedPtx ? ", kernels JIT-compiled from PTX" : "") + ")";
+    const infer::cuda::LoadReport &report = backend->loadReport();
+    chosen += " (" + report.deviceName +
+              (report.usedPtx ? ", kernels JIT-compiled from PTX" : "") +
+              (report.tuningRecords > 0
+                   ? ", " + std::to_string(report.tuningRecords) + " GEMM tuning records"
+                   : std::string()) +
+              ")";
     return std::unique_ptr<infer::Backend>(std::move(backend));
   }
 #else

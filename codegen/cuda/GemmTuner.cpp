@@ -1,0 +1,223 @@
+//===- GemmTuner.cpp - cuBLASLt algorithms timed at compile time ----------===//
+
+#include "codegen/cuda/GemmTuner.h"
+
+#include "runtime/cuda/GemmPlan.h"
+#include "runtime/cuda/GemmRunner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace infer::codegen {
+namespace art = artifact;
+using cuda::CudaApi;
+
+namespace {
+
+/// Each candidate runs for at least this long per timing (so a launch of a
+/// few microseconds is timed over many), in at most kMaxRepeats launches.
+constexpr double kTimedMicroseconds = 2000;
+constexpr int kMaxRepeats = 200;
+/// The heuristic's first stays unless another is this much faster: timing
+/// noise alone does not swap algorithms (and bits) between compiles.
+constexpr double kMinGain = 0.02;
+
+/// The GPU, its stream and the operands every timing shares.
+class Bench {
+public:
+  static StatusOr<std::unique_ptr<Bench>> create(const CudaApi &api) {
+    std::unique_ptr<Bench> bench(new Bench(api));
+    INFER_CU_CHECK(api, api.cuDeviceGet(&bench->device_, 0));
+    INFER_CU_CHECK(api, api.cuDevicePrimaryCtxRetain(&bench->context_, bench->device_));
+    INFER_CU_CHECK(api, api.cuCtxSetCurrent(bench->context_));
+    INFER_CU_CHECK(api, api.cuStreamCreate(&bench->stream_, CU_STREAM_NON_BLOCKING));
+    INFER_CU_CHECK(api, api.cuEventCreate(&bench->start_, CU_EVENT_DEFAULT));
+    INFER_CU_CHECK(api, api.cuEventCreate(&bench->stop_, CU_EVENT_DEFAULT));
+    INFER_CUBLAS_CHECK(api, api.cublasLtCreate(&bench->handle_));
+    INFER_CU_CHECK(api, api.cuMemAlloc(&bench->workspace_, cuda::kGemmWorkspaceBytes));
+    char name[256] = {};
+    INFER_CU_CHECK(api, api.cuDeviceGetName(name, sizeof name, bench->device_));
+    int multiprocessors = 0;
+    INFER_CU_CHECK(api, api.cuDeviceGetAttribute(
+                            &multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                            bench->device_));
+    bench->deviceKey_ = cuda::tuningDeviceKey(name, multiprocessors);
+    return bench;
+  }
+  ~Bench() {
+    for (CUdeviceptr buffer : {weight_, input_, out_, residual_, bias_, workspace_})
+      if (buffer)
+        api_.cuMemFree(buffer);
+    if (handle_)
+      api_.cublasLtDestroy(handle_);
+    for (CUevent event : {start_, stop_})
+      if (event)
+        api_.cuEventDestroy(event);
+    if (stream_)
+      api_.cuStreamDestroy(stream_);
+    if (context_)
+      api_.cuDevicePrimaryCtxRelease(device_);
+  }
+
+  /// Operands for every shape of `shapes` at its tokens, filled with small
+  /// finite values (timing does not depend on them; NaNs might).
+  Status allocate(const std::vector<art::GemmShape> &shapes) {
+    uint64_t weight = 0, input = 0, out = 0, bias = 0;
+    for (const art::GemmShape &shape : shapes) {
+      const uint64_t element = art::elementSize(shape.type);
+      weight = std::max(weight, uint64_t(shape.k * shape.n) * element);
+      input = std::max(input, uint64_t(shape.tokens * shape.k) * element);
+      out = std::max(out, uint64_t(shape.tokens * shape.n) * element);
+      bias = std::max(bias, uint64_t(shape.n) * element);
+    }
+    size_t freeBytes = 0, totalBytes = 0;
+    INFER_CU_CHECK(api_, api_.cuMemGetInfo(&freeBytes, &totalBytes));
+    const uint64_t needed = weight + input + 2 * out + bias;
+    if (needed + (256u << 20) > freeBytes)
+      return resourceExhaustedError(
+          "tuning needs " + std::to_string(needed >> 20) + " MiB of GPU memory for the largest "
+          "GEMM's operands; " + std::to_string(freeBytes >> 20) + " MiB are free (lower "
+          "--max-batch-tokens)");
+    for (auto [buffer, bytes] : {std::pair{&weight_, weight}, std::pair{&input_, input},
+                                 std::pair{&out_, out}, std::pair{&residual_, out},
+                                 std::pair{&bias_, bias}}) {
+      INFER_CU_CHECK(api_, api_.cuMemAlloc(buffer, std::max<uint64_t>(bytes, 256)));
+      INFER_CU_CHECK(api_, api_.cuMemsetD8Async(*buffer, 0x3c, std::max<uint64_t>(bytes, 256),
+                                                stream_));
+    }
+    INFER_CU_CHECK(api_, api_.cuStreamSynchronize(stream_));
+    return okStatus();
+  }
+
+  /// Microseconds one launch of `algo` takes (an error when it fails to run).
+  StatusOr<double> time(const cuda::GemmPlan &plan, const cublasLtMatmulAlgo_t &algo) {
+    auto once = [&] {
+      return plan.run(algo, ptr(weight_), ptr(input_), ptr(residual_), ptr(bias_), ptr(out_),
+                      workspace_, stream_);
+    };
+    RETURN_IF_ERROR(once()); // warm up, and learn how long one takes
+    INFER_CU_CHECK(api_, api_.cuEventRecord(start_, stream_));
+    RETURN_IF_ERROR(once());
+    INFER_CU_CHECK(api_, api_.cuEventRecord(stop_, stream_));
+    INFER_CU_CHECK(api_, api_.cuEventSynchronize(stop_));
+    float ms = 0;
+    INFER_CU_CHECK(api_, api_.cuEventElapsedTime(&ms, start_, stop_));
+    const int repeats =
+        std::clamp(int(std::ceil(kTimedMicroseconds / std::max(1e3 * ms, 1.0))), 3, kMaxRepeats);
+    INFER_CU_CHECK(api_, api_.cuEventRecord(start_, stream_));
+    for (int i = 0; i < repeats; ++i)
+      RETURN_IF_ERROR(once());
+    INFER_CU_CHECK(api_, api_.cuEventRecord(stop_, stream_));
+    INFER_CU_CHECK(api_, api_.cuEventSynchronize(stop_));
+    INFER_CU_CHECK(api_, api_.cuEventElapsedTime(&ms, start_, stop_));
+    return 1e3 * ms / repeats;
+  }
+
+  const CudaApi &api() const { return api_; }
+  cublasLtHandle_t handle() const { return handle_; }
+  const std::string &deviceKey() const { return deviceKey_; }
+
+private:
+  explicit Bench(const CudaApi &api) : api_(api) {}
+  static void *ptr(CUdeviceptr value) { return reinterpret_cast<void *>(value); }
+  const CudaApi &api_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  cublasLtHandle_t handle_ = nullptr;
+  CUdeviceptr workspace_ = 0, weight_ = 0, input_ = 0, out_ = 0, residual_ = 0, bias_ = 0;
+  std::string deviceKey_;
+};
+
+/// The record of `shape`: every heuristic candidate timed, the fastest kept.
+StatusOr<art::GemmTuningRecord> tuneShape(Bench &bench, const art::GemmShape &shape) {
+  ASSIGN_OR_RETURN(cuda::GemmPlan plan,
+                   cuda::GemmPlan::create(bench.api(), bench.handle(), shape));
+  ASSIGN_OR_RETURN(std::vector<cublasLtMatmulAlgo_t> candidates,
+                   plan.heuristics(cuda::kGemmHeuristicCandidates));
+  art::GemmTuningRecord record = art::recordOf(shape);
+  double heuristic = -1, best = -1;
+  const cublasLtMatmulAlgo_t *winner = nullptr;
+  int timed = 0;
+  for (const cublasLtMatmulAlgo_t &algo : candidates) {
+    StatusOr<double> us = bench.time(plan, algo);
+    if (!us.ok()) // a candidate that fails to run is passed over
+      continue;
+    ++timed;
+    if (&algo == &candidates.front())
+      heuristic = *us;
+    if (!winner || *us < best) {
+      best = *us;
+      winner = &algo;
+    }
+  }
+  if (!winner)
+    return internalError("no cuBLASLt candidate for " + shape.key() + " ran");
+  if (heuristic > 0 && best > heuristic * (1 - kMinGain)) {
+    winner = &candidates.front();
+    best = heuristic;
+  }
+  record.set_algorithm(std::string(reinterpret_cast<const char *>(winner), sizeof *winner));
+  record.set_tuned_us(best);
+  record.set_heuristic_us(heuristic > 0 ? heuristic : best);
+  record.set_candidates(timed);
+  return record;
+}
+
+std::string fixed(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+} // namespace
+
+StatusOr<art::TuningRecords> tuneGemms(const art::Manifest &manifest, TuningDatabase *database,
+                                       const std::function<void(const std::string &)> &progress) {
+  StatusOr<const CudaApi *> api = cuda::loadCudaApi();
+  if (!api.ok())
+    return failedPreconditionError(kNoGpuToTune + (" (" + api.status().message() + ")"));
+  ASSIGN_OR_RETURN(std::unique_ptr<Bench> bench, Bench::create(**api));
+  const int64_t version = int64_t((*api)->cublasLtGetVersion());
+  art::TuningRecords records;
+  records.set_device(bench->deviceKey());
+  records.set_cublaslt_version(version);
+
+  const std::vector<int64_t> buckets = art::tokenBuckets(manifest);
+  std::vector<art::GemmShape> pending;
+  for (const art::GemmUse &use : art::gemmUses(manifest))
+    for (int64_t tokens : buckets) {
+      art::GemmShape shape = use.shape;
+      shape.tokens = tokens;
+      if (const art::GemmTuningRecord *kept =
+              database ? database->find(bench->deviceKey(), version, shape) : nullptr)
+        *records.add_gemm() = *kept;
+      else
+        pending.push_back(shape);
+    }
+  if (!pending.empty())
+    RETURN_IF_ERROR(bench->allocate(pending));
+  progress("tuning " + std::to_string(pending.size()) + " GEMM shape buckets on " +
+           bench->deviceKey() + " (cuBLASLt " + std::to_string(version) + "; " +
+           std::to_string(records.gemm_size()) + " from the tuning database)");
+  for (size_t i = 0; i < pending.size(); ++i) {
+    ASSIGN_OR_RETURN(art::GemmTuningRecord record, tuneShape(*bench, pending[i]));
+    progress("  " + pending[i].key() + ": " + fixed(record.tuned_us()) + " us (heuristic " +
+             fixed(record.heuristic_us()) + " us, " + std::to_string(record.candidates()) +
+             " timed)");
+    if (database)
+      database->add(bench->deviceKey(), version, record);
+    *records.add_gemm() = std::move(record);
+  }
+  // One order whatever came from where: records sorted by shape.
+  std::sort(records.mutable_gemm()->begin(), records.mutable_gemm()->end(),
+            [](const art::GemmTuningRecord &a, const art::GemmTuningRecord &b) {
+              return art::shapeOf(a) < art::shapeOf(b);
+            });
+  return records;
+}
+
+} // namespace infer::codegen
