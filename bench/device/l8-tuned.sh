@@ -45,3 +45,4 @@ done
 cmp -s $OUT/l8-ids1.txt $OUT/l8-ids2.txt && log "l8 tuned: two processes, the same ids ($(wc -l < $OUT/l8-ids1.txt) requests)" \
   || log "l8 tuned: two processes gave different ids"
 log "== end ($SECONDS s)"
+(cd $OUT && tar czf /tmp/all.tgz * && rm -f * && mv /tmp/all.tgz all.tgz)

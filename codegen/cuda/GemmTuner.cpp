@@ -5,10 +5,14 @@
 #include "runtime/cuda/GemmPlan.h"
 #include "runtime/cuda/GemmRunner.h"
 
+#include "runtime/base/LowPrecision.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
+#include <set>
 
 namespace infer::codegen {
 namespace art = artifact;
@@ -18,11 +22,32 @@ namespace {
 
 /// Each candidate runs for at least this long per timing (so a launch of a
 /// few microseconds is timed over many), in at most kMaxRepeats launches.
-constexpr double kTimedMicroseconds = 2000;
+constexpr double kTimedMicroseconds = 1000;
 constexpr int kMaxRepeats = 200;
+constexpr int kRounds = 5;
 /// The heuristic's first stays unless another is this much faster: timing
 /// noise alone does not swap algorithms (and bits) between compiles.
 constexpr double kMinGain = 0.02;
+
+/// 16 MiB of random values in [-1, 1) of `type` (a fixed seed: the same
+/// operands at every compile).
+std::vector<unsigned char> randomPattern(art::ElementType type) {
+  const size_t element = art::elementSize(type);
+  std::vector<unsigned char> bytes(size_t(16) << 20);
+  std::mt19937 random(2024);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  for (size_t offset = 0; offset + element <= bytes.size(); offset += element) {
+    const float value = uniform(random);
+    if (type == art::ELEMENT_TYPE_F32) {
+      std::memcpy(&bytes[offset], &value, 4);
+      continue;
+    }
+    const uint16_t bits =
+        type == art::ELEMENT_TYPE_BF16 ? lowp::bf16FromFloat(value) : lowp::f16FromFloat(value);
+    std::memcpy(&bytes[offset], &bits, 2);
+  }
+  return bytes;
+}
 
 /// The GPU, its stream and the operands every timing shares.
 class Bench {
@@ -61,16 +86,20 @@ public:
       api_.cuDevicePrimaryCtxRelease(device_);
   }
 
-  /// Operands for every shape of `shapes` at its tokens, filled with small
-  /// finite values (timing does not depend on them; NaNs might).
+  /// Operands for every shape of `shapes` at its tokens, filled with random
+  /// values in [-1, 1) of each shape's type: a tensor core's power, and so
+  /// the clock it holds, depends on the bits it multiplies, and a model's
+  /// activations and weights are not a constant pattern.
   Status allocate(const std::vector<art::GemmShape> &shapes) {
     uint64_t weight = 0, input = 0, out = 0, bias = 0;
+    std::set<art::ElementType> types;
     for (const art::GemmShape &shape : shapes) {
       const uint64_t element = art::elementSize(shape.type);
       weight = std::max(weight, uint64_t(shape.k * shape.n) * element);
       input = std::max(input, uint64_t(shape.tokens * shape.k) * element);
       out = std::max(out, uint64_t(shape.tokens * shape.n) * element);
       bias = std::max(bias, uint64_t(shape.n) * element);
+      types.insert(shape.type);
     }
     size_t freeBytes = 0, totalBytes = 0;
     INFER_CU_CHECK(api_, api_.cuMemGetInfo(&freeBytes, &totalBytes));
@@ -80,39 +109,34 @@ public:
           "tuning needs " + std::to_string(needed >> 20) + " MiB of GPU memory for the largest "
           "GEMM's operands; " + std::to_string(freeBytes >> 20) + " MiB are free (lower "
           "--max-batch-tokens)");
+    // One type's values for all (a program's GEMMs share one type; were they
+    // several, another type's reading of the bytes is finite all the same).
+    const std::vector<unsigned char> pattern = randomPattern(*types.begin());
     for (auto [buffer, bytes] : {std::pair{&weight_, weight}, std::pair{&input_, input},
                                  std::pair{&out_, out}, std::pair{&residual_, out},
                                  std::pair{&bias_, bias}}) {
-      INFER_CU_CHECK(api_, api_.cuMemAlloc(buffer, std::max<uint64_t>(bytes, 256)));
-      INFER_CU_CHECK(api_, api_.cuMemsetD8Async(*buffer, 0x3c, std::max<uint64_t>(bytes, 256),
-                                                stream_));
+      bytes = std::max<uint64_t>(bytes, 256);
+      INFER_CU_CHECK(api_, api_.cuMemAlloc(buffer, bytes));
+      for (uint64_t offset = 0; offset < bytes; offset += pattern.size())
+        INFER_CU_CHECK(api_, api_.cuMemcpyHtoD(*buffer + offset, pattern.data(),
+                                               std::min<uint64_t>(pattern.size(), bytes - offset)));
     }
-    INFER_CU_CHECK(api_, api_.cuStreamSynchronize(stream_));
     return okStatus();
   }
 
-  /// Microseconds one launch of `algo` takes (an error when it fails to run).
-  StatusOr<double> time(const cuda::GemmPlan &plan, const cublasLtMatmulAlgo_t &algo) {
-    auto once = [&] {
-      return plan.run(algo, ptr(weight_), ptr(input_), ptr(residual_), ptr(bias_), ptr(out_),
-                      workspace_, stream_);
-    };
-    RETURN_IF_ERROR(once()); // warm up, and learn how long one takes
+  /// Microseconds one launch of `algo` takes in `launches` launches back to
+  /// back (an error when it fails to run).
+  StatusOr<double> time(const cuda::GemmPlan &plan, const cublasLtMatmulAlgo_t &algo,
+                        int launches) {
     INFER_CU_CHECK(api_, api_.cuEventRecord(start_, stream_));
-    RETURN_IF_ERROR(once());
+    for (int i = 0; i < launches; ++i)
+      RETURN_IF_ERROR(plan.run(algo, ptr(weight_), ptr(input_), ptr(residual_), ptr(bias_),
+                               ptr(out_), workspace_, stream_));
     INFER_CU_CHECK(api_, api_.cuEventRecord(stop_, stream_));
     INFER_CU_CHECK(api_, api_.cuEventSynchronize(stop_));
     float ms = 0;
     INFER_CU_CHECK(api_, api_.cuEventElapsedTime(&ms, start_, stop_));
-    const int repeats =
-        std::clamp(int(std::ceil(kTimedMicroseconds / std::max(1e3 * ms, 1.0))), 3, kMaxRepeats);
-    INFER_CU_CHECK(api_, api_.cuEventRecord(start_, stream_));
-    for (int i = 0; i < repeats; ++i)
-      RETURN_IF_ERROR(once());
-    INFER_CU_CHECK(api_, api_.cuEventRecord(stop_, stream_));
-    INFER_CU_CHECK(api_, api_.cuEventSynchronize(stop_));
-    INFER_CU_CHECK(api_, api_.cuEventElapsedTime(&ms, start_, stop_));
-    return 1e3 * ms / repeats;
+    return 1e3 * ms / launches;
   }
 
   const CudaApi &api() const { return api_; }
@@ -132,38 +156,57 @@ private:
   std::string deviceKey_;
 };
 
-/// The record of `shape`: every heuristic candidate timed, the fastest kept.
+/// The record of `shape`: each heuristic candidate that runs is timed in
+/// kRounds rounds, the candidates in turn within a round (so a clock or
+/// temperature drift during the tuning weighs on all alike), and its median
+/// round counts; the fastest is kept.
 StatusOr<art::GemmTuningRecord> tuneShape(Bench &bench, const art::GemmShape &shape) {
   ASSIGN_OR_RETURN(cuda::GemmPlan plan,
                    cuda::GemmPlan::create(bench.api(), bench.handle(), shape));
   ASSIGN_OR_RETURN(std::vector<cublasLtMatmulAlgo_t> candidates,
                    plan.heuristics(cuda::kGemmHeuristicCandidates));
-  art::GemmTuningRecord record = art::recordOf(shape);
-  double heuristic = -1, best = -1;
-  const cublasLtMatmulAlgo_t *winner = nullptr;
-  int timed = 0;
-  for (const cublasLtMatmulAlgo_t &algo : candidates) {
-    StatusOr<double> us = bench.time(plan, algo);
-    if (!us.ok()) // a candidate that fails to run is passed over
+  // Warm up each (a candidate that fails to run is passed over) and learn
+  // how many launches make kTimedMicroseconds.
+  std::vector<size_t> running;
+  std::vector<int> launches;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!bench.time(plan, candidates[i], 1).ok())
       continue;
-    ++timed;
-    if (&algo == &candidates.front())
-      heuristic = *us;
-    if (!winner || *us < best) {
-      best = *us;
-      winner = &algo;
-    }
+    StatusOr<double> once = bench.time(plan, candidates[i], 1);
+    if (!once.ok())
+      continue;
+    running.push_back(i);
+    launches.push_back(
+        std::clamp(int(std::ceil(kTimedMicroseconds / std::max(*once, 1.0))), 3, kMaxRepeats));
   }
-  if (!winner)
+  if (running.empty())
     return internalError("no cuBLASLt candidate for " + shape.key() + " ran");
-  if (heuristic > 0 && best > heuristic * (1 - kMinGain)) {
-    winner = &candidates.front();
-    best = heuristic;
+  std::vector<std::vector<double>> rounds(running.size());
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t j = 0; j < running.size(); ++j) {
+      ASSIGN_OR_RETURN(double us, bench.time(plan, candidates[running[j]], launches[j]));
+      rounds[j].push_back(us);
+    }
+  std::vector<double> median(running.size());
+  for (size_t j = 0; j < running.size(); ++j) {
+    std::sort(rounds[j].begin(), rounds[j].end());
+    median[j] = rounds[j][rounds[j].size() / 2];
   }
-  record.set_algorithm(std::string(reinterpret_cast<const char *>(winner), sizeof *winner));
-  record.set_tuned_us(best);
-  record.set_heuristic_us(heuristic > 0 ? heuristic : best);
-  record.set_candidates(timed);
+  size_t best = 0;
+  for (size_t j = 1; j < running.size(); ++j)
+    if (median[j] < median[best])
+      best = j;
+  // The heuristic's first (running[0] when it ran) stays unless another is
+  // kMinGain faster.
+  const bool firstRan = running[0] == 0;
+  if (firstRan && median[best] > median[0] * (1 - kMinGain))
+    best = 0;
+  art::GemmTuningRecord record = art::recordOf(shape);
+  const cublasLtMatmulAlgo_t &winner = candidates[running[best]];
+  record.set_algorithm(std::string(reinterpret_cast<const char *>(&winner), sizeof winner));
+  record.set_tuned_us(median[best]);
+  record.set_heuristic_us(firstRan ? median[0] : median[best]);
+  record.set_candidates(int(running.size()));
   return record;
 }
 

@@ -5,9 +5,9 @@
      artifact's records (infer-run info) are for this GPU;
   2. the same compile again times nothing (every record from DB) and writes the same bytes;
      so does --tuning-db DB without --tune;
-  3. two processes on the tuned artifact give the same bits: `forward` logits byte for byte,
-     `generate --greedy` ids of two prompts (18 tokens in one prefill step: cuBLASLt), and the
-     run says it took the records;
+  3. two processes on the tuned artifact give the same bits: `forward` logits byte for byte
+     (each says it took the records), `generate --greedy` ids of two prompts (18 tokens in one
+     prefill step: cuBLASLt);
   4. records for another GPU only: the run warns and takes cuBLASLt's heuristic.
 Exits 77 (ctest SKIP) without an NVIDIA GPU.
 
@@ -71,6 +71,8 @@ def main():
                         "--input", f"input_ids={a.input}", "--output", f"logits={out}"])
             if proc.returncode:
                 return 1
+            if f"{timed} GEMM tuning records" not in proc.stderr:
+                return fail(f"forward does not say it took the {timed} records:\n{proc.stderr}")
             outputs.append(open(out, "rb").read())
         if outputs[0] != outputs[1]:
             return fail("two forward processes on one tuned artifact gave different logits")
@@ -81,8 +83,6 @@ def main():
                         "8,9,10,11,12,13,14,15,16,17,18", "--max-new-tokens", "8"])
             if proc.returncode:
                 return 1
-            if "GEMM tuning records" not in proc.stdout + proc.stderr:
-                return fail(f"the run does not say it took the records:\n{proc.stdout}\n{proc.stderr}")
             ids.append([line for line in proc.stdout.splitlines() if line.startswith("request ")])
         if not ids[0] or ids[0] != ids[1]:
             return fail(f"two generate processes gave different ids:\n{ids[0]}\n{ids[1]}")

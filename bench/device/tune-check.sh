@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# infer-compile --tune against cuBLASLt's heuristic, end to end, on one fresh machine: the GPU
+# check of --tune (gpu.tune); tinyllama-1.1b and qwen2.5-0.5b (random weights, exported here)
+# compiled without records and with --tune, benched at batch 1 (128 / 128), offline (512
+# requests of 128 / 128) and for the TTFT of 2,048 tokens (10 requests), the two artifacts
+# alternating (heuristic, tuned, heuristic, tuned) for the TTFT; then llama3-8b bf16 (exported
+# meanwhile at the lowest CPU priority) the same with 1,024 offline requests. Greedy ids of
+# each tuned artifact in two processes. carry: .bundle. Everything under $OUT as all.tgz.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+B=/tmp/b/infer-bundle
+mkdir -p /tmp/b && tar xJf .bundle/infer-bundle.tar.xz -C /tmp/b
+sum=$OUT/summary.txt; : > $sum; : > $OUT/bench.jsonl
+log() { echo "$*" | tee -a $sum; }
+log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv,noheader)"
+log "commit $(git log -1 --format=%h 2>/dev/null)"
+( [ -f /tmp/l8/model.onnx ] || PYTHONPATH=python nice -n 19 python3 -m infer.export bench/presets/llama3-8b.json \
+    -o /tmp/l8 --random-weights --dtype bf16 --tokenizer test/tokenizer/fixtures/llama3 ) > $OUT/l8-export.log 2>&1 &
+export_pid=$!
+timeout 150 bash test/gpu/run-all.sh $B/bin test/models "" tune > $OUT/gpu_suite.log 2>&1
+log "suite (tune) exit $? ($SECONDS s): $(grep -E 'gpu tests:' $OUT/gpu_suite.log)"
+grep -E "^FAIL|^OK" $OUT/gpu_suite.log | head -5 | tee -a $sum
+bench() { # NAME ARTIFACT ARGS...: one infer-run bench, its JSON line tagged with NAME
+  local name=$1 artifact=$2; shift 2
+  timeout $(( 585 - SECONDS )) $B/bin/infer-run $artifact bench --device cuda "$@" > $OUT/$name.log 2>&1 \
+    || { log "$name failed ($SECONDS s)"; tail -3 $OUT/$name.log | tee -a $sum; return; }
+  log "$name: $(sed -n 2,3p $OUT/$name.log | tr '\n' ' ')"
+  tail -1 $OUT/$name.log | python3 -c "import json,sys; d=json.load(sys.stdin); d['name']='$name'; print(json.dumps(d))" >> $OUT/bench.jsonl
+}
+compare() { # NAME ONNX OFFLINE_REQUESTS
+  local m=$1 onnx=$2 offline=$3 start
+  $B/bin/infer-compile $onnx --dtype bf16 -o /tmp/$m.heuristic.infer > $OUT/$m-compile.log 2>&1
+  start=$SECONDS
+  $B/bin/infer-compile $onnx --dtype bf16 -o /tmp/$m.tuned.infer --tune --tuning-db $OUT/tuning-db.json > $OUT/$m-tune.log 2>&1
+  log "$m --tune compile exit $? in $(( SECONDS - start )) s: $(grep -E 'tuned in' $OUT/$m-tune.log)"
+  sed -n '/per step/,$p' $OUT/$m-tune.log | sed -n 2,16p | tee -a $sum
+  for a in heuristic tuned heuristic tuned; do
+    bench $m-$a-ttft2048 /tmp/$m.$a.infer --requests 10 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 2
+  done
+  for a in heuristic tuned; do
+    bench $m-$a-offline$offline /tmp/$m.$a.infer --requests $offline --input-len 128 --output-len 128 --max-sequences $offline --warmup-requests 64
+    bench $m-$a-bs1 /tmp/$m.$a.infer --requests 6 --input-len 128 --output-len 128 --batch 1 --warmup-requests 1
+  done
+  for i in 1 2; do
+    $B/bin/infer-run /tmp/$m.tuned.infer generate --device cuda --greedy --prompt-ids 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 \
+      --prompt-ids 5,6,7 --max-new-tokens 16 2>/dev/null | grep '^request' > $OUT/$m-ids$i.txt
+  done
+  cmp -s $OUT/$m-ids1.txt $OUT/$m-ids2.txt && log "$m tuned: two processes, the same ids ($(wc -l < $OUT/$m-ids1.txt) requests)" \
+    || log "$m tuned: two processes gave different ids"
+}
+for preset in tinyllama-1.1b qwen2.5-0.5b; do
+  PYTHONPATH=python timeout 150 python3 -m infer.export bench/presets/$preset.json -o /tmp/$preset --random-weights --dtype bf16 > $OUT/$preset-export.log 2>&1 \
+    || { log "$preset export failed"; tail -3 $OUT/$preset-export.log | tee -a $sum; continue; }
+  compare $preset /tmp/$preset/model.onnx 512
+done
+left=$(( 420 - SECONDS )); [ $left -lt 1 ] && left=1
+timeout $left tail --pid=$export_pid -f /dev/null
+if kill -0 $export_pid 2>/dev/null; then log "l8 export still running at $SECONDS s"; else log "l8 export done ($SECONDS s)"; fi
+[ -f /tmp/l8/model.onnx ] && compare l8 /tmp/l8/model.onnx 1024
+log "== end ($SECONDS s)"
+(cd $OUT && tar czf /tmp/all.tgz * && rm -f * && mv /tmp/all.tgz all.tgz)
