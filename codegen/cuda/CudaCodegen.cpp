@@ -827,19 +827,12 @@ Status generateCudaModule(art::Manifest &manifest, const CudaCodegenOptions &opt
   std::string source = builder.source();
   // The cubins' programs (groupKernelsIntoPrograms) and, with --ptx, one more
   // for the portable PTX of every kernel: all at once, each in its own process.
-  // INFER_NVRTC_PROGRAMS=N (1-6) caps the programs, for comparisons with one
-  // program (the artifact's bytes then differ).
-  size_t maxPrograms = kMaxNvrtcPrograms;
-  if (const char *setting = std::getenv("INFER_NVRTC_PROGRAMS")) {
-    char *end = nullptr;
-    long value = std::strtol(setting, &end, 10);
-    if (end == setting || *end != '\0' || value < 1 || value > long(kMaxNvrtcPrograms))
-      return invalidArgumentError("INFER_NVRTC_PROGRAMS must be 1 to " +
-                                  std::to_string(kMaxNvrtcPrograms) + ", not '" + setting + "'");
-    maxPrograms = size_t(value);
-  }
+  if (options.maxPrograms < 1 || options.maxPrograms > kMaxNvrtcPrograms)
+    return invalidArgumentError("the NVRTC programs must be 1 to " +
+                                std::to_string(kMaxNvrtcPrograms) + ", not " +
+                                std::to_string(options.maxPrograms));
   std::vector<std::vector<std::string>> programs =
-      groupKernelsIntoPrograms(builder.nameExpressions(), maxPrograms);
+      groupKernelsIntoPrograms(builder.nameExpressions(), options.maxPrograms);
   std::vector<NvrtcJob> jobs;
   for (const std::vector<std::string> &expressions : programs)
     jobs.push_back({builder.sourceFor(expressions), expressions, options.arch, options.lineInfo});

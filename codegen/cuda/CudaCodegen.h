@@ -22,6 +22,10 @@
 
 namespace infer::codegen {
 
+/// The most NVRTC programs generateCudaModule compiles an artifact's kernels
+/// in (at once, each in a process of its own: NvrtcProcesses.cpp).
+constexpr size_t kMaxNvrtcPrograms = 6;
+
 struct CudaCodegenOptions {
   /// The cubin's architecture: sm_90a, for the prefill attention's wgmma
   /// (KvPrefillWgmma.cuh). An sm_90a cubin loads on sm_90 GPUs (H100, H200)
@@ -40,6 +44,10 @@ struct CudaCodegenOptions {
   /// NVRTC -lineinfo: source lines in sanitizer and profiler reports, at the
   /// price of a reproducible artifact (NVRTC records the working directory).
   bool lineInfo = false;
+  /// At most this many NVRTC programs for the cubins, compiled side by side
+  /// (1 to kMaxNvrtcPrograms; infer-compile --nvrtc-programs). The cubins,
+  /// and so the artifact's bytes, differ with it.
+  size_t maxPrograms = kMaxNvrtcPrograms;
   /// When set, receives one line per NVRTC program of the cubins: its
   /// seconds and its kernel families ("2.10 s infer_attention,
   /// infer_sample"), longest first (infer-compile prints them: the NVRTC
@@ -60,10 +68,6 @@ StatusOr<std::string> generateElementwiseKernel(const artifact::ExecProgram &pro
 
 /// Generated elementwise kernels are named this and a number.
 inline const std::string kElementwiseKernelPrefix = "infer_elementwise_";
-
-/// The most NVRTC programs generateCudaModule compiles an artifact's kernels
-/// in (at once, each in a process of its own: NvrtcProcesses.cpp).
-constexpr size_t kMaxNvrtcPrograms = 6;
 
 /// Those programs: the kernels' name expressions grouped by family (the
 /// template's name; all generated elementwise kernels are one family), the

@@ -68,6 +68,7 @@ struct Options {
   int64_t kvBlockSize = 16;
   bool cudaLineInfo = false;
   bool embedPtx = false;
+  size_t nvrtcPrograms = 6; ///< codegen::kMaxNvrtcPrograms
   infer::tools::TuningOptions tuning;
   bool check = false;
   bool referenceRun = false;
@@ -297,6 +298,7 @@ int writeArtifact(ModuleOp module, const Options &options,
       infer::codegen::CudaCodegenOptions codegenOptions;
       codegenOptions.lineInfo = options.cudaLineInfo;
       codegenOptions.embedPtx = options.embedPtx;
+      codegenOptions.maxPrograms = options.nvrtcPrograms;
       std::vector<std::string> programTimes;
       codegenOptions.programTimes = &programTimes;
       infer::Status status = infer::codegen::generateCudaModule(manifest, codegenOptions);
@@ -601,6 +603,11 @@ int main(int argc, char **argv) {
                  "a tuning database: --tune reuses its records and adds the new ones; without "
                  "--tune (no GPU needed) the artifact takes every GPU's records it holds for "
                  "the program's shapes");
+  app.add_option("--nvrtc-programs", options.nvrtcPrograms,
+                 "compile the kernels as at most N NVRTC programs side by side (1 is one "
+                 "program, for comparisons; the cubins, and so the artifact's bytes, differ with N)")
+      ->check(CLI::Range(1, 6))
+      ->capture_default_str();
   app.add_option("--tokenizer", options.tokenizerDir,
                  "take tokenizer.json, tokenizer_config.json, chat_template.jinja and "
                  "generation_config.json from DIR (default: beside the model, when there)");
