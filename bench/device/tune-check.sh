@@ -5,7 +5,7 @@
 # requests of 128 / 128) and for the TTFT of 2,048 tokens (10 requests), the two artifacts
 # alternating (heuristic, tuned, heuristic, tuned) for the TTFT; then llama3-8b bf16 (exported
 # meanwhile at the lowest CPU priority) the same with 1,024 offline requests. Greedy ids of
-# each tuned artifact in two processes (L8=0: without llama3-8b). carry: .bundle. Everything under $OUT as all.tgz.
+# each tuned artifact in two processes (L8=0: without llama3-8b; PRESETS: other small models). carry: .bundle. Everything under $OUT as all.tgz.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 B=/tmp/b/infer-bundle
@@ -49,7 +49,7 @@ compare() { # NAME ONNX OFFLINE_REQUESTS
   cmp -s $OUT/$m-ids1.txt $OUT/$m-ids2.txt && log "$m tuned: two processes, the same ids ($(wc -l < $OUT/$m-ids1.txt) requests)" \
     || log "$m tuned: two processes gave different ids"
 }
-for preset in tinyllama-1.1b qwen2.5-0.5b; do
+for preset in ${PRESETS:-tinyllama-1.1b qwen2.5-0.5b}; do
   PYTHONPATH=python timeout 150 python3 -m infer.export bench/presets/$preset.json -o /tmp/$preset --random-weights --dtype bf16 > $OUT/$preset-export.log 2>&1 \
     || { log "$preset export failed"; tail -3 $OUT/$preset-export.log | tee -a $sum; continue; }
   compare $preset /tmp/$preset/model.onnx 512

@@ -5,7 +5,7 @@
 #include "compiler/artifact/OutputFile.h"
 #include "compiler/artifact/QuantizedWeights.h"
 
-#include "compiler/interpreter/LowPrecision.h"
+#include "dialects/graph/Interpreter/LowPrecision.h"
 #include "dialects/graph/IR/GraphOps.h"
 #include "runtime/artifact/ArtifactFormat.h"
 

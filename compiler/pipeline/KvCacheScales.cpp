@@ -2,7 +2,7 @@
 
 #include "compiler/pipeline/KvCacheScales.h"
 
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "dialects/graph/IR/GraphOps.h"
 

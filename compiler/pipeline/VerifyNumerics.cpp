@@ -2,7 +2,7 @@
 
 #include "compiler/pipeline/VerifyNumerics.h"
 
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 #include "dialects/graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

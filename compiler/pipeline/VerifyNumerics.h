@@ -8,7 +8,7 @@
 #ifndef INFER_COMPILER_PIPELINE_VERIFYNUMERICS_H
 #define INFER_COMPILER_PIPELINE_VERIFYNUMERICS_H
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 #include "compiler/pipeline/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"

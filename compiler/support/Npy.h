@@ -7,7 +7,7 @@
 #ifndef INFER_COMPILER_SUPPORT_NPY_H
 #define INFER_COMPILER_SUPPORT_NPY_H
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

@@ -2,7 +2,7 @@
 //
 // Pure conversions between f32 and the 16-bit float encodings (IEEE
 // round-to-nearest-even), shared by the compiler's reference interpreter
-// (compiler/interpreter/LowPrecision.h) and the runtime's cpu backend, which
+// (dialects/graph/Interpreter/LowPrecision.h) and the runtime's cpu backend, which
 // both hold bf16/f16 values as f32 that are exactly representable in the
 // 16-bit type ("compute in fp32, store rounded"). No LLVM, no MLIR.
 //

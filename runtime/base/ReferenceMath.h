@@ -1,6 +1,6 @@
 //===- ReferenceMath.h - attention and rotary math of the references -*- C++ -*-===//
 //
-// The loops the reference interpreter (compiler/interpreter) and the cpu
+// The loops the reference interpreter (dialects/graph/Interpreter) and the cpu
 // backend (runtime/cpu) share, so that both compute attention and rotary the
 // same way (double accumulation, one f32 rounding per result) and the
 // backend can be compared with the interpreter bit for bit. LLVM-free.

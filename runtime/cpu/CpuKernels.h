@@ -2,7 +2,7 @@
 //
 // One function per exec kernel family (docs/exec.md), plain loops in fp32
 // with double accumulation for sums, norms and softmax, mirroring the
-// reference interpreter (compiler/interpreter/FusedKernels.cpp). A kernel
+// reference interpreter (dialects/graph/Interpreter/FusedKernels.cpp). A kernel
 // gets a LaunchArgs (runtime/exec/LaunchArgs.h): its operands resolved to
 // host views (arena buffers at the step's T, f32 weights, constants), its
 // output buffers, the attributes and the step's batch and seq. Errors name

@@ -1,6 +1,6 @@
 //===- RotaryKernel.cpp - rotary position embedding of the first heads ----===//
 //
-// As graph.rotary (compiler/interpreter/FusedKernels.cpp): the first
+// As graph.rotary (dialects/graph/Interpreter/FusedKernels.cpp): the first
 // `rotated_heads` of `num_heads` heads (head_dim wide) turn pairs of their
 // first `rotary_dim` features, half-split (i, i + half) or interleaved
 // (2i, 2i + 1), by angle position * inv_freq[i] (an f32 product, as the ONNX

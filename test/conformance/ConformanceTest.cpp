@@ -21,7 +21,7 @@
 
 #include "compiler/import/onnx/NodeImporter.h"
 #include "compiler/import/onnx/OnnxImporter.h"
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -3,8 +3,8 @@
 #include "test/conformance/OnnxTensors.h"
 
 #include "compiler/import/onnx/NodeImporter.h"
-#include "compiler/interpreter/Interpreter.h"
-#include "compiler/interpreter/LowPrecision.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/LowPrecision.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -8,7 +8,7 @@
 #ifndef INFER_TEST_CONFORMANCE_ONNXTENSORS_H
 #define INFER_TEST_CONFORMANCE_ONNXTENSORS_H
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "llvm/Support/Error.h"
 

@@ -7,7 +7,7 @@
 
 #include "TestUtils.h"
 
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -10,8 +10,8 @@
 
 #include "TestUtils.h"
 
-#include "compiler/interpreter/Interpreter.h"
-#include "compiler/interpreter/LowPrecision.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/LowPrecision.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "dialects/graph/IR/GraphOps.h"
 #include "dialects/graph/IR/GraphResources.h"

@@ -2,7 +2,7 @@
 
 #include "TestUtils.h"
 
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "dialects/graph/IR/GraphOps.h"
 

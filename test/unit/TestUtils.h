@@ -2,7 +2,7 @@
 #ifndef INFER_TEST_UNIT_TESTUTILS_H
 #define INFER_TEST_UNIT_TESTUTILS_H
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

@@ -2,7 +2,7 @@
 
 #include "tools/infer-compile/ReferenceRun.h"
 
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 #include "compiler/support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

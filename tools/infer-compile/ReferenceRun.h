@@ -2,7 +2,7 @@
 #ifndef INFER_TOOLS_INFER_COMPILE_REFERENCERUN_H
 #define INFER_TOOLS_INFER_COMPILE_REFERENCERUN_H
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"

@@ -2,7 +2,7 @@
 
 #include "dialects/graph/Transforms/Validation.h"
 
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 #include "dialects/graph/IR/GraphOps.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"

@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
-#include "compiler/interpreter/Kernels.h"
-#include "compiler/interpreter/LowPrecision.h"
+#include "dialects/graph/Interpreter/Kernels.h"
+#include "dialects/graph/Interpreter/LowPrecision.h"
 #include "dialects/graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,6 +1,6 @@
 //===- Tensor.cpp - dense host tensors for the reference interpreter ------===//
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "llvm/Support/raw_ostream.h"
 

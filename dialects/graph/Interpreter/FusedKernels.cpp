@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/interpreter/Kernels.h"
+#include "dialects/graph/Interpreter/Kernels.h"
 #include "runtime/base/Quantization.h"
 #include "runtime/base/ReferenceMath.h"
 #include "runtime/base/ReferenceMoe.h"

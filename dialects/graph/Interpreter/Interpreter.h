@@ -11,10 +11,10 @@
 // Anything else (i8, f8, ...) is an error.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_COMPILER_INTERPRETER_INTERPRETER_H
-#define INFER_COMPILER_INTERPRETER_INTERPRETER_H
+#ifndef INFER_DIALECTS_GRAPH_INTERPRETER_INTERPRETER_H
+#define INFER_DIALECTS_GRAPH_INTERPRETER_INTERPRETER_H
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -79,4 +79,4 @@ llvm::Expected<DType> dtypeForType(mlir::Type type);
 
 } // namespace infer::interp
 
-#endif // INFER_COMPILER_INTERPRETER_INTERPRETER_H
+#endif // INFER_DIALECTS_GRAPH_INTERPRETER_INTERPRETER_H

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/interpreter/Kernels.h"
+#include "dialects/graph/Interpreter/Kernels.h"
 
 #include <cmath>
 #include <cstring>

@@ -7,8 +7,8 @@
 // runtime/base/LowPrecision.h's, shared with the runtime's cpu backend.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_COMPILER_INTERPRETER_LOWPRECISION_H
-#define INFER_COMPILER_INTERPRETER_LOWPRECISION_H
+#ifndef INFER_DIALECTS_GRAPH_INTERPRETER_LOWPRECISION_H
+#define INFER_DIALECTS_GRAPH_INTERPRETER_LOWPRECISION_H
 
 #include "runtime/base/LowPrecision.h"
 
@@ -42,4 +42,4 @@ float decodeHalf(HalfFormat format, uint16_t bits);
 
 } // namespace infer::interp
 
-#endif // INFER_COMPILER_INTERPRETER_LOWPRECISION_H
+#endif // INFER_DIALECTS_GRAPH_INTERPRETER_LOWPRECISION_H

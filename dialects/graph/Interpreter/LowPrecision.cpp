@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/interpreter/LowPrecision.h"
+#include "dialects/graph/Interpreter/LowPrecision.h"
 
 #include <cstring>
 

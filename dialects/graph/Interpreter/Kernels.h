@@ -6,10 +6,10 @@
 // these kernels are the reference that compiled code is compared against.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_COMPILER_INTERPRETER_KERNELS_H
-#define INFER_COMPILER_INTERPRETER_KERNELS_H
+#ifndef INFER_DIALECTS_GRAPH_INTERPRETER_KERNELS_H
+#define INFER_DIALECTS_GRAPH_INTERPRETER_KERNELS_H
 
-#include "compiler/interpreter/Tensor.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -268,4 +268,4 @@ llvm::Expected<Tensor> embedding(const Tensor &table, const Tensor &ids, const T
 
 } // namespace infer::interp::kernels
 
-#endif // INFER_COMPILER_INTERPRETER_KERNELS_H
+#endif // INFER_DIALECTS_GRAPH_INTERPRETER_KERNELS_H

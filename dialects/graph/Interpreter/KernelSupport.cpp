@@ -1,7 +1,7 @@
 //===- KernelSupport.cpp - helpers shared by the reference kernels --------===//
 
-#include "compiler/interpreter/Interpreter.h"
-#include "compiler/interpreter/Kernels.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
+#include "dialects/graph/Interpreter/Kernels.h"
 
 #include "llvm/ADT/STLExtras.h"
 

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/interpreter/Kernels.h"
+#include "dialects/graph/Interpreter/Kernels.h"
 
 #include <algorithm>
 #include <cmath>

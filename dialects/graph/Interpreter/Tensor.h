@@ -4,8 +4,8 @@
 // row-major tensors of one of three element types.
 //
 //===----------------------------------------------------------------------===//
-#ifndef INFER_COMPILER_INTERPRETER_TENSOR_H
-#define INFER_COMPILER_INTERPRETER_TENSOR_H
+#ifndef INFER_DIALECTS_GRAPH_INTERPRETER_TENSOR_H
+#define INFER_DIALECTS_GRAPH_INTERPRETER_TENSOR_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -88,4 +88,4 @@ template <> constexpr DType dtypeOf<uint8_t>() { return DType::Bool; }
 
 } // namespace infer::interp
 
-#endif // INFER_COMPILER_INTERPRETER_TENSOR_H
+#endif // INFER_DIALECTS_GRAPH_INTERPRETER_TENSOR_H
