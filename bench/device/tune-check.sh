@@ -18,9 +18,11 @@ L8=${L8:-1} # L8=0: the small models alone (about 300 s)
 [ $L8 = 1 ] && ( [ -f /tmp/l8/model.onnx ] || PYTHONPATH=python nice -n 19 python3 -m infer.export bench/presets/llama3-8b.json \
     -o /tmp/l8 --random-weights --dtype bf16 --tokenizer test/tokenizer/fixtures/llama3 ) > $OUT/l8-export.log 2>&1 &
 export_pid=$!
-timeout 150 bash test/gpu/run-all.sh $B/bin test/models "" tune > $OUT/gpu_suite.log 2>&1
-log "suite (tune) exit $? ($SECONDS s): $(grep -E 'gpu tests:' $OUT/gpu_suite.log)"
-grep -E "^FAIL|^OK" $OUT/gpu_suite.log | head -5 | tee -a $sum
+if [ "${SUITE:-1}" = 1 ]; then # SUITE=0: without gpu.tune
+  timeout 150 bash test/gpu/run-all.sh $B/bin test/models "" tune > $OUT/gpu_suite.log 2>&1
+  log "suite (tune) exit $? ($SECONDS s): $(grep -E 'gpu tests:' $OUT/gpu_suite.log)"
+  grep -E "^FAIL|^OK" $OUT/gpu_suite.log | head -5 | tee -a $sum
+fi
 bench() { # NAME ARTIFACT ARGS...: one infer-run bench, its JSON line tagged with NAME
   local name=$1 artifact=$2; shift 2
   timeout $(( 585 - SECONDS )) $B/bin/infer-run $artifact bench --device cuda "$@" > $OUT/$name.log 2>&1 \

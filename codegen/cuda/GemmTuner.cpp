@@ -68,9 +68,9 @@ public:
     char name[256] = {};
     INFER_CU_CHECK(api, api.cuDeviceGetName(name, sizeof name, bench->device_));
     int multiprocessors = 0;
-    INFER_CU_CHECK(api, api.cuDeviceGetAttribute(
-                            &multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                            bench->device_));
+    INFER_CU_CHECK(api, api.cuDeviceGetAttribute(&multiprocessors,
+                                                 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                 bench->device_));
     bench->deviceKey_ = cuda::tuningDeviceKey(name, multiprocessors);
     return bench;
   }
@@ -108,16 +108,18 @@ public:
     INFER_CU_CHECK(api_, api_.cuMemGetInfo(&freeBytes, &totalBytes));
     const uint64_t needed = weight + input + 2 * out + bias;
     if (needed + (256u << 20) > freeBytes)
-      return resourceExhaustedError(
-          "tuning needs " + std::to_string(needed >> 20) + " MiB of GPU memory for the largest "
-          "GEMM's operands; " + std::to_string(freeBytes >> 20) + " MiB are free (lower "
-          "--max-batch-tokens)");
+      return resourceExhaustedError("tuning needs " + std::to_string(needed >> 20) +
+                                    " MiB of GPU memory for the largest "
+                                    "GEMM's operands; " +
+                                    std::to_string(freeBytes >> 20) +
+                                    " MiB are free (lower "
+                                    "--max-batch-tokens)");
     // One type's values for all (a program's GEMMs share one type; were they
     // several, another type's reading of the bytes is finite all the same).
     const std::vector<unsigned char> pattern = randomPattern(*types.begin());
-    for (auto [buffer, bytes] : {std::pair{&weight_, weight}, std::pair{&input_, input},
-                                 std::pair{&out_, out}, std::pair{&residual_, out},
-                                 std::pair{&bias_, bias}}) {
+    for (auto [buffer, bytes] :
+         {std::pair{&weight_, weight}, std::pair{&input_, input}, std::pair{&out_, out},
+          std::pair{&residual_, out}, std::pair{&bias_, bias}}) {
       bytes = std::max<uint64_t>(bytes, 256);
       INFER_CU_CHECK(api_, api_.cuMemAlloc(buffer, bytes));
       for (uint64_t offset = 0; offset < bytes; offset += pattern.size())
@@ -164,8 +166,7 @@ private:
 /// temperature drift during the tuning weighs on all alike), and its median
 /// round counts; the fastest is kept.
 StatusOr<art::GemmTuningRecord> tuneShape(Bench &bench, const art::GemmShape &shape) {
-  ASSIGN_OR_RETURN(cuda::GemmPlan plan,
-                   cuda::GemmPlan::create(bench.api(), bench.handle(), shape));
+  ASSIGN_OR_RETURN(cuda::GemmPlan plan, cuda::GemmPlan::create(bench.api(), bench.handle(), shape));
   ASSIGN_OR_RETURN(std::vector<cublasLtMatmulAlgo_t> candidates,
                    plan.heuristics(cuda::kGemmHeuristicCandidates));
   // Warm up each (a candidate that fails to run is passed over) and learn

@@ -45,8 +45,8 @@ std::optional<std::string> fromHex(const std::string &text) {
 }
 
 std::optional<art::ElementType> typeNamed(const std::string &name) {
-  for (art::ElementType type : {art::ELEMENT_TYPE_F32, art::ELEMENT_TYPE_BF16,
-                                art::ELEMENT_TYPE_F16})
+  for (art::ElementType type :
+       {art::ELEMENT_TYPE_F32, art::ELEMENT_TYPE_BF16, art::ELEMENT_TYPE_F16})
     if (name == art::elementTypeName(type))
       return type;
   return std::nullopt;

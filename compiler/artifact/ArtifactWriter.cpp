@@ -5,8 +5,8 @@
 #include "compiler/artifact/OutputFile.h"
 #include "compiler/artifact/QuantizedWeights.h"
 
-#include "dialects/graph/Interpreter/LowPrecision.h"
 #include "dialects/graph/IR/GraphOps.h"
+#include "dialects/graph/Interpreter/LowPrecision.h"
 #include "runtime/artifact/ArtifactFormat.h"
 
 #include "mlir/IR/BuiltinTypes.h"

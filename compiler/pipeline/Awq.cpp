@@ -2,9 +2,9 @@
 
 #include "compiler/pipeline/Awq.h"
 
-#include "dialects/graph/Interpreter/Interpreter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "dialects/graph/IR/GraphOps.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 #include "runtime/base/Quantization.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

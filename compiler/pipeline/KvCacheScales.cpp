@@ -2,9 +2,9 @@
 
 #include "compiler/pipeline/KvCacheScales.h"
 
-#include "dialects/graph/Interpreter/Interpreter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "dialects/graph/IR/GraphOps.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -2,8 +2,8 @@
 
 #include "compiler/pipeline/VerifyNumerics.h"
 
-#include "dialects/graph/Interpreter/Interpreter.h"
 #include "dialects/graph/IR/GraphOps.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/TypeUtilities.h"

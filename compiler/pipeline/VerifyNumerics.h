@@ -8,8 +8,8 @@
 #ifndef INFER_COMPILER_PIPELINE_VERIFYNUMERICS_H
 #define INFER_COMPILER_PIPELINE_VERIFYNUMERICS_H
 
-#include "dialects/graph/Interpreter/Tensor.h"
 #include "compiler/pipeline/Pipeline.h"
+#include "dialects/graph/Interpreter/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"

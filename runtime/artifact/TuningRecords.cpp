@@ -23,10 +23,10 @@ GemmShape GemmShape::bucket() const {
 }
 
 std::string GemmShape::key() const {
-  return std::string(elementTypeName(type)) + " k" + std::to_string(k) + " n" +
-         std::to_string(n) + (tokens > 0 ? " T" + std::to_string(tokens) : std::string()) +
-         (transposed ? " nk" : " kn") +
-         " bias" + std::to_string(int(bias)) + " residual" + std::to_string(int(residual));
+  return std::string(elementTypeName(type)) + " k" + std::to_string(k) + " n" + std::to_string(n) +
+         (tokens > 0 ? " T" + std::to_string(tokens) : std::string()) +
+         (transposed ? " nk" : " kn") + " bias" + std::to_string(int(bias)) + " residual" +
+         std::to_string(int(residual));
 }
 
 GemmShape shapeOf(const GemmTuningRecord &record) {
@@ -67,8 +67,8 @@ void addUses(const ExecProgram &program, const google::protobuf::RepeatedPtrFiel
              bool counted, std::map<GemmShape, int> &uses) {
   for (int i = 0; i < program.launches_size(); ++i) {
     const Launch &launch = program.launches(i);
-    const bool dequantized = launch.kind() == Launch::QUANTIZED_GEMM && cuda &&
-                             i < cuda->size() && cuda->Get(i).has_dequantize();
+    const bool dequantized = launch.kind() == Launch::QUANTIZED_GEMM && cuda && i < cuda->size() &&
+                             cuda->Get(i).has_dequantize();
     if ((launch.kind() != Launch::GEMM && !dequantized) || launch.outputs_size() == 0 ||
         launch.outputs(0) >= uint32_t(program.buffers_size()))
       continue;
@@ -102,11 +102,11 @@ std::vector<GemmUse> gemmUses(const Manifest &manifest) {
   std::map<GemmShape, int> uses;
   const bool hasStep = manifest.has_step();
   if (manifest.has_exec())
-    addUses(manifest.exec(), manifest.has_cuda() ? &manifest.cuda().launches() : nullptr,
-            !hasStep, uses);
+    addUses(manifest.exec(), manifest.has_cuda() ? &manifest.cuda().launches() : nullptr, !hasStep,
+            uses);
   if (hasStep)
-    addUses(manifest.step(), manifest.has_cuda() ? &manifest.cuda().step_launches() : nullptr,
-            true, uses);
+    addUses(manifest.step(), manifest.has_cuda() ? &manifest.cuda().step_launches() : nullptr, true,
+            uses);
   std::vector<GemmUse> result;
   for (const auto &[shape, launches] : uses)
     result.push_back({shape, launches});
@@ -155,8 +155,8 @@ std::string tuningReport(const Manifest &manifest, const TuningRecords &records)
   for (const GemmUse &use : gemmUses(manifest))
     launches[use.shape] = use.launches;
   std::string text = "GEMM tuning records for " + records.device() + " (cuBLASLt " +
-                     std::to_string(records.cublaslt_version()) + "): " +
-                     std::to_string(records.gemm_size()) + "\n";
+                     std::to_string(records.cublaslt_version()) +
+                     "): " + std::to_string(records.gemm_size()) + "\n";
   text += "  " + padded("shape", 44, false) + padded("launches", 9) + padded("heuristic us", 14) +
           padded("tuned us", 10) + padded("speedup", 9) + padded("timed", 7) + "\n";
   // Per bucket: the GEMM time of one step of that size, summed over launches.
@@ -168,9 +168,8 @@ std::string tuningReport(const Manifest &manifest, const TuningRecords &records)
     const int count = launches.count(shape) ? launches[shape] : 0;
     text += "  " + padded(shapeOf(record).key(), 44, false) + padded(std::to_string(count), 9) +
             padded(fixed(record.heuristic_us(), 2), 14) + padded(fixed(record.tuned_us(), 2), 10) +
-            padded(record.tuned_us() > 0
-                       ? fixed(record.heuristic_us() / record.tuned_us(), 2) + "x"
-                       : std::string("-"),
+            padded(record.tuned_us() > 0 ? fixed(record.heuristic_us() / record.tuned_us(), 2) + "x"
+                                         : std::string("-"),
                    9) +
             padded(std::to_string(record.candidates()), 7) + "\n";
     perStep[tokens].first += count * record.heuristic_us();

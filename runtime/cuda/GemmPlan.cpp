@@ -25,7 +25,8 @@ StatusOr<GemmPlan> GemmPlan::create(const CudaApi &api, cublasLtHandle_t handle,
                                     const GemmShape &shape) {
   ASSIGN_OR_RETURN(cudaDataType_t type, dataType(shape.type));
   GemmPlan plan(api, handle, shape);
-  INFER_CUBLAS_CHECK(api, api.cublasLtMatmulDescCreate(&plan.desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  INFER_CUBLAS_CHECK(api,
+                     api.cublasLtMatmulDescCreate(&plan.desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t transA = shape.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, transB = CUBLAS_OP_N;
   INFER_CUBLAS_CHECK(api, api.cublasLtMatmulDescSetAttribute(
                               plan.desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof(transA)));
@@ -33,9 +34,9 @@ StatusOr<GemmPlan> GemmPlan::create(const CudaApi &api, cublasLtHandle_t handle,
                               plan.desc_, CUBLASLT_MATMUL_DESC_TRANSB, &transB, sizeof(transB)));
   if (shape.bias) {
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    INFER_CUBLAS_CHECK(api, api.cublasLtMatmulDescSetAttribute(
-                                plan.desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                sizeof(epilogue)));
+    INFER_CUBLAS_CHECK(api,
+                       api.cublasLtMatmulDescSetAttribute(plan.desc_, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                          &epilogue, sizeof(epilogue)));
   }
   // Column-major view: D (n x T, ld n) = op(A) (n x k) * B (k x T, ld k).
   const uint64_t k = uint64_t(shape.k), n = uint64_t(shape.n), rows = uint64_t(shape.tokens);
@@ -75,8 +76,8 @@ StatusOr<std::vector<cublasLtMatmulAlgo_t>> GemmPlan::heuristics(int count) cons
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
   int found = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
-    status = api_->cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, c_, preference,
-                                                  count, results.data(), &found);
+    status = api_->cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, c_, preference, count,
+                                                  results.data(), &found);
   api_->cublasLtMatmulPreferenceDestroy(preference);
   if (status != CUBLAS_STATUS_SUCCESS)
     return cublasError(*api_, status, "cublasLtMatmulAlgoGetHeuristic");
@@ -104,11 +105,10 @@ Status GemmPlan::run(const cublasLtMatmulAlgo_t &algo, const void *weight, const
     INFER_CUBLAS_CHECK(*api_, api_->cublasLtMatmulDescSetAttribute(
                                   desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   const void *c = shape_.residual ? residual : out;
-  INFER_CUBLAS_CHECK(*api_, api_->cublasLtMatmul(handle_, desc_, &alpha, weight, a_, input, b_,
-                                                 &beta, c, c_, out, c_, &algo,
-                                                 reinterpret_cast<void *>(workspace),
-                                                 kGemmWorkspaceBytes,
-                                                 reinterpret_cast<cudaStream_t>(stream)));
+  INFER_CUBLAS_CHECK(
+      *api_, api_->cublasLtMatmul(handle_, desc_, &alpha, weight, a_, input, b_, &beta, c, c_, out,
+                                  c_, &algo, reinterpret_cast<void *>(workspace),
+                                  kGemmWorkspaceBytes, reinterpret_cast<cudaStream_t>(stream)));
   return okStatus();
 }
 

@@ -16,8 +16,8 @@
 #ifndef INFER_RUNTIME_CUDA_GEMMPLAN_H
 #define INFER_RUNTIME_CUDA_GEMMPLAN_H
 
-#include "runtime/cuda/CudaApi.h"
 #include "runtime/artifact/TuningRecords.h"
+#include "runtime/cuda/CudaApi.h"
 
 #include <cstdint>
 #include <vector>

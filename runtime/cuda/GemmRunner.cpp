@@ -11,8 +11,8 @@ std::string tuningDeviceKey(const std::string &deviceName, int multiprocessors) 
   return deviceName + ", " + std::to_string(multiprocessors) + " SMs";
 }
 
-const art::TuningRecords *tuningRecordsFor(const art::Manifest &manifest,
-                                           const std::string &device, int64_t cublasLtVersion) {
+const art::TuningRecords *tuningRecordsFor(const art::Manifest &manifest, const std::string &device,
+                                           int64_t cublasLtVersion) {
   for (const art::TuningRecords &records : manifest.tuning())
     if (records.device() == device && records.cublaslt_version() == cublasLtVersion)
       return &records;

@@ -27,8 +27,7 @@ std::string tuningDeviceKey(const std::string &deviceName, int multiprocessors);
 
 /// The artifact's record set for `device` and this cuBLASLt version, if any.
 const artifact::TuningRecords *tuningRecordsFor(const artifact::Manifest &manifest,
-                                                const std::string &device,
-                                                int64_t cublasLtVersion);
+                                                const std::string &device, int64_t cublasLtVersion);
 
 class GemmRunner {
 public:

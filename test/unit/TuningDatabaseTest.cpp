@@ -99,11 +99,14 @@ TEST_F(TuningDatabaseTest, AFileThatIsNotADatabaseIsAnErrorAndIsKept) {
   const std::string hex(128, '0');
   const std::string good = "{\"type\": \"bf16\", \"k\": 1, \"n\": 1, \"tokens\": 1, "
                            "\"transposed\": false, \"bias\": false, \"residual\": false, "
-                           "\"algorithm\": \"" + hex + "\", \"tuned_us\": 1, \"heuristic_us\": 1, "
+                           "\"algorithm\": \"" +
+                           hex +
+                           "\", \"tuned_us\": 1, \"heuristic_us\": 1, "
                            "\"candidates\": 1}";
   auto wrap = [](const std::string &gemm) {
     return "{\"format\": 2, \"record_sets\": [{\"device\": \"gpu\", \"cublaslt_version\": 1, "
-           "\"gemm\": [" + gemm + "]}]}";
+           "\"gemm\": [" +
+           gemm + "]}]}";
   };
   {
     std::ofstream(file()) << wrap(good);

@@ -7,10 +7,10 @@
 
 #include "TestUtils.h"
 
-#include "dialects/graph/Interpreter/Interpreter.h"
 #include "dialects/graph/IR/GraphDialect.h"
 #include "dialects/graph/IR/GraphOps.h"
 #include "dialects/graph/IR/GraphResources.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

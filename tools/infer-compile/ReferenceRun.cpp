@@ -2,8 +2,8 @@
 
 #include "tools/infer-compile/ReferenceRun.h"
 
-#include "dialects/graph/Interpreter/Interpreter.h"
 #include "compiler/support/Npy.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"

@@ -54,11 +54,11 @@ Status addTuningRecords(art::Manifest &manifest, const TuningOptions &options) {
   std::vector<art::TuningRecords> sets;
   if (options.tune) {
     const auto start = std::chrono::steady_clock::now();
-    ASSIGN_OR_RETURN(art::TuningRecords timed,
-                     codegen::tuneGemms(manifest, database ? &*database : nullptr,
-                                        [](const std::string &line) {
-                                          std::fprintf(stderr, "%s\n", line.c_str());
-                                        }));
+    ASSIGN_OR_RETURN(
+        art::TuningRecords timed,
+        codegen::tuneGemms(manifest, database ? &*database : nullptr, [](const std::string &line) {
+          std::fprintf(stderr, "%s\n", line.c_str());
+        }));
     std::fprintf(stderr, "  tuned in %.1f s\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     sets.push_back(std::move(timed));
@@ -71,7 +71,8 @@ Status addTuningRecords(art::Manifest &manifest, const TuningOptions &options) {
           set.cublaslt_version() != sets[0].cublaslt_version())
         sets.push_back(std::move(set));
   if (sets.empty())
-    std::fprintf(stderr, "warning: %s holds no tuning records for this program's %zu GEMM shape "
+    std::fprintf(stderr,
+                 "warning: %s holds no tuning records for this program's %zu GEMM shape "
                  "buckets; cuBLASLt's heuristic algorithms will run\n",
                  options.database.c_str(), buckets.size());
   for (art::TuningRecords &set : sets) {

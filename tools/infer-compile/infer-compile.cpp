@@ -603,9 +603,10 @@ int main(int argc, char **argv) {
                  "a tuning database: --tune reuses its records and adds the new ones; without "
                  "--tune (no GPU needed) the artifact takes every GPU's records it holds for "
                  "the program's shapes");
-  app.add_option("--nvrtc-programs", options.nvrtcPrograms,
-                 "compile the kernels as at most N NVRTC programs side by side (1 is one "
-                 "program, for comparisons; the cubins, and so the artifact's bytes, differ with N)")
+  app.add_option(
+         "--nvrtc-programs", options.nvrtcPrograms,
+         "compile the kernels as at most N NVRTC programs side by side (1 is one "
+         "program, for comparisons; the cubins, and so the artifact's bytes, differ with N)")
       ->check(CLI::Range(1, 6))
       ->capture_default_str();
   app.add_option("--tokenizer", options.tokenizerDir,

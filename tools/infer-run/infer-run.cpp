@@ -356,8 +356,7 @@ infer::StatusOr<std::unique_ptr<infer::Backend>> makeBackend(const ArtifactReade
     chosen = "cuda";
     ASSIGN_OR_RETURN(auto backend, infer::cuda::CudaBackend::create(reader));
     const infer::cuda::LoadReport &report = backend->loadReport();
-    chosen += " (" + report.deviceName +
-              (report.usedPtx ? ", kernels JIT-compiled from PTX" : "") +
+    chosen += " (" + report.deviceName + (report.usedPtx ? ", kernels JIT-compiled from PTX" : "") +
               (report.tuningRecords > 0
                    ? ", " + std::to_string(report.tuningRecords) + " GEMM tuning records"
                    : std::string()) +

@@ -94,8 +94,8 @@ llvm::Expected<Tensor> kernels::rmsNorm(const Tensor &input, const Tensor &weigh
 llvm::Expected<Tensor> kernels::linear(const Tensor &input, const Tensor &weight,
                                        const Tensor *bias, const Tensor *residual,
                                        bool transposeWeight) {
-  if (llvm::Error error = expectF32({&input, &weight, bias, residual},
-                                    {"input", "weight", "bias", "residual"}))
+  if (llvm::Error error =
+          expectF32({&input, &weight, bias, residual}, {"input", "weight", "bias", "residual"}))
     return std::move(error);
   if (input.rank() < 1)
     return kernelError("input must have rank >= 1");
@@ -310,8 +310,8 @@ llvm::Expected<Tensor> kernels::rotary(const Tensor &input, const Tensor *givenP
     return std::move(error);
   int64_t positionBatch = positions.shape()[0];
   if ((positionBatch != batch && positionBatch != 1) || positions.shape()[1] != seq)
-    return kernelError("positions " + positions.shapeString() + " must be [" +
-                       llvm::Twine(batch) + " or 1, " + llvm::Twine(seq) + "]");
+    return kernelError("positions " + positions.shapeString() + " must be [" + llvm::Twine(batch) +
+                       " or 1, " + llvm::Twine(seq) + "]");
   int64_t cacheRows = 0, cacheBatch = 0;
   if (invFreq) {
     if (llvm::Error error = expectRank(*invFreq, 1, "inv_freq"))
@@ -392,8 +392,7 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
   if (softcap < 0)
     return kernelError("softcap must be non-negative");
   if (window < 0 || (window > 0 && !causal))
-    return kernelError(
-        "a window must be a positive count of keys of causal attention");
+    return kernelError("a window must be a positive count of keys of causal attention");
   for (const Tensor *input : inputs) {
     if (llvm::Error error = expectDType(*input, {DType::F32}, "operand"))
       return std::move(error);
@@ -424,8 +423,8 @@ llvm::Expected<Tensor> kernels::attention(llvm::ArrayRef<const Tensor *> inputs,
       return kernelError("k " + keys.shapeString() + " and v " + values.shapeString() +
                          " must have the same shape");
     if (keys.shape()[0] != batch || keys.shape()[2] != kvFeatures)
-      return kernelError("k and v are " + keys.shapeString() + ", expected [" +
-                         llvm::Twine(batch) + ", kv_seq, " + llvm::Twine(kvFeatures) + "]");
+      return kernelError("k and v are " + keys.shapeString() + ", expected [" + llvm::Twine(batch) +
+                         ", kv_seq, " + llvm::Twine(kvFeatures) + "]");
     kvSeq = keys.shape()[1];
     q = {first.f32(), seq, qFeatures, 0, headDim};
     k = {keys.f32(), kvSeq, kvFeatures, 0, headDim};

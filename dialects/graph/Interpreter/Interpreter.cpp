@@ -14,9 +14,9 @@
 
 #include "dialects/graph/Interpreter/Interpreter.h"
 
+#include "dialects/graph/IR/GraphOps.h"
 #include "dialects/graph/Interpreter/Kernels.h"
 #include "dialects/graph/Interpreter/LowPrecision.h"
-#include "dialects/graph/IR/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -508,8 +508,7 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
       // I64Attr getters return uint64_t; the kernels check the signed values.
       .Case([&](RotaryOp o) {
         RotaryConfig config{int64_t(o.getNumHeads()), int64_t(o.getRotatedHeads()),
-                            int64_t(o.getHeadDim()), int64_t(o.getRotaryDim()),
-                            o.getInterleaved()};
+                            int64_t(o.getHeadDim()), int64_t(o.getRotaryDim()), o.getInterleaved()};
         RotaryTables tables{optional(o.getInvFreq()), optional(o.getCosCache()),
                             optional(o.getSinCache())};
         return one(rotary(in(o.getInput()), optional(o.getPositions()), tables, config));

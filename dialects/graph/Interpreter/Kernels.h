@@ -236,9 +236,9 @@ struct AttentionConfig {
   int64_t numHeads, numKvHeads, headDim;
   float scale;
   bool causal;
-  float softcap;  // 0: none
-  int64_t window; // 0: none; causal only
-  float alibi;    // ALiBi's bias factor (reference::alibiSlope); 0: none
+  float softcap;                          // 0: none
+  int64_t window;                         // 0: none; causal only
+  float alibi;                            // ALiBi's bias factor (reference::alibiSlope); 0: none
   float kCacheScale = 0, vCacheScale = 0; // > 0: K / V read as E4M3 of x / scale (FP8 KV cache)
 };
 /// `inputs` is {packed qkv} or {q, k, v}.

@@ -2,8 +2,8 @@
 
 #include "dialects/graph/Transforms/Validation.h"
 
-#include "dialects/graph/Interpreter/Interpreter.h"
 #include "dialects/graph/IR/GraphOps.h"
+#include "dialects/graph/Interpreter/Interpreter.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/BuiltinOps.h"
