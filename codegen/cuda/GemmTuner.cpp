@@ -233,18 +233,13 @@ StatusOr<art::TuningRecords> tuneGemms(const art::Manifest &manifest, TuningData
   records.set_device(bench->deviceKey());
   records.set_cublaslt_version(version);
 
-  const std::vector<int64_t> buckets = art::tokenBuckets(manifest);
   std::vector<art::GemmShape> pending;
-  for (const art::GemmUse &use : art::gemmUses(manifest))
-    for (int64_t tokens : buckets) {
-      art::GemmShape shape = use.shape;
-      shape.tokens = tokens;
-      if (const art::GemmTuningRecord *kept =
-              database ? database->find(bench->deviceKey(), version, shape) : nullptr)
-        *records.add_gemm() = *kept;
-      else
-        pending.push_back(shape);
-    }
+  for (const art::GemmShape &shape : art::gemmBuckets(manifest))
+    if (const art::GemmTuningRecord *kept =
+            database ? database->find(bench->deviceKey(), version, shape) : nullptr)
+      *records.add_gemm() = *kept;
+    else
+      pending.push_back(shape);
   if (!pending.empty())
     RETURN_IF_ERROR(bench->allocate(pending));
   progress("tuning " + std::to_string(pending.size()) + " GEMM shape buckets on " +

@@ -123,6 +123,17 @@ std::vector<int64_t> tokenBuckets(const Manifest &manifest) {
   return buckets;
 }
 
+std::vector<GemmShape> gemmBuckets(const Manifest &manifest) {
+  const std::vector<int64_t> buckets = tokenBuckets(manifest);
+  std::vector<GemmShape> shapes;
+  for (const GemmUse &use : gemmUses(manifest))
+    for (int64_t tokens : buckets) {
+      shapes.push_back(use.shape);
+      shapes.back().tokens = tokens;
+    }
+  return shapes;
+}
+
 Status checkTuningRecords(const TuningRecords &records) {
   const std::string where = "tuning records for '" + records.device() + "': ";
   std::set<GemmShape> seen;

@@ -57,6 +57,10 @@ std::vector<GemmUse> gemmUses(const Manifest &manifest);
 /// program's bound).
 std::vector<int64_t> tokenBuckets(const Manifest &manifest);
 
+/// What a compile tunes: every shape of gemmUses at every token bucket, in
+/// the order of both.
+std::vector<GemmShape> gemmBuckets(const Manifest &manifest);
+
 /// Records well formed: a 64-byte algorithm, a 16-/32-bit float type, k and n
 /// in range, a power-of-two bucket, finite times, no shape twice in a set.
 Status checkTuningRecords(const TuningRecords &records);

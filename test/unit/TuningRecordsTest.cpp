@@ -61,6 +61,13 @@ TEST(TuningRecordsTest, ShapesAreCountedInTheStepProgram) {
   EXPECT_TRUE(uses[1].shape.residual);
   EXPECT_EQ(uses[1].launches, 1);
   EXPECT_EQ(uses[0].shape.key(), "bf16 k64 n128 kn bias0 residual0");
+  // Every shape at every bucket, shape by shape.
+  manifest.mutable_options()->set_max_batch_tokens(4);
+  std::vector<GemmShape> buckets = gemmBuckets(manifest);
+  ASSERT_EQ(buckets.size(), 6u);
+  EXPECT_EQ(buckets[0].key(), "bf16 k64 n128 T1 kn bias0 residual0");
+  EXPECT_EQ(buckets[2].key(), "bf16 k64 n128 T4 kn bias0 residual0");
+  EXPECT_EQ(buckets[3].key(), "bf16 k64 n128 T1 kn bias0 residual1");
 }
 
 TEST(TuningRecordsTest, BucketsArePowersOfTwoUpToTheLargestStep) {

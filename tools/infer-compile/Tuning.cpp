@@ -32,25 +32,16 @@ Status checkTuningPossible(const TuningOptions &options) {
 #endif
 }
 
+#ifdef INFER_HAVE_CUDA
 Status addTuningRecords(art::Manifest &manifest, const TuningOptions &options) {
   if (!options.tune && options.database.empty())
     return okStatus();
-#ifndef INFER_HAVE_CUDA
-  (void)manifest;
-  return failedPreconditionError("this infer-compile was built without the CUDA toolkit: no "
-                                 "--tune or --tuning-db");
-#else
   std::optional<codegen::TuningDatabase> database;
   if (!options.database.empty()) {
     ASSIGN_OR_RETURN(database, codegen::TuningDatabase::open(options.database));
   }
-  std::set<art::GemmShape> buckets;
-  for (const art::GemmUse &use : art::gemmUses(manifest))
-    for (int64_t tokens : art::tokenBuckets(manifest)) {
-      art::GemmShape shape = use.shape;
-      shape.tokens = tokens;
-      buckets.insert(shape);
-    }
+  const std::vector<art::GemmShape> shapes = art::gemmBuckets(manifest);
+  const std::set<art::GemmShape> buckets(shapes.begin(), shapes.end());
   std::vector<art::TuningRecords> sets;
   if (options.tune) {
     const auto start = std::chrono::steady_clock::now();
@@ -80,7 +71,7 @@ Status addTuningRecords(art::Manifest &manifest, const TuningOptions &options) {
     *manifest.add_tuning() = std::move(set);
   }
   return okStatus();
-#endif
 }
+#endif
 
 } // namespace infer::tools

@@ -24,7 +24,8 @@ struct TuningOptions {
 /// Why --tune cannot run here (no GPU, no CUDA build), before any work.
 Status checkTuningPossible(const TuningOptions &options);
 
-/// Adds the records to `manifest` (its CUDA module already generated).
+/// Adds the records to `manifest` (its CUDA module already generated; built
+/// with the CUDA toolkit only, as is target cuda).
 Status addTuningRecords(artifact::Manifest &manifest, const TuningOptions &options);
 
 } // namespace infer::tools
