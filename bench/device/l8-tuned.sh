@@ -3,7 +3,10 @@
 # machine) compiled without records and with --tune (the tuning database of the run before
 # extended, under $OUT), each benched offline (1,024 requests of 128 / 128), at batch 1, with
 # 64 requests of 2,048 in / 128 out and for the TTFT of 2,048 tokens, the two artifacts in turn;
-# the tuned artifact's greedy ids in two processes and its cold start (process -> first token).
+# the tuned artifact's greedy ids in two processes and its cold start (process -> first token,
+# twice), then its steps launch by launch (INFER_PROFILE_STEPS: an offline prefill of 8,192
+# tokens and decode of 1,024, a decode of 64 long sequences, a batch-1 decode and prefill, a
+# 2,048-token prefill) for the per-kernel tables.
 # carry: .bundle. Logs, bench.jsonl and summary.txt under $OUT.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
@@ -44,5 +47,20 @@ for i in 1 2; do
 done
 cmp -s $OUT/l8-ids1.txt $OUT/l8-ids2.txt && log "l8 tuned: two processes, the same ids ($(wc -l < $OUT/l8-ids1.txt) requests)" \
   || log "l8 tuned: two processes gave different ids"
+for i in 1 2; do
+  s=$(date +%s.%N)
+  timeout $(( 590 - SECONDS )) $B/bin/infer-run /tmp/l8.tuned.infer generate --device cuda --prompt-ids 1,2,3,4,5,6,7,8 --max-new-tokens 1 --max-sequences 1 > $OUT/l8-cold$i.log 2>&1
+  log "l8 cold start $i (process start -> first token -> exit): $(awk -v a=$s -v b=$(date +%s.%N) 'BEGIN{printf "%.2f", b-a}') s"
+done
+profile() { # NAME STEPS ARGS...: the steps launch by launch, time by launch kind
+  local name=$1 steps=$2; shift 2
+  [ $SECONDS -lt 560 ] || { log "profile $name skipped at $SECONDS s"; return; }
+  INFER_PROFILE_STEPS=$steps timeout $(( 590 - SECONDS )) $B/bin/infer-run /tmp/l8.tuned.infer bench --device cuda "$@" > $OUT/l8-profile-$name.log 2>&1
+  log "profile $name (steps $steps, exit $?):"; grep profile $OUT/l8-profile-$name.log | tee -a $sum
+}
+profile offline 3,60 --requests 1024 --input-len 128 --output-len 128 --max-sequences 1024 --warmup-requests 0
+profile long 60 --requests 64 --input-len 2048 --output-len 128 --max-sequences 64 --warmup-requests 0
+profile bs1 40,65 --requests 2 --input-len 128 --output-len 64 --batch 1 --warmup-requests 0
+profile ttft 2 --requests 2 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 0
 log "== end ($SECONDS s)"
 (cd $OUT && tar czf /tmp/all.tgz * && rm -f * && mv /tmp/all.tgz all.tgz)

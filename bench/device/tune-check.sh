@@ -5,7 +5,11 @@
 # requests of 128 / 128) and for the TTFT of 2,048 tokens (10 requests), the two artifacts
 # alternating (heuristic, tuned, heuristic, tuned) for the TTFT; then llama3-8b bf16 (exported
 # meanwhile at the lowest CPU priority) the same with 1,024 offline requests. Greedy ids of
-# each tuned artifact in two processes (L8=0: without llama3-8b; PRESETS: other small models). carry: .bundle. Everything under $OUT as all.tgz.
+# each tuned artifact in two processes (L8=0: without llama3-8b; L8=export: llama3-8b exported
+# into /tmp/l8 beside the rest, left for l8-tuned.sh on the warm machine, with the tuning
+# database in /tmp/tuning-db.json; PRESETS: other small models). With .bundle/kernels.tar.xz
+# (kv_attention_test), the paged attention kernels' checks and timings first.
+# carry: .bundle. Everything under $OUT as all.tgz.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 B=/tmp/b/infer-bundle
@@ -15,11 +19,16 @@ log() { echo "$*" | tee -a $sum; }
 log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv,noheader)"
 log "commit $(git log -1 --format=%h 2>/dev/null)"
 L8=${L8:-1} # L8=0: the small models alone (about 300 s)
-[ $L8 = 1 ] && ( [ -f /tmp/l8/model.onnx ] || PYTHONPATH=python nice -n 19 python3 -m infer.export bench/presets/llama3-8b.json \
+[ $L8 != 0 ] && ( [ -f /tmp/l8/model.onnx ] || PYTHONPATH=python nice -n 19 python3 -m infer.export bench/presets/llama3-8b.json \
     -o /tmp/l8 --random-weights --dtype bf16 --tokenizer test/tokenizer/fixtures/llama3 ) > $OUT/l8-export.log 2>&1 &
 export_pid=$!
+if [ -f .bundle/kernels.tar.xz ]; then
+  tar xJf .bundle/kernels.tar.xz -C /tmp/b
+  timeout 120 /tmp/b/kv_attention_test > $OUT/kv_attention_test.log 2>&1
+  log "kv_attention_test exit $? ($SECONDS s): $(tail -1 $OUT/kv_attention_test.log)"
+fi
 if [ "${SUITE:-1}" = 1 ]; then # SUITE=0: without gpu.tune
-  timeout 150 bash test/gpu/run-all.sh $B/bin test/models "" tune > $OUT/gpu_suite.log 2>&1
+  timeout ${SUITE_SECONDS:-150} bash test/gpu/run-all.sh $B/bin test/models "" tune ${SUITE_EXTRA:-} > $OUT/gpu_suite.log 2>&1
   log "suite (tune) exit $? ($SECONDS s): $(grep -E 'gpu tests:' $OUT/gpu_suite.log)"
   grep -E "^FAIL|^OK" $OUT/gpu_suite.log | head -5 | tee -a $sum
 fi
@@ -62,5 +71,11 @@ if [ $L8 = 1 ]; then
   if kill -0 $export_pid 2>/dev/null; then log "l8 export still running at $SECONDS s"; else log "l8 export done ($SECONDS s)"; fi
   [ -f /tmp/l8/model.onnx ] && compare l8 /tmp/l8/model.onnx 1024
 fi
+if [ $L8 = export ]; then
+  left=$(( 585 - SECONDS )); [ $left -lt 1 ] && left=1
+  timeout $left tail --pid=$export_pid -f /dev/null
+  [ -f /tmp/l8/model.onnx ] && log "l8 export done ($SECONDS s)" || log "l8 export not done at $SECONDS s"
+fi
+cp $OUT/tuning-db.json /tmp/tuning-db.json 2>/dev/null
 log "== end ($SECONDS s)"
 (cd $OUT && tar czf /tmp/all.tgz * && rm -f * && mv /tmp/all.tgz all.tgz)

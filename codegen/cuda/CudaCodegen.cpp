@@ -435,22 +435,25 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
               std::to_string(kernels::kGemvRowsMultiRows) + ">",
           kernels::gemvRowsGrid(n),
           kernels::gemvRowsSharedBytes(k, elementBytes, kernels::kGemvRowsMultiRows), foldsNorm);
-    // Steps of up to max_rows tokens on tensor cores (GemvRowsMma.cuh; the
-    // runtime runs it from INFER_GEMV_MMA_MIN, 3, tokens on).
+    // Steps of min_rows to max_rows tokens on tensor cores (GemvRowsMma.cuh).
     if (!mmaAttr.empty()) {
-      const int64_t mmaRows = mmaAttr.size() == 2 ? mmaAttr[0] : 0;
-      const int64_t splits = mmaAttr.size() == 2 ? mmaAttr[1] : 0;
-      if (mmaRows < 2 || mmaRows > kernels::gemvMmaMaxRows(k, n, transposed, elementBytes) ||
+      const bool three = mmaAttr.size() == 3;
+      const int64_t minRows = three ? mmaAttr[0] : 0;
+      const int64_t mmaRows = three ? mmaAttr[1] : 0;
+      const int64_t splits = three ? mmaAttr[2] : 0;
+      if (minRows < 1 || minRows > mmaRows || mmaRows < 2 ||
+          mmaRows > kernels::gemvMmaMaxRows(k, n, transposed, elementBytes) ||
           (splits != 1 && splits != 8))
-        return error(index, "has no tensor-core GEMV for mma_gemv's rows and splits at k " +
+        return error(index, "has no tensor-core GEMV for mma_gemv's tokens and splits at k " +
                                 std::to_string(k) + ", n " + std::to_string(n) +
-                                " (rows 2 to gemvMmaMaxRows, splits 1 or 8)");
+                                " (min 1 to max, max 2 to gemvMmaMaxRows, splits 1 or 8)");
       art::CudaLaunch mma =
           rowGemvRecord(ns + "infer_gemv_rows_mma<" + t + ", " + normPrologue + ", " +
                             std::to_string(splits) + ">",
                         kernels::gemvMmaGrid(n),
                         kernels::gemvMmaSharedBytes(k, elementBytes, int(mmaRows)), foldsNorm);
       mma.set_max_rows(uint32_t(mmaRows));
+      mma.set_min_rows(uint32_t(minRows));
       *cuda.mutable_gemv_mma() = std::move(mma);
     }
     break;

@@ -124,7 +124,9 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
     pm.addNestedPass<exec::ProgramOp>(exec::createFoldQkvDecodePass());
   if (fusions.identityGather)
     pm.addNestedPass<exec::ProgramOp>(exec::createElideIdentityGatherPass());
-  pm.addNestedPass<exec::ProgramOp>(exec::createSelectKernelsPass());
+  exec::SelectKernelsPassOptions select;
+  select.mmaGemvMinTokens = fusions.mmaGemvMinTokens;
+  pm.addNestedPass<exec::ProgramOp>(exec::createSelectKernelsPass(select));
 }
 
 void pipeline::buildExecPipeline(OpPassManager &pm, int64_t maxBatchTokens,

@@ -8,6 +8,8 @@
 #ifndef INFER_COMPILER_PIPELINE_PIPELINE_H
 #define INFER_COMPILER_PIPELINE_PIPELINE_H
 
+#include "runtime/cuda/abi/GemvGeometry.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -41,6 +43,9 @@ struct KernelFusions {
   bool rotaryKvWrite = false; ///< --infer-fold-kv-rotary{kv-write}
   bool qkvDecode = true;      ///< --infer-fold-qkv-decode
   bool identityGather = true; ///< --infer-elide-identity-gather
+  /// --infer-select-kernels{mma-gemv-min-tokens}: the fewest tokens of a
+  /// decode step on the tensor-core GEMV, 0 never (GemvGeometry.h).
+  int64_t mmaGemvMinTokens = kernels::kGemvMmaMinTokens;
 
   /// The names --fuse and --no-fuse take, comma-separated.
   static const char *names();

@@ -2,8 +2,6 @@
 
 #include "runtime/cuda/CudaApi.h"
 
-#include "runtime/cuda/abi/GemvGeometry.h"
-
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -84,16 +82,6 @@ StatusOr<int> integerSetting(const char *name, const char *value, int low, int h
 StatusOr<int> sharedCarveoutSetting(const char *value) {
   constexpr int kDefault = 100; // the same carveout for every kernel (docs/codegen.md)
   return integerSetting("INFER_SMEM_CARVEOUT", value, -1, 100, kDefault, "-1 or 0..100");
-}
-
-StatusOr<int> gemvMmaMinTokensSetting(const char *value) {
-  // Measured on the H200 (bench/results/tinyllama-1.1b-serving.md, session
-  // 25): ahead of infer_gemv at 3, 4 and 8 tokens. Two tokens keep the row
-  // GEMV, whose output rows have the bits each request gets alone.
-  constexpr int kDefault = 3;
-  return integerSetting("INFER_GEMV_MMA_MIN", value, 0, kernels::kGemvMmaRows, kDefault,
-                        "0 (never) or the fewest tokens of a step, up to " +
-                            std::to_string(kernels::kGemvMmaRows));
 }
 
 StatusOr<const CudaApi *> loadCudaApi() {

@@ -52,13 +52,6 @@ StatusOr<const CudaApi *> loadCudaApi();
 /// driver's choice per kernel, 0..100 as given; anything else is an error.
 StatusOr<int> sharedCarveoutSetting(const char *value);
 
-/// The fewest tokens of a decode step whose GEMMs run the tensor-core GEMV
-/// (CudaLaunch.gemv_mma, up to its max_rows), from the value of
-/// INFER_GEMV_MMA_MIN (null when unset): 3 by default, 0 for never, 1..8
-/// as given (a step of one token always runs the row GEMV); anything else
-/// is an error.
-StatusOr<int> gemvMmaMinTokensSetting(const char *value);
-
 /// An error for a failed driver call, with the driver's message.
 Status driverError(const CudaApi &api, CUresult result, const char *what);
 Status cublasError(const CudaApi &api, cublasStatus_t status, const char *what);

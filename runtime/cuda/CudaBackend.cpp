@@ -33,6 +33,12 @@ constexpr int64_t kPrefillMinNewTokens = 16;
 /// the data HBM could deliver in the ~3 us a kernel boundary costs.
 constexpr int64_t kGemvPrefetchBytes = 32 << 10;
 
+/// The fewest tokens of a step that run a gemv_mma record (artifacts before
+/// min_rows: the default every artifact had then).
+int64_t mmaGemvMinRows(const art::CudaLaunch &mma) {
+  return mma.min_rows() > 0 ? int64_t(mma.min_rows()) : int64_t(kernels::kGemvMmaMinTokens);
+}
+
 std::string kindName(art::Launch::Kind kind) {
   std::string name = art::Launch::Kind_Name(kind);
   for (char &c : name)
@@ -704,9 +710,8 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
   if (tokens == 1 && options_.gemvRows && cuda.has_gemv_single_row() &&
       loaded.gemvRows[size_t(index)])
     record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
-  else if (options_.gemvMmaMinTokens > 0 && tokens >= options_.gemvMmaMinTokens &&
-           cuda.has_gemv_mma() && tokens <= int64_t(cuda.gemv_mma().max_rows()) &&
-           loaded.gemvMmas[size_t(index)])
+  else if (cuda.has_gemv_mma() && tokens >= mmaGemvMinRows(cuda.gemv_mma()) &&
+           tokens <= int64_t(cuda.gemv_mma().max_rows()) && loaded.gemvMmas[size_t(index)])
     record = &cuda.gemv_mma(), found = loaded.gemvMmas[size_t(index)];
   else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && options_.gemvRows &&
            cuda.has_gemv_multi_row() && loaded.gemvMultiRows[size_t(index)])

@@ -343,7 +343,7 @@ private:
   Status allocateGemvWorkspace();
   /// The small-T kernel GEMM launch `index` runs as at this T, or null for
   /// cuBLASLt: infer_gemv_rows at T = 1 (gemv_single_row),
-  /// infer_gemv_rows_mma at gemvMmaMinTokens_ .. its max_rows (gemv_mma),
+  /// infer_gemv_rows_mma at its min_rows .. max_rows (gemv_mma),
   /// infer_gemv_rows at 2 .. kGemvRowsMultiRowsRun (gemv_multi_row), else
   /// infer_gemv up to kGemvMaxRows; its function goes to `function` when
   /// given.

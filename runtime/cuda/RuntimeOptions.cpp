@@ -46,8 +46,6 @@ parseRuntimeOptions(const std::function<const char *(const char *)> &environment
   }
   ASSIGN_OR_RETURN(options.sharedCarveout,
                    sharedCarveoutSetting(environment("INFER_SMEM_CARVEOUT")));
-  ASSIGN_OR_RETURN(options.gemvMmaMinTokens,
-                   gemvMmaMinTokensSetting(environment("INFER_GEMV_MMA_MIN")));
   if (const char *profile = environment("INFER_PROFILE_STEPS")) {
     std::stringstream list(profile);
     for (std::string item; std::getline(list, item, ',');) {
@@ -66,6 +64,10 @@ parseRuntimeOptions(const std::function<const char *(const char *)> &environment
       options.warnings.push_back(std::string(retired) +
                                  " is ignored: the runtime no longer times cuBLASLt; "
                                  "`infer-compile --tune` records the algorithms in the artifact");
+  if (const char *value = environment("INFER_GEMV_MMA_MIN"); value && *value)
+    options.warnings.push_back("INFER_GEMV_MMA_MIN is ignored: the artifact says which decode "
+                               "steps run the tensor-core GEMV (`infer-compile "
+                               "--mma-gemv-min-tokens`)");
   return options;
 }
 

@@ -35,13 +35,12 @@ struct RuntimeOptions {
   /// INFER_SMEM_CARVEOUT: the carveout (percent) every kernel asks for; -1
   /// leaves each the driver's choice.
   int sharedCarveout = 100;
-  /// INFER_GEMV_MMA_MIN: the fewest tokens of a step on the tensor-core GEMV (0: never).
-  int gemvMmaMinTokens = 3;
   /// INFER_PROFILE_STEPS=a,b,...: step calls (1-based) run launch by launch
   /// with the time by launch kind printed.
   std::vector<int64_t> profiledSteps;
   /// What was given but ignored (INFER_GEMM_TUNE*, which the tuning records of
-  /// `infer-compile --tune` replaced), for stderr.
+  /// `infer-compile --tune` replaced; INFER_GEMV_MMA_MIN, which exec.gemm's
+  /// mma_gemv decides), for stderr.
   std::vector<std::string> warnings;
 };
 

@@ -1,17 +1,32 @@
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels))' %s | FileCheck %s
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=4}))' %s | FileCheck %s --check-prefix=MIN4
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=0}))' %s | FileCheck %s --check-prefix=NEVER
+// RUN: not infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=9}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The decode GEMV kernels each GEMM gets, by shape (runtime/cuda/abi/GemvGeometry.h):
 // [n, k] bf16 with k = 64: infer_gemv, the row GEMV with its 4-row form, the
-// tensor-core GEMV for up to 8 tokens with k over 8 warps; k = 14,336 (Llama-3-8B's
-// down projection): one staged row for the row GEMV, 3 for the tensor-core one;
+// tensor-core GEMV for steps of 3 (the default) to 8 tokens with k over 8 warps;
+// k = 14,336 (Llama-3-8B's down projection): one staged row for the row GEMV,
+// 3 for the tensor-core one;
 // n = 128,256 (its LM head): the tensor-core GEMV's warps take whole tiles
 // (splits 1); f32 and [k, n] weights: infer_gemv alone. A stale attribute goes.
+// With mma-gemv-min-tokens = 4 the tensor-core GEMV starts at 4 tokens, and
+// the down projection, which stages 3, has none; with 0 no GEMM has it; past
+// kGemvMmaRows (8) the pass fails.
 // CHECK-LABEL: exec.program @gemms
-// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: 4, 1, 1>, k = 64 : i64, mma_gemv = array<i64: 8, 8>, n = 128 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
-// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: {{[0-9]+}}, {{[0-9]+}}, 1>, k = 14336 : i64, mma_gemv = array<i64: 3, 8>, n = 4096 : i64, row_gemv_rows = 1 : i64, transpose_weight = true}
-// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: {{[0-9]+}}, {{[0-9]+}}, 1>, k = 4096 : i64, mma_gemv = array<i64: 8, 1>, n = 128256 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: 4, 1, 1>, k = 64 : i64, mma_gemv = array<i64: 3, 8, 8>, n = 128 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: {{[0-9]+}}, {{[0-9]+}}, 1>, k = 14336 : i64, mma_gemv = array<i64: 3, 3, 8>, n = 4096 : i64, row_gemv_rows = 1 : i64, transpose_weight = true}
+// CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: {{[0-9]+}}, {{[0-9]+}}, 1>, k = 4096 : i64, mma_gemv = array<i64: 3, 8, 1>, n = 128256 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
 // CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: 4, 1, 1>, k = 64 : i64, n = 128 : i64, transpose_weight = true}
 // CHECK: exec.gemm {{.+}} {gemv_grid = array<i64: 2, 1, 1>, k = 64 : i64, n = 128 : i64}
+// MIN4-LABEL: exec.program @gemms
+// MIN4: exec.gemm {{.+}} k = 64 : i64, mma_gemv = array<i64: 4, 8, 8>, n = 128 : i64
+// MIN4: exec.gemm {{.+}} {gemv_grid = array<i64: {{[0-9]+}}, {{[0-9]+}}, 1>, k = 14336 : i64, n = 4096 : i64, row_gemv_rows = 1 : i64
+// MIN4: exec.gemm {{.+}} k = 4096 : i64, mma_gemv = array<i64: 4, 8, 1>, n = 128256
+// NEVER-LABEL: exec.program @gemms
+// NEVER-NOT: mma_gemv
+// NEVER: exec.return
+// BAD: error: mma-gemv-min-tokens must be 0 (never) to 8, not 9
 exec.program @gemms {
   %arena = exec.arena size #exec.affine<0 * T + 4194304>
   %w1 = exec.constant dense<1.0> : tensor<128x64xbf16>
@@ -27,7 +42,7 @@ exec.program @gemms {
   exec.gemm %x, %w1 -> %y1 {k = 64 : i64, n = 128 : i64, transpose_weight = true}
   exec.gemm %x, %w1 -> %y2 {k = 14336 : i64, n = 4096 : i64, transpose_weight = true}
   exec.gemm %x, %w1 -> %y3 {k = 4096 : i64, n = 128256 : i64, transpose_weight = true}
-  exec.gemm %x32, %w1 -> %y4 {k = 64 : i64, n = 128 : i64, mma_gemv = array<i64: 8, 8>, row_gemv_rows = 4 : i64, transpose_weight = true}
+  exec.gemm %x32, %w1 -> %y4 {k = 64 : i64, n = 128 : i64, mma_gemv = array<i64: 3, 8, 8>, row_gemv_rows = 4 : i64, transpose_weight = true}
   exec.gemm %x, %w1 -> %y5 {k = 64 : i64, n = 128 : i64}
   exec.output "y1" from %y1
   exec.output "y2" from %y2

@@ -71,8 +71,7 @@ generate_checks() {
 
 # The same with the runtime switches beyond the defaults: programmatic dependent
 # launch in prefill steps too (INFER_PDL=1), the driver's shared-memory carveout
-# per kernel (INFER_SMEM_CARVEOUT=-1), decode steps of 3-8 tokens on infer_gemv
-# instead of the tensor-core GEMV (INFER_GEMV_MMA_MIN=0), the step's metadata
+# per kernel (INFER_SMEM_CARVEOUT=-1), the step's metadata
 # uploaded, a step ahead's tokens fed and the tokens copied back by cuMemcpy on
 # the step's stream instead of the upload stream, the embedding's feed and
 # mapped memory (INFER_UPLOAD_STREAM=0), and prefill steps launch by launch even
@@ -90,7 +89,8 @@ switch_checks() {
 # defaults, as test/gpu/CMakeLists.txt's gpu.generate.tiny-llama.*.fuse-* and
 # .no-* tests: the rotary folded into the KV write, decode steps on three
 # kernels, batch-1 decode's qkv GEMV and attention as two, the sampler scanning
-# the logits, the identity gather launched, no GEMM folding its neighbours.
+# the logits, the identity gather launched, no GEMM folding its neighbours,
+# decode steps of 3-8 tokens on infer_gemv instead of the tensor-core GEMV.
 fusion_checks() {
   local flag=$1 base=$models/tiny-llama
   echo "generate tiny-llama fp32, $flag:"; generate --model "$base.onnx" \
@@ -188,10 +188,10 @@ if [ ${#only[@]} -gt 0 ]; then
     [ "$model" = tune ] && { start tune tune_check; continue; }
     if [ "$model" = fusions ]; then # the runtime switches and the compile's fusion flags
       for flag in --fuse=rotary-kv-write --no-fuse=kv-decode --no-fuse=qkv-decode --no-fuse=argmax \
-          --no-fuse=identity-gather --no-fuse=gemm-prologue,gated-epilogue; do
+          --no-fuse=identity-gather --no-fuse=gemm-prologue,gated-epilogue --mma-gemv-min-tokens=0; do
         start "fusion.${flag#--}" fusion_checks $flag
       done
-      for setting in INFER_PDL=1 INFER_SMEM_CARVEOUT=-1 INFER_GEMV_MMA_MIN=0 INFER_UPLOAD_STREAM=0 \
+      for setting in INFER_PDL=1 INFER_SMEM_CARVEOUT=-1 INFER_UPLOAD_STREAM=0 \
           INFER_PREFILL_GRAPHS=0; do
         start "switch.${setting%=*}" switch_checks $setting
       done
@@ -220,12 +220,12 @@ for model in $(cat "$models/families.txt" 2>/dev/null); do
   [ -f "$models/$model.greedy.json" ] && start "generate.$model" generate_checks $model
 done
 if [ -f "$models/tiny-llama.greedy.json" ]; then
-  for setting in INFER_PDL=1 INFER_SMEM_CARVEOUT=-1 INFER_GEMV_MMA_MIN=0 INFER_UPLOAD_STREAM=0 \
+  for setting in INFER_PDL=1 INFER_SMEM_CARVEOUT=-1 INFER_UPLOAD_STREAM=0 \
       INFER_PREFILL_GRAPHS=0; do
     start "switch.${setting%=*}" switch_checks $setting
   done
   for flag in --fuse=rotary-kv-write --no-fuse=kv-decode --no-fuse=qkv-decode --no-fuse=argmax \
-      --no-fuse=identity-gather --no-fuse=gemm-prologue,gated-epilogue; do
+      --no-fuse=identity-gather --no-fuse=gemm-prologue,gated-epilogue --mma-gemv-min-tokens=0; do
     start "fusion.${flag#--}" fusion_checks $flag
   done
 fi

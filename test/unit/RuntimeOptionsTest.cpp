@@ -24,7 +24,6 @@ TEST(RuntimeOptionsTest, UnsetGivesTheDocumentedDefaults) {
               options->gemv && options->gemvRows && options->uploadStream);
   EXPECT_EQ(options->programmaticLaunch, ProgrammaticLaunch::Decode);
   EXPECT_EQ(options->sharedCarveout, 100);
-  EXPECT_EQ(options->gemvMmaMinTokens, 3);
   EXPECT_TRUE(options->profiledSteps.empty());
   EXPECT_TRUE(options->warnings.empty());
 }
@@ -38,7 +37,6 @@ TEST(RuntimeOptionsTest, TakesEachSwitch) {
                                             {"INFER_UPLOAD_STREAM", "0"},
                                             {"INFER_PDL", "1"},
                                             {"INFER_SMEM_CARVEOUT", "-1"},
-                                            {"INFER_GEMV_MMA_MIN", "0"},
                                             {"INFER_PROFILE_STEPS", "3,40"}});
   ASSERT_TRUE(options.ok()) << options.status().message();
   EXPECT_FALSE(options->graphs || options->prefillGraphs || options->prefillKernel ||
@@ -46,7 +44,6 @@ TEST(RuntimeOptionsTest, TakesEachSwitch) {
   EXPECT_TRUE(options->gemvRows);
   EXPECT_EQ(options->programmaticLaunch, ProgrammaticLaunch::All);
   EXPECT_EQ(options->sharedCarveout, -1);
-  EXPECT_EQ(options->gemvMmaMinTokens, 0);
   EXPECT_EQ(options->profiledSteps, (std::vector<int64_t>{3, 40}));
   StatusOr<RuntimeOptions> off = parse({{"INFER_PDL", "0"}});
   ASSERT_TRUE(off.ok());
@@ -60,7 +57,6 @@ TEST(RuntimeOptionsTest, RefusesValuesASwitchDoesNotTakeNamingIt) {
                                                         {"INFER_UPLOAD_STREAM", "2"},
                                                         {"INFER_PDL", "yes"},
                                                         {"INFER_SMEM_CARVEOUT", "101"},
-                                                        {"INFER_GEMV_MMA_MIN", "9"},
                                                         {"INFER_PROFILE_STEPS", "3,,40"},
                                                         {"INFER_PROFILE_STEPS", "0"},
                                                         {"INFER_PROFILE_STEPS", "x"}}) {
@@ -80,6 +76,14 @@ TEST(RuntimeOptionsTest, TheRetiredTuningSwitchesWarnThatTheCompileTunesNow) {
   ASSERT_EQ(options->warnings.size(), 2u);
   EXPECT_NE(options->warnings[0].find("INFER_GEMM_TUNE is ignored"), std::string::npos);
   EXPECT_NE(options->warnings[1].find("--tune"), std::string::npos);
+}
+
+TEST(RuntimeOptionsTest, TheRetiredTensorCoreGemvSwitchWarnsThatTheCompileDecides) {
+  StatusOr<RuntimeOptions> options = parse({{"INFER_GEMV_MMA_MIN", "0"}});
+  ASSERT_TRUE(options.ok());
+  ASSERT_EQ(options->warnings.size(), 1u);
+  EXPECT_NE(options->warnings[0].find("INFER_GEMV_MMA_MIN is ignored"), std::string::npos);
+  EXPECT_NE(options->warnings[0].find("--mma-gemv-min-tokens"), std::string::npos);
 }
 
 } // namespace

@@ -1,8 +1,6 @@
-//===- SharedCarveoutTest.cpp - INFER_SMEM_CARVEOUT, INFER_GEMV_MMA_MIN ---===//
+//===- SharedCarveoutTest.cpp - INFER_SMEM_CARVEOUT -----------------------===//
 
 #include "runtime/cuda/CudaApi.h"
-
-#include "runtime/cuda/abi/GemvGeometry.h"
 
 #include <gtest/gtest.h>
 
@@ -30,32 +28,6 @@ TEST(SharedCarveoutTest, RejectsAnythingElseNamingTheVariable) {
     ASSERT_FALSE(carveout.ok()) << "'" << text << "'";
     EXPECT_NE(carveout.status().message().find("INFER_SMEM_CARVEOUT"), std::string::npos);
     EXPECT_NE(carveout.status().message().find(std::string("'") + text + "'"), std::string::npos);
-  }
-}
-
-TEST(GemvMmaMinTokensTest, UnsetRunsTheTensorCoreGemvFromThreeTokens) {
-  StatusOr<int> fewest = gemvMmaMinTokensSetting(nullptr);
-  ASSERT_TRUE(fewest.ok());
-  EXPECT_EQ(fewest.value(), 3);
-}
-
-TEST(GemvMmaMinTokensTest, TakesZeroAndTokenCountsUpToTheKernelsRows) {
-  for (const auto &[text, value] :
-       std::vector<std::pair<const char *, int>>{{"0", 0}, {"1", 1}, {"4", 4}, {"8", 8}}) {
-    StatusOr<int> fewest = gemvMmaMinTokensSetting(text);
-    ASSERT_TRUE(fewest.ok()) << text;
-    EXPECT_EQ(fewest.value(), value) << text;
-  }
-}
-
-TEST(GemvMmaMinTokensTest, RejectsAnythingElseNamingTheVariable) {
-  for (const char *text : {"", "-1", "9", "three", "3 "}) {
-    StatusOr<int> fewest = gemvMmaMinTokensSetting(text);
-    ASSERT_FALSE(fewest.ok()) << "'" << text << "'";
-    EXPECT_NE(fewest.status().message().find("INFER_GEMV_MMA_MIN"), std::string::npos);
-    EXPECT_NE(fewest.status().message().find(std::string("'") + text + "'"), std::string::npos);
-    EXPECT_NE(fewest.status().message().find("up to " + std::to_string(kernels::kGemvMmaRows)),
-              std::string::npos);
   }
 }
 

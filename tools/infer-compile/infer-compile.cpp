@@ -627,6 +627,11 @@ int main(int argc, char **argv) {
   app.add_option("--no-fuse", options.noFuse,
                  "turn off kernel fusions that are on by default (the names --fuse takes)")
       ->delimiter(',');
+  app.add_option("--mma-gemv-min-tokens", options.fusions.mmaGemvMinTokens,
+                 "the fewest tokens of a decode step whose GEMMs run the tensor-core GEMV, 0 "
+                 "never (exec.gemm's mma_gemv; docs/codegen.md)")
+      ->check(CLI::Range(0, infer::kernels::kGemvMmaRows))
+      ->capture_default_str();
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,

@@ -47,6 +47,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -240,6 +241,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         multiRows = 0,
         mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;
     uint32_t mmaRowsLeast = 0, mmaRowsMost = 0;
+    std::set<uint32_t> mmaMinRows; // 0: an artifact from before min_rows (3)
     std::map<std::string, int> rowKernels, mmaKernels, decodeKernels, qkvDecodeKernels,
         pagedKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
@@ -258,6 +260,8 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         const uint32_t most = launch.gemv_mma().max_rows();
         mmaRowsLeast = mmas == 0 ? most : std::min(mmaRowsLeast, most);
         mmaRowsMost = std::max(mmaRowsMost, most);
+        mmaMinRows.insert(launch.gemv_mma().min_rows() > 0 ? launch.gemv_mma().min_rows()
+                                                           : infer::kernels::kGemvMmaMinTokens);
         ++mmas;
         mmaFolding += launch.gemv_mma().fuses_previous();
         ++mmaKernels[launch.gemv_mma().function()];
@@ -292,9 +296,12 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       std::string most = std::to_string(mmaRowsMost);
       if (mmaRowsLeast != mmaRowsMost)
         most = std::to_string(mmaRowsLeast) + "-" + most;
-      std::printf("  step: %d GEMMs with a tensor-core decode GEMV for steps of up to %s tokens "
+      std::string least;
+      for (uint32_t rows : mmaMinRows)
+        least += (least.empty() ? "" : " or ") + std::to_string(rows);
+      std::printf("  step: %d GEMMs with a tensor-core decode GEMV for steps of %s to %s tokens "
                   "(%d fold the norm before them)\n",
-                  mmas, most.c_str(), mmaFolding);
+                  mmas, least.c_str(), most.c_str(), mmaFolding);
     }
     for (const auto &[function, uses] : mmaKernels)
       std::printf("  step tensor-core GEMV kernel %s (%d launches)\n", function.c_str(), uses);

@@ -287,8 +287,13 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
         [n, k] 16-bit weights (k a multiple of 8, the input row within its
         staging): one row (T = 1), or also its multi-row form (T = 2) where
         four rows fit;
-      * `mma_gemv = array<i64: rows, splits>` where the tensor-core decode
-        GEMV runs it: up to `rows` tokens, each tile's k over `splits` warps;
+      * `mma_gemv = array<i64: min, max, splits>` where the tensor-core
+        decode GEMV runs it: in steps of `min` to `max` tokens (`min` the
+        `mma-gemv-min-tokens` option, `max` the most rows its staging holds;
+        none when `min` is 0 or past `max`), each tile's k over `splits`
+        warps. A step of T ≤ 8 tokens runs the first kernel the launch has
+        of: the row GEMV (T = 1; T = 2 in its 4-row form), the tensor-core
+        GEMV (min ≤ T ≤ max), infer_gemv;
       * `exec.kv_attention` with a cache of its 16-bit type, no window and no
         ALiBi gets `prefill_kernel = "wgmma"` (head size 128) or `"mma"`
         (other multiples of 16 up to 256): the tensor-core kernel of steps
@@ -303,9 +308,14 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
     ```
     After (bf16):
     ```mlir
-    exec.gemm %h, %w -> %y {gemv_grid = array<i64: 1, 1, 1>, k = 64 : i64, mma_gemv = array<i64: 8, 8>, n = 128 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
+    exec.gemm %h, %w -> %y {gemv_grid = array<i64: 1, 1, 1>, k = 64 : i64, mma_gemv = array<i64: 3, 8, 8>, n = 128 : i64, row_gemv_rows = 4 : i64, transpose_weight = true}
     ```
   }];
+  let options = [
+    Option<"mmaGemvMinTokens", "mma-gemv-min-tokens", "int64_t", /*default=*/"3",
+           "The fewest tokens of a decode step on the tensor-core GEMV (0: never); "
+           "GemvGeometry.h's kGemvMmaMinTokens">
+  ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }
 

@@ -27,7 +27,7 @@ namespace kernels = infer::kernels;
 
 namespace {
 
-void selectGemv(GemmOp gemm, Builder &builder) {
+void selectGemv(GemmOp gemm, int64_t mmaMinTokens, Builder &builder) {
   gemm.removeGemvGridAttr();
   gemm.removeRowGemvRowsAttr();
   gemm.removeMmaGemvAttr();
@@ -43,9 +43,10 @@ void selectGemv(GemmOp gemm, Builder &builder) {
     gemm.setRowGemvRowsAttr(builder.getI64IntegerAttr(kernels::kGemvRowsMultiRows));
   else if (kernels::gemvRowsSupported(k, n, transposed, bytes))
     gemm.setRowGemvRowsAttr(builder.getI64IntegerAttr(1));
-  if (const int rows = kernels::gemvMmaMaxRows(k, n, transposed, bytes); rows >= 2)
+  const int64_t rows = kernels::gemvMmaMaxRows(k, n, transposed, bytes);
+  if (rows >= 2 && mmaMinTokens > 0 && mmaMinTokens <= rows)
     gemm.setMmaGemvAttr(
-        builder.getDenseI64ArrayAttr({int64_t(rows), int64_t(kernels::gemvMmaSplits(n))}));
+        builder.getDenseI64ArrayAttr({mmaMinTokens, rows, int64_t(kernels::gemvMmaSplits(n))}));
 }
 
 void selectPrefill(KvAttentionOp attention, Builder &builder) {
@@ -66,10 +67,15 @@ struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<Selec
   using SelectKernelsPassBase::SelectKernelsPassBase;
 
   void runOnOperation() override {
+    if (mmaGemvMinTokens < 0 || mmaGemvMinTokens > kernels::kGemvMmaRows) {
+      getOperation().emitError() << "mma-gemv-min-tokens must be 0 (never) to "
+                                 << kernels::kGemvMmaRows << ", not " << int64_t(mmaGemvMinTokens);
+      return signalPassFailure();
+    }
     Builder builder(&getContext());
     getOperation().walk([&](Operation *op) {
       if (auto gemm = dyn_cast<GemmOp>(op))
-        selectGemv(gemm, builder);
+        selectGemv(gemm, mmaGemvMinTokens, builder);
       else if (auto attention = dyn_cast<KvAttentionOp>(op))
         selectPrefill(attention, builder);
     });

@@ -259,6 +259,12 @@ INFER_ABI_FN bool gemvMultiRowsSupported(long long k, long long n, int transpose
 /// kGemvMmaTileRows output rows whose k is split over its 8 warps.
 constexpr int kGemvMmaRows = 8;
 constexpr int kGemvMmaTileRows = 8;
+/// The fewest tokens of a decode step that run infer_gemv_rows_mma by
+/// default (--infer-select-kernels' mma-gemv-min-tokens): measured on the
+/// H200 ahead of infer_gemv at 3, 4 and 8 tokens (bench/results/
+/// tinyllama-1.1b-serving.md, session 25); two tokens keep the row GEMV,
+/// whose output rows have the bits each request gets alone.
+constexpr int kGemvMmaMinTokens = 3;
 
 /// 16-byte vectors between two staged input rows of infer_gemv_rows_mma:
 /// the row's own, plus 64 bytes where that is a multiple of 128 bytes, so
