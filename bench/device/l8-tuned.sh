@@ -8,7 +8,9 @@
 # tokens and decode of 1,024, a decode of 64 long sequences, a batch-1 decode and prefill, a
 # 2,048-token prefill) for the per-kernel tables.
 # carry: .bundle. Logs, bench.jsonl and summary.txt under $OUT.
+# START_SECONDS: the seconds already spent in this call (when tune-check.sh runs it).
 set -uo pipefail
+SECONDS=${START_SECONDS:-0}
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 B=/tmp/b/infer-bundle
 [ -x $B/bin/infer-run ] || { mkdir -p /tmp/b && tar xJf .bundle/infer-bundle.tar.xz -C /tmp/b; }

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# infer-compile --tune against cuBLASLt's heuristic, end to end, on one fresh machine: the GPU
-# check of --tune (gpu.tune); tinyllama-1.1b and qwen2.5-0.5b (random weights, exported here)
-# compiled without records and with --tune, benched at batch 1 (128 / 128), offline (512
-# requests of 128 / 128) and for the TTFT of 2,048 tokens (10 requests), the two artifacts
-# alternating (heuristic, tuned, heuristic, tuned) for the TTFT; then llama3-8b bf16 (exported
-# meanwhile at the lowest CPU priority) the same with 1,024 offline requests. Greedy ids of
-# each tuned artifact in two processes (L8=0: without llama3-8b; L8=export: llama3-8b exported
-# into /tmp/l8 beside the rest, left for l8-tuned.sh on the warm machine, with the tuning
-# database in /tmp/tuning-db.json; PRESETS: other small models). With .bundle/kernels.tar.xz
-# (kv_attention_test), the paged attention kernels' checks and timings first.
-# carry: .bundle. Everything under $OUT as all.tgz.
+# infer-compile --tune against cuBLASLt's heuristic, end to end, on one fresh machine: with
+# .bundle/kernels.tar.xz (kv_attention_test) the paged attention kernels' checks and timings;
+# the GPU check of --tune (gpu.tune; SUITE_EXTRA: more run-all.sh names, SUITE=0: none);
+# tinyllama-1.1b and qwen2.5-0.5b (PRESETS: others; random weights, exported here) compiled
+# without records and with --tune, benched for the TTFT of 2,048 tokens (10 requests, the two
+# artifacts alternating twice), offline (512 requests of 128 / 128) and at batch 1, greedy ids
+# of the tuned artifact in two processes; meanwhile llama3-8b bf16 exported at the lowest CPU
+# priority, then l8-tuned.sh on this call's clock (L8=0: no llama3-8b; L8=export: only its
+# export into /tmp/l8, for l8-tuned.sh in a next call on the warm machine, with the tuning
+# database in /tmp/tuning-db.json). carry: .bundle. Everything under $OUT as all.tgz.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 B=/tmp/b/infer-bundle
@@ -65,11 +64,15 @@ for preset in ${PRESETS:-tinyllama-1.1b qwen2.5-0.5b}; do
     || { log "$preset export failed"; tail -3 $OUT/$preset-export.log | tee -a $sum; continue; }
   compare $preset /tmp/$preset/model.onnx 512
 done
-if [ $L8 = 1 ]; then
-  left=$(( 420 - SECONDS )); [ $left -lt 1 ] && left=1
+if [ $L8 = 1 ]; then # l8-tuned.sh on this call's clock, its logs under $OUT/l8
+  left=$(( 450 - SECONDS )); [ $left -lt 1 ] && left=1
   timeout $left tail --pid=$export_pid -f /dev/null
   if kill -0 $export_pid 2>/dev/null; then log "l8 export still running at $SECONDS s"; else log "l8 export done ($SECONDS s)"; fi
-  [ -f /tmp/l8/model.onnx ] && compare l8 /tmp/l8/model.onnx 1024
+  cp $OUT/tuning-db.json /tmp/tuning-db.json 2>/dev/null
+  mkdir -p $OUT/l8
+  [ -f /tmp/l8/model.onnx ] && ! kill -0 $export_pid 2>/dev/null && \
+    OUT=$OUT/l8 START_SECONDS=$SECONDS TUNING_DB=/tmp/tuning-db.json bash bench/device/l8-tuned.sh > /dev/null 2>&1
+  (cd $OUT/l8 && tar xzf all.tgz && rm all.tgz) 2>/dev/null; cat $OUT/l8/summary.txt >> $sum 2>/dev/null
 fi
 if [ $L8 = export ]; then
   left=$(( 585 - SECONDS )); [ $left -lt 1 ] && left=1

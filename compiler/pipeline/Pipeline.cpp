@@ -126,6 +126,7 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
     pm.addNestedPass<exec::ProgramOp>(exec::createElideIdentityGatherPass());
   exec::SelectKernelsPassOptions select;
   select.mmaGemvMinTokens = fusions.mmaGemvMinTokens;
+  select.prefillKernels = fusions.prefillKernels;
   pm.addNestedPass<exec::ProgramOp>(exec::createSelectKernelsPass(select));
 }
 

@@ -46,6 +46,9 @@ struct KernelFusions {
   /// --infer-select-kernels{mma-gemv-min-tokens}: the fewest tokens of a
   /// decode step on the tensor-core GEMV, 0 never (GemvGeometry.h).
   int64_t mmaGemvMinTokens = kernels::kGemvMmaMinTokens;
+  /// --infer-select-kernels{prefill-kernels}: the paged attentions' tensor-core
+  /// prefill kernels.
+  bool prefillKernels = true;
 
   /// The names --fuse and --no-fuse take, comma-separated.
   static const char *names();

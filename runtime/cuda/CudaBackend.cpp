@@ -705,16 +705,13 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
   CUfunction found = nullptr;
   const art::CudaLaunch *record = nullptr;
-  if (!options_.gemv)
-    return nullptr;
-  if (tokens == 1 && options_.gemvRows && cuda.has_gemv_single_row() &&
-      loaded.gemvRows[size_t(index)])
+  if (tokens == 1 && cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
     record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
   else if (cuda.has_gemv_mma() && tokens >= mmaGemvMinRows(cuda.gemv_mma()) &&
            tokens <= int64_t(cuda.gemv_mma().max_rows()) && loaded.gemvMmas[size_t(index)])
     record = &cuda.gemv_mma(), found = loaded.gemvMmas[size_t(index)];
-  else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && options_.gemvRows &&
-           cuda.has_gemv_multi_row() && loaded.gemvMultiRows[size_t(index)])
+  else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && cuda.has_gemv_multi_row() &&
+           loaded.gemvMultiRows[size_t(index)])
     record = &cuda.gemv_multi_row(), found = loaded.gemvMultiRows[size_t(index)];
   else if (tokens <= kernels::kGemvMaxRows && cuda.has_gemv() && loaded.gemvs[size_t(index)])
     record = &cuda.gemv(), found = loaded.gemvs[size_t(index)];
@@ -866,7 +863,7 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   }
   // Prefill chunks of a step: the tensor-core tiles; decode tokens: one
   // block per token (docs/kv-cache.md, "Kernels").
-  if (options_.prefillKernel && cuda.has_prefill() && loaded.prefills[size_t(index)] &&
+  if (cuda.has_prefill() && loaded.prefills[size_t(index)] &&
       args.maxNewTokens >= kPrefillMinNewTokens)
     return launchKernel(cuda.prefill(), loaded.prefills[size_t(index)], args, params);
   RETURN_IF_ERROR(launchKernel(cuda, loaded.functions[size_t(index)], args, params));

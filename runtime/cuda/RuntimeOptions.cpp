@@ -29,12 +29,9 @@ parseRuntimeOptions(const std::function<const char *(const char *)> &environment
     const char *name;
     bool *field;
   };
-  for (const Switch &entry :
-       {Switch{"INFER_CUDA_GRAPHS", &options.graphs},
-        Switch{"INFER_PREFILL_GRAPHS", &options.prefillGraphs},
-        Switch{"INFER_KV_PREFILL", &options.prefillKernel}, Switch{"INFER_GEMV", &options.gemv},
-        Switch{"INFER_GEMV_ROWS", &options.gemvRows},
-        Switch{"INFER_UPLOAD_STREAM", &options.uploadStream}}) {
+  for (const Switch &entry : {Switch{"INFER_CUDA_GRAPHS", &options.graphs},
+                              Switch{"INFER_PREFILL_GRAPHS", &options.prefillGraphs},
+                              Switch{"INFER_UPLOAD_STREAM", &options.uploadStream}}) {
     ASSIGN_OR_RETURN(*entry.field, binarySwitch(entry.name, environment(entry.name), true));
   }
   if (const char *pdl = environment("INFER_PDL")) {
@@ -64,10 +61,16 @@ parseRuntimeOptions(const std::function<const char *(const char *)> &environment
       options.warnings.push_back(std::string(retired) +
                                  " is ignored: the runtime no longer times cuBLASLt; "
                                  "`infer-compile --tune` records the algorithms in the artifact");
-  if (const char *value = environment("INFER_GEMV_MMA_MIN"); value && *value)
-    options.warnings.push_back("INFER_GEMV_MMA_MIN is ignored: the artifact says which decode "
-                               "steps run the tensor-core GEMV (`infer-compile "
-                               "--mma-gemv-min-tokens`)");
+  // Kernel choices the artifact now makes (exec.gemm / exec.kv_attention, docs/exec.md).
+  for (const auto &[retired, instead] :
+       {std::pair{"INFER_GEMV_MMA_MIN", "`infer-compile --mma-gemv-min-tokens N`"},
+        std::pair{"INFER_KV_PREFILL", "`infer-compile --no-prefill-kernel`"},
+        std::pair{"INFER_GEMV", "the decode GEMVs exec.gemm names"},
+        std::pair{"INFER_GEMV_ROWS", "the decode GEMVs exec.gemm names"}})
+    if (const char *value = environment(retired); value && *value)
+      options.warnings.push_back(std::string(retired) +
+                                 " is ignored: the artifact says which kernels run (" + instead +
+                                 ")");
   return options;
 }
 

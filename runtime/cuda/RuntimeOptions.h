@@ -27,9 +27,6 @@ enum class ProgrammaticLaunch { Off, Decode, All };
 struct RuntimeOptions {
   bool graphs = true;        ///< INFER_CUDA_GRAPHS=0: every step launch by launch
   bool prefillGraphs = true; ///< INFER_PREFILL_GRAPHS=0: prefill steps never captured
-  bool prefillKernel = true; ///< INFER_KV_PREFILL=0: the per-token paged attention for prefill too
-  bool gemv = true;          ///< INFER_GEMV=0: cuBLASLt for every GEMM
-  bool gemvRows = true;      ///< INFER_GEMV_ROWS=0: infer_gemv at T = 1 and 2 too
   bool uploadStream = true;  ///< INFER_UPLOAD_STREAM=0: uploads and copies on the step's stream
   ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::Decode; ///< INFER_PDL=0 / 1
   /// INFER_SMEM_CARVEOUT: the carveout (percent) every kernel asks for; -1

@@ -1,6 +1,7 @@
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels))' %s | FileCheck %s
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=4}))' %s | FileCheck %s --check-prefix=MIN4
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=0}))' %s | FileCheck %s --check-prefix=NEVER
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{prefill-kernels=false}))' %s | FileCheck %s --check-prefix=NOPREFILL
 // RUN: not infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=9}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The decode GEMV kernels each GEMM gets, by shape (runtime/cuda/abi/GemvGeometry.h):
@@ -62,6 +63,12 @@ exec.program @gemms {
 // CHECK: exec.kv_attention {{.+}} head_dim = 64 : i64, {{.+}} prefill_kernel = "mma"
 // CHECK-NOT: prefill_kernel
 // CHECK: exec.return
+// With prefill-kernels=false none has one (every step on infer_kv_attention's
+// one block per token); the GEMMs keep their GEMVs.
+// NOPREFILL: mma_gemv = array<i64: 3, 8, 8>
+// NOPREFILL-LABEL: exec.program @attentions
+// NOPREFILL-NOT: prefill_kernel
+// NOPREFILL: exec.return
 exec.program @attentions {
   %arena = exec.arena size #exec.affine<0 * T + 1048576>
   %qkv = exec.buffer %arena [#exec.affine<0 * T + 0>] size #exec.affine<2048 * T + 0> of bf16

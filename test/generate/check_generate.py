@@ -23,8 +23,8 @@
               input row t alone, and its other kernels work per sequence (three or four
               prompts run infer_gemv, whose bits differ from the row GEMV's)
   prefill     (--compare-prefill, cuda 16-bit) prompts of 23 to 50 tokens batched give the
-              same first two tokens with the tensor-core paged prefill kernel as with
-              INFER_KV_PREFILL=0 (the one-block-per-token kernel for every step). Later tokens
+              same first two tokens with the tensor-core paged prefill kernel as compiled with
+              --no-prefill-kernel (the one-block-per-token kernel for every step). Later tokens
               are not compared: the two kernels round differently, the cached K/V of later
               layers inherit that, and a bf16 near-tie may then flip (seen on the H200)
 
@@ -101,9 +101,10 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         artifact = os.path.join(tmp, "model.infer")
-        proc = run([a.infer_compile, a.model, "-o", artifact, "--target", a.device,
-                    "--kv-block-size", str(BLOCK), "--max-seq-len", str(MAX_SEQ_LEN)]
-                   + (["--dtype", a.dtype] if a.dtype else []) + a.compile_arg)
+        compile_command = ([a.infer_compile, a.model, "--target", a.device,
+                            "--kv-block-size", str(BLOCK), "--max-seq-len", str(MAX_SEQ_LEN)]
+                           + (["--dtype", a.dtype] if a.dtype else []) + a.compile_arg)
+        proc = run(compile_command + ["-o", artifact])
         if proc.returncode != 0 or "no step program" in proc.stderr:
             raise SystemExit(f"FAIL: compile\n{proc.stderr}")
 
@@ -132,9 +133,11 @@ def main():
         if a.compare_prefill:
             long_prompts = [(prompt * 10)[:n] for n in (40, 23, 50)]
             with_kernel = generate(a.infer_run, artifact, long_prompts)
-            os.environ["INFER_KV_PREFILL"] = "0"
-            without = generate(a.infer_run, artifact, long_prompts)
-            del os.environ["INFER_KV_PREFILL"]
+            plain = os.path.join(tmp, "no-prefill-kernel.infer")
+            proc = run(compile_command + ["-o", plain, "--no-prefill-kernel"])
+            if proc.returncode != 0:
+                raise SystemExit(f"FAIL: compile --no-prefill-kernel\n{proc.stderr}")
+            without = generate(a.infer_run, plain, long_prompts)
             got = [r["generated"][:2] for r in with_kernel["requests"]]
             expected = [r["generated"][:2] for r in without["requests"]]
             if got != expected:

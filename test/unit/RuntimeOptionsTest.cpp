@@ -20,8 +20,7 @@ StatusOr<RuntimeOptions> parse(const std::map<std::string, std::string> &variabl
 TEST(RuntimeOptionsTest, UnsetGivesTheDocumentedDefaults) {
   StatusOr<RuntimeOptions> options = parse({{"HOME", "/home/u"}});
   ASSERT_TRUE(options.ok()) << options.status().message();
-  EXPECT_TRUE(options->graphs && options->prefillGraphs && options->prefillKernel &&
-              options->gemv && options->gemvRows && options->uploadStream);
+  EXPECT_TRUE(options->graphs && options->prefillGraphs && options->uploadStream);
   EXPECT_EQ(options->programmaticLaunch, ProgrammaticLaunch::Decode);
   EXPECT_EQ(options->sharedCarveout, 100);
   EXPECT_TRUE(options->profiledSteps.empty());
@@ -31,17 +30,12 @@ TEST(RuntimeOptionsTest, UnsetGivesTheDocumentedDefaults) {
 TEST(RuntimeOptionsTest, TakesEachSwitch) {
   StatusOr<RuntimeOptions> options = parse({{"INFER_CUDA_GRAPHS", "0"},
                                             {"INFER_PREFILL_GRAPHS", "0"},
-                                            {"INFER_KV_PREFILL", "0"},
-                                            {"INFER_GEMV", "0"},
-                                            {"INFER_GEMV_ROWS", "1"},
                                             {"INFER_UPLOAD_STREAM", "0"},
                                             {"INFER_PDL", "1"},
                                             {"INFER_SMEM_CARVEOUT", "-1"},
                                             {"INFER_PROFILE_STEPS", "3,40"}});
   ASSERT_TRUE(options.ok()) << options.status().message();
-  EXPECT_FALSE(options->graphs || options->prefillGraphs || options->prefillKernel ||
-               options->gemv || options->uploadStream);
-  EXPECT_TRUE(options->gemvRows);
+  EXPECT_FALSE(options->graphs || options->prefillGraphs || options->uploadStream);
   EXPECT_EQ(options->programmaticLaunch, ProgrammaticLaunch::All);
   EXPECT_EQ(options->sharedCarveout, -1);
   EXPECT_EQ(options->profiledSteps, (std::vector<int64_t>{3, 40}));
@@ -53,7 +47,7 @@ TEST(RuntimeOptionsTest, TakesEachSwitch) {
 TEST(RuntimeOptionsTest, RefusesValuesASwitchDoesNotTakeNamingIt) {
   for (const auto &[name, value] :
        std::vector<std::pair<std::string, std::string>>{{"INFER_CUDA_GRAPHS", "off"},
-                                                        {"INFER_GEMV", ""},
+                                                        {"INFER_PREFILL_GRAPHS", ""},
                                                         {"INFER_UPLOAD_STREAM", "2"},
                                                         {"INFER_PDL", "yes"},
                                                         {"INFER_SMEM_CARVEOUT", "101"},
@@ -78,12 +72,19 @@ TEST(RuntimeOptionsTest, TheRetiredTuningSwitchesWarnThatTheCompileTunesNow) {
   EXPECT_NE(options->warnings[1].find("--tune"), std::string::npos);
 }
 
-TEST(RuntimeOptionsTest, TheRetiredTensorCoreGemvSwitchWarnsThatTheCompileDecides) {
-  StatusOr<RuntimeOptions> options = parse({{"INFER_GEMV_MMA_MIN", "0"}});
+TEST(RuntimeOptionsTest, TheRetiredKernelSwitchesWarnThatTheArtifactDecides) {
+  StatusOr<RuntimeOptions> options = parse({{"INFER_GEMV_MMA_MIN", "0"},
+                                            {"INFER_KV_PREFILL", "0"},
+                                            {"INFER_GEMV", "0"},
+                                            {"INFER_GEMV_ROWS", "0"}});
   ASSERT_TRUE(options.ok());
-  ASSERT_EQ(options->warnings.size(), 1u);
+  ASSERT_EQ(options->warnings.size(), 4u);
   EXPECT_NE(options->warnings[0].find("INFER_GEMV_MMA_MIN is ignored"), std::string::npos);
   EXPECT_NE(options->warnings[0].find("--mma-gemv-min-tokens"), std::string::npos);
+  EXPECT_NE(options->warnings[1].find("INFER_KV_PREFILL is ignored"), std::string::npos);
+  EXPECT_NE(options->warnings[1].find("--no-prefill-kernel"), std::string::npos);
+  EXPECT_NE(options->warnings[2].find("INFER_GEMV is ignored"), std::string::npos);
+  EXPECT_NE(options->warnings[3].find("INFER_GEMV_ROWS is ignored"), std::string::npos);
 }
 
 } // namespace

@@ -632,6 +632,10 @@ int main(int argc, char **argv) {
                  "never (exec.gemm's mma_gemv; docs/codegen.md)")
       ->check(CLI::Range(0, infer::kernels::kGemvMmaRows))
       ->capture_default_str();
+  app.add_flag("--no-prefill-kernel{false}", options.fusions.prefillKernels,
+               "run prefill chunks on the paged attention's one-block-per-token kernel instead "
+               "of the tensor-core prefill kernel (exec.kv_attention's prefill_kernel; for "
+               "comparisons)");
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,

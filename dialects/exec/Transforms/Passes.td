@@ -297,7 +297,8 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
       * `exec.kv_attention` with a cache of its 16-bit type, no window and no
         ALiBi gets `prefill_kernel = "wgmma"` (head size 128) or `"mma"`
         (other multiples of 16 up to 256): the tensor-core kernel of steps
-        with prefill chunks.
+        with prefill chunks (none with `prefill-kernels=false`: every step on
+        infer_kv_attention's one block per token).
     Every other launch loses these attributes. Codegen records exactly these
     kernels and refuses parameters its kernels do not take; the cpu backend
     ignores them.
@@ -314,7 +315,9 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
   let options = [
     Option<"mmaGemvMinTokens", "mma-gemv-min-tokens", "int64_t", /*default=*/"3",
            "The fewest tokens of a decode step on the tensor-core GEMV (0: never); "
-           "GemvGeometry.h's kGemvMmaMinTokens">
+           "GemvGeometry.h's kGemvMmaMinTokens">,
+    Option<"prefillKernels", "prefill-kernels", "bool", /*default=*/"true",
+           "Give paged attentions their tensor-core prefill kernel where one applies">
   ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }

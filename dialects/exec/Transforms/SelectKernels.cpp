@@ -49,8 +49,10 @@ void selectGemv(GemmOp gemm, int64_t mmaMinTokens, Builder &builder) {
         builder.getDenseI64ArrayAttr({mmaMinTokens, rows, int64_t(kernels::gemvMmaSplits(n))}));
 }
 
-void selectPrefill(KvAttentionOp attention, Builder &builder) {
+void selectPrefill(KvAttentionOp attention, bool prefillKernels, Builder &builder) {
   attention.removePrefillKernelAttr();
+  if (!prefillKernels)
+    return;
   const int64_t headDim = int64_t(attention.getHeadDim());
   const int bytes = elementBytesOf(elementTypeOf(attention.getOut(), Type()));
   // A window, ALiBi and an FP8 cache run on infer_kv_attention's general path alone.
@@ -77,7 +79,7 @@ struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<Selec
       if (auto gemm = dyn_cast<GemmOp>(op))
         selectGemv(gemm, mmaGemvMinTokens, builder);
       else if (auto attention = dyn_cast<KvAttentionOp>(op))
-        selectPrefill(attention, builder);
+        selectPrefill(attention, prefillKernels, builder);
     });
   }
 };
