@@ -65,4 +65,4 @@ profile long 60 --requests 64 --input-len 2048 --output-len 128 --max-sequences 
 profile bs1 40,65 --requests 2 --input-len 128 --output-len 64 --batch 1 --warmup-requests 0
 profile ttft 2 --requests 2 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 0
 log "== end ($SECONDS s)"
-(cd $OUT && tar czf /tmp/all.tgz * && rm -f * && mv /tmp/all.tgz all.tgz)
+(cd $OUT && tar czf /tmp/all.tgz * && rm -rf * && mv /tmp/all.tgz all.tgz)

@@ -21,7 +21,7 @@ L8=${L8:-1} # L8=0: the small models alone (about 300 s)
 [ $L8 != 0 ] && ( [ -f /tmp/l8/model.onnx ] || PYTHONPATH=python nice -n 19 python3 -m infer.export bench/presets/llama3-8b.json \
     -o /tmp/l8 --random-weights --dtype bf16 --tokenizer test/tokenizer/fixtures/llama3 ) > $OUT/l8-export.log 2>&1 &
 export_pid=$!
-if [ -f .bundle/kernels.tar.xz ]; then
+if [ -f .bundle/kernels.tar.xz ] && [ "${KERNELS:-1}" = 1 ]; then
   tar xJf .bundle/kernels.tar.xz -C /tmp/b
   timeout 120 /tmp/b/kv_attention_test > $OUT/kv_attention_test.log 2>&1
   log "kv_attention_test exit $? ($SECONDS s): $(tail -1 $OUT/kv_attention_test.log)"
@@ -81,4 +81,4 @@ if [ $L8 = export ]; then
 fi
 cp $OUT/tuning-db.json /tmp/tuning-db.json 2>/dev/null
 log "== end ($SECONDS s)"
-(cd $OUT && tar czf /tmp/all.tgz * && rm -f * && mv /tmp/all.tgz all.tgz)
+(cd $OUT && tar czf /tmp/all.tgz * && rm -rf * && mv /tmp/all.tgz all.tgz)
