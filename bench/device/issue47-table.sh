@@ -6,20 +6,9 @@
 # qwen2.5-0.5b (random weights, exported here) at batch 1 and tinyllama's TTFT of 2,048.
 # Logs, bench.jsonl (one JSON line per bench, with its name) and summary.txt under $OUT.
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-B=/tmp/b/infer-bundle
-[ -x $B/bin/infer-run ] || { mkdir -p /tmp/b && tar xJf .bundle/infer-bundle.tar.xz -C /tmp/b; }
-sum=$OUT/summary.txt; : > $sum; : > $OUT/bench.jsonl
-log() { echo "$*" | tee -a $sum; }
+LIMIT=590; . bench/device/lib.sh
 log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader)"
 log "commit $(git log -1 --format=%h 2>/dev/null)"
-bench() { # NAME ARTIFACT ARGS...: one infer-run bench, its JSON line tagged with NAME
-  local name=$1 artifact=$2; shift 2
-  timeout $(( 590 - SECONDS )) $B/bin/infer-run $artifact bench --device cuda "$@" > $OUT/$name.log 2>&1 \
-    || { log "$name failed ($SECONDS s)"; tail -3 $OUT/$name.log | tee -a $sum; return; }
-  log "$name: $(grep -v '^{' $OUT/$name.log | tail -2 | tr '\n' ' ')"
-  tail -1 $OUT/$name.log | python3 -c "import json,sys; d=json.load(sys.stdin); d['name']='$name'; print(json.dumps(d))" >> $OUT/bench.jsonl
-}
 compile() { # NAME ONNX ARTIFACT
   /usr/bin/time -v -o $OUT/$1-compile-time.txt $B/bin/infer-compile $2 --dtype bf16 -o $3 > $OUT/$1-compile.log 2>&1
   log "$1 compile exit $?: $(grep -E 'Elapsed' $OUT/$1-compile-time.txt | sed 's/.*: //') wall, $(grep -E 'Maximum res' $OUT/$1-compile-time.txt | sed 's/.*: //') KiB peak ($SECONDS s)"
@@ -47,3 +36,4 @@ for preset in tinyllama-1.1b qwen2.5-0.5b; do
   [ $preset = tinyllama-1.1b ] && bench $preset-ttft2048 /tmp/$preset.infer --requests 3 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 1
 done
 log "== end ($SECONDS s)"
+pack

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# llama3-8b bf16 (random weights, from /tmp/l8, which tune-and-l8-export.sh leaves on the warm
+# llama3-8b bf16 (random weights, from /tmp/l8, which tune-check.sh exports (L8=1, L8=export) on the warm
 # machine) compiled without records and with --tune (the tuning database of the run before
 # extended, under $OUT), each benched offline (1,024 requests of 128 / 128), at batch 1, with
 # 64 requests of 2,048 in / 128 out and for the TTFT of 2,048 tokens, the two artifacts in turn;
@@ -11,21 +11,10 @@
 # START_SECONDS: the seconds already spent in this call (when tune-check.sh runs it).
 set -uo pipefail
 SECONDS=${START_SECONDS:-0}
-export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-B=/tmp/b/infer-bundle
-[ -x $B/bin/infer-run ] || { mkdir -p /tmp/b && tar xJf .bundle/infer-bundle.tar.xz -C /tmp/b; }
-sum=$OUT/summary.txt; : > $sum; : > $OUT/bench.jsonl
-log() { echo "$*" | tee -a $sum; }
+. bench/device/lib.sh
 log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader)"
 [ -f /tmp/l8/model.onnx ] || { log "no /tmp/l8/model.onnx (a fresh machine?)"; exit 1; }
 [ -f ${TUNING_DB:-/nonexistent} ] && cp $TUNING_DB $OUT/tuning-db.json
-bench() {
-  local name=$1 artifact=$2; shift 2
-  timeout $(( 585 - SECONDS )) $B/bin/infer-run $artifact bench --device cuda "$@" > $OUT/$name.log 2>&1 \
-    || { log "$name failed ($SECONDS s)"; tail -3 $OUT/$name.log | tee -a $sum; return; }
-  log "$name: $(grep -v '^{' $OUT/$name.log | tail -2 | tr '\n' ' ')"
-  tail -1 $OUT/$name.log | python3 -c "import json,sys; d=json.load(sys.stdin); d['name']='$name'; print(json.dumps(d))" >> $OUT/bench.jsonl
-}
 start=$SECONDS
 $B/bin/infer-compile /tmp/l8/model.onnx --dtype bf16 -o /tmp/l8.tuned.infer --tune --tuning-db $OUT/tuning-db.json > $OUT/l8-tune.log 2>&1
 log "l8 --tune compile exit $? in $(( SECONDS - start )) s: $(grep -E 'tuned in' $OUT/l8-tune.log)"
@@ -65,4 +54,4 @@ profile long 60 --requests 64 --input-len 2048 --output-len 128 --max-sequences 
 profile bs1 40,65 --requests 2 --input-len 128 --output-len 64 --batch 1 --warmup-requests 0
 profile ttft 2 --requests 2 --input-len 2048 --output-len 1 --batch 1 --warmup-requests 0
 log "== end ($SECONDS s)"
-(cd $OUT && tar czf /tmp/all.tgz * && rm -rf * && mv /tmp/all.tgz all.tgz)
+pack

@@ -10,11 +10,7 @@
 # export into /tmp/l8, for l8-tuned.sh in a next call on the warm machine, with the tuning
 # database in /tmp/tuning-db.json). carry: .bundle. Everything under $OUT as all.tgz.
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-B=/tmp/b/infer-bundle
-mkdir -p /tmp/b && tar xJf .bundle/infer-bundle.tar.xz -C /tmp/b
-sum=$OUT/summary.txt; : > $sum; : > $OUT/bench.jsonl
-log() { echo "$*" | tee -a $sum; }
+. bench/device/lib.sh
 log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv,noheader)"
 log "commit $(git log -1 --format=%h 2>/dev/null)"
 L8=${L8:-1} # L8=0: the small models alone (about 300 s)
@@ -31,13 +27,6 @@ if [ "${SUITE:-1}" = 1 ]; then # SUITE=0: without gpu.tune
   log "suite (tune) exit $? ($SECONDS s): $(grep -E 'gpu tests:' $OUT/gpu_suite.log)"
   grep -E "^FAIL|^OK" $OUT/gpu_suite.log | head -5 | tee -a $sum
 fi
-bench() { # NAME ARTIFACT ARGS...: one infer-run bench, its JSON line tagged with NAME
-  local name=$1 artifact=$2; shift 2
-  timeout $(( 585 - SECONDS )) $B/bin/infer-run $artifact bench --device cuda "$@" > $OUT/$name.log 2>&1 \
-    || { log "$name failed ($SECONDS s)"; tail -3 $OUT/$name.log | tee -a $sum; return; }
-  log "$name: $(sed -n 2,3p $OUT/$name.log | tr '\n' ' ')"
-  tail -1 $OUT/$name.log | python3 -c "import json,sys; d=json.load(sys.stdin); d['name']='$name'; print(json.dumps(d))" >> $OUT/bench.jsonl
-}
 compare() { # NAME ONNX OFFLINE_REQUESTS
   local m=$1 onnx=$2 offline=$3 start
   $B/bin/infer-compile $onnx --dtype bf16 -o /tmp/$m.heuristic.infer > $OUT/$m-compile.log 2>&1
@@ -81,4 +70,4 @@ if [ $L8 = export ]; then
 fi
 cp $OUT/tuning-db.json /tmp/tuning-db.json 2>/dev/null
 log "== end ($SECONDS s)"
-(cd $OUT && tar czf /tmp/all.tgz * && rm -rf * && mv /tmp/all.tgz all.tgz)
+pack
