@@ -105,7 +105,8 @@ LogicalResult fillTensorSpec(Location loc, Type type, DictionaryAttr attrs, llvm
   return success();
 }
 
-/// Buffers writes to a file descriptor and hashes everything it writes.
+/// Buffers writes to a file descriptor and hashes everything it writes, in
+/// chunks of art::kPayloadHashChunk (the header's kFlagChunkedPayloadHash).
 class HashingWriter {
 public:
   explicit HashingWriter(int fd) : fd(fd), state(XXH64_createState()) {
@@ -115,7 +116,7 @@ public:
   ~HashingWriter() { XXH64_freeState(state); }
 
   bool write(const void *data, size_t size) {
-    XXH64_update(state, data, size);
+    hash(static_cast<const unsigned char *>(data), size);
     written += size;
     const char *bytes = static_cast<const char *>(data);
     while (size > 0) {
@@ -153,12 +154,32 @@ public:
   }
   /// The file offset of the next byte (the header precedes the hashed bytes).
   uint64_t position() const { return art::kHeaderSize + written; }
-  uint64_t digest() const { return XXH64_digest(state); }
+  /// The payload checksum of everything written (ends the last chunk).
+  uint64_t digest() {
+    if (hashed % art::kPayloadHashChunk != 0)
+      digests.push_back(XXH64_digest(state));
+    return art::combineChunkDigests(digests);
+  }
 
 private:
+  void hash(const unsigned char *data, size_t size) {
+    while (size > 0) {
+      uint64_t room = art::kPayloadHashChunk - hashed % art::kPayloadHashChunk;
+      size_t take = static_cast<size_t>(std::min<uint64_t>(room, size));
+      XXH64_update(state, data, take);
+      hashed += take, data += take, size -= take;
+      if (hashed % art::kPayloadHashChunk == 0) {
+        digests.push_back(XXH64_digest(state));
+        XXH64_reset(state, 0);
+      }
+    }
+  }
+
   static constexpr size_t kBufferSize = 1 << 20;
   int fd;
   XXH64_state_t *state;
+  std::vector<uint64_t> digests; ///< of the whole chunks hashed so far
+  uint64_t hashed = 0;
   std::vector<char> buffer;
   uint64_t written = 0;
 };

@@ -101,9 +101,10 @@ StatusOr<Header> decodeHeader(const unsigned char *bytes, uint64_t fileSize) {
       return failedPreconditionError("the header's reserved bytes [" + num(kReservedOffset) + ", " +
                                      num(kHeaderHashOffset) + ") are not zero (byte " + num(i) +
                                      " is " + num(bytes[i]) + "): written by a newer format?");
-  if (header.flags != 0)
-    return failedPreconditionError("unknown header flags 0x" + num(header.flags) +
-                                   " (this build defines none)");
+  if ((header.flags & ~kFlagChunkedPayloadHash) != 0)
+    return failedPreconditionError("unknown header flags " + num(header.flags) +
+                                   " (this build defines flag " + num(kFlagChunkedPayloadHash) +
+                                   ", a chunked payload checksum)");
   if (header.headerSize != kHeaderSize)
     return dataLossError("header size " + num(header.headerSize) + ", expected " +
                          num(kHeaderSize));
@@ -134,6 +135,23 @@ StatusOr<Header> decodeHeader(const unsigned char *bytes, uint64_t fileSize) {
 }
 
 uint64_t hash64(const void *data, size_t size) { return XXH64(data, size, 0); }
+
+uint64_t combineChunkDigests(const std::vector<uint64_t> &digests) {
+  std::vector<unsigned char> bytes(digests.size() * 8);
+  for (size_t i = 0; i < digests.size(); ++i)
+    put64(bytes.data() + 8 * i, digests[i]);
+  return hash64(bytes.data(), bytes.size());
+}
+
+uint64_t payloadHash(const unsigned char *payload, uint64_t size, uint32_t flags) {
+  if (!(flags & kFlagChunkedPayloadHash))
+    return hash64(payload, static_cast<size_t>(size));
+  std::vector<uint64_t> digests;
+  for (uint64_t offset = 0; offset < size; offset += kPayloadHashChunk)
+    digests.push_back(
+        hash64(payload + offset, static_cast<size_t>(std::min(kPayloadHashChunk, size - offset))));
+  return combineChunkDigests(digests);
+}
 
 uint64_t elementSize(ElementType type) {
   switch (type) {

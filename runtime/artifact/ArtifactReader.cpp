@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
+#include <thread>
 #include <vector>
 
 namespace infer::artifact {
@@ -29,6 +31,63 @@ constexpr uint64_t kChunk = uint64_t(8) << 20;
 struct FreeDeleter {
   void operator()(void *pointer) const { std::free(pointer); }
 };
+
+/// The most threads that verify a chunked payload checksum: page-cache reads
+/// stop scaling around memory bandwidth.
+constexpr unsigned kMaxHashThreads = 16;
+
+/// XXH64 (seed 0) of `file`'s bytes [begin, end), read kChunk at a time.
+StatusOr<uint64_t> hashRange(const RegularFile &file, uint64_t begin, uint64_t end,
+                             std::vector<unsigned char> &buffer) {
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t *)> state(XXH64_createState(),
+                                                                           XXH64_freeState);
+  if (!state)
+    return resourceExhaustedError("cannot allocate a hash state");
+  XXH64_reset(state.get(), 0);
+  buffer.resize(static_cast<size_t>(std::min(kChunk, std::max<uint64_t>(end - begin, 1))));
+  for (uint64_t offset = begin; offset < end;) {
+    uint64_t bytes = std::min<uint64_t>(buffer.size(), end - offset);
+    RETURN_IF_ERROR(file.readAt(offset, bytes, buffer.data()));
+    XXH64_update(state.get(), buffer.data(), static_cast<size_t>(bytes));
+    offset += bytes;
+  }
+  return uint64_t(XXH64_digest(state.get()));
+}
+
+/// The payload checksum of bytes [begin, end) under the header's `flags`
+/// (ArtifactFormat.h): one stream, or chunks hashed on several threads.
+StatusOr<uint64_t> payloadChecksum(const RegularFile &file, uint64_t begin, uint64_t end,
+                                   uint32_t flags) {
+  std::vector<unsigned char> buffer;
+  if (!(flags & kFlagChunkedPayloadHash))
+    return hashRange(file, begin, end, buffer);
+  const uint64_t chunks = (end - begin + kPayloadHashChunk - 1) / kPayloadHashChunk;
+  const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(
+      chunks, std::clamp(std::thread::hardware_concurrency(), 1u, kMaxHashThreads)));
+  std::vector<uint64_t> digests(static_cast<size_t>(chunks));
+  std::vector<Status> errors(std::max(threads, 1u), okStatus());
+  auto work = [&](unsigned t) {
+    std::vector<unsigned char> own;
+    for (uint64_t c = t; c < chunks && errors[t].ok(); c += threads) {
+      uint64_t from = begin + c * kPayloadHashChunk;
+      StatusOr<uint64_t> digest =
+          hashRange(file, from, std::min(end, from + kPayloadHashChunk), own);
+      if (digest.ok())
+        digests[size_t(c)] = *digest;
+      else
+        errors[t] = digest.status();
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t)
+    helpers.emplace_back(work, t);
+  work(0);
+  for (std::thread &helper : helpers)
+    helper.join();
+  for (const Status &error : errors)
+    RETURN_IF_ERROR(error);
+  return combineChunkDigests(digests);
+}
 
 } // namespace
 
@@ -52,20 +111,8 @@ Status ArtifactReader::verify(Options options) {
   RETURN_IF_ERROR(file_->readAt(0, headBytes, head));
   ASSIGN_OR_RETURN(header_, decodeHeader(head, size_));
   if (options.verifyChecksum) {
-    XXH64_state_t *state = XXH64_createState();
-    if (!state)
-      return resourceExhaustedError("cannot allocate a hash state");
-    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t *)> owned(state,
-                                                                             XXH64_freeState);
-    XXH64_reset(state, 0);
-    std::vector<unsigned char> chunk(static_cast<size_t>(std::min(kChunk, size_)));
-    for (uint64_t offset = header_.headerSize; offset < size_;) {
-      uint64_t bytes = std::min<uint64_t>(chunk.size(), size_ - offset);
-      RETURN_IF_ERROR(file_->readAt(offset, bytes, chunk.data()));
-      XXH64_update(state, chunk.data(), static_cast<size_t>(bytes));
-      offset += bytes;
-    }
-    uint64_t actual = XXH64_digest(state);
+    ASSIGN_OR_RETURN(uint64_t actual,
+                     payloadChecksum(*file_, header_.headerSize, size_, header_.flags));
     if (actual != header_.payloadHash)
       return dataLossError("checksum mismatch: the file is corrupted (xxh64 of the payload is " +
                            hex(actual) + ", the header says " + hex(header_.payloadHash) + ")");

@@ -35,7 +35,7 @@ expect() {
 }
 for mutation in truncate truncate-header flip-header flip-payload flip-manifest magic version \
                 manifest-past-eof weight-past-eof bad-manifest exec-buffer-past-arena \
-                exec-bad-weight; do
+                exec-bad-weight unknown-flags whole-stream-hash; do
   "$corrupt" "$work/good.infer" "$work/$mutation.infer" "$mutation" || {
     echo "FAIL: corrupt-artifact $mutation"; exit 1; }
 done
@@ -46,6 +46,10 @@ expect flip-payload "checksum mismatch: the file is corrupted"
 expect flip-manifest "checksum mismatch: the file is corrupted"
 expect magic "wrong magic: not an infer artifact"
 expect version "artifact format version 99 is not supported (this build reads version 1)"
+expect unknown-flags "unknown header flags 3 (this build defines flag 1, a chunked payload checksum)"
+# An artifact from before the chunked checksum (flags 0, XXH64 of the payload whole) still loads.
+"$run" "$work/whole-stream-hash.infer" info > /dev/null || {
+  echo "FAIL: an artifact with the whole-stream payload checksum is refused"; failures=$((failures + 1)); }
 expect manifest-past-eof "the manifest [128, +"
 expect weight-past-eof "lies outside the weight section"
 expect bad-manifest "is not a valid protobuf Manifest"

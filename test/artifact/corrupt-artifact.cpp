@@ -56,7 +56,8 @@ namespace {
 
 /// Re-encodes the header of `bytes` with `header` and a fresh payload hash.
 void rehash(std::vector<unsigned char> &bytes, Header header) {
-  header.payloadHash = hash64(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize);
+  header.payloadHash =
+      payloadHash(bytes.data() + kHeaderSize, bytes.size() - kHeaderSize, header.flags);
   encodeHeader(header, bytes.data());
 }
 
@@ -210,6 +211,12 @@ int main(int argc, char **argv) {
   } else if (mutation == "version") {
     header.version = 99;
     encodeHeader(header, bytes.data());
+  } else if (mutation == "unknown-flags") {
+    header.flags |= 2;
+    encodeHeader(header, bytes.data());
+  } else if (mutation == "whole-stream-hash") { // as written before kFlagChunkedPayloadHash
+    header.flags = 0;
+    rehash(bytes, header);
   } else if (mutation == "reserved-bytes") {
     bytes[100] = 0x01;
     uint64_t hash = hash64(bytes.data(), 120);

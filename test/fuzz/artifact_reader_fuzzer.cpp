@@ -95,7 +95,7 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max
     uint64_t edges[] = {0, 1, art::kHeaderSize - 1, art::kWeightAlignment, ~0ull, ~0ull >> 1};
     *fields[random() % 6] = edges[random() % 6];
   }
-  out.payloadHash = art::hash64(data + art::kHeaderSize, end - art::kHeaderSize);
+  out.payloadHash = art::payloadHash(data + art::kHeaderSize, end - art::kHeaderSize, out.flags);
   art::encodeHeader(out, data);
   return end;
 }
