@@ -30,36 +30,31 @@ DECODE = re.compile(r"timing bf16 decode\s+(\d+) seqs x context\s+(\d+), heads (
 BYTES = {"bf16": 2, "f16": 2, "f32": 4}
 
 
-def gemm_points(path):
-    """(intensity, before TFLOP/s, after TFLOP/s, label) per shape and bucket."""
-    points = []
+def rates(path, pattern, measure):
+    """(intensity, before TFLOP/s, after TFLOP/s) of each line of `path` that `pattern`
+    matches; `measure(match)` gives its FLOPs, bytes moved and before / after microseconds."""
+    out = []
     for line in open(path):
-        m = GEMM.match(line)
-        if not m:
-            continue
-        dtype, k, n, t = m.group(1), *map(int, m.group(2, 3, 4))
-        tuned, heuristic = float(m.group(5)), float(m.group(6))
-        flops = 2.0 * t * k * n
-        moved = BYTES.get(dtype, 2) * (k * n + t * k + t * n)
-        points.append((flops / moved, flops / heuristic / 1e6, flops / tuned / 1e6,
-                       f"k{k} n{n} T{t}"))
-    return points
+        m = pattern.search(line)
+        if m:
+            flops, moved, before_us, after_us = measure(m)
+            out.append((flops / moved, flops / before_us / 1e6, flops / after_us / 1e6))
+    return out
 
 
-def decode_points(path):
-    """(intensity, before TFLOP/s, after TFLOP/s, label) per decode-attention case."""
-    points = []
-    for line in open(path):
-        m = DECODE.search(line)
-        if not m:
-            continue
-        seqs, context, heads, kv_heads, dim = map(int, m.group(1, 2, 3, 4, 5))
-        split_us, plain_us = float(m.group(6)), float(m.group(8))
-        flops = 4.0 * seqs * context * heads * dim  # q.k and p.v
-        moved = 2.0 * 2 * seqs * context * kv_heads * dim  # K and V, bf16
-        points.append((flops / moved, flops / plain_us / 1e6, flops / split_us / 1e6,
-                       f"{seqs}x{context} {heads}/{kv_heads}x{dim}"))
-    return points
+def gemm(m):
+    """A --tune line: before = the heuristic's first algorithm, after = the record."""
+    dtype, k, n, t = m.group(1), *map(int, m.group(2, 3, 4))
+    return (2.0 * t * k * n, BYTES.get(dtype, 2) * (k * n + t * k + t * n),
+            float(m.group(6)), float(m.group(5)))
+
+
+def decode(m):
+    """A kv_attention_test decode line: before = the plain grid, after = split-KV."""
+    seqs, context, heads, kv_heads, dim = map(int, m.group(1, 2, 3, 4, 5))
+    flops = 4.0 * seqs * context * heads * dim  # q.k and p.v
+    moved = 2.0 * 2 * seqs * context * kv_heads * dim  # K and V, bf16
+    return flops, moved, float(m.group(8)), float(m.group(6))
 
 
 def main():
@@ -72,8 +67,8 @@ def main():
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
 
-    gemms = [p for path in a.tune_log for p in gemm_points(path)]
-    decodes = decode_points(a.kv_log) if a.kv_log else []
+    gemms = [p for path in a.tune_log for p in rates(path, GEMM, gemm)]
+    decodes = rates(a.kv_log, DECODE, decode) if a.kv_log else []
     if not gemms and not decodes:
         raise SystemExit("plot_kernel_rates.py: no GEMM or decode-attention timings in the logs given")
     fig, ax = plt.subplots(figsize=(9, 6))

@@ -117,7 +117,6 @@ public:
 
   bool write(const void *data, size_t size) {
     hash(static_cast<const unsigned char *>(data), size);
-    written += size;
     const char *bytes = static_cast<const char *>(data);
     while (size > 0) {
       size_t room = kBufferSize - buffer.size();
@@ -153,7 +152,7 @@ public:
     return true;
   }
   /// The file offset of the next byte (the header precedes the hashed bytes).
-  uint64_t position() const { return art::kHeaderSize + written; }
+  uint64_t position() const { return art::kHeaderSize + hashed; }
   /// The payload checksum of everything written (ends the last chunk).
   uint64_t digest() {
     if (hashed % art::kPayloadHashChunk != 0)
@@ -179,9 +178,8 @@ private:
   int fd;
   XXH64_state_t *state;
   std::vector<uint64_t> digests; ///< of the whole chunks hashed so far
-  uint64_t hashed = 0;
+  uint64_t hashed = 0;           ///< bytes written (and hashed) after the header
   std::vector<char> buffer;
-  uint64_t written = 0;
 };
 
 /// Writes `count` elements of `from` at `src` as `to`, converting floats

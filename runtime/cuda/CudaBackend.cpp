@@ -33,12 +33,6 @@ constexpr int64_t kPrefillMinNewTokens = 16;
 /// the data HBM could deliver in the ~3 us a kernel boundary costs.
 constexpr int64_t kGemvPrefetchBytes = 32 << 10;
 
-/// The fewest tokens of a step that run a gemv_mma record (artifacts before
-/// min_rows: the default every artifact had then).
-int64_t mmaGemvMinRows(const art::CudaLaunch &mma) {
-  return mma.min_rows() > 0 ? int64_t(mma.min_rows()) : int64_t(kernels::kGemvMmaMinTokens);
-}
-
 std::string kindName(art::Launch::Kind kind) {
   std::string name = art::Launch::Kind_Name(kind);
   for (char &c : name)
@@ -707,7 +701,7 @@ const art::CudaLaunch *CudaBackend::gemvFor(const LoadedProgram &loaded, int ind
   const art::CudaLaunch *record = nullptr;
   if (tokens == 1 && cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
     record = &cuda.gemv_single_row(), found = loaded.gemvRows[size_t(index)];
-  else if (cuda.has_gemv_mma() && tokens >= mmaGemvMinRows(cuda.gemv_mma()) &&
+  else if (cuda.has_gemv_mma() && tokens >= kernels::gemvMmaMinRows(cuda.gemv_mma().min_rows()) &&
            tokens <= int64_t(cuda.gemv_mma().max_rows()) && loaded.gemvMmas[size_t(index)])
     record = &cuda.gemv_mma(), found = loaded.gemvMmas[size_t(index)];
   else if (tokens > 1 && tokens <= kernels::kGemvRowsMultiRowsRun && cuda.has_gemv_multi_row() &&

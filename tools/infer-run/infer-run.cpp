@@ -241,7 +241,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         multiRows = 0,
         mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;
     uint32_t mmaRowsLeast = 0, mmaRowsMost = 0;
-    std::set<uint32_t> mmaMinRows; // 0: an artifact from before min_rows (3)
+    std::set<int> mmaMinRows;
     std::map<std::string, int> rowKernels, mmaKernels, decodeKernels, qkvDecodeKernels,
         pagedKernels;
     for (const art::CudaLaunch &launch : cuda.step_launches()) {
@@ -260,8 +260,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         const uint32_t most = launch.gemv_mma().max_rows();
         mmaRowsLeast = mmas == 0 ? most : std::min(mmaRowsLeast, most);
         mmaRowsMost = std::max(mmaRowsMost, most);
-        mmaMinRows.insert(launch.gemv_mma().min_rows() > 0 ? launch.gemv_mma().min_rows()
-                                                           : infer::kernels::kGemvMmaMinTokens);
+        mmaMinRows.insert(infer::kernels::gemvMmaMinRows(launch.gemv_mma().min_rows()));
         ++mmas;
         mmaFolding += launch.gemv_mma().fuses_previous();
         ++mmaKernels[launch.gemv_mma().function()];
@@ -297,7 +296,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       if (mmaRowsLeast != mmaRowsMost)
         most = std::to_string(mmaRowsLeast) + "-" + most;
       std::string least;
-      for (uint32_t rows : mmaMinRows)
+      for (int rows : mmaMinRows)
         least += (least.empty() ? "" : " or ") + std::to_string(rows);
       std::printf("  step: %d GEMMs with a tensor-core decode GEMV for steps of %s to %s tokens "
                   "(%d fold the norm before them)\n",

@@ -3,6 +3,7 @@
 #define INFER_DIALECTS_EXEC_TRANSFORMS_PASSES_H
 
 #include "dialects/exec/IR/ExecOps.h"
+#include "runtime/cuda/abi/GemvGeometry.h"
 
 #include "mlir/Pass/Pass.h"
 

@@ -313,7 +313,8 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
     ```
   }];
   let options = [
-    Option<"mmaGemvMinTokens", "mma-gemv-min-tokens", "int64_t", /*default=*/"3",
+    Option<"mmaGemvMinTokens", "mma-gemv-min-tokens", "int64_t",
+           /*default=*/"::infer::kernels::kGemvMmaMinTokens",
            "The fewest tokens of a decode step on the tensor-core GEMV (0: never); "
            "GemvGeometry.h's kGemvMmaMinTokens">,
     Option<"prefillKernels", "prefill-kernels", "bool", /*default=*/"true",

@@ -266,6 +266,12 @@ constexpr int kGemvMmaTileRows = 8;
 /// whose output rows have the bits each request gets alone.
 constexpr int kGemvMmaMinTokens = 3;
 
+/// The fewest tokens of a step that run a gemv_mma record whose min_rows is
+/// `recorded` (0 in artifacts from before min_rows: the default they all had).
+INFER_ABI_FN int gemvMmaMinRows(unsigned recorded) {
+  return recorded > 0 ? int(recorded) : kGemvMmaMinTokens;
+}
+
 /// 16-byte vectors between two staged input rows of infer_gemv_rows_mma:
 /// the row's own, plus 64 bytes where that is a multiple of 128 bytes, so
 /// that the 8 lanes of a quarter warp, which read 4 consecutive vectors of
