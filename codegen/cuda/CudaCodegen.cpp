@@ -67,14 +67,12 @@ private:
   StatusOr<art::CudaLaunch> plan(int index);
   const art::Launch &launch(int index) const { return program_->launches(index); }
   Status error(int index, const std::string &message) const {
-    std::string kind = art::Launch::Kind_Name(launch(index).kind());
-    for (char &c : kind)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string kind = art::launchKindName(launch(index).kind());
     return unimplementedError("launch " + std::to_string(index) + " (" + kind +
                               "): the cuda backend " + message);
   }
   /// Element types of every operand with `role`, in order.
-  std::vector<art::ElementType> typesOf(const art::Launch &launch, const std::string &role) const {
+  std::vector<art::ElementType> typesOf(const art::Launch &launch, art::OperandRole role) const {
     std::vector<art::ElementType> types;
     for (const art::Operand &operand : launch.operands())
       if (operand.role() == role)
@@ -118,7 +116,7 @@ private:
                : std::string();
   }
   /// The buffer of `launch`'s first operand with `role`, or ~0u.
-  static uint32_t bufferOf(const art::Launch &launch, const std::string &role) {
+  static uint32_t bufferOf(const art::Launch &launch, art::OperandRole role) {
     return art::operandBuffer(launch, role).value_or(~0u);
   }
   /// The last launch before `index` that writes buffer `id`, or -1.
@@ -149,7 +147,7 @@ private:
   /// of the kind the attribute says.
   StatusOr<int> prologueLaunch(int index) const {
     const int kind = gemvPrologue(index);
-    const int writer = writerOf(bufferOf(launch(index), "input"), index);
+    const int writer = writerOf(bufferOf(launch(index), art::ROLE_INPUT), index);
     const art::Launch::Kind want =
         kind == 1 ? art::Launch::RMS_NORM : art::Launch::GATED_ACTIVATION;
     if (kind == 0 || writer < 0 || launch(writer).kind() != want ||
@@ -192,8 +190,8 @@ private:
     const std::string kind = stringAttr(launch(index), "rotary");
     int inputs = 0;
     for (const art::Operand &operand : launch(index).operands())
-      inputs += operand.role() == "input";
-    const int writer = writerOf(bufferOf(launch(index), "input"), index);
+      inputs += operand.role() == art::ROLE_INPUTS;
+    const int writer = writerOf(bufferOf(launch(index), art::ROLE_INPUTS), index);
     if ((!rotaryInDecode(index) && !rotaryInKvWrite(index)) || inputs != 1 || writer < 0 ||
         launch(writer).kind() != art::Launch::ROTARY || outputType(launch(writer)) != type)
       return error(index, "cannot fold the rotary before it (rotary = \"" + kind +
@@ -203,7 +201,7 @@ private:
   /// The GEMM KV_ATTENTION `index`'s `qkv_decode` runs
   /// (--infer-fold-qkv-decode): the one writing rotary `rotary`'s input.
   StatusOr<int> qkvGemmLaunch(int index, int rotary) const {
-    const int gemm = writerOf(bufferOf(launch(rotary), "input"), rotary);
+    const int gemm = writerOf(bufferOf(launch(rotary), art::ROLE_INPUT), rotary);
     if (gemm < 0 || launch(gemm).kind() != art::Launch::GEMM || gemvPrologue(gemm) != 1 ||
         !boolAttr(launch(gemm), "transpose_weight"))
       return error(index, "cannot run its qkv GEMM (qkv_decode): the rotary's input is not "
@@ -303,14 +301,15 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     return name;
   };
   // Activations (every buffer operand and the output) share one type.
-  auto sameAsOutput = [&](const std::string &role) -> Status {
+  auto sameAsOutput = [&](art::OperandRole role) -> Status {
     for (art::ElementType type : typesOf(op, role))
       if (type != out)
-        return error(index, std::string("has no kernel for a ") + art::elementTypeName(type) +
-                                " " + role + " with a " + art::elementTypeName(out) + " output");
+        return error(index, std::string("has no kernel for a ") + art::elementTypeName(type) + " " +
+                                art::operandRoleName(role) + " with a " +
+                                art::elementTypeName(out) + " output");
     return okStatus();
   };
-  auto firstType = [&](const std::string &role) {
+  auto firstType = [&](art::OperandRole role) {
     std::vector<art::ElementType> types = typesOf(op, role);
     return types.empty() ? art::ELEMENT_TYPE_UNSPECIFIED : types.front();
   };
@@ -318,8 +317,8 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
   const std::string ns = "infer::kernels::";
   switch (op.kind()) {
   case art::Launch::EMBEDDING: {
-    art::ElementType table = firstType("table");
-    std::vector<art::ElementType> positions = typesOf(op, "position_table");
+    art::ElementType table = firstType(art::ROLE_TABLE);
+    std::vector<art::ElementType> positions = typesOf(op, art::ROLE_POSITION_TABLE);
     if (!positions.empty() && positions.front() != table)
       return error(index, "needs the position table in the token table's type");
     ASSIGN_OR_RETURN(std::string w, typeName(table));
@@ -330,9 +329,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
   case art::Launch::RMS_NORM:
   case art::Launch::LAYER_NORM: {
     bool rms = op.kind() == art::Launch::RMS_NORM;
-    RETURN_IF_ERROR(sameAsOutput("input"));
-    art::ElementType weight = firstType(rms ? "weight" : "scale");
-    for (art::ElementType bias : typesOf(op, "bias"))
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUT));
+    art::ElementType weight = firstType(rms ? art::ROLE_WEIGHT : art::ROLE_SCALE);
+    for (art::ElementType bias : typesOf(op, art::ROLE_BIAS))
       if (bias != weight)
         return error(index, "needs bias and scale of one type");
     ASSIGN_OR_RETURN(std::string w, typeName(weight));
@@ -342,12 +341,13 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     break;
   }
   case art::Launch::GEMM: {
-    RETURN_IF_ERROR(sameAsOutput("input"));
-    RETURN_IF_ERROR(sameAsOutput("residual"));
-    RETURN_IF_ERROR(sameAsOutput("bias"));
-    if (firstType("weight") != out)
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUT));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_RESIDUAL));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_BIAS));
+    if (firstType(art::ROLE_WEIGHT) != out)
       return error(index, std::string("has no GEMM of ") + art::elementTypeName(out) +
-                              " activations with " + art::elementTypeName(firstType("weight")) +
+                              " activations with " +
+                              art::elementTypeName(firstType(art::ROLE_WEIGHT)) +
                               " weights (compile with --dtype to store them alike)");
     cuda.set_runner(art::CudaLaunch::CUBLASLT);
     cuda.clear_block_x();
@@ -407,10 +407,11 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     if (rowRows >= 1) {
       // A gated activation the GEMV before it writes (fuses_next) is not
       // computed again here.
-      bool folds = gemvPrologue(index) != 0 &&
-                   !(gemvPrologue(index) == 2 &&
-                     rowsFoldForward(writerOf(bufferOf(launch(cuda.prologue_launch()), "input"),
-                                              cuda.prologue_launch())));
+      bool folds =
+          gemvPrologue(index) != 0 &&
+          !(gemvPrologue(index) == 2 &&
+            rowsFoldForward(writerOf(bufferOf(launch(cuda.prologue_launch()), art::ROLE_INPUTS),
+                                     cuda.prologue_launch())));
       int rowsPrologue = folds ? gemvPrologue(index) : 0;
       art::CudaLaunch rows = rowGemvRecord(
           ns + "infer_gemv_rows<" + t + ", " + std::to_string(rowsPrologue) +
@@ -459,9 +460,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     break;
   }
   case art::Launch::QUANTIZED_GEMM: {
-    RETURN_IF_ERROR(sameAsOutput("input"));
-    RETURN_IF_ERROR(sameAsOutput("residual"));
-    RETURN_IF_ERROR(sameAsOutput("bias"));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUT));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_RESIDUAL));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_BIAS));
     const art::Attribute *schemeAttr = art::findAttribute(op, "scheme");
     std::optional<quant::Scheme> scheme;
     if (schemeAttr && schemeAttr->value_case() == art::Attribute::kStringValue)
@@ -472,9 +473,11 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                           "fp8-weight), k and n");
     if (std::string why = quant::shapeError(*scheme, k, group); !why.empty())
       return error(index, why);
-    if (firstType("q") != art::ELEMENT_TYPE_U8 || firstType("scales") != art::ELEMENT_TYPE_F32)
+    if (firstType(art::ROLE_Q) != art::ELEMENT_TYPE_U8 ||
+        firstType(art::ROLE_SCALES) != art::ELEMENT_TYPE_F32)
       return error(index, "needs u8 quantized weights and f32 scales");
-    if (!typesOf(op, "zeros").empty() && firstType("zeros") != art::ELEMENT_TYPE_F32)
+    if (!typesOf(op, art::ROLE_ZEROS).empty() &&
+        firstType(art::ROLE_ZEROS) != art::ELEMENT_TYPE_F32)
       return error(index, "needs f32 zero points");
     // 16-byte weight loads where a load never straddles a group or a row;
     // the kernels' scheme numbers are quant::Scheme's.
@@ -522,11 +525,11 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     break;
   }
   case art::Launch::ROTARY: {
-    RETURN_IF_ERROR(sameAsOutput("input"));
-    art::ElementType table = firstType("inv_freq");
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUT));
+    art::ElementType table = firstType(art::ROLE_INV_FREQ);
     if (table == art::ELEMENT_TYPE_UNSPECIFIED)
-      table = firstType("cos_cache");
-    if (!typesOf(op, "sin_cache").empty() && firstType("sin_cache") != table)
+      table = firstType(art::ROLE_COS_CACHE);
+    if (!typesOf(op, art::ROLE_SIN_CACHE).empty() && firstType(art::ROLE_SIN_CACHE) != table)
       return error(index, "needs the cos and sin caches in one type");
     ASSIGN_OR_RETURN(std::string c, typeName(table));
     useKernel(cuda, ns + "infer_rotary<" + t + ", " + c + ">");
@@ -534,7 +537,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     break;
   }
   case art::Launch::ATTENTION: {
-    RETURN_IF_ERROR(sameAsOutput("input"));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUTS));
     int64_t headDim = intAttr(op, "head_dim", 0), heads = intAttr(op, "num_heads", 0);
     if (headDim <= 0 || headDim > 256 || heads <= 0)
       return error(index, "has no attention kernel for head_dim " + std::to_string(headDim) +
@@ -547,8 +550,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       // --kv-cache-dtype fp8: K and V rounded through E4M3 in place first, as
       // the step program's cache holds them.
       for (const art::Operand &operand : op.operands())
-        if (operand.role() == "input" && (operand.ref().target_case() != art::Ref::kBuffer ||
-                                          !unreadAfter(*program_, operand.ref().buffer(), index)))
+        if (operand.role() == art::ROLE_INPUTS &&
+            (operand.ref().target_case() != art::Ref::kBuffer ||
+             !unreadAfter(*program_, operand.ref().buffer(), index)))
           return error(index, "reads K or V that later launches read too: its FP8 cache "
                               "rounding cannot be done in place");
       art::CudaLaunch round;
@@ -570,7 +574,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     break;
   }
   case art::Launch::KV_ATTENTION: {
-    RETURN_IF_ERROR(sameAsOutput("input"));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUTS));
     int64_t headDim = intAttr(op, "head_dim", 0), kvHeads = intAttr(op, "num_kv_heads", 0);
     if (headDim <= 0 || headDim > 256 || kvHeads <= 0)
       return error(index, "has no paged attention kernel for head_dim " +
@@ -597,9 +601,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
       ASSIGN_OR_RETURN(int rotaryIndex, rotaryLaunch(index, out));
       cuda.set_prologue_launch(rotaryIndex);
       const art::Launch &rotary = launch(rotaryIndex);
-      std::vector<art::ElementType> table = typesOf(rotary, "inv_freq");
+      std::vector<art::ElementType> table = typesOf(rotary, art::ROLE_INV_FREQ);
       if (table.empty())
-        table = typesOf(rotary, "cos_cache");
+        table = typesOf(rotary, art::ROLE_COS_CACHE);
       if (table.empty())
         return error(rotaryIndex, "has no inv_freq or cos_cache");
       ASSIGN_OR_RETURN(std::string c, typeName(table.front()));
@@ -674,14 +678,14 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     break;
   }
   case art::Launch::GATED_ACTIVATION: {
-    RETURN_IF_ERROR(sameAsOutput("input"));
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUTS));
     useKernel(cuda, ns + "infer_gated_activation<" + t + ">");
     *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     break;
   }
   case art::Launch::COPY:
   case art::Launch::GATHER_ROWS: {
-    if (firstType("input") != out)
+    if (firstType(art::ROLE_INPUT) != out)
       return error(index, "cannot copy between element types");
     useKernel(cuda, ns + "infer_copy");
     bool gather = op.kind() == art::Launch::GATHER_ROWS;
@@ -718,9 +722,9 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     break;
   }
   case art::Launch::MOE: {
-    RETURN_IF_ERROR(sameAsOutput("input"));
-    art::ElementType weight = firstType("router");
-    for (const char *role : {"gate_up", "down"})
+    RETURN_IF_ERROR(sameAsOutput(art::ROLE_INPUT));
+    art::ElementType weight = firstType(art::ROLE_ROUTER);
+    for (art::OperandRole role : {art::ROLE_GATE_UP, art::ROLE_DOWN})
       if (firstType(role) != weight)
         return error(index, "needs the router, gate_up and down weights in one type");
     ASSIGN_OR_RETURN(std::string w, typeName(weight));
@@ -741,7 +745,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                               " (a gate and an up row, and a down row, must fit " +
                               std::to_string(kernels::kMoeMaxStageBytes) +
                               " bytes of shared memory)");
-    if (typesOf(op, "workspace").size() != 1)
+    if (typesOf(op, art::ROLE_WORKSPACE).size() != 1)
       return error(index, "has no workspace");
     // Route (this record), then the stages in order (MoeGeometry.h).
     useKernel(cuda, ns + "infer_moe_route<" + t + ", " + w + ">");

@@ -775,6 +775,41 @@ LogicalResult serializeRegion(exec::ElementwiseOp op, art::Region &out) {
   return success();
 }
 
+/// The launch's kind (by its mnemonic: exec.kv_attention is KV_ATTENTION),
+/// its operands by role and the buffers it writes, all read from the op's
+/// operand groups (exec::LaunchOpInterface).
+template <typename RefOf, typename BufferOf>
+LogicalResult serializeLaunch(exec::LaunchOpInterface op, RefOf &refOf, BufferOf &bufferOf,
+                              art::Launch &launch) {
+  Operation *operation = op.getOperation();
+  std::optional<art::Launch::Kind> kind =
+      art::launchKindNamed(operation->getName().stripDialect().str());
+  if (!kind)
+    return op.emitError() << "has no launch kind in the artifact format (Launch.Kind)";
+  launch.set_kind(*kind);
+  for (auto [group, name] : llvm::enumerate(op.getOperandGroupNames())) {
+    const bool written = name == "out" || name == "outs";
+    std::optional<art::OperandRole> role = art::operandRoleNamed(name.str());
+    if (!written && !role)
+      return op.emitError() << "operand '" << name << "' has no role in the artifact format "
+                            << "(OperandRole)";
+    for (Value value : op.getOperandGroup(static_cast<unsigned>(group))) {
+      if (written) {
+        uint32_t id = 0;
+        if (failed(bufferOf(operation, value, id)))
+          return failure();
+        launch.add_outputs(id);
+        continue;
+      }
+      art::Operand &entry = *launch.add_operands();
+      entry.set_role(*role);
+      if (failed(refOf(operation, value, *entry.mutable_ref())))
+        return failure();
+    }
+  }
+  return success();
+}
+
 } // namespace
 
 LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<PlannedWeight> &weights,
@@ -871,114 +906,16 @@ LogicalResult serializeExecProgram(exec::ProgramOp program, const std::vector<Pl
     if (isa<exec::ArenaOp, exec::ReturnOp>(op))
       continue;
 
-    art::Launch launch;
-    LogicalResult ok = success();
-    auto operand = [&](const char *role, Value value) {
-      if (!value || failed(ok))
-        return;
-      art::Operand &entry = *launch.add_operands();
-      entry.set_role(role);
-      ok = refOf(&op, value, *entry.mutable_ref());
-    };
-    auto operands = [&](const char *role, ValueRange values) {
-      for (Value value : values)
-        operand(role, value);
-    };
-    auto output = [&](Value value) {
-      uint32_t id = 0;
-      if (succeeded(ok))
-        ok = bufferOf(&op, value, id);
-      launch.add_outputs(id);
-    };
-    if (auto e = dyn_cast<exec::EmbeddingOp>(op)) {
-      launch.set_kind(art::Launch::EMBEDDING);
-      operand("table", e.getTable());
-      operand("ids", e.getIds());
-      operand("position_table", e.getPositionTable());
-      operand("position_ids", e.getPositionIds());
-      output(e.getOut());
-    } else if (auto n = dyn_cast<exec::RmsNormOp>(op)) {
-      launch.set_kind(art::Launch::RMS_NORM);
-      operand("input", n.getInput());
-      operand("weight", n.getWeight());
-      output(n.getOut());
-    } else if (auto n = dyn_cast<exec::LayerNormOp>(op)) {
-      launch.set_kind(art::Launch::LAYER_NORM);
-      operand("input", n.getInput());
-      operand("scale", n.getScale());
-      operand("bias", n.getBias());
-      output(n.getOut());
-    } else if (auto g = dyn_cast<exec::GemmOp>(op)) {
-      launch.set_kind(art::Launch::GEMM);
-      operand("input", g.getInput());
-      operand("weight", g.getWeight());
-      operand("bias", g.getBias());
-      operand("residual", g.getResidual());
-      output(g.getOut());
-    } else if (auto g = dyn_cast<exec::QuantizedGemmOp>(op)) {
-      launch.set_kind(art::Launch::QUANTIZED_GEMM);
-      operand("input", g.getInput());
-      operand("q", g.getQ());
-      operand("scales", g.getScales());
-      operand("bias", g.getBias());
-      operand("residual", g.getResidual());
-      operand("input_scale", g.getInputScale());
-      operand("zeros", g.getZeros());
-      output(g.getOut());
-    } else if (auto r = dyn_cast<exec::RotaryOp>(op)) {
-      launch.set_kind(art::Launch::ROTARY);
-      operand("input", r.getInput());
-      operand("inv_freq", r.getInvFreq());
-      operand("cos_cache", r.getCosCache());
-      operand("sin_cache", r.getSinCache());
-      operand("positions", r.getPositions());
-      output(r.getOut());
-    } else if (auto a = dyn_cast<exec::AttentionOp>(op)) {
-      launch.set_kind(art::Launch::ATTENTION);
-      operands("input", a.getInputs());
-      output(a.getOut());
-    } else if (auto a = dyn_cast<exec::KvAttentionOp>(op)) {
-      launch.set_kind(art::Launch::KV_ATTENTION);
-      operands("input", a.getInputs());
-      operand("seq_starts", a.getSeqStarts());
-      operand("context_lens", a.getContextLens());
-      operand("block_tables", a.getBlockTables());
-      operand("slot_ids", a.getSlotIds());
-      output(a.getOut());
-    } else if (auto g = dyn_cast<exec::GatherRowsOp>(op)) {
-      launch.set_kind(art::Launch::GATHER_ROWS);
-      operand("input", g.getInput());
-      operand("indices", g.getIndices());
-      output(g.getOut());
-    } else if (auto g = dyn_cast<exec::GatedActivationOp>(op)) {
-      launch.set_kind(art::Launch::GATED_ACTIVATION);
-      operands("input", g.getInputs());
-      output(g.getOut());
-    } else if (auto m = dyn_cast<exec::MoeOp>(op)) {
-      launch.set_kind(art::Launch::MOE);
-      operand("input", m.getInput());
-      operand("router", m.getRouter());
-      operand("gate_up", m.getGateUp());
-      operand("down", m.getDown());
-      operand("score_bias", m.getScoreBias());
-      operand("workspace", m.getWorkspace());
-      output(m.getOut());
-    } else if (auto c = dyn_cast<exec::CopyOp>(op)) {
-      launch.set_kind(art::Launch::COPY);
-      operand("input", c.getInput());
-      operand("map", c.getMap());
-      output(c.getOut());
-    } else if (auto e = dyn_cast<exec::ElementwiseOp>(op)) {
-      launch.set_kind(art::Launch::ELEMENTWISE);
-      operands("input", e.getInputs());
-      for (Value value : e.getOuts())
-        output(value);
-      if (succeeded(ok))
-        ok = serializeRegion(e, *launch.mutable_region());
-    } else {
+    auto launchOp = dyn_cast<exec::LaunchOpInterface>(op);
+    if (!launchOp)
       return op.emitError() << "the artifact cannot serialize '" << op.getName() << "'";
-    }
-    if (failed(ok) || failed(serializeAttributes(&op, *launch.mutable_attributes())))
+    art::Launch launch;
+    if (failed(serializeLaunch(launchOp, refOf, bufferOf, launch)))
+      return failure();
+    if (auto elementwise = dyn_cast<exec::ElementwiseOp>(op);
+        elementwise && failed(serializeRegion(elementwise, *launch.mutable_region())))
+      return failure();
+    if (failed(serializeAttributes(&op, *launch.mutable_attributes())))
       return failure();
     *out.add_launches() = std::move(launch);
   }

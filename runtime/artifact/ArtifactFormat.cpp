@@ -3,11 +3,13 @@
 #include "runtime/artifact/ArtifactFormat.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <xxhash.h>
 
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace infer::artifact {
 namespace {
@@ -217,11 +219,64 @@ int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fall
                                                                       : fallback;
 }
 
-std::optional<uint32_t> operandBuffer(const Launch &launch, const std::string &role) {
+std::optional<uint32_t> operandBuffer(const Launch &launch, OperandRole role) {
   for (const Operand &operand : launch.operands())
     if (operand.role() == role && operand.ref().target_case() == Ref::kBuffer)
       return operand.ref().buffer();
   return std::nullopt;
+}
+
+// Enum value names are the exec names upper-cased (roles behind "ROLE_"):
+// the exec dialect's ODS names are the one list, the proto numbers them.
+namespace {
+constexpr std::string_view kRolePrefix = "ROLE_";
+
+std::string lowered(std::string_view name) {
+  std::string out(name);
+  for (char &c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// "ROLE_" + NAME for a lower-case `name`; empty if it has upper-case letters.
+std::string raised(std::string_view prefix, const std::string &name) {
+  std::string out(prefix);
+  for (char c : name) {
+    if (std::isupper(static_cast<unsigned char>(c)))
+      return {};
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+} // namespace
+
+std::string launchKindName(Launch::Kind kind) {
+  if (kind == Launch::KIND_UNSPECIFIED || !Launch::Kind_IsValid(kind))
+    return "?";
+  return lowered(Launch::Kind_Name(kind));
+}
+
+std::optional<Launch::Kind> launchKindNamed(const std::string &mnemonic) {
+  Launch::Kind kind = Launch::KIND_UNSPECIFIED;
+  std::string name = raised("", mnemonic);
+  if (name.empty() || !Launch::Kind_Parse(name, &kind) || kind == Launch::KIND_UNSPECIFIED)
+    return std::nullopt;
+  return kind;
+}
+
+std::string operandRoleName(OperandRole role) {
+  if (role == ROLE_UNSPECIFIED || !OperandRole_IsValid(role))
+    return "?";
+  return lowered(std::string_view(OperandRole_Name(role)).substr(kRolePrefix.size()));
+}
+
+std::optional<OperandRole> operandRoleNamed(const std::string &name) {
+  OperandRole role = ROLE_UNSPECIFIED;
+  std::string upper = raised(kRolePrefix, name);
+  if (upper.size() <= kRolePrefix.size() || !OperandRole_Parse(upper, &role) ||
+      role == ROLE_UNSPECIFIED)
+    return std::nullopt;
+  return role;
 }
 
 bool boolAttribute(const Launch &launch, const std::string &name) {

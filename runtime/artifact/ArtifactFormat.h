@@ -27,8 +27,9 @@
 namespace infer::artifact {
 
 inline constexpr char kMagic[8] = {'I', 'N', 'F', 'E', 'R', 'A', 'R', 'T'};
-/// Bumped on any change a reader of the previous version cannot read.
-inline constexpr uint32_t kFormatVersion = 1;
+/// Bumped on any change a reader of the previous version cannot read
+/// (2: operand roles as `OperandRole` numbers instead of names).
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint64_t kHeaderSize = 128;
 /// Alignment of the weight section and of every weight in it: a page, so the
 /// section can be mmap'd and handed to large device copies as is.
@@ -98,7 +99,17 @@ const Attribute *findAttribute(const Launch &launch, const std::string &name);
 int64_t intAttribute(const Launch &launch, const std::string &name, int64_t fallback);
 /// The buffer of the launch's first operand with `role` that names a
 /// buffer, or none.
-std::optional<uint32_t> operandBuffer(const Launch &launch, const std::string &role);
+std::optional<uint32_t> operandBuffer(const Launch &launch, OperandRole role);
+/// The exec op a launch kind stands for, by mnemonic ("kv_attention" for
+/// KV_ATTENTION), "?" for values this build does not know.
+std::string launchKindName(Launch::Kind kind);
+/// The kind of a launch of the exec op with `mnemonic`, or none.
+std::optional<Launch::Kind> launchKindNamed(const std::string &mnemonic);
+/// The exec op's operand name a role stands for ("weight" for ROLE_WEIGHT),
+/// "?" for values this build does not know.
+std::string operandRoleName(OperandRole role);
+/// The role of the exec op's operand `name`, or none.
+std::optional<OperandRole> operandRoleNamed(const std::string &name);
 /// Whether the launch has boolean attribute `name` set to true.
 bool boolAttribute(const Launch &launch, const std::string &name);
 /// The element type of what `ref` names (a buffer, weight or constant), or

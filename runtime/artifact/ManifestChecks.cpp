@@ -189,6 +189,9 @@ Status checkExecProgram(const ExecProgram &program, int numWeights,
     if (launch.kind() != Launch::ELEMENTWISE)
       RETURN_IF_ERROR(checkLaunchAttributes(what, launch));
     for (const Operand &operand : launch.operands()) {
+      if (operand.role() == ROLE_UNSPECIFIED || !OperandRole_IsValid(operand.role()))
+        return dataLossError(what + " has an operand of unknown role " +
+                             std::to_string(operand.role()));
       const Ref &ref = operand.ref();
       bool inRange =
           (ref.target_case() == Ref::kBuffer && ref.buffer() < numBuffers) ||
@@ -196,7 +199,7 @@ Status checkExecProgram(const ExecProgram &program, int numWeights,
           (ref.target_case() == Ref::kConstant &&
            ref.constant() < static_cast<uint32_t>(program.constants_size()));
       if (!inRange)
-        return dataLossError(what + " operand '" + operand.role() +
+        return dataLossError(what + " operand '" + operandRoleName(operand.role()) +
                              "' refers to no buffer, weight or constant of the artifact");
     }
     if (launch.outputs_size() == 0)
@@ -207,7 +210,7 @@ Status checkExecProgram(const ExecProgram &program, int numWeights,
     if (launch.kind() == Launch::COPY &&
         ((launch.operands_size() != 1 && launch.operands_size() != 2) ||
          launch.outputs_size() != 1 ||
-         (launch.operands_size() == 2 && launch.operands(1).role() != "map")))
+         (launch.operands_size() == 2 && launch.operands(1).role() != artifact::ROLE_MAP)))
       return dataLossError(what + " (copy) must read its input (and a map) and write one buffer");
     if (launch.kind() == Launch::ELEMENTWISE) {
       const Region &region = launch.region();

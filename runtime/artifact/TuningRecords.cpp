@@ -55,7 +55,7 @@ GemmTuningRecord recordOf(const GemmShape &shape) {
 
 namespace {
 
-bool hasRole(const Launch &launch, const std::string &role) {
+bool hasRole(const Launch &launch, OperandRole role) {
   for (const Operand &operand : launch.operands())
     if (operand.role() == role)
       return true;
@@ -77,8 +77,8 @@ void addUses(const ExecProgram &program, const google::protobuf::RepeatedPtrFiel
     shape.k = intAttribute(launch, "k", 0);
     shape.n = intAttribute(launch, "n", 0);
     shape.transposed = dequantized || boolAttribute(launch, "transpose_weight");
-    shape.bias = hasRole(launch, "bias");
-    shape.residual = hasRole(launch, "residual");
+    shape.bias = hasRole(launch, artifact::ROLE_BIAS);
+    shape.residual = hasRole(launch, artifact::ROLE_RESIDUAL);
     uses[shape] += counted ? 1 : 0;
   }
 }

@@ -17,7 +17,7 @@ namespace infer::cpu {
 using reference::HeadView;
 
 Status runAttention(const LaunchArgs &args) {
-  std::vector<const View *> inputs = args.all("input");
+  std::vector<const View *> inputs = args.all(artifact::ROLE_INPUTS);
   ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
   ASSIGN_OR_RETURN(int64_t numKvHeads, args.intAttr("num_kv_heads"));
   ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));

@@ -16,14 +16,14 @@
 namespace infer::cpu {
 
 Status runCopy(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
   ASSIGN_OR_RETURN(int64_t inFeatures, args.intAttr("in_features"));
   ASSIGN_OR_RETURN(int64_t offset, args.intAttr("offset"));
   ASSIGN_OR_RETURN(int64_t length, args.intAttr("length"));
   if (args.outputs.size() != 1)
     return args.error("writes one buffer");
   const View &out = args.outputs[0];
-  const View *map = args.operand("map");
+  const View *map = args.operand(artifact::ROLE_MAP);
   if (inFeatures <= 0 || length <= 0 || offset < 0 || (!map && offset + length > inFeatures))
     return args.error("copies elements [" + std::to_string(offset) + ", " +
                       std::to_string(offset + length) + ") of rows of " +
@@ -70,8 +70,8 @@ Status runCopy(const LaunchArgs &args) {
 }
 
 Status runGatherRows(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const View *indices, args.required("indices"));
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const View *indices, args.required(artifact::ROLE_INDICES));
   ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
   if (args.outputs.size() != 1)
     return args.error("writes one buffer");

@@ -10,8 +10,8 @@
 namespace infer::cpu {
 
 Status runEmbedding(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *table, args.required("table"));
-  ASSIGN_OR_RETURN(const View *ids, args.required("ids"));
+  ASSIGN_OR_RETURN(const View *table, args.required(artifact::ROLE_TABLE));
+  ASSIGN_OR_RETURN(const View *ids, args.required(artifact::ROLE_IDS));
   ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
   int64_t offset = args.intAttr("position_offset", 0);
   if (hidden <= 0 || table->elements % hidden != 0)
@@ -33,7 +33,7 @@ Status runEmbedding(const LaunchArgs &args) {
     std::memcpy(out.mutableF32() + t * hidden, table->f32() + id * hidden,
                 sizeof(float) * static_cast<size_t>(hidden));
   }
-  const View *positions = args.operand("position_table");
+  const View *positions = args.operand(artifact::ROLE_POSITION_TABLE);
   if (!positions)
     return okStatus();
   if (positions->elements % hidden != 0)
@@ -41,7 +41,7 @@ Status runEmbedding(const LaunchArgs &args) {
   RETURN_IF_ERROR(args.expectF32(*positions, positions->elements, "position table"));
   int64_t rows = positions->elements / hidden;
   // The step program gives each token's absolute position.
-  const View *positionIds = args.operand("position_ids");
+  const View *positionIds = args.operand(artifact::ROLE_POSITION_IDS);
   if (positionIds &&
       (positionIds->type != artifact::ELEMENT_TYPE_I64 || positionIds->elements != args.tokens))
     return args.error("position ids must be i64 with one position per token");

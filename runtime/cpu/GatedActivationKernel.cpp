@@ -19,7 +19,7 @@ double geluTanh(double x) {
 } // namespace
 
 Status runGatedActivation(const LaunchArgs &args) {
-  std::vector<const View *> inputs = args.all("input");
+  std::vector<const View *> inputs = args.all(artifact::ROLE_INPUTS);
   ASSIGN_OR_RETURN(std::string activation, args.stringAttr("activation"));
   ASSIGN_OR_RETURN(int64_t width, args.intAttr("features"));
   double (*act)(double) = nullptr;

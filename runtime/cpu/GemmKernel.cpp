@@ -10,10 +10,10 @@
 namespace infer::cpu {
 
 Status runGemm(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const View *weight, args.required("weight"));
-  const View *bias = args.operand("bias");
-  const View *residual = args.operand("residual");
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const View *weight, args.required(artifact::ROLE_WEIGHT));
+  const View *bias = args.operand(artifact::ROLE_BIAS);
+  const View *residual = args.operand(artifact::ROLE_RESIDUAL);
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   bool transposed = args.boolAttr("transpose_weight", false);

@@ -27,11 +27,11 @@
 namespace infer::cpu {
 
 Status runKvAttention(const LaunchArgs &args, const KvLayerView &cache) {
-  std::vector<const View *> inputs = args.all("input");
-  ASSIGN_OR_RETURN(const View *seqStarts, args.required("seq_starts"));
-  ASSIGN_OR_RETURN(const View *contextLens, args.required("context_lens"));
-  ASSIGN_OR_RETURN(const View *blockTables, args.required("block_tables"));
-  ASSIGN_OR_RETURN(const View *slotIds, args.required("slot_ids"));
+  std::vector<const View *> inputs = args.all(artifact::ROLE_INPUTS);
+  ASSIGN_OR_RETURN(const View *seqStarts, args.required(artifact::ROLE_SEQ_STARTS));
+  ASSIGN_OR_RETURN(const View *contextLens, args.required(artifact::ROLE_CONTEXT_LENS));
+  ASSIGN_OR_RETURN(const View *blockTables, args.required(artifact::ROLE_BLOCK_TABLES));
+  ASSIGN_OR_RETURN(const View *slotIds, args.required(artifact::ROLE_SLOT_IDS));
   ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
   ASSIGN_OR_RETURN(int64_t numKvHeads, args.intAttr("num_kv_heads"));
   ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));

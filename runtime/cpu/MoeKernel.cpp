@@ -9,10 +9,10 @@
 namespace infer::cpu {
 
 Status runMoe(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const View *router, args.required("router"));
-  ASSIGN_OR_RETURN(const View *gateUp, args.required("gate_up"));
-  ASSIGN_OR_RETURN(const View *down, args.required("down"));
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const View *router, args.required(artifact::ROLE_ROUTER));
+  ASSIGN_OR_RETURN(const View *gateUp, args.required(artifact::ROLE_GATE_UP));
+  ASSIGN_OR_RETURN(const View *down, args.required(artifact::ROLE_DOWN));
   ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
   ASSIGN_OR_RETURN(int64_t experts, args.intAttr("experts"));
   ASSIGN_OR_RETURN(int64_t inter, args.intAttr("inter"));
@@ -37,7 +37,7 @@ Status runMoe(const LaunchArgs &args) {
   shape.scale = args.floatAttr("scale", 1.0);
   if (std::string error = reference::routingError(shape); !error.empty())
     return args.error(error);
-  const View *bias = args.operand("score_bias");
+  const View *bias = args.operand(artifact::ROLE_SCORE_BIAS);
   if (bias)
     RETURN_IF_ERROR(args.expectF32(*bias, experts, "score_bias"));
   reference::moe(input->f32(), router->f32(), gateUp->f32(), down->f32(),

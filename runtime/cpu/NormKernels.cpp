@@ -25,8 +25,8 @@ StatusOr<int64_t> normRows(const LaunchArgs &args, int64_t width) {
 } // namespace
 
 Status runRmsNorm(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const View *weight, args.required("weight"));
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const View *weight, args.required(artifact::ROLE_WEIGHT));
   ASSIGN_OR_RETURN(int64_t width, args.intAttr("features"));
   ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
   double weightOffset = args.floatAttr("weight_offset", 0.0);
@@ -49,9 +49,9 @@ Status runRmsNorm(const LaunchArgs &args) {
 }
 
 Status runLayerNorm(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const View *scale, args.required("scale"));
-  const View *bias = args.operand("bias");
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const View *scale, args.required(artifact::ROLE_SCALE));
+  const View *bias = args.operand(artifact::ROLE_BIAS);
   ASSIGN_OR_RETURN(int64_t width, args.intAttr("features"));
   ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
   ASSIGN_OR_RETURN(int64_t rows, normRows(args, width));

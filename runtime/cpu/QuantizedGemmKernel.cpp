@@ -13,13 +13,13 @@
 namespace infer::cpu {
 
 Status runQuantizedGemm(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const View *q, args.required("q"));
-  ASSIGN_OR_RETURN(const View *scales, args.required("scales"));
-  const View *bias = args.operand("bias");
-  const View *residual = args.operand("residual");
-  const View *inputScale = args.operand("input_scale");
-  const View *zeros = args.operand("zeros");
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const View *q, args.required(artifact::ROLE_Q));
+  ASSIGN_OR_RETURN(const View *scales, args.required(artifact::ROLE_SCALES));
+  const View *bias = args.operand(artifact::ROLE_BIAS);
+  const View *residual = args.operand(artifact::ROLE_RESIDUAL);
+  const View *inputScale = args.operand(artifact::ROLE_INPUT_SCALE);
+  const View *zeros = args.operand(artifact::ROLE_ZEROS);
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   ASSIGN_OR_RETURN(int64_t group, args.intAttr("group_size"));

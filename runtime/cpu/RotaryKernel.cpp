@@ -16,11 +16,11 @@
 namespace infer::cpu {
 
 Status runRotary(const LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const View *input, args.required("input"));
-  const View *invFreq = args.operand("inv_freq");
-  const View *cosCache = args.operand("cos_cache");
-  const View *sinCache = args.operand("sin_cache");
-  const View *positions = args.operand("positions");
+  ASSIGN_OR_RETURN(const View *input, args.required(artifact::ROLE_INPUT));
+  const View *invFreq = args.operand(artifact::ROLE_INV_FREQ);
+  const View *cosCache = args.operand(artifact::ROLE_COS_CACHE);
+  const View *sinCache = args.operand(artifact::ROLE_SIN_CACHE);
+  const View *positions = args.operand(artifact::ROLE_POSITIONS);
   ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
   ASSIGN_OR_RETURN(int64_t rotatedHeads, args.intAttr("rotated_heads"));
   ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));

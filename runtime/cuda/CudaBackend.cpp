@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -32,13 +33,6 @@ constexpr int64_t kPrefillMinNewTokens = 16;
 /// kernel under programmatic launch: ~12 MB over a wave of 396 blocks, about
 /// the data HBM could deliver in the ~3 us a kernel boundary costs.
 constexpr int64_t kGemvPrefetchBytes = 32 << 10;
-
-std::string kindName(art::Launch::Kind kind) {
-  std::string name = art::Launch::Kind_Name(kind);
-  for (char &c : name)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
 
 void *pointer(CUdeviceptr address) { return reinterpret_cast<void *>(address); }
 
@@ -128,9 +122,23 @@ Status CudaBackend::uploadWeightSection(uint64_t section) {
   return status;
 }
 
+std::vector<std::pair<std::string, double>> CudaBackend::loadPhases() const {
+  return {{"context", report_.contextSeconds},
+          {"weights", report_.weightSeconds},
+          {"kernels", report_.kernelSeconds},
+          {"rest", report_.restSeconds}};
+}
+
 Status CudaBackend::load() {
   const CudaApi &api = *api_;
   const art::Manifest &manifest = reader_.manifest();
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point mark = Clock::now();
+  auto lap = [&mark](double &seconds) {
+    Clock::time_point now = Clock::now();
+    seconds += std::chrono::duration<double>(now - mark).count();
+    mark = now;
+  };
   INFER_CU_CHECK(api, api.cuDeviceGet(&device_, 0));
   char name[256] = {};
   INFER_CU_CHECK(api, api.cuDeviceGetName(name, sizeof(name), device_));
@@ -142,6 +150,7 @@ Status CudaBackend::load() {
   ASSIGN_OR_RETURN(options_, runtimeOptionsFromEnvironment());
   for (const std::string &warning : options_.warnings)
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  lap(report_.contextSeconds);
 
   // Weights: the whole section in one allocation, in the file's layout. The
   // section is read with pread into two pinned staging buffers in turn (the
@@ -161,6 +170,7 @@ Status CudaBackend::load() {
     report_.weightBytes = section;
   }
   RETURN_IF_ERROR(reader_.checkUnchanged());
+  lap(report_.weightSeconds);
   for (size_t i = 0; i < reader_.numWeights(); ++i) {
     const art::Weight &weight = manifest.weights(static_cast<int>(i));
     exec::View view;
@@ -187,6 +197,7 @@ Status CudaBackend::load() {
     constantViews_.push_back(std::move(view));
   }
 
+  lap(report_.restSeconds);
   // Kernels: the cubins (one per NVRTC program), or the PTX (every kernel)
   // where they are not for this GPU.
   CUmodule first = nullptr;
@@ -223,6 +234,7 @@ Status CudaBackend::load() {
     embeddingFeedsTokens_ = module_->embedding_feeds_tokens() && options_.uploadStream;
   }
 
+  lap(report_.kernelSeconds);
   // The arena, once, at the artifact's bound (offsets are planned there).
   RETURN_IF_ERROR(allocateArena(forward_));
   report_.arenaBytes = uint64_t(affineAt(program_->arena().size(), program_->arena().bound_tokens()));
@@ -246,6 +258,7 @@ Status CudaBackend::load() {
   ASSIGN_OR_RETURN(gemm_, GemmRunner::create(api, records));
   RETURN_IF_ERROR(allocateGemvWorkspace());
   RETURN_IF_ERROR(allocateQkvExchange());
+  lap(report_.restSeconds);
   return okStatus();
 }
 
@@ -556,16 +569,16 @@ StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &i
       exec::LaunchArgs args = resolve(forward_, index, step);
       const art::Operand *idsOperand = nullptr, *tableOperand = nullptr;
       for (const art::Operand &operand : launch.operands()) {
-        if (operand.role() == "ids")
+        if (operand.role() == art::ROLE_IDS)
           idsOperand = &operand;
-        if (operand.role() == "table")
+        if (operand.role() == art::ROLE_TABLE)
           tableOperand = &operand;
       }
       if (!idsOperand || !tableOperand || idsOperand->ref().target_case() != art::Ref::kBuffer ||
           idsOperand->ref().buffer() != buffer)
         continue;
       ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
-      const exec::View *table = args.operand("table");
+      const exec::View *table = args.operand(art::ROLE_TABLE);
       int64_t vocab = hidden > 0 ? table->elements / hidden : 0;
       for (int64_t t = 0; t < step.tokens; ++t)
         if (ids[t] < 0 || ids[t] >= vocab)
@@ -574,7 +587,7 @@ StatusOr<exec::BoundInputs> CudaBackend::upload(const std::vector<NamedArray> &i
                                       std::to_string(t % step.seq) +
                                       ") is outside the vocabulary [0, " + std::to_string(vocab) +
                                       ")");
-      if (const exec::View *positions = args.operand("position_table")) {
+      if (const exec::View *positions = args.operand(art::ROLE_POSITION_TABLE)) {
         int64_t rows = positions->elements / hidden, offset = args.intAttr("position_offset", 0);
         if (offset + step.seq > rows)
           return invalidArgumentError("position " + std::to_string(step.seq - 1) +
@@ -770,7 +783,7 @@ Status CudaBackend::launchDequantizedGemm(const LoadedProgram &loaded, int index
     RETURN_IF_ERROR(
         launchKernel(cuda.dequantize().prologue(), loaded.roundInputs[size_t(index)], args, round));
     for (size_t i = 0; i < gemm.roles.size(); ++i)
-      if (gemm.roles[i] == "input")
+      if (gemm.roles[i] == art::ROLE_INPUT)
         gemm.operands[i].data = reinterpret_cast<void *>(inputs);
   }
   ASSIGN_OR_RETURN(PackedParams dequantize,
@@ -782,7 +795,7 @@ Status CudaBackend::launchDequantizedGemm(const LoadedProgram &loaded, int index
   dequantized.type = out.type;
   dequantized.elements = n * k;
   dequantized.shape = {n, k};
-  gemm.roles.push_back("weight");
+  gemm.roles.push_back(art::ROLE_WEIGHT);
   gemm.operands.push_back(dequantized);
   lastLaunchWasKernel_ = false;
   return gemm_->run(gemm, stream_, /*transposed=*/true);
@@ -876,7 +889,7 @@ std::optional<uint32_t> CudaBackend::identityGatherSource(const LoadedProgram &l
     return std::nullopt;
   // One token a sequence, packed in order, and one logit row each: logit row
   // i is the last (only) token of sequence i, row i.
-  return art::operandBuffer(launch, "input");
+  return art::operandBuffer(launch, art::ROLE_INPUT);
 }
 
 Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,
@@ -930,7 +943,7 @@ Status CudaBackend::launchAll(const LoadedProgram &loaded, const exec::BoundInpu
       api_->cuEventSynchronize(after);
       float ms = 0;
       api_->cuEventElapsedTime(&ms, before, after);
-      (*perKind)[kindName(loaded.program->launches(i).kind())] += ms;
+      (*perKind)[art::launchKindName(loaded.program->launches(i).kind())] += ms;
     }
   }
   elidedGatherOutput_ = -1;

@@ -40,6 +40,10 @@ struct LoadReport {
   uint64_t weightBytes = 0, arenaBytes = 0;
   bool usedPtx = false; ///< the cubin was not for this GPU; the driver JIT-compiled the PTX
   int tuningRecords = 0; ///< the artifact's GEMM tuning records for this GPU
+  /// Wall seconds of load(): the context and stream; reading the weights and
+  /// copying them to the device; the kernels' modules and functions; the rest
+  /// (constants, arena, cuBLASLt, workspaces).
+  double contextSeconds = 0, weightSeconds = 0, kernelSeconds = 0, restSeconds = 0;
 };
 
 /// Milliseconds of GPU time per launch kind (from events around each launch).
@@ -62,6 +66,7 @@ public:
   StatusOr<double> timeForwardWithoutGraph(const std::vector<NamedArray> &inputs, int iterations);
 
   const LoadReport &loadReport() const { return report_; }
+  std::vector<std::pair<std::string, double>> loadPhases() const override;
 
   bool hasStep() const override;
   uint64_t kvCacheBudgetBytes() override;

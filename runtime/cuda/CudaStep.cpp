@@ -243,13 +243,13 @@ Status CudaBackend::checkStep(const StepArrays &arrays) const {
       continue;
     exec::LaunchArgs args = resolve(step_, index, shape);
     ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
-    int64_t rowsOfTable = hidden > 0 ? args.operand("table")->elements / hidden : 0;
+    int64_t rowsOfTable = hidden > 0 ? args.operand(art::ROLE_TABLE)->elements / hidden : 0;
     for (int64_t id : arrays.tokenIds)
       if (id < 0 || id >= rowsOfTable)
         return invalidArgumentError("token id " + std::to_string(id) +
                                     " is outside the vocabulary [0, " +
                                     std::to_string(rowsOfTable) + ")");
-    if (const exec::View *table = args.operand("position_table")) {
+    if (const exec::View *table = args.operand(art::ROLE_POSITION_TABLE)) {
       int64_t positionRows = table->elements / hidden - args.intAttr("position_offset", 0);
       for (int64_t position : arrays.positions)
         if (position < 0 || position >= positionRows)

@@ -46,8 +46,8 @@ GemmRunner::~GemmRunner() {
 }
 
 StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args, bool transposed) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const exec::View *weight, args.required(art::ROLE_WEIGHT));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   const exec::View &out = args.outputs[0];
@@ -57,8 +57,8 @@ StatusOr<GemmRunner::Plan *> GemmRunner::plan(const exec::LaunchArgs &args, bool
   shape.n = n;
   shape.tokens = args.tokens;
   shape.transposed = transposed;
-  shape.bias = args.operand("bias") != nullptr;
-  shape.residual = args.operand("residual") != nullptr;
+  shape.bias = args.operand(art::ROLE_BIAS) != nullptr;
+  shape.residual = args.operand(art::ROLE_RESIDUAL) != nullptr;
   auto found = plans_.find(shape);
   if (found != plans_.end())
     return &found->second;
@@ -90,12 +90,12 @@ Status GemmRunner::run(const exec::LaunchArgs &args, CUstream stream) {
 
 Status GemmRunner::run(const exec::LaunchArgs &args, CUstream stream, bool transposed) {
   ASSIGN_OR_RETURN(Plan * plan, plan(args, transposed));
-  const exec::View *residual = args.operand("residual");
-  const exec::View *bias = args.operand("bias");
-  return plan->descriptors.run(plan->algo, args.operand("weight")->data,
-                               args.operand("input")->data, residual ? residual->data : nullptr,
-                               bias ? bias->data : nullptr, args.outputs[0].data, workspace_,
-                               stream);
+  const exec::View *residual = args.operand(art::ROLE_RESIDUAL);
+  const exec::View *bias = args.operand(art::ROLE_BIAS);
+  return plan->descriptors.run(plan->algo, args.operand(art::ROLE_WEIGHT)->data,
+                               args.operand(art::ROLE_INPUT)->data,
+                               residual ? residual->data : nullptr, bias ? bias->data : nullptr,
+                               args.outputs[0].data, workspace_, stream);
 }
 
 } // namespace infer::cuda

@@ -38,12 +38,12 @@ const char *offsetBy(const exec::View &view, int64_t elements) {
 }
 
 StatusOr<PackedParams> embedding(const exec::LaunchArgs &args, const StepContext *step) {
-  ASSIGN_OR_RETURN(const exec::View *table, args.required("table"));
-  ASSIGN_OR_RETURN(const exec::View *ids, args.required("ids"));
+  ASSIGN_OR_RETURN(const exec::View *table, args.required(art::ROLE_TABLE));
+  ASSIGN_OR_RETURN(const exec::View *ids, args.required(art::ROLE_IDS));
   ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
   if (ids->type != art::ELEMENT_TYPE_I64 || ids->elements != args.tokens)
     return args.error("ids must be i64 with one id per token");
-  const exec::View *positions = args.operand("position_table");
+  const exec::View *positions = args.operand(art::ROLE_POSITION_TABLE);
   k::EmbeddingParams p{};
   p.ids = static_cast<const long long *>(ids->data);
   p.table = table->data;
@@ -53,7 +53,7 @@ StatusOr<PackedParams> embedding(const exec::LaunchArgs &args, const StepContext
   p.seq = args.seq;
   p.hidden = hidden;
   p.positionOffset = args.intAttr("position_offset", 0);
-  const exec::View *positionIds = args.operand("position_ids");
+  const exec::View *positionIds = args.operand(art::ROLE_POSITION_IDS);
   p.positionIds = positionIds ? static_cast<const long long *>(positionIds->data) : nullptr;
   if (step) {
     p.fedCount = step->fedCount;
@@ -63,8 +63,8 @@ StatusOr<PackedParams> embedding(const exec::LaunchArgs &args, const StepContext
 }
 
 StatusOr<PackedParams> rmsNorm(const exec::LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const exec::View *weight, args.required(art::ROLE_WEIGHT));
   ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
   ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
   const exec::View &out = args.outputs[0];
@@ -83,15 +83,15 @@ StatusOr<PackedParams> rmsNorm(const exec::LaunchArgs &args) {
 }
 
 StatusOr<PackedParams> layerNorm(const exec::LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const exec::View *scale, args.required("scale"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const exec::View *scale, args.required(art::ROLE_SCALE));
   ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
   ASSIGN_OR_RETURN(double epsilon, args.floatAttr("epsilon"));
   const exec::View &out = args.outputs[0];
   if (features <= 0 || out.elements % features != 0 || input->elements != out.elements ||
       scale->elements != features)
     return args.error("operands are not rows of features = " + std::to_string(features));
-  const exec::View *bias = args.operand("bias");
+  const exec::View *bias = args.operand(art::ROLE_BIAS);
   k::LayerNormParams p{};
   p.input = input->data;
   p.scale = scale->data;
@@ -104,11 +104,11 @@ StatusOr<PackedParams> layerNorm(const exec::LaunchArgs &args) {
 }
 
 StatusOr<PackedParams> rotary(const exec::LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  const exec::View *invFreq = args.operand("inv_freq");
-  const exec::View *cosCache = args.operand("cos_cache");
-  const exec::View *sinCache = args.operand("sin_cache");
-  const exec::View *positions = args.operand("positions");
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  const exec::View *invFreq = args.operand(art::ROLE_INV_FREQ);
+  const exec::View *cosCache = args.operand(art::ROLE_COS_CACHE);
+  const exec::View *sinCache = args.operand(art::ROLE_SIN_CACHE);
+  const exec::View *positions = args.operand(art::ROLE_POSITIONS);
   ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
   ASSIGN_OR_RETURN(int64_t rotatedHeads, args.intAttr("rotated_heads"));
   ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));
@@ -163,7 +163,7 @@ StatusOr<PackedParams> rotary(const exec::LaunchArgs &args) {
 }
 
 StatusOr<PackedParams> attention(const exec::LaunchArgs &args) {
-  std::vector<const exec::View *> inputs = args.all("input");
+  std::vector<const exec::View *> inputs = args.all(art::ROLE_INPUTS);
   ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
   ASSIGN_OR_RETURN(int64_t numKvHeads, args.intAttr("num_kv_heads"));
   ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));
@@ -222,7 +222,7 @@ StatusOr<PackedParams> attention(const exec::LaunchArgs &args) {
 StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepContext *step) {
   if (!step)
     return args.error("runs only in a step");
-  std::vector<const exec::View *> inputs = args.all("input");
+  std::vector<const exec::View *> inputs = args.all(art::ROLE_INPUTS);
   ASSIGN_OR_RETURN(int64_t numHeads, args.intAttr("num_heads"));
   ASSIGN_OR_RETURN(int64_t numKvHeads, args.intAttr("num_kv_heads"));
   ASSIGN_OR_RETURN(int64_t headDim, args.intAttr("head_dim"));
@@ -256,16 +256,16 @@ StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepConte
     p.qRowStride = qFeatures;
     p.kRowStride = p.vRowStride = kvFeatures;
   }
-  auto meta = [&](const char *role) -> StatusOr<const long long *> {
+  auto meta = [&](art::OperandRole role) -> StatusOr<const long long *> {
     ASSIGN_OR_RETURN(const exec::View *view, args.required(role));
     if (view->type != art::ELEMENT_TYPE_I64)
-      return args.error(std::string(role) + " must be i64");
+      return args.error(art::operandRoleName(role) + " must be i64");
     return static_cast<const long long *>(view->data);
   };
-  ASSIGN_OR_RETURN(p.seqStarts, meta("seq_starts"));
-  ASSIGN_OR_RETURN(p.contextLens, meta("context_lens"));
-  ASSIGN_OR_RETURN(p.blockTables, meta("block_tables"));
-  ASSIGN_OR_RETURN(p.slotIds, meta("slot_ids"));
+  ASSIGN_OR_RETURN(p.seqStarts, meta(art::ROLE_SEQ_STARTS));
+  ASSIGN_OR_RETURN(p.contextLens, meta(art::ROLE_CONTEXT_LENS));
+  ASSIGN_OR_RETURN(p.blockTables, meta(art::ROLE_BLOCK_TABLES));
+  ASSIGN_OR_RETURN(p.slotIds, meta(art::ROLE_SLOT_IDS));
   p.output = args.outputs[0].data;
   p.cache = step->kvLayers[size_t(layer)];
   p.workspace = step->kvWorkspace;
@@ -292,7 +292,7 @@ StatusOr<PackedParams> kvAttention(const exec::LaunchArgs &args, const StepConte
 }
 
 StatusOr<PackedParams> gatedActivation(const exec::LaunchArgs &args) {
-  std::vector<const exec::View *> inputs = args.all("input");
+  std::vector<const exec::View *> inputs = args.all(art::ROLE_INPUTS);
   ASSIGN_OR_RETURN(std::string activation, args.stringAttr("activation"));
   ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
   k::GatedActivationParams p{};
@@ -327,12 +327,12 @@ StatusOr<PackedParams> gatedActivation(const exec::LaunchArgs &args) {
 }
 
 StatusOr<PackedParams> copy(const exec::LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
   ASSIGN_OR_RETURN(int64_t inFeatures, args.intAttr("in_features"));
   ASSIGN_OR_RETURN(int64_t offset, args.intAttr("offset"));
   ASSIGN_OR_RETURN(int64_t length, args.intAttr("length"));
   const exec::View &out = args.outputs[0];
-  const exec::View *map = args.operand("map");
+  const exec::View *map = args.operand(art::ROLE_MAP);
   if (inFeatures <= 0 || length <= 0 || offset < 0 || (!map && offset + length > inFeatures) ||
       out.elements % length != 0 || input->elements != out.elements / length * inFeatures)
     return args.error("copies elements outside its rows");
@@ -352,8 +352,8 @@ StatusOr<PackedParams> copy(const exec::LaunchArgs &args) {
 }
 
 StatusOr<PackedParams> gatherRows(const exec::LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const exec::View *indices, args.required("indices"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const exec::View *indices, args.required(art::ROLE_INDICES));
   ASSIGN_OR_RETURN(int64_t features, args.intAttr("features"));
   const exec::View &out = args.outputs[0];
   if (features <= 0 || indices->type != art::ELEMENT_TYPE_I64 || input->type != out.type ||
@@ -391,13 +391,13 @@ StatusOr<PackedParams> packGemvParams(const exec::LaunchArgs &args, float *works
                                       unsigned int *counters, const exec::LaunchArgs *folded,
                                       int64_t prefetchBytes, const exec::LaunchArgs *gatedNext,
                                       unsigned long long *argmax) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const exec::View *weight, args.required("weight"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const exec::View *weight, args.required(art::ROLE_WEIGHT));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   const exec::View &out = args.outputs[0];
-  const exec::View *bias = args.operand("bias");
-  const exec::View *residual = args.operand("residual");
+  const exec::View *bias = args.operand(art::ROLE_BIAS);
+  const exec::View *residual = args.operand(art::ROLE_RESIDUAL);
   if (input->type != out.type || weight->type != out.type || input->elements != args.tokens * k ||
       out.elements != args.tokens * n || weight->elements != k * n ||
       (bias && bias->elements != n) || (residual && residual->elements != args.tokens * n))
@@ -504,11 +504,11 @@ StatusOr<PackedParams> packKvDecodeParams(const exec::LaunchArgs &rotaryArgs,
 }
 
 StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const exec::View *router, args.required("router"));
-  ASSIGN_OR_RETURN(const exec::View *gateUp, args.required("gate_up"));
-  ASSIGN_OR_RETURN(const exec::View *down, args.required("down"));
-  ASSIGN_OR_RETURN(const exec::View *workspace, args.required("workspace"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const exec::View *router, args.required(art::ROLE_ROUTER));
+  ASSIGN_OR_RETURN(const exec::View *gateUp, args.required(art::ROLE_GATE_UP));
+  ASSIGN_OR_RETURN(const exec::View *down, args.required(art::ROLE_DOWN));
+  ASSIGN_OR_RETURN(const exec::View *workspace, args.required(art::ROLE_WORKSPACE));
   ASSIGN_OR_RETURN(int64_t hidden, args.intAttr("hidden"));
   ASSIGN_OR_RETURN(int64_t experts, args.intAttr("experts"));
   ASSIGN_OR_RETURN(int64_t inter, args.intAttr("inter"));
@@ -558,7 +558,7 @@ StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
   p.groups = int(routing.groups);
   p.topkGroups = int(routing.topkGroups);
   p.scale = float(routing.scale);
-  if (const exec::View *bias = args.operand("score_bias")) {
+  if (const exec::View *bias = args.operand(art::ROLE_SCORE_BIAS)) {
     if (bias->elements != experts ||
         (bias->type != art::ELEMENT_TYPE_F32 && bias->type != art::ELEMENT_TYPE_F16 &&
          bias->type != art::ELEMENT_TYPE_BF16))
@@ -570,9 +570,9 @@ StatusOr<PackedParams> moe(const exec::LaunchArgs &args) {
 }
 
 StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, void *output) {
-  ASSIGN_OR_RETURN(const exec::View *input, args.required("input"));
-  ASSIGN_OR_RETURN(const exec::View *q, args.required("q"));
-  ASSIGN_OR_RETURN(const exec::View *scales, args.required("scales"));
+  ASSIGN_OR_RETURN(const exec::View *input, args.required(art::ROLE_INPUT));
+  ASSIGN_OR_RETURN(const exec::View *q, args.required(art::ROLE_Q));
+  ASSIGN_OR_RETURN(const exec::View *scales, args.required(art::ROLE_SCALES));
   ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t n, args.intAttr("n"));
   ASSIGN_OR_RETURN(std::string name, args.stringAttr("scheme"));
@@ -598,13 +598,13 @@ StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, voi
   p.input = input->data;
   p.q = static_cast<const unsigned char *>(q->data);
   p.scales = static_cast<const float *>(scales->data);
-  if (const exec::View *zeros = args.operand("zeros")) {
+  if (const exec::View *zeros = args.operand(art::ROLE_ZEROS)) {
     if (!quant::isGrouped(*scheme) || zeros->type != art::ELEMENT_TYPE_F32 ||
         zeros->elements != scales->elements)
       return args.error("zeros must be f32 shaped as the scales of an int4 or int8 weight");
     p.zeros = static_cast<const float *>(zeros->data);
   }
-  if (const exec::View *inputScale = args.operand("input_scale")) {
+  if (const exec::View *inputScale = args.operand(art::ROLE_INPUT_SCALE)) {
     if (inputScale->elements != k ||
         (inputScale->type != art::ELEMENT_TYPE_F32 && inputScale->type != art::ELEMENT_TYPE_F16 &&
          inputScale->type != art::ELEMENT_TYPE_BF16))
@@ -612,8 +612,8 @@ StatusOr<PackedParams> packQuantizedGemmParams(const exec::LaunchArgs &args, voi
     p.inputScale = inputScale->data;
     p.inputScaleType = int(inputScale->type);
   }
-  const exec::View *bias = args.operand("bias");
-  const exec::View *residual = args.operand("residual");
+  const exec::View *bias = args.operand(art::ROLE_BIAS);
+  const exec::View *residual = args.operand(art::ROLE_RESIDUAL);
   if ((bias && bias->elements != n) || (residual && residual->elements != out.elements))
     return args.error("bias and residual are not [n] and [tokens, n]");
   p.bias = bias ? bias->data : nullptr;

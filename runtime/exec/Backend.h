@@ -57,6 +57,9 @@ public:
 
   /// Whether this backend can run the artifact's step program.
   virtual bool hasStep() const { return false; }
+  /// Wall seconds of each phase of loading the artifact, in order (cuda:
+  /// context, weights, kernels, rest), for the cold start's breakdown.
+  virtual std::vector<std::pair<std::string, double>> loadPhases() const { return {}; }
   /// (Re)allocates the paged KV cache: `numBlocks` blocks (block 0 the null
   /// block) of every layer, zeroed.
   virtual Status allocateKvCache(int64_t numBlocks) {

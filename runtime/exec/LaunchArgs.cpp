@@ -14,14 +14,14 @@ const art::Attribute *findAttr(const art::Launch &launch, const std::string &nam
 }
 } // namespace
 
-const View *LaunchArgs::operand(const std::string &role) const {
+const View *LaunchArgs::operand(art::OperandRole role) const {
   for (size_t i = 0; i < roles.size(); ++i)
     if (roles[i] == role)
       return &operands[i];
   return nullptr;
 }
 
-std::vector<const View *> LaunchArgs::all(const std::string &role) const {
+std::vector<const View *> LaunchArgs::all(art::OperandRole role) const {
   std::vector<const View *> found;
   for (size_t i = 0; i < roles.size(); ++i)
     if (roles[i] == role)
@@ -29,17 +29,15 @@ std::vector<const View *> LaunchArgs::all(const std::string &role) const {
   return found;
 }
 
-StatusOr<const View *> LaunchArgs::required(const std::string &role) const {
+StatusOr<const View *> LaunchArgs::required(art::OperandRole role) const {
   if (const View *view = operand(role))
     return view;
-  return error("has no '" + role + "' operand");
+  return error("has no '" + art::operandRoleName(role) + "' operand");
 }
 
 Status LaunchArgs::error(const std::string &message) const {
-  std::string kind = art::Launch::Kind_Name(launch->kind());
-  for (char &c : kind)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return invalidArgumentError("launch " + std::to_string(index) + " (" + kind + ") " + message);
+  return invalidArgumentError("launch " + std::to_string(index) + " (" +
+                              art::launchKindName(launch->kind()) + ") " + message);
 }
 
 Status LaunchArgs::expectF32(const View &view, int64_t elements, const std::string &what) const {

@@ -35,7 +35,7 @@ struct View {
 struct LaunchArgs {
   const artifact::Launch *launch = nullptr;
   int index = 0; ///< the launch's position in the program
-  std::vector<std::string> roles;
+  std::vector<artifact::OperandRole> roles;
   std::vector<View> operands; ///< parallel to roles
   std::vector<View> outputs;
   int64_t batch = 0, seq = 0, tokens = 0;
@@ -43,11 +43,11 @@ struct LaunchArgs {
   int64_t sequences = 0, maxNewTokens = 0, logitRows = 0;
 
   /// The first operand with `role`, or nullptr.
-  const View *operand(const std::string &role) const;
+  const View *operand(artifact::OperandRole role) const;
   /// Every operand with `role`, in order.
-  std::vector<const View *> all(const std::string &role) const;
+  std::vector<const View *> all(artifact::OperandRole role) const;
   /// The operand with `role`, or an error naming it.
-  StatusOr<const View *> required(const std::string &role) const;
+  StatusOr<const View *> required(artifact::OperandRole role) const;
 
   StatusOr<int64_t> intAttr(const std::string &name) const;
   int64_t intAttr(const std::string &name, int64_t fallback) const;

@@ -18,8 +18,8 @@ StepCosts stepCosts(const art::Manifest &manifest, const art::ExecProgram &progr
       continue;
     // A quantized GEMM streams its quantized bytes and their scales.
     for (const art::Operand &operand : launch.operands())
-      if ((operand.role() == "weight" ||
-           (quantized && (operand.role() == "q" || operand.role() == "scales"))) &&
+      if ((operand.role() == art::ROLE_WEIGHT ||
+           (quantized && (operand.role() == art::ROLE_Q || operand.role() == art::ROLE_SCALES))) &&
           operand.ref().target_case() == art::Ref::kWeight &&
           int(operand.ref().weight()) < manifest.weights_size())
         costs.gemmWeightBytes += int64_t(manifest.weights(int(operand.ref().weight())).size());

@@ -70,7 +70,11 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
   if (options.device != "cpu" && options.device != "cuda" && !options.device.empty())
     return invalidArgumentError("unknown device '" + options.device + "' (cpu or cuda)");
   std::unique_ptr<ServingSession> session(new ServingSession());
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
   ASSIGN_OR_RETURN(session->reader_, art::ArtifactReader::open(artifactPath));
+  const Clock::time_point opened = Clock::now();
+  session->openSeconds_ = std::chrono::duration<double>(opened - start).count();
   const art::Manifest &manifest = session->reader_->manifest();
   session->costs_ = exec::stepCosts(manifest, manifest.step());
 #ifdef INFER_HAVE_CUDA
@@ -89,6 +93,7 @@ StatusOr<std::unique_ptr<ServingSession>> ServingSession::open(const std::string
     ASSIGN_OR_RETURN(session->backend_, cpu::CpuBackend::create(*session->reader_));
     session->deviceName_ = "cpu";
   }
+  session->backendLoadSeconds_ = std::chrono::duration<double>(Clock::now() - opened).count();
   if (!session->backend_->hasStep())
     return failedPreconditionError(artifactPath +
                                    ": the artifact has no step program, so it cannot generate "

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace infer {
@@ -56,6 +57,11 @@ public:
   /// KV pool size, counting the null block.
   int64_t kvBlocks() const { return kvBlocks_; }
   const std::string &deviceName() const { return deviceName_; }
+  /// Wall seconds open() took to read and verify the artifact, and to load it
+  /// onto the backend (Backend::loadPhases() splits the latter).
+  double openSeconds() const { return openSeconds_; }
+  double backendLoadSeconds() const { return backendLoadSeconds_; }
+  std::vector<std::pair<std::string, double>> loadPhases() const { return backend_->loadPhases(); }
   /// The artifact (its manifest: TextInfo, bounds).
   const artifact::ArtifactReader &reader() const { return *reader_; }
   scheduler::Scheduler &scheduler() { return *sched_; }
@@ -97,6 +103,7 @@ private:
   std::string deviceName_;
   int64_t steps_ = 0, computedTokens_ = 0;
   double stepSeconds_ = 0, floorSeconds_ = 0;
+  double openSeconds_ = 0, backendLoadSeconds_ = 0;
   exec::StepCosts costs_;
 };
 

@@ -10,6 +10,7 @@
 #include "compiler/artifact/ArtifactWriter.h"
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/Pipeline.h"
+#include "dialects/exec/IR/ExecOps.h"
 #include "runtime/artifact/ArtifactReader.h"
 #include "test/artifact/TestModule.h"
 
@@ -121,7 +122,8 @@ TEST(ExecProgram, TinyLlamaRoundTrip) {
         EXPECT_LT(ref.constant(), static_cast<uint32_t>(exec.constants_size()));
         break;
       default:
-        ADD_FAILURE() << "operand '" << operand.role() << "' refers to nothing";
+        ADD_FAILURE() << "operand '" << art::operandRoleName(operand.role())
+                      << "' refers to nothing";
       }
     }
   }
@@ -131,8 +133,8 @@ TEST(ExecProgram, TinyLlamaRoundTrip) {
   // the inline inverse frequencies; the entry's input and output are bound.
   const art::Launch &qkv = exec.launches(2);
   ASSERT_EQ(qkv.operands_size(), 2);
-  EXPECT_EQ(qkv.operands(0).role(), "input");
-  EXPECT_EQ(qkv.operands(1).role(), "weight");
+  EXPECT_EQ(qkv.operands(0).role(), art::ROLE_INPUT);
+  EXPECT_EQ(qkv.operands(1).role(), art::ROLE_WEIGHT);
   EXPECT_EQ(manifest.weights(static_cast<int>(qkv.operands(1).ref().weight())).name(),
             "val_92+val_99+val_106");
   const art::Attribute *n = findAttribute(qkv.attributes(), "n");
@@ -140,14 +142,14 @@ TEST(ExecProgram, TinyLlamaRoundTrip) {
   EXPECT_EQ(n->int_value(), 128);
   const art::Launch &down = exec.launches(9);
   ASSERT_EQ(down.operands_size(), 3);
-  EXPECT_EQ(down.operands(2).role(), "residual");
+  EXPECT_EQ(down.operands(2).role(), art::ROLE_RESIDUAL);
   EXPECT_TRUE(down.operands(2).ref().has_buffer());
   const art::Attribute *epsilon = findAttribute(exec.launches(1).attributes(), "epsilon");
   ASSERT_TRUE(epsilon);
   EXPECT_EQ(static_cast<float>(epsilon->float_value()), 1e-6f);
   const art::Launch &rotary = exec.launches(3);
   ASSERT_EQ(rotary.operands_size(), 2);
-  EXPECT_EQ(rotary.operands(1).role(), "inv_freq");
+  EXPECT_EQ(rotary.operands(1).role(), art::ROLE_INV_FREQ);
   ASSERT_TRUE(rotary.operands(1).ref().has_constant());
   const art::Constant &invFreq = exec.constants(static_cast<int>(rotary.operands(1).ref().constant()));
   EXPECT_EQ(invFreq.element_type(), art::ELEMENT_TYPE_F32);
@@ -191,7 +193,7 @@ TEST(ExecProgram, ElementwiseRegionIsFlattened) {
   const art::Launch &norm = exec.launches(0);
   EXPECT_EQ(norm.kind(), art::Launch::LAYER_NORM);
   ASSERT_EQ(norm.operands_size(), 3);
-  EXPECT_EQ(norm.operands(2).role(), "bias");
+  EXPECT_EQ(norm.operands(2).role(), art::ROLE_BIAS);
   EXPECT_TRUE(norm.operands(2).ref().has_constant());
   const art::Launch &gemm = exec.launches(1);
   EXPECT_EQ(gemm.kind(), art::Launch::GEMM);
@@ -237,3 +239,41 @@ TEST(ExecProgram, ElementwiseRegionIsFlattened) {
 }
 
 } // namespace
+
+// Every launch op of the exec dialect serializes: its mnemonic names a
+// Launch.Kind and each operand group a written buffer or an OperandRole, so
+// an op or operand added to ExecOps.td without its number in artifact.proto
+// fails here rather than at a user's compile.
+TEST(ExecProgram, EveryLaunchOpHasAKindAndRoles) {
+  MLIRContext context;
+  context.loadDialect<infer::exec::ExecDialect>();
+  int launches = 0;
+  std::set<art::OperandRole> used;
+  for (RegisteredOperationName name : context.getRegisteredOperations()) {
+    if (name.getDialectNamespace() != "exec")
+      continue;
+    const auto *launch = name.getInterface<infer::exec::LaunchOpInterface>();
+    if (!launch)
+      continue;
+    ++launches;
+    EXPECT_TRUE(art::launchKindNamed(name.stripDialect().str())) << name.getStringRef().str();
+    int written = 0;
+    for (llvm::StringLiteral group : launch->getOperandGroupNames()) {
+      if (group == "out" || group == "outs") {
+        ++written;
+        continue;
+      }
+      std::optional<art::OperandRole> role = art::operandRoleNamed(group.str());
+      ASSERT_TRUE(role) << name.getStringRef().str() << " operand " << group.str();
+      EXPECT_EQ(art::operandRoleName(*role), group.str());
+      used.insert(*role);
+    }
+    EXPECT_EQ(written, 1) << name.getStringRef().str();
+  }
+  // Every kind but the unspecified one is some op's; every role some operand's.
+  EXPECT_EQ(launches, art::Launch::Kind_ARRAYSIZE - 1);
+  EXPECT_EQ(used.size(), size_t(art::OperandRole_ARRAYSIZE - 1));
+  EXPECT_FALSE(art::operandRoleNamed("unspecified"));
+  EXPECT_FALSE(art::operandRoleNamed("WEIGHT"));
+  EXPECT_EQ(art::operandRoleName(static_cast<art::OperandRole>(999)), "?");
+}

@@ -45,7 +45,7 @@ expect flip-header "header checksum mismatch: the header is corrupted"
 expect flip-payload "checksum mismatch: the file is corrupted"
 expect flip-manifest "checksum mismatch: the file is corrupted"
 expect magic "wrong magic: not an infer artifact"
-expect version "artifact format version 99 is not supported (this build reads version 1)"
+expect version "artifact format version 99 is not supported (this build reads version 2)"
 expect unknown-flags "unknown header flags 3 (this build defines flag 1, a chunked payload checksum)"
 # An artifact from before the chunked checksum (flags 0, XXH64 of the payload whole) still loads.
 "$run" "$work/whole-stream-hash.infer" info > /dev/null || {

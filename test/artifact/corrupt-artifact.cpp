@@ -159,7 +159,7 @@ bool nanRow(std::vector<unsigned char> &bytes, const Header &header, const Manif
     if (launch.kind() != Launch::EMBEDDING)
       continue;
     for (const Operand &operand : launch.operands()) {
-      if (operand.role() != "table" || !operand.ref().has_weight())
+      if (operand.role() != ROLE_TABLE || !operand.ref().has_weight())
         continue;
       const Weight &table = manifest.weights(static_cast<int>(operand.ref().weight()));
       int64_t hidden = intAttribute(launch, "hidden", 0);

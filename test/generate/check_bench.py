@@ -3,7 +3,9 @@
 
   offline   --requests 8 --input-len 16 --output-len 8 exits 0; its JSON line parses; 64 output
             tokens, output tok/s > 0, TTFT p50 <= p99, TPOT p50 <= p99, peak KV blocks within
-            the pool (and at least what 8 requests of 24 tokens need at once)
+            the pool (and at least what 8 requests of 24 tokens need at once); the load's
+            phases (cpu: open, backend) add up to load_s, which the process's wall as Python
+            measured it bounds
   latency   --batch 1: one request at a time, so the peak is one request's blocks
   rate      --rate 4: Poisson arrivals, a longer run than offline, ITL p50 <= p99
   errors    0 requests, input-len + output-len beyond the context, no --output-len, a
@@ -13,7 +15,7 @@
 
   check_bench.py --infer-compile C --infer-run R --model M.onnx
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, json, os, subprocess, sys, tempfile, time
 
 BLOCK = 4
 MAX_SEQ_LEN = 64
@@ -45,7 +47,9 @@ def main():
             if os.path.basename(a.model) == "tiny-llama.onnx" else None
 
         def measure(name, extra, need_blocks):
+            start = time.monotonic()
             proc = run(bench + ["--requests", 8, "--input-len", 16, "--output-len", 8] + extra)
+            process_s = time.monotonic() - start
             if proc.returncode != 0:
                 failures.append(f"{name}: exit {proc.returncode}: {proc.stderr.strip()}")
                 return
@@ -68,6 +72,11 @@ def main():
                  "floor >= steps x GEMM weight bytes / 4.3 TB/s"),
                 (abs(r["h200_ceiling_output_tok_s"] * r["h200_floor_s"] - r["output_tokens"])
                  <= 1e-3 * r["output_tokens"], "ceiling = output tokens / floor"),
+                # The cold start by phase (each rounded to 1e-4 s).
+                (list(r["load_phases_s"]) == ["open", "backend"]
+                 and abs(sum(r["load_phases_s"].values()) - r["load_s"]) <= 3e-4
+                 and 0 < r["load_s"] < process_s, "load phases open, backend sum to load_s "
+                 f"< the process's {process_s:.3f} s"),
             ]
             if expected_costs:
                 checks.append(((r["gemm_weight_bytes"], r["gemm_macs_per_token"],

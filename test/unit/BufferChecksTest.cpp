@@ -25,7 +25,7 @@ art::Launch *addLaunch(art::ExecProgram &program, art::Launch::Kind kind, uint32
   art::Launch *launch = program.add_launches();
   launch->set_kind(kind);
   art::Operand *operand = launch->add_operands();
-  operand->set_role("input");
+  operand->set_role(art::ROLE_INPUT);
   operand->mutable_ref()->set_buffer(input);
   launch->add_outputs(output);
   return launch;

@@ -19,11 +19,11 @@ ExecProgram gemmProgram(int gemms) {
     Launch *launch = program.add_launches();
     launch->set_kind(Launch::GEMM);
     Operand *input = launch->add_operands();
-    input->set_role("input");
+    input->set_role(ROLE_INPUT);
     input->mutable_ref()->set_buffer(0);
     if (i + 1 == gemms) {
       Operand *residual = launch->add_operands();
-      residual->set_role("residual");
+      residual->set_role(ROLE_RESIDUAL);
       residual->mutable_ref()->set_buffer(0);
     }
     launch->add_outputs(1);

@@ -56,6 +56,12 @@ double rounded(double value, int digits = 3) {
   return std::round(value * scale) / scale;
 }
 
+std::string fixed(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
 Status validateOptions(const BenchOptions &options) {
   if (options.requests < 1)
     return invalidArgumentError("bench needs --requests N with N >= 1 (got " +
@@ -297,42 +303,58 @@ Status runBench(const std::string &artifactPath, const BenchOptions &options) {
                 "tok/s; this run %.1f%% of it\n",
                 costs.gemmWeightBytes / 1e9, (costs.macsPerToken + costs.macsPerLogitRow) / 1e9,
                 floor, ceiling, 100.0 * floor / wall);
-  nlohmann::ordered_json json = {
-      {"device", session->deviceName()},
-      {"dtype", session->reader().manifest().options().dtype()},
-      {"quantize", session->reader().manifest().options().quantize()},
-      {"requests", options.requests},
-      {"input_len", options.inputLen},
-      {"output_len", options.outputLen},
-      {"batch", options.batch},
-      {"rate", options.rate},
-      {"wall_s", rounded(wall, 6)},
-      {"output_tokens", outputTokens},
-      {"input_tokens", inputTokens},
-      {"output_tok_s", rounded(outputRate)},
-      {"input_tok_s", rounded(inputRate)},
-      {"ttft_ms_p50", rounded(ttft50, 4)},
-      {"ttft_ms_p99", rounded(ttft99, 4)},
-      {"tpot_ms_p50", rounded(tpot50, 4)},
-      {"tpot_ms_p99", rounded(tpot99, 4)},
-      {"itl_ms_p50", rounded(itl50, 4)},
-      {"itl_ms_p99", rounded(itl99, 4)},
-      {"requests_per_s", rounded(requestRate, 4)},
-      {"steps", steps},
-      {"computed_tokens", computed},
-      {"peak_kv_blocks", session->peakUsedBlocks()},
-      {"kv_blocks", session->kvBlocks()},
-      {"preemptions", preemptions},
-      {"warmup_requests", options.warmupRequests},
-      {"host_s", rounded(host, 6)},
-      {"backend_s", rounded(backend, 6)},
-      {"steps_ahead", ahead},
-      {"steps_ahead_dropped", dropped},
-      {"gemm_weight_bytes", costs.gemmWeightBytes},
-      {"gemm_macs_per_token", costs.macsPerToken},
-      {"gemm_macs_per_logit_row", costs.macsPerLogitRow},
-      {"h200_floor_s", rounded(floor, 9)},
-      {"h200_ceiling_output_tok_s", rounded(ceiling)}};
+  // Where the cold start went (the process's first artifact load).
+  const double loadSeconds = session->openSeconds() + session->backendLoadSeconds();
+  std::string phases = "read and checksum " + fixed(session->openSeconds(), 2) + " s";
+  nlohmann::ordered_json phasesJson = {{"open", rounded(session->openSeconds(), 4)}};
+  const double weightGb = double(session->reader().manifest().weight_section_size()) / 1e9;
+  std::vector<std::pair<std::string, double>> phaseTimes = session->loadPhases();
+  if (phaseTimes.empty()) // a backend without a breakdown
+    phaseTimes.emplace_back("backend", session->backendLoadSeconds());
+  for (const auto &[phase, seconds] : phaseTimes) {
+    phases += ", " + phase + " " + fixed(seconds, 2);
+    if (phase == "weights" && seconds > 0)
+      phases += " (" + fixed(weightGb / seconds, 1) + " GB/s)";
+    phasesJson[phase] = rounded(seconds, 4);
+  }
+  std::printf("  load %.2f s: %s\n", loadSeconds, phases.c_str());
+  nlohmann::ordered_json json = {{"device", session->deviceName()},
+                                 {"dtype", session->reader().manifest().options().dtype()},
+                                 {"quantize", session->reader().manifest().options().quantize()},
+                                 {"requests", options.requests},
+                                 {"input_len", options.inputLen},
+                                 {"output_len", options.outputLen},
+                                 {"batch", options.batch},
+                                 {"rate", options.rate},
+                                 {"wall_s", rounded(wall, 6)},
+                                 {"output_tokens", outputTokens},
+                                 {"input_tokens", inputTokens},
+                                 {"output_tok_s", rounded(outputRate)},
+                                 {"input_tok_s", rounded(inputRate)},
+                                 {"ttft_ms_p50", rounded(ttft50, 4)},
+                                 {"ttft_ms_p99", rounded(ttft99, 4)},
+                                 {"tpot_ms_p50", rounded(tpot50, 4)},
+                                 {"tpot_ms_p99", rounded(tpot99, 4)},
+                                 {"itl_ms_p50", rounded(itl50, 4)},
+                                 {"itl_ms_p99", rounded(itl99, 4)},
+                                 {"requests_per_s", rounded(requestRate, 4)},
+                                 {"steps", steps},
+                                 {"computed_tokens", computed},
+                                 {"peak_kv_blocks", session->peakUsedBlocks()},
+                                 {"kv_blocks", session->kvBlocks()},
+                                 {"preemptions", preemptions},
+                                 {"warmup_requests", options.warmupRequests},
+                                 {"host_s", rounded(host, 6)},
+                                 {"backend_s", rounded(backend, 6)},
+                                 {"steps_ahead", ahead},
+                                 {"steps_ahead_dropped", dropped},
+                                 {"gemm_weight_bytes", costs.gemmWeightBytes},
+                                 {"gemm_macs_per_token", costs.macsPerToken},
+                                 {"gemm_macs_per_logit_row", costs.macsPerLogitRow},
+                                 {"h200_floor_s", rounded(floor, 9)},
+                                 {"h200_ceiling_output_tok_s", rounded(ceiling)},
+                                 {"load_s", rounded(loadSeconds, 4)},
+                                 {"load_phases_s", phasesJson}};
   std::printf("%s\n", json.dump().c_str());
   return okStatus();
 }

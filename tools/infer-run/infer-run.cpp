@@ -89,12 +89,6 @@ std::string affine(const art::Affine &value, const char *symbol = "T") {
          (value.b() ? "+" + std::to_string(value.b()) : "");
 }
 
-std::string lower(std::string text) {
-  for (char &c : text)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 /// The exec program's summary (the reader checked its structure).
 void printExecProgram(const art::ExecProgram &program, const char *what = "exec program") {
   const art::Arena &arena = program.arena();
@@ -111,7 +105,7 @@ void printExecProgram(const art::ExecProgram &program, const char *what = "exec 
   std::string kinds;
   for (auto [kind, count] : byKind)
     kinds += (kinds.empty() ? "" : ", ") +
-             lower(art::Launch::Kind_Name(static_cast<art::Launch::Kind>(kind))) + " " +
+             art::launchKindName(static_cast<art::Launch::Kind>(kind)) + " " +
              std::to_string(count);
   std::printf("  launches: %d (%s)\n", program.launches_size(), kinds.c_str());
   auto binding = [&](const char *what, const art::Binding &b) {

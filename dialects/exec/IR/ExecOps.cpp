@@ -14,6 +14,8 @@ LogicalResult infer::exec::verifyLaunchOutput(Operation *op, Value out) {
   return success();
 }
 
+#include "dialects/exec/IR/ExecInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/exec/IR/ExecOps.cpp.inc"
 

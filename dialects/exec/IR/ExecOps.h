@@ -23,6 +23,8 @@ namespace infer::exec {
 llvm::LogicalResult verifyLaunchOutput(mlir::Operation *op, mlir::Value out);
 } // namespace infer::exec
 
+#include "dialects/exec/IR/ExecInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/exec/IR/ExecOps.h.inc"
 

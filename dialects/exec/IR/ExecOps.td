@@ -9,6 +9,7 @@
 #define INFER_DIALECTS_EXEC_IR_EXECOPS_TD
 
 include "dialects/exec/IR/ExecBase.td"
+include "dialects/exec/IR/ExecInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -151,10 +152,12 @@ def Exec_OutputOp : Exec_Op<"output", [HasParent<"ProgramOp">]> {
 // Launches
 //===----------------------------------------------------------------------===//
 
-// A kernel launch writes `$out`, which must be an arena buffer.
+// A kernel launch writes `$out`, which must be an arena buffer; its other
+// operands' names are its operand roles (Exec_LaunchOpInterface).
 class Exec_LaunchOp<string mnemonic, list<Trait> traits = []>
-    : Exec_Op<mnemonic, traits # [HasParent<"ProgramOp">]> {
+    : Exec_Op<mnemonic, traits # [HasParent<"ProgramOp">, Exec_LaunchOpInterface]> {
   let hasVerifier = 1;
+  let extraClassDeclaration = Exec_OperandGroupNames<arguments>.declaration;
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {
       return ::infer::exec::verifyLaunchOutput(getOperation(), getOut());
@@ -454,7 +457,8 @@ def Exec_GatherRowsOp : Exec_LaunchOp<"gather_rows"> {
 
 def Exec_ElementwiseOp : Exec_Op<"elementwise", [HasParent<"ProgramOp">,
                                                  IsolatedFromAbove, SingleBlock,
-                                                 AttrSizedOperandSegments]> {
+                                                 AttrSizedOperandSegments,
+                                                 Exec_LaunchOpInterface]> {
   let summary = "A fused elementwise kernel generated from a graph region";
   let description = [{
     The region is the `graph.fusion_group` body (graph ops on tensors; its
@@ -472,6 +476,7 @@ def Exec_ElementwiseOp : Exec_Op<"elementwise", [HasParent<"ProgramOp">,
   let arguments = (ins Variadic<Exec_Buffer>:$inputs, Variadic<Exec_Buffer>:$outs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "`ins` `(` $inputs `)` `outs` `(` $outs `)` attr-dict-with-keyword $body";
+  let extraClassDeclaration = Exec_OperandGroupNames<arguments>.declaration;
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
 }
