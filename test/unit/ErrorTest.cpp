@@ -292,6 +292,35 @@ TEST(Errors, ScopedElementLimitCapsDataShapedTensors) {
   EXPECT_EQ(out[0].numElements(), 1001);
 }
 
+// Results larger than any operand: a broadcast and a gather.
+constexpr const char *kBroadcastCompare = R"mlir(
+    func.func @main(%a: tensor<?x1xi64>, %b: tensor<1x?xi64>) -> tensor<?x?xi1> {
+      %0 = graph.less_or_equal %a, %b : (tensor<?x1xi64>, tensor<1x?xi64>) -> tensor<?x?xi1>
+      return %0 : tensor<?x?xi1>
+    })mlir";
+constexpr const char *kGatherRows = R"mlir(
+    func.func @main(%t: tensor<2x?xf32>, %i: tensor<?xi64>) -> tensor<?x?xf32> {
+      %0 = graph.gather %t, %i {axis = 0 : i64} : (tensor<2x?xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+      return %0 : tensor<?x?xf32>
+    })mlir";
+
+TEST(Errors, ScopedElementLimitCapsResultsLargerThanOperands) {
+  // The onnx-import fuzzer's LessOrEqual of two broadcast operands in a
+  // rotary proof asked for a 3.4 TB result: the cap applies to every result
+  // built larger than its operands, not only to shapes read from values.
+  Tensor a(DType::I64, {100, 1}), b(DType::I64, {1, 100});
+  Tensor table(DType::F32, {2, 100}), ids(DType::I64, {100});
+  {
+    infer::interp::ScopedElementLimit limit(1000);
+    EXPECT_THAT(runError(kBroadcastCompare, {a, b}), HasSubstr("has more than 1000 elements"));
+    EXPECT_THAT(runError(kGatherRows, {table, ids}), HasSubstr("has more than 1000 elements"));
+  }
+  std::vector<Tensor> out = runOk(kBroadcastCompare, {a, b});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].numElements(), 10000);
+  EXPECT_EQ(runOk(kGatherRows, {table, ids})[0].numElements(), 10000);
+}
+
 } // namespace
 
 namespace {

@@ -117,6 +117,8 @@ llvm::Expected<Tensor> kernels::matmul(const Tensor &lhs, const Tensor &rhs) {
     outShape.push_back(m);
   if (!rhsVector)
     outShape.push_back(n);
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(lhs.dtype(), outShape);
   if (lhs.dtype() == DType::F32)
     batchedMatmul<float>(lhs, rhs, out, *batchShape, lhsBatch, rhsBatch, m, k, n);
@@ -229,6 +231,8 @@ llvm::Expected<Tensor> kernels::einsum(llvm::StringRef equation,
       return kernelError("output label '" + llvm::Twine(output[id]) +
                          "' does not appear in any input");
   Shape outShape(letterSizes.begin(), letterSizes.begin() + output.size());
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(inputs.front()->dtype(), outShape);
   int64_t outputLetters = static_cast<int64_t>(output.size());
   if (out.dtype() == DType::F32)

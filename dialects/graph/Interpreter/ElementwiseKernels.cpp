@@ -220,6 +220,8 @@ llvm::Expected<Tensor> kernels::binary(BinaryKind kind, const Tensor &lhs, const
   llvm::Expected<Shape> shape = broadcastShapes(lhs.shape(), rhs.shape());
   if (!shape)
     return shape.takeError();
+  if (llvm::Error error = checkElements(*shape))
+    return std::move(error);
   if (kind == BinaryKind::Pow)
     return power(lhs, rhs, *shape);
   if (lhs.dtype() != rhs.dtype())
@@ -266,6 +268,8 @@ llvm::Expected<Tensor> kernels::where(const Tensor &condition, const Tensor &x, 
   llvm::Expected<Shape> shape = broadcastShapes(*partial, y.shape());
   if (!shape)
     return shape.takeError();
+  if (llvm::Error error = checkElements(*shape))
+    return std::move(error);
   Tensor out(x.dtype(), *shape);
   int64_t size = elementSize(x.dtype());
   const uint8_t *cond = condition.boolData();

@@ -115,6 +115,8 @@ llvm::Expected<Tensor> kernels::linear(const Tensor &input, const Tensor &weight
     return kernelError("residual is " + residual->shapeString() + ", expected the result's shape " +
                        formatShape(outShape));
   int64_t rows = product(llvm::ArrayRef<int64_t>(outShape).drop_back());
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(DType::F32, outShape);
   const float *x = input.f32();
   const float *w = weight.f32();
@@ -530,6 +532,8 @@ llvm::Expected<Tensor> kernels::gatedActivation(llvm::ArrayRef<const Tensor *> i
                          " must have the same shape");
     up = inputs[1]->f32();
   }
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(DType::F32, outShape);
   float *dst = out.f32();
   int64_t rows = product(llvm::ArrayRef<int64_t>(outShape).drop_back());
@@ -592,6 +596,8 @@ llvm::Expected<Tensor> kernels::embedding(const Tensor &table, const Tensor &ids
   int64_t vocab = table.shape()[0], hidden = table.shape()[1];
   Shape outShape = ids.shape();
   outShape.push_back(hidden);
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(table.dtype(), outShape);
   int64_t rowBytes = hidden * elementSize(table.dtype());
   const char *src = static_cast<const char *>(table.rawData());

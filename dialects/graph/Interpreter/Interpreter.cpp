@@ -102,6 +102,8 @@ void roundToType(Tensor &tensor, Type type) {
 llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> shape,
                                    llvm::ArrayRef<char> bytes) {
   if (elementType.isUnsignedInteger(8)) { // quantized weights' bytes, held as i64
+    if (llvm::Error error = checkElements(shape))
+      return std::move(error);
     Tensor out(DType::I64, Shape(shape.begin(), shape.end()));
     if (static_cast<int64_t>(bytes.size()) != out.numElements())
       return kernelError("holds " + llvm::Twine(bytes.size()) + " bytes but " + formatShape(shape) +
@@ -114,6 +116,8 @@ llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> sha
   if (!dtype)
     return dtype.takeError();
   int64_t width = elementType.isInteger(1) ? 1 : (elementType.getIntOrFloatBitWidth() / 8);
+  if (llvm::Error error = checkElements(shape))
+    return std::move(error);
   Tensor out(*dtype, Shape(shape.begin(), shape.end()));
   int64_t expected = out.numElements() * width;
   if (static_cast<int64_t>(bytes.size()) != expected)
@@ -167,6 +171,8 @@ llvm::Expected<Tensor> tensorFromElements(ElementsAttr attr) {
   auto dense = dyn_cast<DenseElementsAttr>(attr);
   if (!dense)
     return kernelError("unsupported constant attribute kind");
+  if (llvm::Error error = checkElements(type.getShape()))
+    return std::move(error);
   Tensor out(*dtype, Shape(type.getShape().begin(), type.getShape().end()));
   int64_t i = 0;
   if (element.isF32()) {

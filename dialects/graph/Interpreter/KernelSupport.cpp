@@ -70,7 +70,7 @@ Shape kernels::stridesOf(llvm::ArrayRef<int64_t> shape) {
   return strides;
 }
 
-llvm::Expected<Tensor> kernels::allocate(DType dtype, Shape shape) {
+llvm::Error kernels::checkElements(llvm::ArrayRef<int64_t> shape) {
   // Multiply only the nonzero dims so that overflow cannot hide behind a 0.
   int64_t count = 1;
   for (int64_t dim : shape) {
@@ -83,6 +83,12 @@ llvm::Expected<Tensor> kernels::allocate(DType dtype, Shape shape) {
                          llvm::Twine(scopedMaxElements) + " elements");
     count *= dim;
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Tensor> kernels::allocate(DType dtype, Shape shape) {
+  if (llvm::Error error = checkElements(shape))
+    return std::move(error);
   return Tensor(dtype, std::move(shape));
 }
 

@@ -44,6 +44,10 @@ Shape stridesOf(llvm::ArrayRef<int64_t> shape);
 /// A zero-filled tensor whose shape comes from data: rejects negative dims
 /// and more elements than the interpreter is willing to allocate.
 llvm::Expected<Tensor> allocate(DType dtype, Shape shape);
+/// An error when a tensor of `shape` would pass the element cap
+/// (ScopedElementLimit) or has a negative dim: checked before any tensor
+/// larger than its operands is built (broadcasts, products, gathers).
+llvm::Error checkElements(llvm::ArrayRef<int64_t> shape);
 
 /// Maps `axis` in [-rank, rank) to [0, rank); `what` names it in errors.
 llvm::Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const llvm::Twine &what);

@@ -266,6 +266,8 @@ llvm::Expected<Tensor> kernels::concat(llvm::ArrayRef<const Tensor *> inputs, in
                          first.shapeString() + " along axis " + llvm::Twine(*dim));
     outShape[*dim] += input->shape()[*dim];
   }
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(first.dtype(), outShape);
   // Each input contributes a block of dim_i * inner elements per outer index.
   llvm::ArrayRef<int64_t> dims = outShape;
@@ -427,6 +429,8 @@ llvm::Expected<Tensor> kernels::gather(const Tensor &data, const Tensor &indices
   Shape outShape(dims.begin(), dims.begin() + *dim);
   outShape.insert(outShape.end(), indices.shape().begin(), indices.shape().end());
   outShape.insert(outShape.end(), dims.begin() + *dim + 1, dims.end());
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(data.dtype(), outShape);
   int64_t outer = product(dims.take_front(*dim));
   int64_t inner = product(dims.drop_front(*dim + 1)) * elementSize(data.dtype());
@@ -674,6 +678,8 @@ llvm::Expected<Tensor> kernels::gatherND(const Tensor &data, const Tensor &indic
   // out shape = indices.shape[:-1] + data.shape[b+k:]
   Shape outShape(indexDims.begin(), indexDims.end() - 1);
   outShape.insert(outShape.end(), dataDims.begin() + b + k, dataDims.end());
+  if (llvm::Error error = checkElements(outShape))
+    return std::move(error);
   Tensor out(data.dtype(), outShape);
 
   int64_t batches = product(dataDims.take_front(b));
