@@ -593,13 +593,19 @@ LogicalResult importGatherND(NodeImporter &n, SmallVectorImpl<Value> &results) {
   int64_t batchDims = n.intAttr("batch_dims", 0);
   std::optional<Shape> shape;
   auto d = shapeOf(*data), i = shapeOf(*indices);
+  // ONNX: 0 <= batch_dims < min(rank(data), rank(indices)), and each index
+  // tuple (indices' last dim) addresses 1 to rank(data) - batch_dims dims.
+  if (batchDims < 0 || (d && batchDims >= (int64_t)d->size()) ||
+      (i && batchDims >= (int64_t)i->size()))
+    return n.error() << "batch_dims " << batchDims
+                     << " must be at least 0 and below the ranks of data and indices";
   if (d && i && !i->empty() && i->back() != kDynamic) {
-    int64_t rank = (int64_t)i->size() - 1 + (int64_t)d->size() - i->back() - batchDims;
-    if (rank >= 0) {
-      shape = Shape(i->begin(), i->end() - 1);
-      for (int64_t k = batchDims + i->back(); k < (int64_t)d->size(); ++k)
-        shape->push_back((*d)[k]);
-    }
+    if (i->back() < 1 || i->back() > (int64_t)d->size() - batchDims)
+      return n.error() << "the last dim of indices, " << i->back() << ", must be in [1, "
+                       << (int64_t)d->size() - batchDims << "] (data's rank less batch_dims)";
+    shape = Shape(i->begin(), i->end() - 1);
+    for (int64_t k = batchDims + i->back(); k < (int64_t)d->size(); ++k)
+      shape->push_back((*d)[k]);
   }
   Type type = n.resultType(0, NodeImporter::elementTypeOf(*data), shape);
   results.push_back(graph::GatherNDOp::create(n.builder, n.loc, type, *data, *indices,
