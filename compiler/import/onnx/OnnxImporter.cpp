@@ -147,8 +147,33 @@ LogicalResult GraphImporter::checkOpsets() {
 /// Fills in value_info for models exported without it (the TorchScript
 /// exporter). ONNX's own inference is best-effort here: errors only mean some
 /// values stay without a rank.
+/// Whether a shape input (ConstantOfShape's, Reshape's or Expand's) is
+/// declared longer than kMaxRank: ONNX's inference would build a result type
+/// of that many dims (2^31 took 24 GB); the importer refuses the node itself.
+static bool hasOverlongShapeInput(const onnx::GraphProto &graph) {
+  llvm::StringMap<int64_t> declaredLength;
+  for (const auto &info : graph.input()) {
+    const auto &type = info.type();
+    if (type.has_tensor_type() && type.tensor_type().has_shape() &&
+        type.tensor_type().shape().dim_size() == 1 &&
+        type.tensor_type().shape().dim(0).has_dim_value())
+      declaredLength[info.name()] = type.tensor_type().shape().dim(0).dim_value();
+  }
+  for (const auto &node : graph.node()) {
+    const int shapeInput = node.op_type() == "ConstantOfShape"                         ? 0
+                           : node.op_type() == "Reshape" || node.op_type() == "Expand" ? 1
+                                                                                       : -1;
+    if (shapeInput < 0 || node.input_size() <= shapeInput)
+      continue;
+    auto found = declaredLength.find(node.input(shapeInput));
+    if (found != declaredLength.end() && found->second > kMaxRank)
+      return true;
+  }
+  return false;
+}
+
 void GraphImporter::runShapeInference() {
-  if (model.graph().value_info_size() > 0 || opset > 17)
+  if (model.graph().value_info_size() > 0 || opset > 17 || hasOverlongShapeInput(model.graph()))
     return;
   try {
     // Only well-formed models go to shape inference (see above).
