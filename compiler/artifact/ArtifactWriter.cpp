@@ -788,7 +788,7 @@ LogicalResult serializeLaunch(exec::LaunchOpInterface op, RefOf &refOf, BufferOf
     return op.emitError() << "has no launch kind in the artifact format (Launch.Kind)";
   launch.set_kind(*kind);
   for (auto [group, name] : llvm::enumerate(op.getOperandGroupNames())) {
-    const bool written = name == "out" || name == "outs";
+    const bool written = exec::isWrittenGroup(name);
     std::optional<art::OperandRole> role = art::operandRoleNamed(name.str());
     if (!written && !role)
       return op.emitError() << "operand '" << name << "' has no role in the artifact format "

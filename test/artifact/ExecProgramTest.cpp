@@ -259,7 +259,7 @@ TEST(ExecProgram, EveryLaunchOpHasAKindAndRoles) {
     EXPECT_TRUE(art::launchKindNamed(name.stripDialect().str())) << name.getStringRef().str();
     int written = 0;
     for (llvm::StringLiteral group : launch->getOperandGroupNames()) {
-      if (group == "out" || group == "outs") {
+      if (infer::exec::isWrittenGroup(group)) {
         ++written;
         continue;
       }

@@ -21,6 +21,9 @@ namespace infer::exec {
 /// A launch writes `out`, which must be an `exec.buffer` (an arena range,
 /// never a weight or a constant).
 llvm::LogicalResult verifyLaunchOutput(mlir::Operation *op, mlir::Value out);
+/// Whether a launch's operand group `name` (LaunchOpInterface) is the buffers
+/// it writes (`out`; an elementwise launch's `outs`) rather than an operand role.
+inline bool isWrittenGroup(llvm::StringRef name) { return name == "out" || name == "outs"; }
 } // namespace infer::exec
 
 #include "dialects/exec/IR/ExecInterfaces.h.inc"
