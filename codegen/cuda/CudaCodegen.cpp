@@ -12,6 +12,7 @@
 #include "runtime/cuda/abi/KvDecodeGeometry.h"
 #include "runtime/cuda/abi/KvPrefillGeometry.h"
 #include "runtime/cuda/abi/MoeGeometry.h"
+#include "runtime/cuda/abi/QuantizedGemvGeometry.h"
 
 #include <algorithm>
 #include <cctype>
@@ -484,31 +485,47 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     const int64_t perLoad = *scheme == quant::Scheme::Int4 ? 32 : 16;
     const bool vector = k % perLoad == 0 && (!quant::isGrouped(*scheme) || group % perLoad == 0);
     const std::string schemeArg = std::to_string(static_cast<int>(*scheme));
-    useKernel(cuda, ns + "infer_quantized_gemm<" + t + ", " + schemeArg + ", " +
-                        (vector ? "true" : "false") + ">");
-    cuda.set_block_x(kernels::kQuantizedGemmThreads);
-    *cuda.add_grid() = gridDim(art::GridDim::ONE,
-                               (n + kernels::kQuantizedGemmRows - 1) / kernels::kQuantizedGemmRows);
-    *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1, kernels::quantizedGemmTileTokens(k));
-    cuda.set_shared_bytes(uint32_t(
-        std::min<int64_t>(kernels::quantizedGemmSharedBytes(k), 4 * kernels::kQuantizedGemmMaxK)));
-    // Larger steps (and every step where one token's inputs would not fit
-    // the staging): the weight dequantized for a cuBLASLt GEMM (fp8: the
-    // inputs rounded first), as CudaLaunch.dequantize says.
-    cuda.set_max_rows(k <= kernels::kQuantizedGemmMaxK ? uint32_t(kernels::kQuantizedGemmTokens)
-                                                       : 0u);
-    // One token (batch-1 decode): the one-token instance, two blocks an SM.
-    if (k <= kernels::kQuantizedGemmMaxK) {
-      const int warps = kernels::quantizedGemmSingleTokenWarps(n);
-      const int64_t rows = int64_t(warps) * kernels::kQuantizedGemmRowsPerWarp;
-      art::CudaLaunch *single = cuda.mutable_gemv_single_row();
-      single->set_runner(art::CudaLaunch::KERNEL);
-      useKernel(*single, ns + "infer_quantized_gemm<" + t + ", " + schemeArg + ", " +
-                             (vector ? "true" : "false") + ", 1>");
-      single->set_block_x(uint32_t(warps * 32));
-      *single->add_grid() = gridDim(art::GridDim::ONE, (n + rows - 1) / rows);
-      *single->add_grid() = gridDim(art::GridDim::TOKENS, 1, 1);
-      single->set_shared_bytes(uint32_t(4 * k));
+    if (const int64_t blockK = intAttr(op, "mma_block_k", 0); blockK != 0) {
+      // Decode steps on tensor cores (SelectKernels' choice); larger ones as below.
+      if (blockK != kernels::quantizedMmaBlockK(*scheme == quant::Scheme::Int4,
+                                                int(art::elementSize(out)), k, group))
+        return error(index, "has no tensor-core int4 GEMV in k steps of " + std::to_string(blockK) +
+                                " for scheme " + quant::schemeName(*scheme) + ", k " +
+                                std::to_string(k) + ", group " + std::to_string(group) + " and " +
+                                t);
+      useKernel(cuda, ns + "infer_quantized_gemv_mma<" + t + ", " + std::to_string(blockK) + ">");
+      cuda.set_block_x(kernels::kQuantizedMmaThreads);
+      *cuda.add_grid() = gridDim(art::GridDim::ONE,
+                                 (n + kernels::kQuantizedMmaRows - 1) / kernels::kQuantizedMmaRows);
+      *cuda.add_grid() = gridDim(art::GridDim::ONE, 1);
+      cuda.set_max_rows(uint32_t(kernels::kQuantizedMmaTokens));
+    } else {
+      useKernel(cuda, ns + "infer_quantized_gemm<" + t + ", " + schemeArg + ", " +
+                          (vector ? "true" : "false") + ">");
+      cuda.set_block_x(kernels::kQuantizedGemmThreads);
+      *cuda.add_grid() = gridDim(art::GridDim::ONE, (n + kernels::kQuantizedGemmRows - 1) /
+                                                        kernels::kQuantizedGemmRows);
+      *cuda.add_grid() = gridDim(art::GridDim::TOKENS, 1, kernels::quantizedGemmTileTokens(k));
+      cuda.set_shared_bytes(uint32_t(std::min<int64_t>(kernels::quantizedGemmSharedBytes(k),
+                                                       4 * kernels::kQuantizedGemmMaxK)));
+      // Larger steps (and every step where one token's inputs would not fit
+      // the staging): the weight dequantized for a cuBLASLt GEMM (fp8: the
+      // inputs rounded first), as CudaLaunch.dequantize says.
+      cuda.set_max_rows(k <= kernels::kQuantizedGemmMaxK ? uint32_t(kernels::kQuantizedGemmTokens)
+                                                         : 0u);
+      // One token (batch-1 decode): the one-token instance, two blocks an SM.
+      if (k <= kernels::kQuantizedGemmMaxK) {
+        const int warps = kernels::quantizedGemmSingleTokenWarps(n);
+        const int64_t rows = int64_t(warps) * kernels::kQuantizedGemmRowsPerWarp;
+        art::CudaLaunch *single = cuda.mutable_gemv_single_row();
+        single->set_runner(art::CudaLaunch::KERNEL);
+        useKernel(*single, ns + "infer_quantized_gemm<" + t + ", " + schemeArg + ", " +
+                               (vector ? "true" : "false") + ", 1>");
+        single->set_block_x(uint32_t(warps * 32));
+        *single->add_grid() = gridDim(art::GridDim::ONE, (n + rows - 1) / rows);
+        *single->add_grid() = gridDim(art::GridDim::TOKENS, 1, 1);
+        single->set_shared_bytes(uint32_t(4 * k));
+      }
     }
     art::CudaLaunch *dequantize = cuda.mutable_dequantize();
     dequantize->set_runner(art::CudaLaunch::KERNEL);
@@ -803,7 +820,8 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/Sampling.cuh\"\n"
        << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Moe.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/QuantizedGemm.cuh\"\n";
+       << "#include \"codegen/cuda/kernels/QuantizedGemm.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/QuantizedGemvMma.cuh\"\n";
   return text.str();
 }
 

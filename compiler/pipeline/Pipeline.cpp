@@ -127,6 +127,7 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
   exec::SelectKernelsPassOptions select;
   select.mmaGemvMinTokens = fusions.mmaGemvMinTokens;
   select.prefillKernels = fusions.prefillKernels;
+  select.quantizedMma = fusions.quantizedMma;
   pm.addNestedPass<exec::ProgramOp>(exec::createSelectKernelsPass(select));
 }
 

@@ -49,6 +49,9 @@ struct KernelFusions {
   /// --infer-select-kernels{prefill-kernels}: the paged attentions' tensor-core
   /// prefill kernels.
   bool prefillKernels = true;
+  /// --infer-select-kernels{quantized-mma}: int4 GEMMs' tensor-core decode
+  /// GEMV (QuantizedGemvGeometry.h).
+  bool quantizedMma = true;
 
   /// The names --fuse and --no-fuse take, comma-separated.
   static const char *names();

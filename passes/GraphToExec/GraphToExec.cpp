@@ -257,8 +257,10 @@ LogicalResult Lowering::lower(Operation *op) {
             loc, optional(linear.getInput()), optional(linear.getQ()), optional(linear.getScales()),
             optional(linear.getBias()), optional(linear.getResidual()),
             optional(linear.getInputScale()), optional(linear.getZeros()), *out,
-            lastDim(linear.getInput()), lastDim(linear.getResult()), linear.getScheme(),
-            linear.getGroupSize());
+            builder.getI64IntegerAttr(lastDim(linear.getInput())),
+            builder.getI64IntegerAttr(lastDim(linear.getResult())),
+            builder.getStringAttr(linear.getScheme()),
+            builder.getI64IntegerAttr(int64_t(linear.getGroupSize())), /*mma_block_k=*/nullptr);
         return success();
       })
       .Case([&](graph::RotaryOp rotary) {

@@ -144,6 +144,18 @@ quant_checks() {
           --model "$base.onnx" --input "$base.in0.npy" --golden "$base.out0.npy" --scheme $scheme
         record $?
       done
+      # Every k of tiny-gpt2 is a multiple of 64: in bf16 its steps of up to 8
+      # tokens run the tensor-core int4 GEMV (mma_block_k = 64), in f32
+      # infer_quantized_gemm; in0's first row cut to 7 tokens and to 1.
+      if [ $model = tiny-gpt2 ]; then
+        for tokens in 7 1; do
+          python3 -c "import numpy, sys; numpy.save(sys.argv[2], numpy.load(sys.argv[1])[:1, :$tokens])" \
+            "$base.in0.npy" "$tmp/gpt2-$tokens-$dtype.npy"
+          python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype --atol 1e-3 \
+            --model "$base.onnx" --input "$tmp/gpt2-$tokens-$dtype.npy" --scheme int4 --group-size 64
+          record $?
+        done
+      fi
     done > "$tmp/quant.$model.log" 2>&1 &
   done
   # Models that bring their weights quantized, against ONNX Runtime on the same model.

@@ -636,6 +636,9 @@ int main(int argc, char **argv) {
                "run prefill chunks on the paged attention's one-block-per-token kernel instead "
                "of the tensor-core prefill kernel (exec.kv_attention's prefill_kernel; for "
                "comparisons)");
+  app.add_flag("--no-quantized-mma{false}", options.fusions.quantizedMma,
+               "run int4 GEMMs' decode steps on the CUDA-core quantized GEMM instead of the "
+               "tensor-core int4 GEMV (exec.quantized_gemm's mma_block_k; for comparisons)");
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/cuda/kernels/QuantizedGemm.cuh"
+#include "codegen/cuda/kernels/QuantizedGemvMma.cuh"
 #include "codegen/cuda/tests/KernelTestSupport.cuh"
 #include "runtime/base/Quantization.cpp"
 
@@ -74,6 +75,24 @@ template <typename T, int kScheme, bool kVector> void launch(const QuantizedGemm
   infer_quantized_gemm<T, kScheme, kVector><<<grid, kQuantizedGemmThreads, shared>>>(p);
 }
 
+/// SelectKernels' `mma_block_k` (0: none).
+template <typename T> int mmaBlockK(const Case &c) {
+  return c.tokens <= kQuantizedMmaTokens
+             ? quantizedMmaBlockK(c.scheme == quant::Scheme::Int4, int(sizeof(T)), c.k, c.group)
+             : 0;
+}
+
+/// As the runtime runs a launch with `mma_block_k`: infer_quantized_gemv_mma.
+template <typename T> void launchMma(const Case &c, const QuantizedGemmParams &p) {
+  const dim3 grid(unsigned((p.n + kQuantizedMmaRows - 1) / kQuantizedMmaRows));
+  if constexpr (sizeof(T) == 2) {
+    if (mmaBlockK<T>(c) == 128)
+      infer_quantized_gemv_mma<T, 128><<<grid, kQuantizedMmaThreads>>>(p);
+    else
+      infer_quantized_gemv_mma<T, 64><<<grid, kQuantizedMmaThreads>>>(p);
+  }
+}
+
 template <typename T, int kScheme>
 void dispatchVector(const Case &c, const QuantizedGemmParams &p) {
   vectorPath(c) ? launch<T, kScheme, true>(p) : launch<T, kScheme, false>(p);
@@ -92,7 +111,7 @@ template <typename T> void dispatch(const Case &c, const QuantizedGemmParams &p)
   }
 }
 
-template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
+template <typename T> void runCase(const Case &c, std::mt19937 &rng, bool mma = false) {
   std::vector<double> xValues;
   std::vector<T> x = infer::kerneltest::randomElements<T>(size_t(c.tokens * c.k), rng, &xValues);
   if (c.nanToken && c.tokens > 1) {
@@ -161,7 +180,7 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
   p.n = c.n;
   p.k = c.k;
   p.group = quant::isGrouped(c.scheme) ? c.group : 0;
-  dispatch<T>(c, p);
+  mma ? launchMma<T>(c, p) : dispatch<T>(c, p);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<T> got(out.size());
   CUDA_CHECK(cudaMemcpy(got.data(), dOut, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
@@ -184,7 +203,10 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
               "(tolerance %.3g)%s\n",
               ok ? "PASS" : "FAIL", quant::schemeName(c.scheme), Element<T>::name, c.tokens, c.n,
               c.k, quant::isGrouped(c.scheme) ? (" g" + std::to_string(c.group)).c_str() : "",
-              c.zeros ? " zeros" : "", vectorPath(c) ? " 16-byte loads" : " element-wise",
+              c.zeros ? " zeros" : "",
+              mma ? (" tensor cores, k steps of " + std::to_string(mmaBlockK<T>(c))).c_str()
+              : vectorPath(c) ? " 16-byte loads"
+                              : " element-wise",
               c.inputScale ? " input_scale" : "", c.bias ? " bias" : "",
               c.residualIsOutput ? " residual=output" : "", worst, relative,
               nanRows ? " (a NaN token's outputs not NaN)" : "");
@@ -194,7 +216,7 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng) {
 }
 
 /// Decode timings: one token (and 8) through an n x k weight.
-void timeDecode(quant::Scheme scheme, i64 n, i64 k, i64 tokens) {
+void timeDecode(quant::Scheme scheme, i64 n, i64 k, i64 tokens, bool mma = false) {
   const i64 group = 128;
   std::vector<uint8_t> q(size_t(quant::quantizedBytes(scheme, n, k)), 0x11);
   std::vector<float> scales(size_t(quant::scaleCount(scheme, n, k, group)), 0.01f);
@@ -212,12 +234,14 @@ void timeDecode(quant::Scheme scheme, i64 n, i64 k, i64 tokens) {
   p.k = k;
   p.group = quant::isGrouped(scheme) ? group : 0;
   Case c{scheme, tokens, n, k, group, false, false, false, false};
-  double ms = infer::kerneltest::timeMs([&] { dispatch<bf16>(c, p); }, 50);
+  double ms =
+      infer::kerneltest::timeMs([&] { mma ? launchMma<bf16>(c, p) : dispatch<bf16>(c, p); }, 50);
   double bytes = double(q.size()) + double(scales.size()) * 4;
-  std::printf("timing: %s bf16 T=%lld %lld x %lld: %.1f us, weights %.1f MB at %.0f GB/s\n",
+  std::printf("timing: %s bf16 T=%lld %lld x %lld%s: %.1f us, weights %.1f MB at %.0f GB/s\n",
               quant::isGrouped(scheme) ? (std::string(quant::schemeName(scheme)) + " g128").c_str()
                                        : quant::schemeName(scheme),
-              tokens, n, k, ms * 1e3, bytes / 1e6, bytes / (ms * 1e-3) / 1e9);
+              tokens, n, k, mma ? " tensor cores" : "", ms * 1e3, bytes / 1e6,
+              bytes / (ms * 1e-3) / 1e9);
   for (void *ptr : {(void *)dx, (void *)dOut, (void *)dq, (void *)dScales})
     CUDA_CHECK(cudaFree(ptr));
 }
@@ -308,11 +332,19 @@ int main(int argc, char **argv) {
       {S::Int4, 6, 19, 48, 16, false, false, true, false, true},
       {S::Fp8Weight, 1, 300, 4096, 0, false, false, false, false},
       {S::Fp8Weight, 9, 33, 40, 0, false, true, true, true},
+      // The tensor-core decode GEMV's k steps of 128 and 64, tails of rows, AWQ, zero points.
+      {S::Int4, 1, 4099, 4096, 128, false, false, false, false},
+      {S::Int4, 8, 61, 14336, 128, true, true, true, false},
+      {S::Int4, 3, 40, 192, 64, false, true, false, false, true},
+      {S::Int4, 5, 16, 64, 64, true, false, true, false, true},
+      {S::Int4, 2, 300, 1024, 256, false, false, true, false},
   };
   checkE4M3Codec(rng);
   for (const Case &c : cases) {
     runCase<float>(c, rng);
     runCase<bf16>(c, rng);
+    if (mmaBlockK<bf16>(c))
+      runCase<bf16>(c, rng, /*mma=*/true);
   }
   if (timings)
     for (S scheme : {S::Int4, S::Fp8, S::Int8})
@@ -320,6 +352,15 @@ int main(int argc, char **argv) {
         timeDecode(scheme, 4096, 4096, tokens);
         timeDecode(scheme, 14336, 4096, tokens);
       }
+  // Llama-3-8B's int4 g128 decode GEMMs on tensor cores: qkv, o, gate/up, down, the LM head.
+  if (timings)
+    for (i64 tokens : {1, 8})
+      for (auto [n, k] : {std::pair<i64, i64>{6144, 4096},
+                          {4096, 4096},
+                          {28672, 4096},
+                          {4096, 14336},
+                          {128256, 4096}})
+        timeDecode(S::Int4, n, k, tokens, /*mma=*/true);
   std::printf("%s: %d failed\n", failures ? "FAILED" : "OK", failures);
   return failures ? 1 : 0;
 }

@@ -256,7 +256,9 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
     bytes, scales [n]; each input row rounded to E4M3 with its own scale).
     With `input_scale` f [k] (AWQ) input feature j is divided by f[j] first.
     "int8" and "fp8-weight" are weight-only (imported weights); `zeros`, shaped
-    as the scales, make the weight (q - zero) * scale.
+    as the scales, make the weight (q - zero) * scale. `mma_block_k` (set by
+    `--infer-select-kernels`): decode steps of up to 8 tokens run the
+    tensor-core int4 GEMV, k in steps of this many.
 
     ```mlir
     exec.quantized_gemm %x, %q, %s residual(%r) -> %y {k = 64 : i64, n = 64 : i64, scheme = "int4", group_size = 32 : i64}
@@ -266,7 +268,7 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
                        Optional<Exec_Buffer>:$bias, Optional<Exec_Buffer>:$residual,
                        Optional<Exec_Buffer>:$input_scale, Optional<Exec_Buffer>:$zeros,
                        Exec_Buffer:$out, I64Attr:$k, I64Attr:$n, StrAttr:$scheme,
-                       I64Attr:$group_size);
+                       I64Attr:$group_size, OptionalAttr<I64Attr>:$mma_block_k);
   let assemblyFormat = [{
     $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
     (`input_scale` `(` $input_scale^ `)`)? (`zeros` `(` $zeros^ `)`)? `->` $out attr-dict

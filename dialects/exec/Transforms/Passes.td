@@ -294,6 +294,11 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
         warps. A step of T ≤ 8 tokens runs the first kernel the launch has
         of: the row GEMV (T = 1; T = 2 in its 4-row form), the tensor-core
         GEMV (min ≤ T ≤ max), infer_gemv;
+      * `exec.quantized_gemm` with int4 weights, 16-bit activations, and k
+        and the group multiples of 128 (else of 64) gets `mma_block_k` =
+        128 (64): its decode steps of up to 8 tokens run on tensor cores
+        (infer_quantized_gemv_mma, QuantizedGemvGeometry.h; none with
+        `quantized-mma=false`: every such step on infer_quantized_gemm);
       * `exec.kv_attention` with a cache of its 16-bit type, no window and no
         ALiBi gets `prefill_kernel = "wgmma"` (head size 128) or `"mma"`
         (other multiples of 16 up to 256): the tensor-core kernel of steps
@@ -318,7 +323,9 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
            "The fewest tokens of a decode step on the tensor-core GEMV (0: never); "
            "GemvGeometry.h's kGemvMmaMinTokens">,
     Option<"prefillKernels", "prefill-kernels", "bool", /*default=*/"true",
-           "Give paged attentions their tensor-core prefill kernel where one applies">
+           "Give paged attentions their tensor-core prefill kernel where one applies">,
+    Option<"quantizedMma", "quantized-mma", "bool", /*default=*/"true",
+           "Give int4 quantized GEMMs the tensor-core decode GEMV where it applies">
   ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
 }

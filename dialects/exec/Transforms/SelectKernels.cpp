@@ -13,6 +13,7 @@
 #include "dialects/exec/Transforms/Passes.h"
 #include "runtime/cuda/abi/GemvGeometry.h"
 #include "runtime/cuda/abi/KvPrefillGeometry.h"
+#include "runtime/cuda/abi/QuantizedGemvGeometry.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -65,6 +66,15 @@ void selectPrefill(KvAttentionOp attention, bool prefillKernels, Builder &builde
       builder.getStringAttr(kernels::kvPrefillWgmmaSupported(headDim, bytes) ? "wgmma" : "mma"));
 }
 
+void selectQuantizedDecode(QuantizedGemmOp gemm, bool quantizedMma, Builder &builder) {
+  gemm.removeMmaBlockKAttr();
+  const int bytes = elementBytesOf(elementTypeOf(gemm.getOut(), Type()));
+  const int blockK = kernels::quantizedMmaBlockK(
+      gemm.getScheme() == "int4", bytes, int64_t(gemm.getK()), int64_t(gemm.getGroupSize()));
+  if (quantizedMma && blockK > 0 && int64_t(gemm.getN()) > 0)
+    gemm.setMmaBlockKAttr(builder.getI64IntegerAttr(blockK));
+}
+
 struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<SelectKernelsPass> {
   using SelectKernelsPassBase::SelectKernelsPassBase;
 
@@ -80,6 +90,8 @@ struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<Selec
         selectGemv(gemm, mmaGemvMinTokens, builder);
       else if (auto attention = dyn_cast<KvAttentionOp>(op))
         selectPrefill(attention, prefillKernels, builder);
+      else if (auto quantized = dyn_cast<QuantizedGemmOp>(op))
+        selectQuantizedDecode(quantized, quantizedMma, builder);
     });
   }
 };
