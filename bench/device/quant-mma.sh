@@ -3,7 +3,8 @@
 # carveout-ab.sh left warm (its bf16 exports in /tmp/l8-short and /tmp/tinyllama-1.1b; exported
 # here when missing): each compiled `--quantize int4 --group-size 128` with and without
 # `--no-quantized-mma`, batch 1 128/128 alternating, then each one's decode step launch by launch.
-# With .bundle/kernels.tar.xz, quantized_gemm_test first (checks and the kernel timings).
+# With .bundle/kernels.tar.xz, each quantized_gemm_test* in it first (checks and the kernel
+# timings: builds of two versions of the kernels side by side). PRESETS: the models (default both).
 # carry: .bundle. Logs, bench.jsonl and summary.txt under $OUT as all.tgz.
 set -uo pipefail
 . bench/device/lib.sh
@@ -11,12 +12,15 @@ log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noh
 log "commit $(git log -1 --format=%h 2>/dev/null)"
 if [ -f .bundle/kernels.tar.xz ]; then
   mkdir -p /tmp/k && tar xJf .bundle/kernels.tar.xz -C /tmp/k
-  [ -x /tmp/k/quantized_gemm_test ] && { timeout 120 /tmp/k/quantized_gemm_test > $OUT/quantized_gemm_test.log 2>&1
-    log "quantized_gemm_test exit $?: $(grep -c '^PASS' $OUT/quantized_gemm_test.log) passed, $(grep -c '^FAIL' $OUT/quantized_gemm_test.log) failed"
-    grep -E '^FAIL|^timing' $OUT/quantized_gemm_test.log | tee -a $sum; }
+  for t in /tmp/k/quantized_gemm_test*; do # each build of the test the tarball holds
+    n=$(basename $t)
+    timeout 120 $t > $OUT/$n.log 2>&1
+    log "$n exit $?: $(grep -c '^PASS' $OUT/$n.log) passed, $(grep -c '^FAIL' $OUT/$n.log) failed"
+    grep -E '^FAIL|^timing: int4' $OUT/$n.log | sed "s/^/$n /" | tee -a $sum
+  done
 fi
 python3 -c "import json,sys; c=json.load(open('bench/presets/llama3-8b.json')); c['num_hidden_layers']=8; json.dump(c, open('/tmp/l8-short.json','w'))"
-for preset in bench/presets/tinyllama-1.1b.json /tmp/l8-short.json; do
+for preset in ${PRESETS:-bench/presets/tinyllama-1.1b.json /tmp/l8-short.json}; do
   m=$(basename $preset .json)
   [ $SECONDS -lt 420 ] || { log "$m skipped at $SECONDS s"; continue; }
   [ -f /tmp/$m/model.onnx ] || PYTHONPATH=python timeout 200 python3 -m infer.export $preset -o /tmp/$m \
