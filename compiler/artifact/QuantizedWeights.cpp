@@ -100,6 +100,14 @@ std::optional<QuantizedWeightBytes> quantizedWeightBytes(graph::QuantizeWeightOp
     std::vector<float> f(values.getValues<float>().begin(), values.getValues<float>().end());
     quant::scaleColumns(rows->data(), n, k, f.data());
   }
+  if (Value clip = op.getClip()) {
+    auto constant = clip.getDefiningOp<graph::ConstantOp>();
+    auto values = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+    if (!values || group <= 0 || values.getNumElements() != n * (k / group))
+      return std::nullopt;
+    std::vector<float> ratio(values.getValues<float>().begin(), values.getValues<float>().end());
+    quant::clipGroups(rows->data(), n, k, group, ratio.data());
+  }
   std::vector<uint8_t> q(static_cast<size_t>(quant::quantizedBytes(*scheme, n, k)));
   std::vector<float> scaleValues(static_cast<size_t>(quant::scaleCount(*scheme, n, k, group)));
   quant::quantize(*scheme, rows->data(), n, k, group, q.data(), scaleValues.data());

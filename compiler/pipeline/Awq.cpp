@@ -22,6 +22,7 @@ namespace {
 
 constexpr int kAlphaSteps = 20;    // α = 0, 0.05, ..., 1
 constexpr int64_t kMaxRows = 4096; // calibration rows kept per linear
+constexpr int kClipSteps = 10;     // clip ratios 1, 0.95, ..., 0.5
 
 struct Site {
   graph::QuantizedLinearOp linear;
@@ -77,10 +78,14 @@ double outputError(const Site &site, const std::vector<float> &effective) {
   return total;
 }
 
-/// The weight int4 with scales f gives: dequantize(RTN(w * f)) / f.
-std::vector<float> effectiveWeight(const Site &site, const std::vector<float> &f, int64_t group) {
+/// The weight int4 with scales f (and clip ratios) gives:
+/// dequantize(RTN(clip(w * f))) / f.
+std::vector<float> effectiveWeight(const Site &site, const std::vector<float> &f, int64_t group,
+                                   const std::vector<float> *clip = nullptr) {
   std::vector<float> scaled(site.weight);
   quant::scaleColumns(scaled.data(), site.n, site.k, f.data());
+  if (clip)
+    quant::clipGroups(scaled.data(), site.n, site.k, group, clip->data());
   std::vector<uint8_t> q(
       static_cast<size_t>(quant::quantizedBytes(quant::Scheme::Int4, site.n, site.k)));
   std::vector<float> scales(
@@ -108,6 +113,56 @@ std::vector<float> scalesFor(const std::vector<double> &meanAbs, double alpha) {
   for (size_t j = 0; j < f.size(); ++j)
     out[j] = static_cast<float>(f[j] / norm);
   return out;
+}
+
+/// AWQ's second half, the clipping search: for each row's group of w * f,
+/// the ratio c (1, 0.95, ..., 0.5) of its max |w f| to clamp it to whose RTN
+/// leaves the least output error of the group's own columns (d G_gg dᵀ:
+/// cross-group terms left out, as AWQ does). Returns the ratios [n, k /
+/// group]; `clipped` counts those below 1.
+std::vector<float> clipRatios(const Site &site, const std::vector<float> &f, int64_t group,
+                              int64_t &clipped) {
+  const int64_t groups = site.k / group;
+  std::vector<float> ratios(static_cast<size_t>(site.n * groups), 1.0f);
+  std::vector<float> v(static_cast<size_t>(group)), trial(v.size()), deq(v.size());
+  std::vector<uint8_t> q(static_cast<size_t>(group / 2));
+  clipped = 0;
+  for (int64_t row = 0; row < site.n; ++row)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t g0 = g * group;
+      const float *w = site.weight.data() + row * site.k + g0;
+      float top = 0;
+      for (int64_t j = 0; j < group; ++j)
+        v[j] = w[j] * f[g0 + j], top = std::max(top, std::fabs(v[j]));
+      if (!(top > 0) || !std::isfinite(top))
+        continue;
+      double best = -1;
+      float bestRatio = 1.0f;
+      for (int step = 0; step <= kClipSteps; ++step) {
+        const float ratio = 1.0f - 0.05f * float(step), bound = top * ratio;
+        for (int64_t j = 0; j < group; ++j)
+          trial[j] = std::clamp(v[j], -bound, bound);
+        float scale = 0;
+        quant::quantize(quant::Scheme::Int4, trial.data(), 1, group, group, q.data(), &scale);
+        quant::dequantizeRow(quant::Scheme::Int4, q.data(), &scale, nullptr, group, group, 0,
+                             deq.data());
+        for (int64_t j = 0; j < group; ++j) // the error d of the group's weights
+          deq[j] = float(double(deq[j]) / f[g0 + j] - w[j]);
+        double error = 0;
+        for (int64_t i = 0; i < group; ++i) {
+          const double *gram = site.gram.data() + (g0 + i) * site.k + g0;
+          double dot = 0;
+          for (int64_t j = 0; j < group; ++j)
+            dot += gram[j] * deq[j];
+          error += deq[i] * dot;
+        }
+        if (best < 0 || error < best)
+          best = error, bestRatio = ratio;
+      }
+      ratios[row * groups + g] = bestRatio;
+      clipped += bestRatio < 1.0f;
+    }
+  return ratios;
 }
 
 } // namespace
@@ -166,6 +221,7 @@ llvm::Error pipeline::applyAwq(ModuleOp module, const std::vector<std::vector<in
   }
 
   int scaled = 0;
+  int64_t clippedGroups = 0, groups = 0;
   double before = 0, after = 0;
   for (Site &site : sites) {
     if (site.rows == 0)
@@ -182,20 +238,43 @@ llvm::Error pipeline::applyAwq(ModuleOp module, const std::vector<std::vector<in
       if (error < best)
         best = error, bestScales = std::move(f);
     }
+    // The clipping search on the chosen scales (or none); kept where the
+    // whole layer's output error falls.
+    const std::vector<float> &f = bestScales.empty() ? ones : bestScales;
+    int64_t clippedHere = 0;
+    std::vector<float> clip = clipRatios(site, f, group, clippedHere);
+    groups += site.n * (site.k / group);
+    if (clippedHere) {
+      double error = outputError(site, effectiveWeight(site, f, group, &clip));
+      if (error < best)
+        best = error, clippedGroups += clippedHere;
+      else
+        clip.clear();
+    } else {
+      clip.clear();
+    }
     before += rtn, after += best;
-    if (bestScales.empty())
+    if (bestScales.empty() && clip.empty())
       continue;
     OpBuilder builder(site.quantize);
     Location loc = site.quantize.getLoc();
-    auto type = RankedTensorType::get({site.k}, builder.getF32Type());
-    Value f = graph::ConstantOp::create(builder, loc,
-                                        DenseElementsAttr::get(type, ArrayRef<float>(bestScales)));
-    site.quantize.getInputScaleMutable().assign(f);
-    site.linear.getInputScaleMutable().assign(f);
     ++scaled;
+    if (!clip.empty()) {
+      auto type = RankedTensorType::get({site.n, site.k / group}, builder.getF32Type());
+      site.quantize.getClipMutable().assign(graph::ConstantOp::create(
+          builder, loc, DenseElementsAttr::get(type, ArrayRef<float>(clip))));
+    }
+    if (bestScales.empty())
+      continue;
+    auto type = RankedTensorType::get({site.k}, builder.getF32Type());
+    Value scales = graph::ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(type, ArrayRef<float>(bestScales)));
+    site.quantize.getInputScaleMutable().assign(scales);
+    site.linear.getInputScaleMutable().assign(scales);
   }
-  log << llvm::format("awq: %d of %zu int4 linears scaled; output error on the calibration "
-                      "activations %.4g of RTN's\n",
-                      scaled, sites.size(), before > 0 ? after / before : 1.0);
+  log << llvm::format("awq: %d of %zu int4 linears scaled or clipped (%lld of %lld groups "
+                      "clipped); output error on the calibration activations %.4g of RTN's\n",
+                      scaled, sites.size(), static_cast<long long>(clippedGroups),
+                      static_cast<long long>(groups), before > 0 ? after / before : 1.0);
   return llvm::Error::success();
 }

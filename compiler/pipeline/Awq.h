@@ -6,7 +6,9 @@
 // 2023): f = mean|x|^α over the calibration activations, normalized, with α
 // on a grid chosen to minimize the layer's output error on them. The scales
 // become a graph.constant `input_scale` of its quantize_weight (w * f is
-// quantized) and of the linear (x / f is multiplied).
+// quantized) and of the linear (x / f is multiplied). Then the clipping
+// search: per row and group, the ratio of its max |w f| to clamp it to before
+// RTN, a graph.constant `clip` of the quantize_weight.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_COMPILER_PIPELINE_AWQ_H

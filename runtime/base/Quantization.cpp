@@ -98,6 +98,19 @@ void scaleColumns(float *w, int64_t n, int64_t k, const float *f) {
       w[row * k + j] *= f[j];
 }
 
+void clipGroups(float *w, int64_t n, int64_t k, int64_t group, const float *ratio) {
+  const int64_t groups = k / group;
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t g = 0; g < groups; ++g) {
+      float *x = w + row * k + g * group;
+      const float bound = absMax(x, group) * ratio[row * groups + g];
+      if (!std::isfinite(bound))
+        continue;
+      for (int64_t j = 0; j < group; ++j)
+        x[j] = std::clamp(x[j], -bound, bound);
+    }
+}
+
 int64_t quantizedBytes(Scheme scheme, int64_t n, int64_t k) {
   return scheme == Scheme::Int4 ? n * k / 2 : n * k;
 }

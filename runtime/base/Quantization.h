@@ -49,6 +49,12 @@ std::string shapeError(Scheme scheme, int64_t k, int64_t group);
 /// a weight before it is quantized.
 void scaleColumns(float *w, int64_t n, int64_t k, const float *f);
 
+/// Clamps each group of `group` values of the [n, k] rows `w` to ±ratio[row,
+/// g] times its own max |w| (ratio [n, k / group]): AWQ's clipping, applied
+/// after scaleColumns and before quantize, so the group's scale covers the
+/// clipped range.
+void clipGroups(float *w, int64_t n, int64_t k, int64_t group, const float *ratio);
+
 /// Bytes of the quantized [n, k] weight and number of its scales.
 int64_t quantizedBytes(Scheme scheme, int64_t n, int64_t k);
 int64_t scaleCount(Scheme scheme, int64_t n, int64_t k, int64_t group);

@@ -37,15 +37,18 @@ func.func @layer(%x: tensor<?x?x64xf32>) -> tensor<?x?x512xf32> {
 
 // -----
 
-// Tests that AWQ's input_scale round-trips on both ops (one constant [k]).
+// Tests that AWQ's input_scale round-trips on both ops (one constant [k]),
+// and its clip ratios ([n, k / group]) on the quantize_weight.
 // INT4-LABEL: func.func @awq
 // INT4: %[[F:.+]] = graph.constant dense<[1.000000e+00, 2.000000e+00, 5.000000e-01, 1.000000e+00]> : tensor<4xf32>
-// INT4: graph.quantize_weight %{{.+}} input_scale(%[[F]]) {group_size = 4 : i64, scheme = "int4"}
+// INT4: %[[C:.+]] = graph.constant dense<{{\[}}[1.000000e+00], [8.500000e-01]]> : tensor<2x1xf32>
+// INT4: graph.quantize_weight %{{.+}} input_scale(%[[F]]) clip(%[[C]]) {group_size = 4 : i64, scheme = "int4"}
 // INT4: graph.quantized_linear %{{.+}}, %{{.+}}, %{{.+}} input_scale(%[[F]]) {group_size = 4 : i64, scheme = "int4"}
 func.func @awq(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
   %w = graph.weight <w> : tensor<2x4xf32>
   %f = graph.constant dense<[1.0, 2.0, 0.5, 1.0]> : tensor<4xf32>
-  %q, %s = graph.quantize_weight %w input_scale(%f) {scheme = "int4", group_size = 4 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> (tensor<2x2xui8>, tensor<2x1xf32>)
+  %c = graph.constant dense<[[1.0], [0.85]]> : tensor<2x1xf32>
+  %q, %s = graph.quantize_weight %w input_scale(%f) clip(%c) {scheme = "int4", group_size = 4 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x1xf32>) -> (tensor<2x2xui8>, tensor<2x1xf32>)
   %y = graph.quantized_linear %x, %q, %s input_scale(%f) {scheme = "int4", group_size = 4 : i64} : (tensor<?x4xf32>, tensor<2x2xui8>, tensor<2x1xf32>, tensor<4xf32>) -> tensor<?x2xf32>
   %head = graph.weight <head> : tensor<2x2xf32>
   %out = graph.linear %y, %head : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>

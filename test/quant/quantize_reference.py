@@ -210,11 +210,14 @@ def plan(model, scheme, group_size):
     return todo, skipped
 
 
-def quantize_model(model, scheme, group_size=None, form="qdq", input_scales=None):
+def quantize_model(model, scheme, group_size=None, form="qdq", input_scales=None, clips=None):
     """Quantizes `model` (an onnx.ModelProto, modified in place and returned). Returns
     (model, summary lines, form actually used). `input_scales` (int4, AWQ): B initializer name ->
-    f [K]; that weight is quantized as W[:, k] * f[k] and its MatMul's input divided by f."""
+    f [K]; that weight is quantized as W[:, k] * f[k] and its MatMul's input divided by f.
+    `clips` (int4, AWQ's clipping): B initializer name -> r [N, K / group_size]; each group of
+    (scaled) W is clamped to +-r times its max |W| before it is quantized."""
     input_scales = input_scales or {}
+    clips = clips or {}
     if scheme not in ("int4", "fp8"):
         raise QuantError(f"unknown scheme {scheme!r}")
     if scheme == "int4" and not group_size:
@@ -268,6 +271,11 @@ def quantize_model(model, scheme, group_size=None, form="qdq", input_scales=None
             W = B.T if k_axis == 0 else B  # [N, K]
             if b in input_scales:
                 W = W * np.asarray(input_scales[b], np.float32)[None, :]
+            if b in clips:
+                N, K = W.shape
+                groups = W.reshape(N, K // group_size, group_size)
+                bound = np.abs(groups).max(axis=-1, keepdims=True) * np.asarray(clips[b], np.float32)[..., None]
+                W = np.clip(groups, -bound, bound).reshape(N, K).astype(np.float32)
             if scheme == "int4":
                 q, scales = quantize_int4(W, group_size)
                 if form == "qdq":

@@ -88,6 +88,23 @@ TEST(Quantization, Int4GroupsRoundToNearestEven) {
   EXPECT_EQ(row, (std::vector<float>{3.5f, -1.0f, 0, 1.0f, 0, 0, 0, 0}));
 }
 
+TEST(Quantization, ClipGroupsClampsEachGroupToItsRatioOfItsMax) {
+  // Row 0: group 0 (max 4) at 0.5 clamps to +-2, group 1 at 1 stays; row 1: group 0
+  // (max 8) at 0.75 clamps to +-6, the all-zero group 1 stays zero.
+  std::vector<float> w = {4.0f,  -3.0f, 1.0f, -0.5f, 1.0f, -2.0f, 0.5f, 0.25f,
+                          -8.0f, 7.0f,  5.0f, 6.5f,  0,    0,     0,    0};
+  std::vector<float> ratio = {0.5f, 1.0f, 0.75f, 0.5f};
+  clipGroups(w.data(), 2, 8, 4, ratio.data());
+  EXPECT_EQ(w, (std::vector<float>{2.0f, -2.0f, 1.0f, -0.5f, 1.0f, -2.0f, 0.5f, 0.25f, -6.0f, 6.0f,
+                                   5.0f, 6.0f, 0, 0, 0, 0}));
+  // Quantized after the clamp, the group's scale covers the clipped range: 2 / 7.
+  std::vector<uint8_t> q(8);
+  std::vector<float> scales(4);
+  quantize(Scheme::Int4, w.data(), 2, 8, 4, q.data(), scales.data());
+  EXPECT_FLOAT_EQ(scales[0], 2.0f / 7.0f);
+  EXPECT_FLOAT_EQ(scales[2], 6.0f / 7.0f);
+}
+
 TEST(Quantization, Fp8RowScaleMapsTheLargestTo448) {
   std::vector<float> w = {1.0f, -2.0f, 0.5f, 0.0f};
   std::vector<uint8_t> q(4);

@@ -349,6 +349,14 @@ LogicalResult QuantizeWeightOp::verify() {
   if (failed(verifyQuantized(*this, getScheme(), static_cast<int64_t>(getGroupSize()), n, k,
                              getQ().getType(), getScales().getType())))
     return failure();
+  if (Value clip = getClip()) {
+    auto type = cast<RankedTensorType>(clip.getType());
+    const int64_t groups = getGroupSize() ? k / int64_t(getGroupSize()) : 0;
+    if (getScheme() != "int4" || type.getRank() != 2 || type.getDimSize(0) != n ||
+        type.getDimSize(1) != groups || !type.getElementType().isF32())
+      return emitOpError() << "clip must be an int4 weight's tensor<" << n << "x" << groups
+                           << "xf32>, got " << type << " for scheme " << getScheme();
+  }
   return verifyInputScale(*this, getInputScale(), k);
 }
 

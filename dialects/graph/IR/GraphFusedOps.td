@@ -268,7 +268,7 @@ def Graph_PackWeightsOp : Graph_Op<"pack_weights", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_QuantizeWeightOp : Graph_Op<"quantize_weight", [Pure]> {
+def Graph_QuantizeWeightOp : Graph_Op<"quantize_weight", [Pure, AttrSizedOperandSegments]> {
   let summary = "A linear weight quantized at compile time (a layout, not a kernel)";
   let description = [{
     `weight` is [n, k] (a row per output channel), or [k, n] with
@@ -284,7 +284,10 @@ def Graph_QuantizeWeightOp : Graph_Op<"quantize_weight", [Pure]> {
     With `input_scale` f [k] (a constant: AWQ's activation-aware scales),
     the weight quantized is w[:, j] * f[j]; the `graph.quantized_linear`
     reading q divides its input by the same f, so channels with large
-    activations keep more of their weights' precision.
+    activations keep more of their weights' precision. With `clip` r [n,
+    k / group_size] (int4, a constant: AWQ's clipping search) each group of
+    the (scaled) row is clamped to ±r times its max |w| before it is
+    quantized.
 
     ```mlir
     %q, %s = graph.quantize_weight %w {scheme = "int4", group_size = 32 : i64}
@@ -292,10 +295,12 @@ def Graph_QuantizeWeightOp : Graph_Op<"quantize_weight", [Pure]> {
     ```
   }];
   let arguments = (ins AnyRankedTensor:$weight, Optional<AnyRankedTensor>:$input_scale,
-                   StrAttr:$scheme, I64Attr:$group_size, UnitAttr:$transpose);
+                   Optional<AnyRankedTensor>:$clip, StrAttr:$scheme, I64Attr:$group_size,
+                   UnitAttr:$transpose);
   let results = (outs AnyRankedTensor:$q, AnyRankedTensor:$scales);
   let assemblyFormat = [{
-    $weight (`input_scale` `(` $input_scale^ `)`)? attr-dict `:` functional-type(operands, results)
+    $weight (`input_scale` `(` $input_scale^ `)`)? (`clip` `(` $clip^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -160,10 +160,9 @@ llvm::Error checkInputScale(const Tensor *scale, int64_t k) {
 
 } // namespace
 
-llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight,
-                                                            const Tensor *inputScale,
-                                                            llvm::StringRef name, int64_t groupSize,
-                                                            bool transpose) {
+llvm::Expected<std::vector<Tensor>>
+kernels::quantizeWeight(const Tensor &weight, const Tensor *inputScale, const Tensor *clip,
+                        llvm::StringRef name, int64_t groupSize, bool transpose) {
   if (llvm::Error error = expectF32({&weight}, {"weight"}))
     return std::move(error);
   if (llvm::Error error = expectRank(weight, 2, "weight"))
@@ -181,6 +180,14 @@ llvm::Expected<std::vector<Tensor>> kernels::quantizeWeight(const Tensor &weight
   std::vector<float> scaled(rows.f32(), rows.f32() + n * k);
   if (inputScale)
     infer::quant::scaleColumns(scaled.data(), n, k, inputScale->f32());
+  if (clip) {
+    if (*scheme != infer::quant::Scheme::Int4 || clip->shape() != Shape{n, k / groupSize})
+      return llvm::createStringError("quantize_weight: clip must be an int4 weight's [n, k / "
+                                     "group_size] ratios");
+    if (llvm::Error error = expectF32({clip}, {"clip"}))
+      return std::move(error);
+    infer::quant::clipGroups(scaled.data(), n, k, groupSize, clip->f32());
+  }
   std::vector<uint8_t> bytes(infer::quant::quantizedBytes(*scheme, n, k));
   std::vector<float> scales(infer::quant::scaleCount(*scheme, n, k, groupSize));
   infer::quant::quantize(*scheme, scaled.data(), n, k, groupSize, bytes.data(), scales.data());

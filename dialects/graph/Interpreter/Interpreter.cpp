@@ -498,8 +498,8 @@ llvm::Expected<Results> BlockRunner::evaluate(Operation *op) {
                           optional(o.getResidual()), o.getTransposeWeight()));
       })
       .Case([&](QuantizeWeightOp o) {
-        return quantizeWeight(in(o.getWeight()), optional(o.getInputScale()), o.getScheme(),
-                              int64_t(o.getGroupSize()), o.getTranspose());
+        return quantizeWeight(in(o.getWeight()), optional(o.getInputScale()), optional(o.getClip()),
+                              o.getScheme(), int64_t(o.getGroupSize()), o.getTranspose());
       })
       .Case([&](QuantizedLinearOp o) {
         return one(quantizedLinear(in(o.getInput()), in(o.getQ()), in(o.getScales()),

@@ -206,10 +206,11 @@ llvm::Expected<Tensor> linear(const Tensor &input, const Tensor &weight, const T
                               const Tensor *residual, bool transposeWeight);
 
 /// graph.quantize_weight: `weight` [n, k] ([k, n] when `transpose`) as its
-/// quantized bytes (held as i64, 0..255) and f32 scales (Quantization.h).
+/// quantized bytes (held as i64, 0..255) and f32 scales (Quantization.h),
+/// each group clamped to `clip`'s ratio of its max |w| first when given.
 llvm::Expected<std::vector<Tensor>> quantizeWeight(const Tensor &weight, const Tensor *inputScale,
-                                                   llvm::StringRef scheme, int64_t groupSize,
-                                                   bool transpose);
+                                                   const Tensor *clip, llvm::StringRef scheme,
+                                                   int64_t groupSize, bool transpose);
 /// graph.quantized_linear: linear over the dequantized [n, k] weight
 /// ((q - zeros) * scales); fp8 rounds each input row to E4M3 with its own
 /// scale first; `inputScale` f [k] divides input feature j by f[j] before (AWQ).

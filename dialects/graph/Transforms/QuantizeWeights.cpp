@@ -81,8 +81,8 @@ struct QuantizeWeightsPass
                              : RankedTensorType::get({n}, builder.getF32Type());
       auto quantized = QuantizeWeightOp::create(
           builder, loc, TypeRange{qType, scaleType}, linear.getWeight(),
-          /*input_scale=*/Value(), builder.getStringAttr(scheme), builder.getI64IntegerAttr(group),
-          transposed ? UnitAttr() : builder.getUnitAttr());
+          /*input_scale=*/Value(), /*clip=*/Value(), builder.getStringAttr(scheme),
+          builder.getI64IntegerAttr(group), transposed ? UnitAttr() : builder.getUnitAttr());
       auto replacement = QuantizedLinearOp::create(
           builder, loc, linear.getType(), linear.getInput(), quantized.getQ(),
           quantized.getScales(), linear.getBias(), linear.getResidual(), /*input_scale=*/Value(),

@@ -526,3 +526,12 @@ func.func @moe_top_k(%x: tensor<?x?x64xf32>, %r: tensor<4x64xf32>, %gu: tensor<4
   %y = graph.moe %x, %r, %gu, %d {activation = "silu", normalize = false, top_k = 5 : i64} : (tensor<?x?x64xf32>, tensor<4x64xf32>, tensor<4x64x64xf32>, tensor<4x64x32xf32>) -> tensor<?x?x64xf32>
   return %y : tensor<?x?x64xf32>
 }
+
+// -----
+
+// Tests that graph.quantize_weight's clip ratios are an int4 weight's [n, k / group_size] f32.
+func.func @quantize_clip_shape(%w: tensor<2x4xf32>, %c: tensor<2x2xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{'graph.quantize_weight' op clip must be an int4 weight's tensor<2x1xf32>, got 'tensor<2x2xf32>' for scheme int4}}
+  %q, %s = graph.quantize_weight %w clip(%c) {scheme = "int4", group_size = 4 : i64} : (tensor<2x4xf32>, tensor<2x2xf32>) -> (tensor<2x2xui8>, tensor<2x1xf32>)
+  return %s : tensor<2x1xf32>
+}
