@@ -4,6 +4,7 @@
 
 #include "compiler/artifact/OutputFile.h"
 #include "compiler/artifact/QuantizedWeights.h"
+#include "compiler/artifact/TransposeTiled.h"
 
 #include "dialects/graph/IR/GraphOps.h"
 #include "dialects/graph/Interpreter/LowPrecision.h"
@@ -289,44 +290,6 @@ void withCodec(art::ElementType type, Fn fn) {
     fn(BF16Codec());
   else
     fn(F16Codec());
-}
-
-/// out[c * outStride + r] = convert(in[r * cols + c]) for a row-major `in` of
-/// rows x cols elements, tile by tile: a tile's 64 source rows stay in L1
-/// while its output rows are written contiguously. Elements go through
-/// memcpy: sources are mmap'd at whatever offset the model put them.
-///
-///        in (rows x cols)              out (cols x rows, rows of outStride)
-///     +-----+-----+--                  +-----+-----+--
-///     | t00 | t01 |       tile (r, c)  | t00 | t10 |
-///     +-----+-----+--   ->  (c, r)     +-----+-----+--
-///     | t10 | t11 |                    | t01 | t11 |
-///
-/// Bands of source rows (one tile high) run in parallel, each sweeping its
-/// tiles left to right so that the pages of its 64 rows stay in the TLB
-/// (1.5x faster than sweeping a band of columns top to bottom).
-template <typename In, typename Out, typename Convert>
-void transposeTiled(const char *in, uint64_t rows, uint64_t cols, char *out, uint64_t outStride,
-                    Convert convert) {
-  constexpr uint64_t kTile = 64;
-  llvm::parallelFor(0, (rows + kTile - 1) / kTile, [&](size_t band) {
-    uint64_t rowBegin = band * kTile, rowEnd = std::min(rowBegin + kTile, rows);
-    for (uint64_t colBegin = 0; colBegin < cols; colBegin += kTile) {
-      uint64_t colEnd = std::min(colBegin + kTile, cols);
-      for (uint64_t c = colBegin; c < colEnd; ++c) {
-        const char *from = in + (rowBegin * cols + c) * sizeof(In);
-        char *to = out + (c * outStride + rowBegin) * sizeof(Out);
-        for (uint64_t r = rowBegin; r < rowEnd; ++r) {
-          In value;
-          std::memcpy(&value, from, sizeof(In));
-          Out result = convert(value);
-          std::memcpy(to, &result, sizeof(Out));
-          from += cols * sizeof(In);
-          to += sizeof(Out);
-        }
-      }
-    }
-  });
 }
 
 /// Writes the transpose of the rows x cols elements of `from` at `in`,

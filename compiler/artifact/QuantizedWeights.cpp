@@ -2,8 +2,11 @@
 
 #include "compiler/artifact/QuantizedWeights.h"
 
+#include "compiler/artifact/TransposeTiled.h"
 #include "runtime/base/LowPrecision.h"
 #include "runtime/base/Quantization.h"
+
+#include "llvm/Support/Parallel.h"
 
 #include <cstring>
 
@@ -12,29 +15,72 @@ using namespace mlir;
 namespace infer::compiler {
 namespace {
 
-/// Element `index` of a float weight's data as f32; nullopt for other types.
-std::optional<float> elementAsF32(Type type, const char *data, uint64_t index) {
-  if (type.isF32()) {
+/// f32 decoders of a stored element's bits.
+struct DecodeF32 {
+  using Bits = uint32_t;
+  float operator()(uint32_t bits) const {
     float value;
-    std::memcpy(&value, data + 4 * index, 4);
+    std::memcpy(&value, &bits, 4);
     return value;
   }
-  if (type.isF64()) {
+};
+struct DecodeF64 {
+  using Bits = uint64_t;
+  float operator()(uint64_t bits) const {
     double value;
-    std::memcpy(&value, data + 8 * index, 8);
+    std::memcpy(&value, &bits, 8);
     return static_cast<float>(value);
   }
-  if (type.isBF16() || type.isF16()) {
-    uint16_t bits;
-    std::memcpy(&bits, data + 2 * index, 2);
-    return type.isBF16() ? lowp::floatFromBF16(bits) : lowp::floatFromF16(bits);
-  }
-  return std::nullopt;
+};
+struct DecodeBF16 {
+  using Bits = uint16_t;
+  float operator()(uint16_t bits) const { return lowp::floatFromBF16(bits); }
+};
+struct DecodeF16 {
+  using Bits = uint16_t;
+  float operator()(uint16_t bits) const { return lowp::floatFromF16(bits); }
+};
+
+/// Calls `fn` with the decoder of a float element type; false for others.
+template <typename Fn> bool withDecoder(Type type, Fn fn) {
+  if (type.isF32())
+    fn(DecodeF32());
+  else if (type.isF64())
+    fn(DecodeF64());
+  else if (type.isBF16())
+    fn(DecodeBF16());
+  else if (type.isF16())
+    fn(DecodeF16());
+  else
+    return false;
+  return true;
+}
+
+/// Decodes the rows x cols elements at `in` into f32 at `out`, whose rows are
+/// `outStride` floats apart (rows in parallel).
+template <typename Decode>
+void decodeRows(const char *in, uint64_t rows, uint64_t cols, float *out, uint64_t outStride,
+                Decode decode) {
+  using Bits = typename Decode::Bits;
+  llvm::parallelFor(0, rows, [&](size_t r) {
+    const char *from = in + r * cols * sizeof(Bits);
+    float *to = out + r * outStride;
+    for (uint64_t c = 0; c < cols; ++c) {
+      Bits bits;
+      std::memcpy(&bits, from + c * sizeof(Bits), sizeof(Bits));
+      to[c] = decode(bits);
+    }
+  });
 }
 
 /// The f32 rows [n, k] (one per output channel) of the weight `op` reads:
-/// the concatenation of its graph.weight sources, transposed when the pack's
-/// and the op's layouts say so.
+/// the concatenation [rows, cols] of its graph.weight sources along the
+/// pack's axis, transposed when the pack's and the op's layouts say so. Each
+/// source is decoded (and transposed) straight into its place:
+///
+///   not transposed: axis 0 places a source at row `offset`, axis 1 at column
+///   `offset` (rows `cols` apart); transposed: its transpose lands at column
+///   `offset` (axis 0) or row `offset` (axis 1) of the [cols, rows] result.
 std::optional<std::vector<float>> sourceRows(graph::QuantizeWeightOp op, int64_t &n, int64_t &k) {
   SmallVector<graph::WeightOp> parts;
   int64_t axis = 0;
@@ -55,33 +101,37 @@ std::optional<std::vector<float>> sourceRows(graph::QuantizeWeightOp op, int64_t
     rows = axis == 0 ? rows + type.getDimSize(0) : type.getDimSize(0);
     cols = axis == 1 ? cols + type.getDimSize(1) : type.getDimSize(1);
   }
-  std::vector<float> concat(static_cast<size_t>(rows * cols));
-  int64_t offset = 0; // rows (axis 0) or columns (axis 1) placed so far
+  std::vector<float> result(static_cast<size_t>(rows * cols));
+  uint64_t offset = 0; // rows (axis 0) or columns (axis 1) placed so far
   for (graph::WeightOp part : parts) {
     auto type = cast<RankedTensorType>(part.getType());
     const char *data = part.getValue().getData().data();
-    int64_t partRows = type.getDimSize(0), partCols = type.getDimSize(1);
-    for (int64_t r = 0; r < partRows; ++r)
-      for (int64_t c = 0; c < partCols; ++c) {
-        std::optional<float> value =
-            elementAsF32(type.getElementType(), data, static_cast<uint64_t>(r * partCols + c));
-        if (!value)
-          return std::nullopt;
-        int64_t at = axis == 0 ? (offset + r) * cols + c : r * cols + offset + c;
-        concat[static_cast<size_t>(at)] = *value;
+    uint64_t partRows = type.getDimSize(0), partCols = type.getDimSize(1);
+    bool known = withDecoder(type.getElementType(), [&](auto decode) {
+      using Decode = decltype(decode);
+      if (!transpose) {
+        float *place = result.data() + (axis == 0 ? offset * cols : offset);
+        return decodeRows(data, partRows, partCols, place, cols, decode);
       }
+      char *place = reinterpret_cast<char *>(result.data() + (axis == 0 ? offset : offset * rows));
+      transposeTiled<typename Decode::Bits, float>(data, partRows, partCols, place, rows, decode);
+    });
+    if (!known)
+      return std::nullopt;
     offset += axis == 0 ? partRows : partCols;
   }
-  if (!transpose) {
-    n = rows, k = cols;
-    return concat;
-  }
-  n = cols, k = rows;
-  std::vector<float> transposed(concat.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      transposed[static_cast<size_t>(c * rows + r)] = concat[static_cast<size_t>(r * cols + c)];
-  return transposed;
+  n = transpose ? cols : rows;
+  k = transpose ? rows : cols;
+  return result;
+}
+
+/// Calls fn(begin, end) on consecutive ranges of [0, n) rows in parallel.
+template <typename Fn> void forRowRanges(int64_t n, Fn fn) {
+  constexpr int64_t kRows = 64;
+  llvm::parallelFor(0, (n + kRows - 1) / kRows, [&](size_t chunk) {
+    int64_t begin = static_cast<int64_t>(chunk) * kRows;
+    fn(begin, std::min(begin + kRows, n));
+  });
 }
 
 } // namespace
@@ -98,7 +148,9 @@ std::optional<QuantizedWeightBytes> quantizedWeightBytes(graph::QuantizeWeightOp
     if (!values || values.getNumElements() != k)
       return std::nullopt;
     std::vector<float> f(values.getValues<float>().begin(), values.getValues<float>().end());
-    quant::scaleColumns(rows->data(), n, k, f.data());
+    forRowRanges(n, [&](int64_t begin, int64_t end) {
+      quant::scaleColumns(rows->data() + begin * k, end - begin, k, f.data());
+    });
   }
   if (Value clip = op.getClip()) {
     auto constant = clip.getDefiningOp<graph::ConstantOp>();
@@ -106,11 +158,19 @@ std::optional<QuantizedWeightBytes> quantizedWeightBytes(graph::QuantizeWeightOp
     if (!values || group <= 0 || values.getNumElements() != n * (k / group))
       return std::nullopt;
     std::vector<float> ratio(values.getValues<float>().begin(), values.getValues<float>().end());
-    quant::clipGroups(rows->data(), n, k, group, ratio.data());
+    forRowRanges(n, [&](int64_t begin, int64_t end) {
+      quant::clipGroups(rows->data() + begin * k, end - begin, k, group,
+                        ratio.data() + begin * (k / group));
+    });
   }
   std::vector<uint8_t> q(static_cast<size_t>(quant::quantizedBytes(*scheme, n, k)));
   std::vector<float> scaleValues(static_cast<size_t>(quant::scaleCount(*scheme, n, k, group)));
-  quant::quantize(*scheme, rows->data(), n, k, group, q.data(), scaleValues.data());
+  // Rows quantize independently; an int4 row is k / 2 whole bytes (k is even).
+  forRowRanges(n, [&](int64_t begin, int64_t end) {
+    quant::quantize(*scheme, rows->data() + begin * k, end - begin, k, group,
+                    q.data() + quant::quantizedBytes(*scheme, begin, k),
+                    scaleValues.data() + quant::scaleCount(*scheme, begin, k, group));
+  });
   QuantizedWeightBytes bytes{std::vector<char>(q.begin(), q.end()),
                              std::vector<char>(scaleValues.size() * 4)};
   std::memcpy(bytes.scales.data(), scaleValues.data(), bytes.scales.size());

@@ -1,0 +1,58 @@
+//===- TransposeTiled.h - parallel tiled transposing copy -------*- C++ -*-===//
+//
+// The artifact writer stores [n, k] weights that models keep as [k, n]; both
+// the plain copy and the quantizer's f32 rows transpose through this loop.
+//
+//===----------------------------------------------------------------------===//
+#ifndef INFER_COMPILER_ARTIFACT_TRANSPOSETILED_H
+#define INFER_COMPILER_ARTIFACT_TRANSPOSETILED_H
+
+#include "llvm/Support/Parallel.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace infer::compiler {
+
+/// out[c * outStride + r] = convert(in[r * cols + c]) for a row-major `in` of
+/// rows x cols elements, tile by tile: a tile's 64 source rows stay in L1
+/// while its output rows are written contiguously. Elements go through
+/// memcpy: sources are mmap'd at whatever offset the model put them.
+///
+///        in (rows x cols)              out (cols x rows, rows of outStride)
+///     +-----+-----+--                  +-----+-----+--
+///     | t00 | t01 |       tile (r, c)  | t00 | t10 |
+///     +-----+-----+--   ->  (c, r)     +-----+-----+--
+///     | t10 | t11 |                    | t01 | t11 |
+///
+/// Bands of source rows (one tile high) run in parallel, each sweeping its
+/// tiles left to right so that the pages of its 64 rows stay in the TLB
+/// (1.5x faster than sweeping a band of columns top to bottom).
+template <typename In, typename Out, typename Convert>
+void transposeTiled(const char *in, uint64_t rows, uint64_t cols, char *out, uint64_t outStride,
+                    Convert convert) {
+  constexpr uint64_t kTile = 64;
+  llvm::parallelFor(0, (rows + kTile - 1) / kTile, [&](size_t band) {
+    uint64_t rowBegin = band * kTile, rowEnd = std::min(rowBegin + kTile, rows);
+    for (uint64_t colBegin = 0; colBegin < cols; colBegin += kTile) {
+      uint64_t colEnd = std::min(colBegin + kTile, cols);
+      for (uint64_t c = colBegin; c < colEnd; ++c) {
+        const char *from = in + (rowBegin * cols + c) * sizeof(In);
+        char *to = out + (c * outStride + rowBegin) * sizeof(Out);
+        for (uint64_t r = rowBegin; r < rowEnd; ++r) {
+          In value;
+          std::memcpy(&value, from, sizeof(In));
+          Out result = convert(value);
+          std::memcpy(to, &result, sizeof(Out));
+          from += cols * sizeof(In);
+          to += sizeof(Out);
+        }
+      }
+    }
+  });
+}
+
+} // namespace infer::compiler
+
+#endif // INFER_COMPILER_ARTIFACT_TRANSPOSETILED_H
