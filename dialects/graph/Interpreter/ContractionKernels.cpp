@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Parallel.h"
 
 #include <algorithm>
 
@@ -37,19 +38,32 @@ void batchedMatmul(const Tensor &lhs, const Tensor &rhs, Tensor &out, const Shap
   // Batch strides are counted in whole matrices.
   OffsetWalker walker(
       batchShape, {broadcastStrides(lhsBatch, batchShape), broadcastStrides(rhsBatch, batchShape)});
-  std::vector<Accumulator<T>> row(n);
+  // Bands of output columns in parallel; each element sums over p in order.
+  constexpr int64_t kBand = 256;
   for (int64_t batch = 0, count = product(batchShape); batch < count; ++batch, walker.next()) {
     const T *aMatrix = a + walker.offset(0) * m * k;
     const T *bMatrix = b + walker.offset(1) * k * n;
     T *cMatrix = c + batch * m * n;
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(row.begin(), row.end(), 0);
+    auto band = [&](size_t index) {
+      const int64_t j0 = int64_t(index) * kBand, width = std::min(kBand, n - j0);
+      // rhs's band is read once, row by row; every lhs row's sums stay.
+      std::vector<Accumulator<T>> sums(static_cast<size_t>(m * width), Accumulator<T>(0));
       for (int64_t p = 0; p < k; ++p)
-        for (int64_t j = 0; j < n; ++j)
-          row[j] = multiplyAdd<T>(row[j], aMatrix[i * k + p], bMatrix[p * n + j]);
-      for (int64_t j = 0; j < n; ++j)
-        cMatrix[i * n + j] = T(row[j]);
-    }
+        for (int64_t i = 0; i < m; ++i) {
+          Accumulator<T> *row = &sums[i * width];
+          for (int64_t j = 0; j < width; ++j)
+            row[j] = multiplyAdd<T>(row[j], aMatrix[i * k + p], bMatrix[p * n + j0 + j]);
+        }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < width; ++j)
+          cMatrix[i * n + j0 + j] = T(sums[i * width + j]);
+    };
+    const size_t bands = size_t((n + kBand - 1) / kBand);
+    if (m * k * n >= (int64_t(1) << 22))
+      llvm::parallelFor(0, bands, band);
+    else
+      for (size_t index = 0; index < bands; ++index)
+        band(index);
   }
 }
 

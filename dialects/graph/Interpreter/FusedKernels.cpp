@@ -15,6 +15,7 @@
 #include "runtime/base/ReferenceMoe.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -121,18 +122,57 @@ llvm::Expected<Tensor> kernels::linear(const Tensor &input, const Tensor &weight
   const float *x = input.f32();
   const float *w = weight.f32();
   float *dst = out.f32();
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = 0;
+  // dst[r, j] = sum over i ascending of x[r, i] * w(i, j), then bias, then
+  // residual, in double. Bands of output columns run in parallel; within a
+  // band the weight is read once, in its stored order.
+  constexpr int64_t kBand = 64;
+  const float *b = bias ? bias->f32() : nullptr;
+  const float *res = residual ? residual->f32() : nullptr;
+  llvm::parallelFor(0, (n + kBand - 1) / kBand, [&](size_t band) {
+    const int64_t j0 = int64_t(band) * kBand, width = std::min(kBand, n - j0);
+    std::vector<double> acc(size_t(rows * width), 0.0);
+    if (transposeWeight) {
+      // Four rows' sums at once: independent additions, each in i order.
+      for (int64_t j = 0; j < width; ++j) {
+        const float *wj = w + (j0 + j) * k;
+        int64_t r = 0;
+        for (; r + 4 <= rows; r += 4) {
+          const float *x0 = x + r * k, *x1 = x0 + k, *x2 = x1 + k, *x3 = x2 + k;
+          double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+          for (int64_t i = 0; i < k; ++i) {
+            const double wi = wj[i];
+            s0 += double(x0[i]) * wi, s1 += double(x1[i]) * wi;
+            s2 += double(x2[i]) * wi, s3 += double(x3[i]) * wi;
+          }
+          acc[r * width + j] = s0, acc[(r + 1) * width + j] = s1;
+          acc[(r + 2) * width + j] = s2, acc[(r + 3) * width + j] = s3;
+        }
+        for (; r < rows; ++r) {
+          double sum = 0;
+          for (int64_t i = 0; i < k; ++i)
+            sum += double(x[r * k + i]) * wj[i];
+          acc[r * width + j] = sum;
+        }
+      }
+    } else {
       for (int64_t i = 0; i < k; ++i)
-        acc += double(x[r * k + i]) * w[transposeWeight ? j * k + i : i * n + j];
-      if (bias)
-        acc += bias->f32()[j];
-      if (residual)
-        acc += residual->f32()[r * n + j];
-      dst[r * n + j] = float(acc);
+        for (int64_t r = 0; r < rows; ++r) {
+          const double xi = x[r * k + i];
+          double *row = &acc[r * width];
+          for (int64_t j = 0; j < width; ++j)
+            row[j] += xi * w[i * n + j0 + j];
+        }
     }
-  }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < width; ++j) {
+        double sum = acc[r * width + j];
+        if (b)
+          sum += b[j0 + j];
+        if (res)
+          sum += res[r * n + j0 + j];
+        dst[r * n + j0 + j] = float(sum);
+      }
+  });
   return out;
 }
 

@@ -25,8 +25,10 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -127,11 +129,15 @@ llvm::Expected<Tensor> decodeBytes(Type elementType, llvm::ArrayRef<int64_t> sha
   int64_t n = out.numElements();
   // Element-wise memcpy: weight bytes come from an mmap and may be unaligned.
   if (std::optional<HalfFormat> format = halfFormatOf(elementType)) {
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t bits;
-      std::memcpy(&bits, src + i * 2, 2);
-      out.f32()[i] = decodeHalf(*format, bits);
-    }
+    constexpr int64_t kChunk = 1 << 20; // weights of billions of elements: in parallel
+    float *dst = out.f32();
+    llvm::parallelFor(0, (n + kChunk - 1) / kChunk, [&](size_t chunk) {
+      for (int64_t i = int64_t(chunk) * kChunk, end = std::min(n, i + kChunk); i < end; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, src + i * 2, 2);
+        dst[i] = decodeHalf(*format, bits);
+      }
+    });
   } else if (elementType.isF64()) {
     for (int64_t i = 0; i < n; ++i) {
       double value;
