@@ -49,6 +49,9 @@ def main():
             extra = ["--calibration", a.calibration] if method == "awq" else []
             configs.append((f"int4 g{g} {method.upper()}",
                             ["--quantize", "int4", "--group-size", str(g), "--method", method] + extra))
+    # The LM head quantized too (--quantize-lm-head), for each scheme above.
+    configs += [(name + " + LM head", flags + ["--quantize-lm-head"])
+                for name, flags in list(configs) if "--quantize" in flags]
     if a.only:
         keep = {"bf16"} | {name.strip() for name in a.only.split(",")}
         configs = [c for c in configs if c[0] in keep]

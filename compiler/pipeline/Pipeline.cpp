@@ -71,6 +71,7 @@ pipeline::optimizationStages(const PipelineOptions &options) {
                         graph::QuantizeWeightsPassOptions quantize;
                         quantize.scheme = options.quantize;
                         quantize.groupSize = options.groupSize;
+                        quantize.lmHead = options.quantizeLmHead;
                         pm.addNestedPass<func::FuncOp>(graph::createQuantizeWeightsPass(quantize));
                       },
                       /*approximates=*/true});

@@ -28,6 +28,8 @@ struct PipelineOptions {
   /// --quantize: "" (none), "int4" or "fp8"; --group-size for int4.
   std::string quantize;
   int64_t groupSize = 128;
+  /// --quantize-lm-head: the LM head is quantized with the other linears.
+  bool quantizeLmHead = false;
   /// --kv-cache-dtype fp8: the quantize stage also sets the attentions' KV
   /// cache scales (applyKvCacheScales, run by the caller after the stage).
   bool kvCacheFp8 = false;

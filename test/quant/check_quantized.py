@@ -14,6 +14,7 @@ than it, so the check cannot pass with quantization silently off.
   check_quantized.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
                      --scheme int4 --group-size 32 [--atol 1e-4] [--golden M.out0.npy]
                      [--input-name input_ids] [--compile-arg=...] [--device cuda --dtype bf16]
+                     [--lm-head]
 """
 import argparse, os, sys, tempfile
 
@@ -46,6 +47,8 @@ def main():
     ap.add_argument("--golden", help="the unquantized model's logits on --input (default: ONNX Runtime's)")
     ap.add_argument("--input-name", default="input_ids")
     ap.add_argument("--compile-arg", action="append", default=[])
+    ap.add_argument("--lm-head", action="store_true",
+                    help="quantize the LM head too (infer-compile --quantize-lm-head; the reference likewise)")
     ap.add_argument("--rounding-flips", action="store_true",
                     help="fp8: an activation within an fp32 rounding of an E4M3 tie rounds either way "
                          "(ORT's sums and ours differ in their last bits), and a flipped row moves the "
@@ -63,13 +66,14 @@ def main():
         print("SKIP: no usable NVIDIA GPU")
         return SKIP
     name = f"{os.path.basename(a.model)} on {os.path.basename(a.input)}"
-    what = f"{a.scheme}" + (f" G={a.group_size}" if a.group_size else "") + f", {a.dtype}"
+    what = (f"{a.scheme}" + (f" G={a.group_size}" if a.group_size else "") +
+            (" with the LM head" if a.lm_head else "") + f", {a.dtype}")
     ids = np.load(a.input)
 
     # 1. The reference: QDQ model run by ONNX Runtime.
     try:
         model = onnx.load(a.model)
-        model, summary, form = qr.quantize_model(model, a.scheme, a.group_size)
+        model, summary, form = qr.quantize_model(model, a.scheme, a.group_size, lm_head=a.lm_head)
         ref = qr.run_model(model, {a.input_name: ids})
     except qr.QuantError as e:
         print(f"FAIL: quantize_reference: {e}")
@@ -86,6 +90,8 @@ def main():
                "--quantize", a.scheme]
         if a.scheme == "int4":
             cmd += ["--group-size", str(a.group_size)]
+        if a.lm_head:
+            cmd += ["--quantize-lm-head"]
         qr.run_tool(cmd + a.compile_arg)
         out = os.path.join(tmp, "out.npy")
         qr.run_tool([a.infer_run, artifact, "forward", "--input", f"{a.input_name}={a.input}",

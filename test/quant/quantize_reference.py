@@ -9,7 +9,7 @@
 
 Quantized: every MatMul whose B is a 2-D float32 initializer and every Gemm whose B is one
 (transB respected), except the LM head (a MatMul/Gemm from which the graph's logits output is
-reached without passing through another MatMul/Gemm). 3-D initializers (MoE experts), B computed
+reached without passing through another MatMul/Gemm) unless --lm-head is given. 3-D initializers (MoE experts), B computed
 at run time, and B reaching the node through Identity/Transpose/Constant are left alone; a summary
 says what was quantized and what was left and why. The weight is viewed as W[N, K] (n = output
 channel, k = the reduction axis).
@@ -166,7 +166,7 @@ class Namer:
         return name
 
 
-def plan(model, scheme, group_size):
+def plan(model, scheme, group_size, lm_head=False):
     """Classifies every MatMul/Gemm. Returns (todo: [(node, B name, k_axis)], skipped:
     [(node, reason)])."""
     g = model.graph
@@ -179,7 +179,7 @@ def plan(model, scheme, group_size):
         if n.op_type not in LINEAR_OPS or n.domain not in DEFAULT_DOMAINS:
             continue
         b = n.input[1]
-        if id(n) in heads:
+        if id(n) in heads and not lm_head:
             skipped.append((n, "LM head (logits reachable without another MatMul/Gemm)"))
             continue
         if b in inits and b not in graph_inputs:
@@ -210,9 +210,36 @@ def plan(model, scheme, group_size):
     return todo, skipped
 
 
-def quantize_model(model, scheme, group_size=None, form="qdq", input_scales=None, clips=None):
+def untie_lm_heads(graph):
+    """An LM head whose B is Transpose(a 2-D float32 initializer), as a tied embedding exports,
+    gets that transpose as an initializer of its own, so that it is quantized like any B (the
+    embedding's Gather keeps the full-precision table, as infer-compile does)."""
+    inits = {i.name: i for i in graph.initializer}
+    producer = {o: n for n in graph.node for o in n.output if o}
+    heads = lm_heads(graph, logits_name(graph))
+    for n in graph.node:
+        if id(n) not in heads or len(n.input) < 2:
+            continue
+        t = producer.get(n.input[1])
+        if t is None or t.op_type != "Transpose" or t.input[0] not in inits:
+            continue
+        init = inits[t.input[0]]
+        perm = list(attr(t, "perm", [1, 0]))
+        if len(init.dims) != 2 or init.data_type != TensorProto.FLOAT or perm != [1, 0]:
+            continue
+        name = t.input[0] + ".lm_head_transposed"
+        if name not in inits:
+            w = numpy_helper.to_array(init).T.copy()
+            graph.initializer.append(numpy_helper.from_array(w, name))
+            inits[name] = graph.initializer[-1]
+        n.input[1] = name
+
+
+def quantize_model(model, scheme, group_size=None, form="qdq", input_scales=None, clips=None,
+                   lm_head=False):
     """Quantizes `model` (an onnx.ModelProto, modified in place and returned). Returns
-    (model, summary lines, form actually used). `input_scales` (int4, AWQ): B initializer name ->
+    (model, summary lines, form actually used). `lm_head`: the LM head too
+    (infer-compile --quantize-lm-head). `input_scales` (int4, AWQ): B initializer name ->
     f [K]; that weight is quantized as W[:, k] * f[k] and its MatMul's input divided by f.
     `clips` (int4, AWQ's clipping): B initializer name -> r [N, K / group_size]; each group of
     (scaled) W is clamped to +-r times its max |W| before it is quantized."""
@@ -223,7 +250,9 @@ def quantize_model(model, scheme, group_size=None, form="qdq", input_scales=None
     if scheme == "int4" and not group_size:
         raise QuantError("int4 needs --group-size")
     g = model.graph
-    todo, skipped = plan(model, scheme, group_size)
+    if lm_head:
+        untie_lm_heads(g)
+    todo, skipped = plan(model, scheme, group_size, lm_head)
     opset = default_opset(model)
     if opset is None:
         raise QuantError("the model imports no default-domain opset")
@@ -460,6 +489,7 @@ def main(argv=None):
     ap.add_argument("--run", metavar="INPUT.npy", help="run the quantized model on this input with ORT CPU")
     ap.add_argument("--output", metavar="OUT.npy", help="with --run: where to save the logits (float32)")
     ap.add_argument("--input-name", default="input_ids")
+    ap.add_argument("--lm-head", action="store_true", help="quantize the LM head too")
     a = ap.parse_args(argv)
     if a.scheme == "int4" and not a.group_size:
         ap.error("--scheme int4 needs --group-size")
@@ -471,7 +501,7 @@ def main(argv=None):
         ap.error("--run needs --output")
     try:
         model = onnx.load(a.model)
-        model, summary, _ = quantize_model(model, a.scheme, a.group_size, a.form)
+        model, summary, _ = quantize_model(model, a.scheme, a.group_size, a.form, lm_head=a.lm_head)
     except QuantError as e:
         print(f"quantize_reference: {a.model}: error: {e}", file=sys.stderr)
         return 1

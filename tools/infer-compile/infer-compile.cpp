@@ -79,6 +79,7 @@ struct Options {
   std::string quantize;
   int64_t groupSize = 0; // 0: not given (int4's default is 128)
   std::string method = "rtn";
+  bool quantizeLmHead = false;
   std::string calibration;
   std::string kvCacheDtype = "auto";
   double accuracyGate = 0; // 0: none
@@ -219,6 +220,8 @@ std::string quantizeLabel(const Options &options) {
   std::string label = options.quantize;
   if (options.quantize == "int4")
     label += " g" + std::to_string(groupSize(options)) + " " + options.method;
+  if (options.quantizeLmHead)
+    label += " lm-head";
   if (options.kvCacheDtype == "fp8")
     label += label.empty() ? "kv fp8" : ", kv fp8";
   return label;
@@ -455,6 +458,7 @@ int run(const Options &options) {
   pipelineOptions.quantize = options.quantize;
   pipelineOptions.kvCacheFp8 = options.kvCacheDtype == "fp8";
   pipelineOptions.groupSize = groupSize(options);
+  pipelineOptions.quantizeLmHead = options.quantizeLmHead;
   if (options.verifyNumerics) {
     std::vector<infer::interp::Tensor> inputs;
     if (!options.inputs.empty()) {
@@ -562,6 +566,9 @@ int main(int argc, char **argv) {
                  "the --calibration prompts)")
       ->check(CLI::IsMember({"rtn", "awq"}))
       ->capture_default_str();
+  app.add_flag("--quantize-lm-head", options.quantizeLmHead,
+               "--quantize: the LM head too (left in the activations' type by default: it is "
+               "the layer whose rounding moves the logits most)");
   app.add_option("--kv-cache-dtype", options.kvCacheDtype,
                  "the KV cache's element type: auto (the activations') or fp8 (E4M3 with a "
                  "scale per layer for K and for V, from the --calibration prompts or random "
@@ -689,6 +696,10 @@ int main(int argc, char **argv) {
                      << "' (known: " << infer::pipeline::KernelFusions::names() << ")\n";
         return 2;
       }
+  if (options.quantizeLmHead && options.quantize.empty()) {
+    llvm::errs() << "error: --quantize-lm-head needs --quantize int4 or fp8\n";
+    return 2;
+  }
   if (options.groupSize && options.quantize != "int4") {
     llvm::errs() << "error: --group-size applies to --quantize int4 only\n";
     return 2;

@@ -299,8 +299,8 @@ def QuantizeWeightsPass : Pass<"infer-quantize-weights", "mlir::func::FuncOp"> {
     `graph.quantize_weight` of that weight, with the same bias and residual;
     the artifact writer quantizes the weight (docs/quantization.md). Left in
     full precision: the LM head (a linear whose result reaches the function's
-    results without passing another linear), embeddings, attention, norms and
-    MoE experts. int4 needs `group-size` to divide every quantized linear's
+    results without passing another linear) unless `lm-head` is set,
+    embeddings, attention, norms and MoE experts. int4 needs `group-size` to divide every quantized linear's
     k: the pass fails naming the first linear where it does not.
 
     Before:
@@ -320,6 +320,8 @@ def QuantizeWeightsPass : Pass<"infer-quantize-weights", "mlir::func::FuncOp"> {
     Option<"scheme", "scheme", "std::string", /*default=*/"\"int4\"", "int4 or fp8">,
     Option<"groupSize", "group-size", "int64_t", /*default=*/"128",
            "int4: the k values that share a scale">,
+    Option<"lmHead", "lm-head", "bool", /*default=*/"false",
+           "quantize the LM head too (a quarter of an 8B model's bytes a decode step in int4)">,
   ];
   let dependentDialects = ["::infer::graph::GraphDialect"];
 }

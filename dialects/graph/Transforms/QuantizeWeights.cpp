@@ -61,7 +61,7 @@ struct QuantizeWeightsPass
     }
     SmallVector<LinearOp> linears;
     func.walk([&](LinearOp linear) {
-      if (isCompileTimeWeight(linear.getWeight()) && !isOutputProjection(linear))
+      if (isCompileTimeWeight(linear.getWeight()) && (lmHead || !isOutputProjection(linear)))
         linears.push_back(linear);
     });
     for (LinearOp linear : linears) {
