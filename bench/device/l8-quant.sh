@@ -2,7 +2,8 @@
 # Issue 48's llama3-8b rows on one GPU, each scheme of one export (random bf16 weights, exported
 # here into /tmp/l8 at the lowest CPU priority while the first steps run): the nvcc kernel tests
 # of .bundle/kernels.tar.xz (each quantized_gemm_test* build: checks and timings) and
-# `run-all.sh ... quant`, then llama3-8b int4 g128 (RTN) at batch 1, FP8 W8A8 at batch 1 and
+# `run-all.sh ... quant`, then llama3-8b int4 g128 (RTN) at batch 1 (the LM head in bf16, then
+# quantized too: --quantize-lm-head), FP8 W8A8 at batch 1 and
 # offline (1,024 requests of 128 / 128), bf16 beside them, and bf16 weights with an FP8 KV cache
 # against the bf16 KV cache on 64 requests of 2,048 in / 128 out (TPOT and KV blocks).
 # Steps that finished on this machine are skipped (markers in /tmp/l8q-done), so a second call
@@ -69,6 +70,10 @@ if ! done_ int4 && left 120 && compile l8-int4 --quantize int4 --group-size 128;
   bench l8-int4-bs1 /tmp/l8-int4.infer "${BS1[@]}"
   profile l8-int4
   rm -f /tmp/l8-int4.infer; mark int4
+fi
+if ! done_ int4h && left 120 && compile l8-int4h --quantize int4 --group-size 128 --quantize-lm-head; then
+  bench l8-int4h-bs1 /tmp/l8-int4h.infer "${BS1[@]}"
+  rm -f /tmp/l8-int4h.infer; mark int4h
 fi
 if ! done_ fp8 && left 150 && compile l8-fp8 --quantize fp8; then
   bench l8-fp8-bs1 /tmp/l8-fp8.infer "${BS1[@]}"
