@@ -89,6 +89,39 @@ StatusOr<uint64_t> payloadChecksum(const RegularFile &file, uint64_t begin, uint
   return combineChunkDigests(digests);
 }
 
+/// Reads of at least this many bytes are split across threads: one pread
+/// from the page cache copies ~6.5 GB/s (a 16 GB weight section's upload
+/// took 2.45 s of a cold start), several scale toward memory bandwidth.
+constexpr uint64_t kParallelReadBytes = uint64_t(64) << 20;
+constexpr unsigned kMaxReadThreads = 8;
+
+/// `file`'s bytes [offset, offset + size) into `out`, in equal parts on up
+/// to kMaxReadThreads threads when the read is large; the first error wins.
+Status readParallel(const RegularFile &file, uint64_t offset, uint64_t size, void *out) {
+  const unsigned threads =
+      size < kParallelReadBytes
+          ? 1u
+          : std::clamp(std::thread::hardware_concurrency(), 1u, kMaxReadThreads);
+  if (threads == 1)
+    return file.readAt(offset, size, out);
+  const uint64_t part = (size + threads - 1) / threads;
+  std::vector<Status> errors(threads, okStatus());
+  auto work = [&](unsigned t) {
+    const uint64_t begin = std::min(size, uint64_t(t) * part);
+    const uint64_t bytes = std::min(size, begin + part) - begin;
+    errors[t] = file.readAt(offset + begin, bytes, static_cast<char *>(out) + begin);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t)
+    helpers.emplace_back(work, t);
+  work(0);
+  for (std::thread &helper : helpers)
+    helper.join();
+  for (const Status &error : errors)
+    RETURN_IF_ERROR(error);
+  return okStatus();
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<ArtifactReader>> ArtifactReader::open(const std::string &path,
@@ -153,7 +186,7 @@ Status ArtifactReader::readWeightSection(uint64_t offset, uint64_t size, void *o
   if (offset > header_.weightsSize || size > header_.weightsSize - offset)
     return invalidArgumentError(path_ + ": [" + num(offset) + ", +" + num(size) +
                                 ") is outside the weight section");
-  return file_->readAt(header_.weightsOffset + offset, size, out);
+  return readParallel(*file_, header_.weightsOffset + offset, size, out);
 }
 
 Status ArtifactReader::readWeight(size_t index, void *out) const {

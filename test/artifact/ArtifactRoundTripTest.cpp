@@ -12,9 +12,11 @@
 #include "compiler/import/onnx/OnnxImporter.h"
 #include "compiler/pipeline/Pipeline.h"
 #include "dialects/graph/IR/GraphOps.h"
+#include "dialects/graph/IR/GraphResources.h"
 #include "runtime/artifact/ArtifactReader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -332,6 +334,43 @@ TEST(TransposedPack, BothAxesReadBackAsTheTransposedConcatenation) {
       EXPECT_EQ(stored, expected) << name << " " << dtype;
     }
   }
+}
+
+// A weight past the reader's parallel-read threshold (64 MiB) reads back
+// equal, whole and in a range whose parts start mid-word.
+TEST(LargeWeight, ReadsBackEqualInParallelParts) {
+  MLIRContext context;
+  infer::import::registerImportDialects(context);
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  const int64_t rows = 4099, cols = 4097; // 67.2 MB of f32: odd sizes, so parts split words
+  auto type = RankedTensorType::get({rows, cols}, builder.getF32Type());
+  const size_t bytes = size_t(rows * cols) * 4;
+  auto data = std::make_unique<char[]>(bytes);
+  for (size_t i = 0; i < bytes; ++i)
+    data[i] = char((i * 2654435761u) >> 13);
+  std::vector<char> expected(data.get(), data.get() + bytes);
+  auto handle = infer::graph::insertOwnedWeight(&context, "big", std::move(data), bytes);
+  auto func = func::FuncOp::create(builder, loc, "main", builder.getFunctionType({}, {type}));
+  builder.setInsertionPointToStart(func.addEntryBlock());
+  Value weight = infer::graph::WeightOp::create(
+      builder, loc, type, infer::graph::WeightAttr::get(&context, type, handle));
+  func::ReturnOp::create(builder, loc, weight);
+  std::string path = tempPath("large-weight.infer");
+  ASSERT_TRUE(succeeded(infer::compiler::writeArtifact(*module, path, {})));
+  auto reader = art::ArtifactReader::open(path);
+  ::unlink(path.c_str());
+  ASSERT_TRUE(reader.ok()) << reader.status().toString();
+  auto view = (*reader)->weight("big");
+  ASSERT_TRUE(view.ok()) << view.status().toString();
+  ASSERT_EQ(view->size, bytes);
+  EXPECT_EQ(std::memcmp(view->data, expected.data(), bytes), 0);
+  const uint64_t offset = view->entry->offset() + 3, size = bytes - 1001;
+  std::vector<char> part(size);
+  ASSERT_TRUE((*reader)->readWeightSection(offset, size, part.data()).ok());
+  EXPECT_EQ(std::memcmp(part.data(), expected.data() + 3, size), 0);
 }
 
 TEST_F(ArtifactRoundTrip, FailedWriteLeavesNoFile) {
