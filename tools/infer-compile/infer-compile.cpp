@@ -553,8 +553,9 @@ int main(int argc, char **argv) {
                  "default: as exported")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--quantize", options.quantize,
-                 "quantize the linear layers' weights (not the LM head, embeddings or MoE "
-                 "experts): int4 weight-only in groups of --group-size along k, or fp8 (E4M3) "
+                 "quantize the linear layers' weights (not embeddings, MoE experts or, without "
+                 "--quantize-lm-head, the LM head): int4 weight-only in groups of --group-size "
+                 "along k, or fp8 (E4M3) "
                  "weights and per-token activations (docs/quantization.md)")
       ->check(CLI::IsMember({"int4", "fp8"}));
   app.add_option("--group-size", options.groupSize,
