@@ -54,6 +54,21 @@ StatusOr<uint64_t> hashRange(const RegularFile &file, uint64_t begin, uint64_t e
   return uint64_t(XXH64_digest(state.get()));
 }
 
+/// Runs work(t) for t in [0, threads): 0 on this thread, the others on
+/// threads of their own; the first error in t order wins.
+template <typename Work> Status onThreads(unsigned threads, Work work) {
+  std::vector<Status> errors(std::max(threads, 1u), okStatus());
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t)
+    helpers.emplace_back([&errors, &work, t] { errors[t] = work(t); });
+  errors[0] = work(0);
+  for (std::thread &helper : helpers)
+    helper.join();
+  for (const Status &error : errors)
+    RETURN_IF_ERROR(error);
+  return okStatus();
+}
+
 /// The payload checksum of bytes [begin, end) under the header's `flags`
 /// (ArtifactFormat.h): one stream, or chunks hashed on several threads.
 StatusOr<uint64_t> payloadChecksum(const RegularFile &file, uint64_t begin, uint64_t end,
@@ -65,27 +80,18 @@ StatusOr<uint64_t> payloadChecksum(const RegularFile &file, uint64_t begin, uint
   const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(
       chunks, std::clamp(std::thread::hardware_concurrency(), 1u, kMaxHashThreads)));
   std::vector<uint64_t> digests(static_cast<size_t>(chunks));
-  std::vector<Status> errors(std::max(threads, 1u), okStatus());
-  auto work = [&](unsigned t) {
+  RETURN_IF_ERROR(onThreads(threads, [&](unsigned t) -> Status {
     std::vector<unsigned char> own;
-    for (uint64_t c = t; c < chunks && errors[t].ok(); c += threads) {
+    for (uint64_t c = t; c < chunks; c += threads) {
       uint64_t from = begin + c * kPayloadHashChunk;
       StatusOr<uint64_t> digest =
           hashRange(file, from, std::min(end, from + kPayloadHashChunk), own);
-      if (digest.ok())
-        digests[size_t(c)] = *digest;
-      else
-        errors[t] = digest.status();
+      if (!digest.ok())
+        return digest.status();
+      digests[size_t(c)] = *digest;
     }
-  };
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads; ++t)
-    helpers.emplace_back(work, t);
-  work(0);
-  for (std::thread &helper : helpers)
-    helper.join();
-  for (const Status &error : errors)
-    RETURN_IF_ERROR(error);
+    return okStatus();
+  }));
   return combineChunkDigests(digests);
 }
 
@@ -102,24 +108,12 @@ Status readParallel(const RegularFile &file, uint64_t offset, uint64_t size, voi
       size < kParallelReadBytes
           ? 1u
           : std::clamp(std::thread::hardware_concurrency(), 1u, kMaxReadThreads);
-  if (threads == 1)
-    return file.readAt(offset, size, out);
   const uint64_t part = (size + threads - 1) / threads;
-  std::vector<Status> errors(threads, okStatus());
-  auto work = [&](unsigned t) {
+  return onThreads(threads, [&](unsigned t) {
     const uint64_t begin = std::min(size, uint64_t(t) * part);
     const uint64_t bytes = std::min(size, begin + part) - begin;
-    errors[t] = file.readAt(offset + begin, bytes, static_cast<char *>(out) + begin);
-  };
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads; ++t)
-    helpers.emplace_back(work, t);
-  work(0);
-  for (std::thread &helper : helpers)
-    helper.join();
-  for (const Status &error : errors)
-    RETURN_IF_ERROR(error);
-  return okStatus();
+    return file.readAt(offset + begin, bytes, static_cast<char *>(out) + begin);
+  });
 }
 
 } // namespace
