@@ -255,32 +255,6 @@ bool streamWeight(HashingWriter &out, const PlannedWeight &weight) {
   return true;
 }
 
-/// Element codecs for the transposing copy: an element's stored bits and its
-/// f32 value (encode rounds to nearest even).
-struct F32Codec {
-  using Bits = uint32_t;
-  static float decode(uint32_t bits) {
-    float value;
-    std::memcpy(&value, &bits, 4);
-    return value;
-  }
-  static uint32_t encode(float value) {
-    uint32_t bits;
-    std::memcpy(&bits, &value, 4);
-    return bits;
-  }
-};
-struct BF16Codec {
-  using Bits = uint16_t;
-  static float decode(uint16_t bits) { return interp::floatFromBF16(bits); }
-  static uint16_t encode(float value) { return interp::bf16FromFloat(value); }
-};
-struct F16Codec {
-  using Bits = uint16_t;
-  static float decode(uint16_t bits) { return interp::floatFromF16(bits); }
-  static uint16_t encode(float value) { return interp::f16FromFloat(value); }
-};
-
 /// Calls `fn` with the codec of a convertible float type.
 template <typename Fn>
 void withCodec(art::ElementType type, Fn fn) {

@@ -15,42 +15,17 @@ using namespace mlir;
 namespace infer::compiler {
 namespace {
 
-/// f32 decoders of a stored element's bits.
-struct DecodeF32 {
-  using Bits = uint32_t;
-  float operator()(uint32_t bits) const {
-    float value;
-    std::memcpy(&value, &bits, 4);
-    return value;
-  }
-};
-struct DecodeF64 {
-  using Bits = uint64_t;
-  float operator()(uint64_t bits) const {
-    double value;
-    std::memcpy(&value, &bits, 8);
-    return static_cast<float>(value);
-  }
-};
-struct DecodeBF16 {
-  using Bits = uint16_t;
-  float operator()(uint16_t bits) const { return lowp::floatFromBF16(bits); }
-};
-struct DecodeF16 {
-  using Bits = uint16_t;
-  float operator()(uint16_t bits) const { return lowp::floatFromF16(bits); }
-};
-
-/// Calls `fn` with the decoder of a float element type; false for others.
-template <typename Fn> bool withDecoder(Type type, Fn fn) {
+/// Calls `fn` with the codec (TransposeTiled.h) of a float element type;
+/// false for others.
+template <typename Fn> bool withCodec(Type type, Fn fn) {
   if (type.isF32())
-    fn(DecodeF32());
+    fn(F32Codec());
   else if (type.isF64())
-    fn(DecodeF64());
+    fn(F64Codec());
   else if (type.isBF16())
-    fn(DecodeBF16());
+    fn(BF16Codec());
   else if (type.isF16())
-    fn(DecodeF16());
+    fn(F16Codec());
   else
     return false;
   return true;
@@ -58,17 +33,16 @@ template <typename Fn> bool withDecoder(Type type, Fn fn) {
 
 /// Decodes the rows x cols elements at `in` into f32 at `out`, whose rows are
 /// `outStride` floats apart (rows in parallel).
-template <typename Decode>
-void decodeRows(const char *in, uint64_t rows, uint64_t cols, float *out, uint64_t outStride,
-                Decode decode) {
-  using Bits = typename Decode::Bits;
+template <typename Codec>
+void decodeRows(const char *in, uint64_t rows, uint64_t cols, float *out, uint64_t outStride) {
+  using Bits = typename Codec::Bits;
   llvm::parallelFor(0, rows, [&](size_t r) {
     const char *from = in + r * cols * sizeof(Bits);
     float *to = out + r * outStride;
     for (uint64_t c = 0; c < cols; ++c) {
       Bits bits;
       std::memcpy(&bits, from + c * sizeof(Bits), sizeof(Bits));
-      to[c] = decode(bits);
+      to[c] = Codec::decode(bits);
     }
   });
 }
@@ -107,14 +81,15 @@ std::optional<std::vector<float>> sourceRows(graph::QuantizeWeightOp op, int64_t
     auto type = cast<RankedTensorType>(part.getType());
     const char *data = part.getValue().getData().data();
     uint64_t partRows = type.getDimSize(0), partCols = type.getDimSize(1);
-    bool known = withDecoder(type.getElementType(), [&](auto decode) {
-      using Decode = decltype(decode);
+    bool known = withCodec(type.getElementType(), [&](auto codec) {
+      using Codec = decltype(codec);
       if (!transpose) {
         float *place = result.data() + (axis == 0 ? offset * cols : offset);
-        return decodeRows(data, partRows, partCols, place, cols, decode);
+        return decodeRows<Codec>(data, partRows, partCols, place, cols);
       }
       char *place = reinterpret_cast<char *>(result.data() + (axis == 0 ? offset : offset * rows));
-      transposeTiled<typename Decode::Bits, float>(data, partRows, partCols, place, rows, decode);
+      transposeTiled<typename Codec::Bits, float>(data, partRows, partCols, place, rows,
+                                                  Codec::decode);
     });
     if (!known)
       return std::nullopt;

@@ -1,11 +1,14 @@
 //===- TransposeTiled.h - parallel tiled transposing copy -------*- C++ -*-===//
 //
 // The artifact writer stores [n, k] weights that models keep as [k, n]; both
-// the plain copy and the quantizer's f32 rows transpose through this loop.
+// the plain copy and the quantizer's f32 rows transpose through this loop,
+// converting elements with the codecs below.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_COMPILER_ARTIFACT_TRANSPOSETILED_H
 #define INFER_COMPILER_ARTIFACT_TRANSPOSETILED_H
+
+#include "runtime/base/LowPrecision.h"
 
 #include "llvm/Support/Parallel.h"
 
@@ -14,6 +17,40 @@
 #include <cstring>
 
 namespace infer::compiler {
+
+/// Element codecs: an element's stored bits and its f32 value (encode rounds
+/// to nearest even; f64 is only read).
+struct F32Codec {
+  using Bits = uint32_t;
+  static float decode(uint32_t bits) {
+    float value;
+    std::memcpy(&value, &bits, 4);
+    return value;
+  }
+  static uint32_t encode(float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    return bits;
+  }
+};
+struct F64Codec {
+  using Bits = uint64_t;
+  static float decode(uint64_t bits) {
+    double value;
+    std::memcpy(&value, &bits, 8);
+    return static_cast<float>(value);
+  }
+};
+struct BF16Codec {
+  using Bits = uint16_t;
+  static float decode(uint16_t bits) { return lowp::floatFromBF16(bits); }
+  static uint16_t encode(float value) { return lowp::bf16FromFloat(value); }
+};
+struct F16Codec {
+  using Bits = uint16_t;
+  static float decode(uint16_t bits) { return lowp::floatFromF16(bits); }
+  static uint16_t encode(float value) { return lowp::f16FromFloat(value); }
+};
 
 /// out[c * outStride + r] = convert(in[r * cols + c]) for a row-major `in` of
 /// rows x cols elements, tile by tile: a tile's 64 source rows stay in L1
