@@ -5,7 +5,9 @@
 # `run-all.sh ... quant`, then llama3-8b int4 g128 (RTN) at batch 1 (the LM head in bf16, then
 # quantized too: --quantize-lm-head), FP8 W8A8 at batch 1 and
 # offline (1,024 requests of 128 / 128), bf16 beside them, and bf16 weights with an FP8 KV cache
-# against the bf16 KV cache on 64 requests of 2,048 in / 128 out (TPOT and KV blocks).
+# against the bf16 KV cache on 64 requests of 2,048 in / 128 out (TPOT and KV blocks). In that
+# order: fp8 (its large steps on a weight dequantized to bf16), fp8 with --fp8-gemm offline (on
+# cuBLASLt's FP8 GEMM), bf16, the FP8 KV cache, then int4 and int4h.
 # Steps that finished on this machine are skipped (markers in /tmp/l8q-done), so a second call
 # on the warm machine goes on where the first stopped. carry: .bundle. Logs, bench.jsonl and
 # summary.txt under $OUT as all.tgz.
@@ -36,7 +38,7 @@ if ! done_ kernels && [ -f .bundle/kernels.tar.xz ]; then
   mark kernels
 fi
 if ! done_ suite; then
-  timeout 240 bash test/gpu/run-all.sh $B/bin test/models quant > $OUT/gpu-quant.log 2>&1
+  timeout 300 bash test/gpu/run-all.sh $B/bin test/models "" tiny-llama quant > $OUT/gpu-quant.log 2>&1
   log "run-all.sh quant exit $? ($SECONDS s): $(grep -E 'gpu tests:' $OUT/gpu-quant.log)"
   grep -E '^FAIL' $OUT/gpu-quant.log | head -20 | tee -a $sum
   mark suite
@@ -66,20 +68,15 @@ BS1=(--requests 10 --input-len 128 --output-len 128 --batch 1 --warmup-requests 
 OFFLINE=(--requests 1024 --input-len 128 --output-len 128 --max-sequences 1024 --warmup-requests 256)
 LONG=(--requests 64 --input-len 2048 --output-len 128 --max-sequences 64 --warmup-requests 8)
 
-if ! done_ int4 && left 120 && compile l8-int4 --quantize int4 --group-size 128; then
-  bench l8-int4-bs1 /tmp/l8-int4.infer "${BS1[@]}"
-  profile l8-int4
-  rm -f /tmp/l8-int4.infer; mark int4
-fi
-if ! done_ int4h && left 120 && compile l8-int4h --quantize int4 --group-size 128 --quantize-lm-head; then
-  bench l8-int4h-bs1 /tmp/l8-int4h.infer "${BS1[@]}"
-  rm -f /tmp/l8-int4h.infer; mark int4h
-fi
 if ! done_ fp8 && left 150 && compile l8-fp8 --quantize fp8; then
   bench l8-fp8-bs1 /tmp/l8-fp8.infer "${BS1[@]}"
   bench l8-fp8-offline-1024 /tmp/l8-fp8.infer "${OFFLINE[@]}"
   profile l8-fp8
   rm -f /tmp/l8-fp8.infer; mark fp8
+fi
+if ! done_ fp8gemm && left 150 && compile l8-fp8gemm --quantize fp8 --fp8-gemm; then
+  bench l8-fp8gemm-offline-1024 /tmp/l8-fp8gemm.infer "${OFFLINE[@]}"
+  rm -f /tmp/l8-fp8gemm.infer; mark fp8gemm
 fi
 if ! done_ bf16 && left 150 && compile l8-bf16; then
   bench l8-bf16-bs1 /tmp/l8-bf16.infer "${BS1[@]}"
@@ -91,6 +88,15 @@ if ! done_ kvfp8 && left 120 && compile l8-kvfp8 --kv-cache-dtype fp8; then
   bench l8-kvfp8-long-64x2048 /tmp/l8-kvfp8.infer "${LONG[@]}"
   bench l8-kvfp8-bs1 /tmp/l8-kvfp8.infer "${BS1[@]}"
   rm -f /tmp/l8-kvfp8.infer; mark kvfp8
+fi
+if ! done_ int4 && left 120 && compile l8-int4 --quantize int4 --group-size 128; then
+  bench l8-int4-bs1 /tmp/l8-int4.infer "${BS1[@]}"
+  profile l8-int4
+  rm -f /tmp/l8-int4.infer; mark int4
+fi
+if ! done_ int4h && left 120 && compile l8-int4h --quantize int4 --group-size 128 --quantize-lm-head; then
+  bench l8-int4h-bs1 /tmp/l8-int4h.infer "${BS1[@]}"
+  rm -f /tmp/l8-int4h.infer; mark int4h
 fi
 log "done: $(ls /tmp/l8q-done | tr '\n' ' ') ($SECONDS s)"
 pack

@@ -12,6 +12,7 @@
 #include "runtime/cuda/abi/KvDecodeGeometry.h"
 #include "runtime/cuda/abi/KvPrefillGeometry.h"
 #include "runtime/cuda/abi/MoeGeometry.h"
+#include "runtime/cuda/abi/QuantizedFp8Gemm.h"
 #include "runtime/cuda/abi/QuantizedGemvGeometry.h"
 
 #include <algorithm>
@@ -526,6 +527,21 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
         *single->add_grid() = gridDim(art::GridDim::TOKENS, 1, 1);
         single->set_shared_bytes(uint32_t(4 * k));
       }
+    }
+    if (boolAttr(op, "fp8_gemm")) {
+      // Larger steps on cuBLASLt's FP8 GEMM (SelectKernels' choice).
+      if (!kernels::quantizedFp8GemmSupported(*scheme == quant::Scheme::Fp8,
+                                              int(art::elementSize(out)), k, n))
+        return error(index, std::string("has no FP8 GEMM for scheme ") +
+                                quant::schemeName(*scheme) + ", k " + std::to_string(k) + ", n " +
+                                std::to_string(n) + " and " + t +
+                                " (fp8 with 16-bit activations, k % 16 and n % 8 zero)");
+      art::CudaLaunch *inputs = cuda.mutable_fp8_gemm();
+      inputs->set_runner(art::CudaLaunch::KERNEL);
+      useKernel(*inputs, ns + "infer_quantized_fp8_inputs<" + t + ">");
+      inputs->set_block_x(kernels::kQuantizedGemmThreads);
+      *inputs->add_grid() = gridDim(art::GridDim::TOKENS, 1);
+      break;
     }
     art::CudaLaunch *dequantize = cuda.mutable_dequantize();
     dequantize->set_runner(art::CudaLaunch::KERNEL);

@@ -608,6 +608,8 @@ LogicalResult serializeAttribute(Location loc, NamedAttribute named, art::Attrib
   Attribute value = named.getValue();
   if (auto boolean = dyn_cast<BoolAttr>(value)) {
     out.set_bool_value(boolean.getValue());
+  } else if (isa<UnitAttr>(value)) { // a flag: present is true
+    out.set_bool_value(true);
   } else if (auto integer = dyn_cast<IntegerAttr>(value)) {
     out.set_int_value(integer.getValue().getSExtValue());
   } else if (auto real = dyn_cast<FloatAttr>(value)) {

@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Format.h"
 
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -86,14 +87,26 @@ llvm::Error pipeline::applyKvCacheScales(ModuleOp module,
   func::FuncOp func = pipeline::singleFunction(*probe);
   std::vector<size_t> first = appendProbes(func);
   std::vector<float> kMax(ops.size(), 0.0f), vMax(ops.size(), 0.0f);
-  for (const std::vector<int64_t> &prompt : prompts) {
+  // The reference interpreter takes minutes on a model of billions of
+  // weights: say so before the first prompt, and how each went.
+  log << llvm::format("kv cache fp8: measuring %zu layers' K and V on %zu prompts with the "
+                      "reference interpreter...\n",
+                      ops.size(), prompts.size());
+  log.flush();
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    const std::vector<int64_t> &prompt = prompts[p];
     if (prompt.empty())
       continue;
+    const auto start = std::chrono::steady_clock::now();
     Tensor ids = Tensor::fromI64({1, static_cast<int64_t>(prompt.size())}, prompt);
     auto outputs = interp::runFunction(func, {ids});
     if (!outputs)
       return llvm::createStringError("--kv-cache-dtype fp8: " +
                                      llvm::toString(outputs.takeError()));
+    log << llvm::format(
+        "  prompt %zu of %zu (%zu tokens): %.1f s\n", p + 1, prompts.size(), prompt.size(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    log.flush();
     for (size_t a = 0; a < ops.size(); ++a) {
       graph::AttentionOp op = ops[a];
       int64_t q = int64_t(op.getNumHeads() * op.getHeadDim());

@@ -129,6 +129,7 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
   select.mmaGemvMinTokens = fusions.mmaGemvMinTokens;
   select.prefillKernels = fusions.prefillKernels;
   select.quantizedMma = fusions.quantizedMma;
+  select.fp8Gemm = fusions.fp8Gemm;
   pm.addNestedPass<exec::ProgramOp>(exec::createSelectKernelsPass(select));
 }
 

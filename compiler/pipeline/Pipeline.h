@@ -54,6 +54,9 @@ struct KernelFusions {
   /// --infer-select-kernels{quantized-mma}: int4 GEMMs' tensor-core decode
   /// GEMV (QuantizedGemvGeometry.h).
   bool quantizedMma = true;
+  /// --infer-select-kernels{fp8-gemm}: fp8 GEMMs' large steps on cuBLASLt's
+  /// FP8 GEMM (QuantizedFp8Gemm.h); opt-in until it has run on a GPU.
+  bool fp8Gemm = false;
 
   /// The names --fuse and --no-fuse take, comma-separated.
   static const char *names();

@@ -1,6 +1,7 @@
 //===- ArtifactFormat.cpp - the fixed header of model.infer ---------------===//
 
 #include "runtime/artifact/ArtifactFormat.h"
+#include "runtime/cuda/abi/QuantizedFp8Gemm.h"
 
 #include <algorithm>
 #include <cctype>
@@ -294,12 +295,14 @@ int64_t quantizationScratchBytes(const ExecProgram &program,
   int64_t bytes = 0;
   for (int i = 0; i < program.launches_size() && i < launches.size(); ++i) {
     const Launch &launch = program.launches(i);
+    const int64_t n = intAttribute(launch, "n", 0), k = intAttribute(launch, "k", 0);
+    if (launches.Get(i).has_fp8_gemm())
+      bytes = std::max(bytes, int64_t(kernels::quantizedFp8ScratchBytes(boundTokens, k)));
     if (!launches.Get(i).has_dequantize() || launch.outputs_size() != 1 ||
         launch.outputs(0) >= uint32_t(program.buffers_size()))
       continue;
     const int64_t element =
         int64_t(elementSize(program.buffers(int(launch.outputs(0))).element_type()));
-    const int64_t n = intAttribute(launch, "n", 0), k = intAttribute(launch, "k", 0);
     const int64_t inputs = launches.Get(i).dequantize().has_prologue() ? boundTokens * k : 0;
     bytes = std::max(bytes, quantizationScratchInputsOffset(n, k, element) + inputs * element);
   }

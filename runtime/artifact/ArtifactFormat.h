@@ -121,6 +121,7 @@ ElementType refElementType(const Manifest &manifest, const ExecProgram &program,
 /// The cuda backend's quantization scratch for a QUANTIZED_GEMM with a
 /// CudaLaunch.dequantize (docs/quantization.md): the [n, k] weight in the
 /// output's type first, padded to 256 bytes, then (fp8) the rounded inputs.
+/// CudaLaunch.fp8_gemm: the E4M3 inputs and their scales (QuantizedFp8Gemm.h).
 int64_t quantizationScratchInputsOffset(int64_t n, int64_t k, int64_t elementBytes);
 /// The scratch's bytes for `program` (its `launches`, parallel to the
 /// program's) at `boundTokens`: the largest any of its launches needs, 0

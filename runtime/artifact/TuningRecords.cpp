@@ -26,7 +26,7 @@ std::string GemmShape::key() const {
   return std::string(elementTypeName(type)) + " k" + std::to_string(k) + " n" + std::to_string(n) +
          (tokens > 0 ? " T" + std::to_string(tokens) : std::string()) +
          (transposed ? " nk" : " kn") + " bias" + std::to_string(int(bias)) + " residual" +
-         std::to_string(int(residual));
+         std::to_string(int(residual)) + (fp8 ? " fp8" : "");
 }
 
 GemmShape shapeOf(const GemmTuningRecord &record) {

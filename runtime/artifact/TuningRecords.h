@@ -22,13 +22,16 @@ struct GemmShape {
   ElementType type = ELEMENT_TYPE_UNSPECIFIED;
   int64_t k = 0, n = 0, tokens = 0;
   bool transposed = false, bias = false, residual = false;
+  /// E4M3 weight and inputs with outer-vector scales (CudaLaunch.fp8_gemm);
+  /// such shapes run cuBLASLt's heuristic and have no tuning records.
+  bool fp8 = false;
 
   /// The same shape with tokens rounded up to a power of two: the bucket a
   /// tuning record covers.
   GemmShape bucket() const;
   /// "bf16 k2048 n2560 T16 nk bias0 residual1" (no T when tokens is 0).
   std::string key() const;
-  auto tied() const { return std::tie(type, k, n, tokens, transposed, bias, residual); }
+  auto tied() const { return std::tie(type, k, n, tokens, transposed, bias, residual, fp8); }
   bool operator<(const GemmShape &other) const { return tied() < other.tied(); }
   bool operator==(const GemmShape &other) const { return tied() == other.tied(); }
 };

@@ -9,6 +9,7 @@
 #include "runtime/cuda/abi/GemvGeometry.h"
 #include "runtime/cuda/abi/KernelParams.h"
 #include "runtime/cuda/abi/KvDecodeGeometry.h"
+#include "runtime/cuda/abi/QuantizedFp8Gemm.h"
 
 #include <algorithm>
 #include <cctype>
@@ -352,8 +353,13 @@ Status CudaBackend::resolveFunctions(LoadedProgram &loaded,
         ASSIGN_OR_RETURN(roundInputs, resolve(launch.dequantize().prologue(), i));
       }
     }
+    CUfunction fp8Inputs = nullptr;
+    if (launch.has_fp8_gemm()) {
+      ASSIGN_OR_RETURN(fp8Inputs, resolve(launch.fp8_gemm(), i));
+    }
     loaded.dequantizes.push_back(dequantize);
     loaded.roundInputs.push_back(roundInputs);
+    loaded.fp8Inputs.push_back(fp8Inputs);
     std::vector<CUfunction> stages;
     for (const art::CudaLaunch &stage : launch.stages()) {
       if (stage.runner() != art::CudaLaunch::KERNEL)
@@ -801,9 +807,29 @@ Status CudaBackend::launchDequantizedGemm(const LoadedProgram &loaded, int index
   return gemm_->run(gemm, stream_, /*transposed=*/true);
 }
 
+Status CudaBackend::launchFp8Gemm(const LoadedProgram &loaded, int index,
+                                  const exec::LaunchArgs &args) {
+  const art::CudaLaunch &cuda = loaded.launches->Get(index);
+  ASSIGN_OR_RETURN(int64_t k, args.intAttr("k"));
+  const CUdeviceptr inputs = loaded.quantScratch;
+  if (!inputs)
+    return args.error("has no quantization scratch");
+  ASSIGN_OR_RETURN(PackedParams params,
+                   packQuantizedGemmParams(args, reinterpret_cast<void *>(inputs)));
+  RETURN_IF_ERROR(launchKernel(cuda.fp8_gemm(), loaded.fp8Inputs[size_t(index)], args, params));
+  const CUdeviceptr scales =
+      inputs + CUdeviceptr(kernels::quantizedFp8ScalesOffset(args.tokens, k));
+  lastLaunchWasKernel_ = false;
+  return gemm_->runFp8(args, stream_, reinterpret_cast<const void *>(inputs),
+                       reinterpret_cast<const float *>(scales));
+}
+
 Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args,
                            const StepContext *step) {
   const art::CudaLaunch &cuda = loaded.launches->Get(index);
+  if (cuda.has_fp8_gemm() && args.tokens > int64_t(cuda.max_rows()) &&
+      loaded.fp8Inputs[size_t(index)])
+    return launchFp8Gemm(loaded, index, args);
   if (cuda.has_dequantize() && args.tokens > int64_t(cuda.max_rows()) &&
       loaded.dequantizes[size_t(index)])
     return launchDequantizedGemm(loaded, index, args);
@@ -841,8 +867,8 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
   // A quantized GEMM of one token (batch-1 decode): its one-token instance.
-  if (cuda.has_dequantize() && args.tokens == 1 && cuda.has_gemv_single_row() &&
-      loaded.gemvRows[size_t(index)])
+  if ((cuda.has_dequantize() || cuda.has_fp8_gemm()) && args.tokens == 1 &&
+      cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
     return launchKernel(cuda.gemv_single_row(), loaded.gemvRows[size_t(index)], args, params);
   const bool decodeKernel = runsDecode(loaded, index, sizesOf(args));
   const int rotaryIndex = loaded.folded.prologue[size_t(index)];

@@ -97,7 +97,7 @@ private:
     const google::protobuf::RepeatedPtrField<artifact::CudaLaunch> *launches = nullptr;
     /// Per launch (null: none / cuBLASLt).
     std::vector<CUfunction> functions, prologues, prefills, gemvs, gemvRows, gemvMultiRows,
-        gemvMmas, fusedPrologues, decodes, qkvDecodes, dequantizes, roundInputs;
+        gemvMmas, fusedPrologues, decodes, qkvDecodes, dequantizes, roundInputs, fp8Inputs;
     /// Which launches another launch's kernels may do (FoldedLaunches.h).
     FoldedLaunches folded;
     /// Per launch: its CudaLaunch.stages' kernels, in order.
@@ -105,7 +105,8 @@ private:
     CUdeviceptr arena = 0;
     /// QUANTIZED_GEMM steps of more than max_rows tokens (CudaLaunch.dequantize):
     /// the largest dequantized weight, then (fp8) its rounded inputs at the
-    /// program's bound of tokens; allocated with the arena.
+    /// program's bound of tokens (CudaLaunch.fp8_gemm: the E4M3 inputs and
+    /// their scales); allocated with the arena.
     CUdeviceptr quantScratch = 0;
     /// Per buffer id: where an input buffer is read from instead of the
     /// arena (the step's one-copy staging area), or 0.
@@ -122,6 +123,9 @@ private:
   /// cuBLASLt.
   Status launchDequantizedGemm(const LoadedProgram &loaded, int index,
                                const exec::LaunchArgs &args);
+  /// The same on cuBLASLt's FP8 GEMM (CudaLaunch.fp8_gemm): the inputs
+  /// quantized to E4M3 into the scratch, then the GEMM over the stored weight.
+  Status launchFp8Gemm(const LoadedProgram &loaded, int index, const exec::LaunchArgs &args);
   /// Enqueues every launch of `loaded` (with events around each, summed by
   /// kind into `perKind`, when given).
   Status launchAll(const LoadedProgram &loaded, const exec::BoundInputs &step,

@@ -6,6 +6,8 @@
 // input (n = T), C the residual (beta 1) and D the output; the bias is the
 // BIAS epilogue. bf16/f16 operands accumulate in fp32; f32 uses the plain
 // fp32 compute type (no TF32) so fp32 artifacts stay within 1e-3 of PyTorch.
+// An fp8 shape multiplies E4M3 operands (the weight [n, k]) and scales the
+// fp32 sums by the weight row's and the token's scale (outer vectors).
 //
 // Shared by the runtime's GemmRunner (which runs the algorithm a tuning
 // record names, else the heuristic's first) and `infer-compile --tune`
@@ -51,6 +53,12 @@ public:
   Status run(const cublasLtMatmulAlgo_t &algo, const void *weight, const void *input,
              const void *residual, const void *bias, void *out, CUdeviceptr workspace,
              CUstream stream) const;
+
+  /// One FP8 matmul (shape().fp8): E4M3 `weight` [n, k] and `input` [T, k]
+  /// with their f32 scales, [n] and [T].
+  Status runFp8(const cublasLtMatmulAlgo_t &algo, const void *weight, const float *weightScales,
+                const void *input, const float *inputScales, const void *residual, const void *bias,
+                void *out, CUdeviceptr workspace, CUstream stream) const;
 
   const GemmShape &shape() const { return shape_; }
 

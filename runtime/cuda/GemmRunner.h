@@ -41,6 +41,10 @@ public:
   /// The same with the weight's layout given rather than read from the
   /// launch's transpose_weight (a QUANTIZED_GEMM's dequantized [n, k] weight).
   Status run(const exec::LaunchArgs &args, CUstream stream, bool transposed);
+  /// A QUANTIZED_GEMM's step as an FP8 GEMM (CudaLaunch.fp8_gemm): its E4M3
+  /// weight and scales, with `inputs` [T, k] E4M3 and their `inputScales`.
+  Status runFp8(const exec::LaunchArgs &args, CUstream stream, const void *inputs,
+                const float *inputScales);
 
   /// Launches that ran a tuning record's algorithm, and cuBLASLt's heuristic.
   int64_t tunedPlans() const { return tunedPlans_; }
@@ -53,6 +57,8 @@ private:
   };
   explicit GemmRunner(const CudaApi &api) : api_(api) {}
   StatusOr<Plan *> plan(const exec::LaunchArgs &args, bool transposed);
+  /// The cached plan of `shape`, else a new one with its algorithm.
+  StatusOr<Plan *> planFor(const exec::LaunchArgs &args, const GemmShape &shape);
 
   const CudaApi &api_;
   cublasLtHandle_t handle_ = nullptr;

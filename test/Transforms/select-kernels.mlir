@@ -4,6 +4,7 @@
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{prefill-kernels=false}))' %s | FileCheck %s --check-prefix=NOPREFILL
 // RUN: not infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=9}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{quantized-mma=false}))' %s | FileCheck %s --check-prefix=NOQMMA
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-gemm=true}))' %s | FileCheck %s --check-prefix=FP8
 
 // The decode GEMV kernels each GEMM gets, by shape (runtime/cuda/abi/GemvGeometry.h):
 // [n, k] bf16 with k = 64: infer_gemv, the row GEMV with its 4-row form, the
@@ -112,14 +113,23 @@ exec.program @attentions {
 // of 128; of 64 (not 128) steps of 64; a group of 32, f32 activations and
 // fp8 weights keep infer_quantized_gemm. A stale attribute goes; with
 // quantized-mma=false none has one.
+// The FP8 GEMM of large steps (QuantizedFp8Gemm.h), with fp8-gemm=true: fp8
+// with bf16 activations, k % 16 and n % 8 zero; not in f32, not for
+// k = 4,104. A stale one goes; by default none has one.
 // CHECK-LABEL: exec.program @quantized
 // CHECK: exec.quantized_gemm {{.+}} {group_size = 128 : i64, k = 4096 : i64, mma_block_k = 128 : i64, n = 4096 : i64, scheme = "int4"}
 // CHECK: exec.quantized_gemm {{.+}} {group_size = 64 : i64, k = 192 : i64, mma_block_k = 64 : i64, n = 64 : i64, scheme = "int4"}
 // CHECK-NOT: mma_block_k
+// CHECK-NOT: fp8_gemm
 // CHECK: exec.return
 // NOQMMA-LABEL: exec.program @quantized
 // NOQMMA-NOT: mma_block_k
 // NOQMMA: exec.return
+// FP8-LABEL: exec.program @quantized
+// FP8: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+// FP8-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+// FP8-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4104 : i64, n = 64 : i64, scheme = "fp8"}
+// FP8-NEXT: exec.output
 exec.program @quantized {
   %arena = exec.arena size #exec.affine<0 * T + 1048576>
   %q = exec.constant dense<0> : tensor<4096x2048xui8>
@@ -131,6 +141,8 @@ exec.program @quantized {
   %x32 = exec.buffer %arena [#exec.affine<16640 * T + 0>] size #exec.affine<16384 * T + 0> of f32
   %y4 = exec.buffer %arena [#exec.affine<33024 * T + 0>] size #exec.affine<16384 * T + 0> of f32
   %y5 = exec.buffer %arena [#exec.affine<49408 * T + 0>] size #exec.affine<8192 * T + 0> of bf16
+  %y6 = exec.buffer %arena [#exec.affine<57600 * T + 0>] size #exec.affine<16384 * T + 0> of f32
+  %y7 = exec.buffer %arena [#exec.affine<73984 * T + 0>] size #exec.affine<128 * T + 0> of bf16
   exec.input "x" into %x
   exec.input "x32" into %x32
   exec.quantized_gemm %x, %q, %s -> %y1 {group_size = 128 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "int4"}
@@ -138,10 +150,14 @@ exec.program @quantized {
   exec.quantized_gemm %x, %q, %s -> %y3 {group_size = 32 : i64, k = 192 : i64, n = 64 : i64, scheme = "int4", mma_block_k = 64 : i64}
   exec.quantized_gemm %x32, %q, %s -> %y4 {group_size = 128 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "int4"}
   exec.quantized_gemm %x, %q, %s -> %y5 {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+  exec.quantized_gemm %x32, %q, %s -> %y6 {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8", fp8_gemm}
+  exec.quantized_gemm %x, %q, %s -> %y7 {group_size = 0 : i64, k = 4104 : i64, n = 64 : i64, scheme = "fp8"}
   exec.output "y1" from %y1
   exec.output "y2" from %y2
   exec.output "y3" from %y3
   exec.output "y4" from %y4
   exec.output "y5" from %y5
+  exec.output "y6" from %y6
+  exec.output "y7" from %y7
   exec.return
 }

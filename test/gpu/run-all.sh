@@ -144,6 +144,13 @@ quant_checks() {
           --model "$base.onnx" --input "$base.in0.npy" --golden "$base.out0.npy" --scheme $scheme
         record $?
       done
+      # bf16 fp8 with its steps of more than 8 tokens on cuBLASLt's FP8 GEMM (--fp8-gemm).
+      if [ $dtype = bf16 ]; then
+        python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype --atol 1e-3 \
+          --model "$base.onnx" --input "$base.in0.npy" --golden "$base.out0.npy" --scheme fp8 \
+          --rounding-flips --rtol 6e-2 --compile-arg=--fp8-gemm
+        record $?
+      fi
       # Every k of tiny-gpt2 is a multiple of 64: in bf16 its steps of up to 8
       # tokens run the tensor-core int4 GEMV (mma_block_k = 64), in f32
       # infer_quantized_gemm; in0's first row cut to 7 tokens and to 1.

@@ -208,7 +208,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
   if (manifest.has_cuda()) {
     const art::CudaModule &cuda = manifest.cuda();
     std::map<std::string, int> distinct;
-    int gemms = 0;
+    int gemms = 0, fp8Gemms = 0;
     for (const art::CudaLaunch &launch : cuda.launches()) {
       if (launch.runner() == art::CudaLaunch::CUBLASLT)
         ++gemms;
@@ -216,6 +216,14 @@ infer::Status printInfo(const std::string &path, bool showSource) {
         ++distinct[launch.function()];
       if (launch.has_prologue())
         ++distinct[launch.prologue().function()];
+      if (launch.has_dequantize())
+        ++distinct[launch.dequantize().function()];
+      if (launch.dequantize().has_prologue())
+        ++distinct[launch.dequantize().prologue().function()];
+      if (launch.has_fp8_gemm()) {
+        ++distinct[launch.fp8_gemm().function()];
+        ++fp8Gemms;
+      }
       for (const art::CudaLaunch &stage : launch.stages())
         ++distinct[stage.function()];
     }
@@ -231,6 +239,9 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                 cuda.extra_cubins_size() ? "s" : "", ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
+    if (fp8Gemms > 0)
+      std::printf("  %d quantized GEMMs run steps of more than %d tokens on cuBLASLt's FP8 GEMM\n",
+                  fp8Gemms, infer::kernels::kQuantizedGemmTokens);
     int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, rowsArgmax = 0,
         multiRows = 0,
         mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;

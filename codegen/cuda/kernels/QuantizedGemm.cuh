@@ -29,8 +29,11 @@
 // Inputs of more than kQuantizedGemmMaxK features do not fit the staging:
 // codegen then sends every step to the path below.
 // Steps of more than kQuantizedGemmTokens tokens run on tensor cores instead:
-// infer_quantized_dequantize writes the weight dequantized to T (and fp8's
-// infer_quantized_round_inputs the rounded inputs) for a cuBLASLt GEMM.
+// fp8 with `fp8_gemm` (QuantizedFp8Gemm.h) as a cuBLASLt FP8 GEMM over the
+// stored weight, its inputs written as E4M3 by infer_quantized_fp8_inputs;
+// the others dequantized: infer_quantized_dequantize writes the weight as T
+// (and fp8's infer_quantized_round_inputs the rounded inputs) for a cuBLASLt
+// GEMM.
 // With `inputScale` (AWQ) x[t, i] is divided by inputScale[i] first. The
 // residual may be the output: the lane that writes out[t, j] read it first.
 //
@@ -41,6 +44,7 @@
 #define INFER_CODEGEN_CUDA_KERNELS_QUANTIZEDGEMM_CUH
 
 #include "codegen/cuda/kernels/Common.cuh"
+#include "runtime/cuda/abi/QuantizedFp8Gemm.h"
 
 namespace infer {
 namespace kernels {
@@ -364,17 +368,15 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
   }
 }
 
-/// fp8's inputs for the GEMM over the dequantized weight: token blockIdx.x's
-/// features divided by the input scale, rounded to E4M3 with the token's
-/// scale and multiplied back (quant::fakeQuantizeRowFp8), as T at p.output.
+namespace quantimpl {
+
+/// Token t's fp8 scale s_t = max |x / inputScale| / 448 (1 for a zero row),
+/// found by the whole block; `round` false for a row with a NaN or Inf.
 template <typename T>
-__global__ void __launch_bounds__(kQuantizedGemmThreads)
-    infer_quantized_round_inputs(QuantizedGemmParams p) {
+__device__ __forceinline__ float blockTokenScale(const QuantizedGemmParams &p, long long t,
+                                                 bool &round) {
   __shared__ float partial[kQuantizedGemmWarps];
   __shared__ int partialNan[kQuantizedGemmWarps];
-  waitForPreviousKernel();
-  using namespace quantimpl;
-  const long long t = blockIdx.x;
   const T *x = static_cast<const T *>(p.input) + t * p.k;
   float amax = 0.f;
   bool nan = false;
@@ -397,14 +399,56 @@ __global__ void __launch_bounds__(kQuantizedGemmThreads)
     amax = fmaxf(amax, partial[w]);
     nan |= partialNan[w] != 0;
   }
-  const bool round = !nan && amax <= 3.402823466e38f;
-  float scale = __fdiv_rn(amax, kE4M3Max);
-  scale = round && scale != 0.f ? scale : 1.f;
+  round = !nan && amax <= 3.402823466e38f;
+  const float scale = __fdiv_rn(amax, kE4M3Max);
+  return round && scale != 0.f ? scale : 1.f;
+}
+
+} // namespace quantimpl
+
+/// fp8's inputs for the GEMM over the dequantized weight: token blockIdx.x's
+/// features divided by the input scale, rounded to E4M3 with the token's
+/// scale and multiplied back (quant::fakeQuantizeRowFp8), as T at p.output.
+template <typename T>
+__global__ void __launch_bounds__(kQuantizedGemmThreads)
+    infer_quantized_round_inputs(QuantizedGemmParams p) {
+  waitForPreviousKernel();
+  using namespace quantimpl;
+  const long long t = blockIdx.x;
+  bool round;
+  const float scale = blockTokenScale<T>(p, t, round);
+  const T *x = static_cast<const T *>(p.input) + t * p.k;
   T *out = static_cast<T *>(p.output) + t * p.k;
   for (long long i = threadIdx.x; i < p.k; i += blockDim.x) {
     float v = feature<T, kFp8>(p, toFloat(x[i]), i, scale, round);
     out[i] = fromFloat<T>(round ? v * scale : v);
   }
+}
+
+/// fp8's inputs for cuBLASLt's FP8 GEMM (CudaLaunch.fp8_gemm,
+/// QuantizedFp8Gemm.h): token blockIdx.x's features divided by the input
+/// scale, as the E4M3 bytes of x / s_t (the rounding of
+/// quant::fakeQuantizeRowFp8) at p.output [tokens, k], and s_t as f32 at
+/// quantizedFp8ScalesOffset. The GEMM sums the E4M3 products in fp32 and
+/// scales them by s_t * scale_j: the cpu backend's math. The cpu uses a row
+/// with a NaN or Inf unrounded; E4M3 has no Inf, so such a row is written as
+/// NaNs and its outputs stay non-finite.
+template <typename T>
+__global__ void __launch_bounds__(kQuantizedGemmThreads)
+    infer_quantized_fp8_inputs(QuantizedGemmParams p) {
+  waitForPreviousKernel();
+  using namespace quantimpl;
+  const long long t = blockIdx.x;
+  bool round;
+  const float scale = blockTokenScale<T>(p, t, round);
+  const T *x = static_cast<const T *>(p.input) + t * p.k;
+  unsigned char *out = static_cast<unsigned char *>(p.output);
+  for (long long i = threadIdx.x; i < p.k; i += blockDim.x)
+    out[t * p.k + i] =
+        round ? (unsigned char)e4m3FromFloat(feature<T, kFp8>(p, toFloat(x[i]), i, scale, true))
+              : (unsigned char)0x7fu;
+  if (threadIdx.x == 0)
+    reinterpret_cast<float *>(out + quantizedFp8ScalesOffset(p.tokens, p.k))[t] = scale;
 }
 
 } // namespace kernels

@@ -258,7 +258,10 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
     "int8" and "fp8-weight" are weight-only (imported weights); `zeros`, shaped
     as the scales, make the weight (q - zero) * scale. `mma_block_k` (set by
     `--infer-select-kernels`): decode steps of up to 8 tokens run the
-    tensor-core int4 GEMV, k in steps of this many.
+    tensor-core int4 GEMV, k in steps of this many. `fp8_gemm` (set by the
+    same pass, fp8 only): steps of more than 8 tokens run cuBLASLt's FP8 GEMM
+    over the stored E4M3 weight, the inputs quantized per token first, where
+    without it they multiply a weight dequantized to the activations' type.
 
     ```mlir
     exec.quantized_gemm %x, %q, %s residual(%r) -> %y {k = 64 : i64, n = 64 : i64, scheme = "int4", group_size = 32 : i64}
@@ -268,7 +271,8 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
                        Optional<Exec_Buffer>:$bias, Optional<Exec_Buffer>:$residual,
                        Optional<Exec_Buffer>:$input_scale, Optional<Exec_Buffer>:$zeros,
                        Exec_Buffer:$out, I64Attr:$k, I64Attr:$n, StrAttr:$scheme,
-                       I64Attr:$group_size, OptionalAttr<I64Attr>:$mma_block_k);
+                       I64Attr:$group_size, OptionalAttr<I64Attr>:$mma_block_k,
+                       UnitAttr:$fp8_gemm);
   let assemblyFormat = [{
     $input `,` $q `,` $scales (`bias` `(` $bias^ `)`)? (`residual` `(` $residual^ `)`)?
     (`input_scale` `(` $input_scale^ `)`)? (`zeros` `(` $zeros^ `)`)? `->` $out attr-dict

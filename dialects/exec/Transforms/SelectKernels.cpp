@@ -13,6 +13,7 @@
 #include "dialects/exec/Transforms/Passes.h"
 #include "runtime/cuda/abi/GemvGeometry.h"
 #include "runtime/cuda/abi/KvPrefillGeometry.h"
+#include "runtime/cuda/abi/QuantizedFp8Gemm.h"
 #include "runtime/cuda/abi/QuantizedGemvGeometry.h"
 
 #include "mlir/IR/Builders.h"
@@ -66,13 +67,17 @@ void selectPrefill(KvAttentionOp attention, bool prefillKernels, Builder &builde
       builder.getStringAttr(kernels::kvPrefillWgmmaSupported(headDim, bytes) ? "wgmma" : "mma"));
 }
 
-void selectQuantizedDecode(QuantizedGemmOp gemm, bool quantizedMma, Builder &builder) {
+void selectQuantized(QuantizedGemmOp gemm, bool quantizedMma, bool fp8Gemm, Builder &builder) {
   gemm.removeMmaBlockKAttr();
+  gemm.removeFp8GemmAttr();
   const int bytes = elementBytesOf(elementTypeOf(gemm.getOut(), Type()));
-  const int blockK = kernels::quantizedMmaBlockK(
-      gemm.getScheme() == "int4", bytes, int64_t(gemm.getK()), int64_t(gemm.getGroupSize()));
-  if (quantizedMma && blockK > 0 && int64_t(gemm.getN()) > 0)
+  const int64_t k = int64_t(gemm.getK()), n = int64_t(gemm.getN());
+  const int blockK = kernels::quantizedMmaBlockK(gemm.getScheme() == "int4", bytes, k,
+                                                 int64_t(gemm.getGroupSize()));
+  if (quantizedMma && blockK > 0 && n > 0)
     gemm.setMmaBlockKAttr(builder.getI64IntegerAttr(blockK));
+  if (fp8Gemm && kernels::quantizedFp8GemmSupported(gemm.getScheme() == "fp8", bytes, k, n))
+    gemm.setFp8Gemm(true);
 }
 
 struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<SelectKernelsPass> {
@@ -91,7 +96,7 @@ struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<Selec
       else if (auto attention = dyn_cast<KvAttentionOp>(op))
         selectPrefill(attention, prefillKernels, builder);
       else if (auto quantized = dyn_cast<QuantizedGemmOp>(op))
-        selectQuantizedDecode(quantized, quantizedMma, builder);
+        selectQuantized(quantized, quantizedMma, fp8Gemm, builder);
     });
   }
 };
