@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 using namespace infer::test;
 using infer::interp::Tensor;
 
@@ -162,6 +164,41 @@ TEST(Shape, Transpose) {
                        {Tensor::fromI64({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})});
   ASSERT_EQ(results.size(), 1u);
   expectI64(results[0], {2, 2, 3}, {0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11});
+}
+
+TEST(Shape, TransposeLargeTiled) {
+  // Past 2^16 elements a swap of the last two dims runs tile by tile in
+  // parallel: every element where the definition puts it, at shapes that
+  // are not multiples of the tile, for 8-, 4- and 1-byte elements.
+  const int64_t batch = 3, rows = 130, cols = 197;
+  std::vector<int64_t> values(size_t(batch * rows * cols));
+  std::iota(values.begin(), values.end(), 0);
+  std::vector<float> floats(values.begin(), values.end());
+  auto results = runOk(
+      R"mlir(
+    func.func @main(%x: tensor<3x130x197xi64>, %y: tensor<3x130x197xf32>)
+        -> (tensor<3x197x130xi64>, tensor<3x197x130xf32>, tensor<3x197x130xi1>, tensor<3x130x197xi1>) {
+      %0 = graph.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<3x130x197xi64>) -> tensor<3x197x130xi64>
+      %1 = graph.transpose %y {perm = array<i64: 0, 2, 1>} : (tensor<3x130x197xf32>) -> tensor<3x197x130xf32>
+      %s = graph.sin %y : (tensor<3x130x197xf32>) -> tensor<3x130x197xf32>
+      %z = graph.constant dense<0.0> : tensor<1xf32>
+      %b = graph.greater %s, %z : (tensor<3x130x197xf32>, tensor<1xf32>) -> tensor<3x130x197xi1>
+      %2 = graph.transpose %b {perm = array<i64: 0, 2, 1>} : (tensor<3x130x197xi1>) -> tensor<3x197x130xi1>
+      return %0, %1, %2, %b : tensor<3x197x130xi64>, tensor<3x197x130xf32>, tensor<3x197x130xi1>, tensor<3x130x197xi1>
+    })mlir",
+      {Tensor::fromI64({batch, rows, cols}, values), Tensor::fromF32({batch, rows, cols}, floats)});
+  ASSERT_EQ(results.size(), 4u);
+  ASSERT_EQ(results[0].shape(), (std::vector<int64_t>{batch, cols, rows}));
+  int64_t wrong = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t out = (b * cols + j) * rows + i, in = (b * rows + i) * cols + j;
+        wrong += results[0].i64()[out] != in;
+        wrong += results[1].f32()[out] != float(in);
+        wrong += results[2].boolData()[out] != results[3].boolData()[in];
+      }
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(Shape, ConcatWithZeroSizedInputs) {

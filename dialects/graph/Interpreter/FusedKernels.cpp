@@ -123,46 +123,35 @@ llvm::Expected<Tensor> kernels::linear(const Tensor &input, const Tensor &weight
   const float *w = weight.f32();
   float *dst = out.f32();
   // dst[r, j] = sum over i ascending of x[r, i] * w(i, j), then bias, then
-  // residual, in double. Bands of output columns run in parallel; within a
-  // band the weight is read once, in its stored order.
+  // residual, in double. Bands of output columns run in parallel; a band's
+  // sums advance together along i (the additions of a row's columns are
+  // independent: they vectorize, each still in i order). An [n, k] weight's
+  // band is first copied to [k, width] so that it reads the same way.
   constexpr int64_t kBand = 64;
   const float *b = bias ? bias->f32() : nullptr;
   const float *res = residual ? residual->f32() : nullptr;
   llvm::parallelFor(0, (n + kBand - 1) / kBand, [&](size_t band) {
     const int64_t j0 = int64_t(band) * kBand, width = std::min(kBand, n - j0);
     std::vector<double> acc(size_t(rows * width), 0.0);
+    std::vector<float> columns;
+    const float *wBand = w + j0; // weight (i, j) of the band at wBand[i * stride + j]
+    int64_t stride = n;
     if (transposeWeight) {
-      // Four rows' sums at once: independent additions, each in i order.
-      for (int64_t j = 0; j < width; ++j) {
-        const float *wj = w + (j0 + j) * k;
-        int64_t r = 0;
-        for (; r + 4 <= rows; r += 4) {
-          const float *x0 = x + r * k, *x1 = x0 + k, *x2 = x1 + k, *x3 = x2 + k;
-          double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-          for (int64_t i = 0; i < k; ++i) {
-            const double wi = wj[i];
-            s0 += double(x0[i]) * wi, s1 += double(x1[i]) * wi;
-            s2 += double(x2[i]) * wi, s3 += double(x3[i]) * wi;
-          }
-          acc[r * width + j] = s0, acc[(r + 1) * width + j] = s1;
-          acc[(r + 2) * width + j] = s2, acc[(r + 3) * width + j] = s3;
-        }
-        for (; r < rows; ++r) {
-          double sum = 0;
-          for (int64_t i = 0; i < k; ++i)
-            sum += double(x[r * k + i]) * wj[i];
-          acc[r * width + j] = sum;
-        }
-      }
-    } else {
-      for (int64_t i = 0; i < k; ++i)
-        for (int64_t r = 0; r < rows; ++r) {
-          const double xi = x[r * k + i];
-          double *row = &acc[r * width];
-          for (int64_t j = 0; j < width; ++j)
-            row[j] += xi * w[i * n + j0 + j];
-        }
+      columns.resize(size_t(k * width));
+      for (int64_t j = 0; j < width; ++j)
+        for (int64_t i = 0; i < k; ++i)
+          columns[size_t(i * width + j)] = w[(j0 + j) * k + i];
+      wBand = columns.data();
+      stride = width;
     }
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t r = 0; r < rows; ++r) {
+        const double xi = x[r * k + i];
+        double *row = &acc[r * width];
+        const float *wi = wBand + i * stride;
+        for (int64_t j = 0; j < width; ++j)
+          row[j] += xi * wi[j];
+      }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < width; ++j) {
         double sum = acc[r * width + j];
