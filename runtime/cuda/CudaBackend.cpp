@@ -867,7 +867,7 @@ Status CudaBackend::launch(const LoadedProgram &loaded, int index, const exec::L
   }
   ASSIGN_OR_RETURN(PackedParams params, packKernelParams(args, step));
   // A quantized GEMM of one token (batch-1 decode): its one-token instance.
-  if ((cuda.has_dequantize() || cuda.has_fp8_gemm()) && args.tokens == 1 &&
+  if (loaded.program->launches(index).kind() == art::Launch::QUANTIZED_GEMM && args.tokens == 1 &&
       cuda.has_gemv_single_row() && loaded.gemvRows[size_t(index)])
     return launchKernel(cuda.gemv_single_row(), loaded.gemvRows[size_t(index)], args, params);
   const bool decodeKernel = runsDecode(loaded, index, sizesOf(args));

@@ -209,6 +209,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
     const art::CudaModule &cuda = manifest.cuda();
     std::map<std::string, int> distinct;
     int gemms = 0, fp8Gemms = 0;
+    std::set<uint32_t> fp8GemmFrom; // the tokens past which each runs its FP8 GEMM
     for (const art::CudaLaunch &launch : cuda.launches()) {
       if (launch.runner() == art::CudaLaunch::CUBLASLT)
         ++gemms;
@@ -223,6 +224,7 @@ infer::Status printInfo(const std::string &path, bool showSource) {
       if (launch.has_fp8_gemm()) {
         ++distinct[launch.fp8_gemm().function()];
         ++fp8Gemms;
+        fp8GemmFrom.insert(launch.max_rows());
       }
       for (const art::CudaLaunch &stage : launch.stages())
         ++distinct[stage.function()];
@@ -239,9 +241,13 @@ infer::Status printInfo(const std::string &path, bool showSource) {
                 cuda.extra_cubins_size() ? "s" : "", ptx.c_str(), distinct.size(), gemms);
     for (const auto &[function, uses] : distinct)
       std::printf("  kernel %s (%d launches)\n", function.c_str(), uses);
-    if (fp8Gemms > 0)
-      std::printf("  %d quantized GEMMs run steps of more than %d tokens on cuBLASLt's FP8 GEMM\n",
-                  fp8Gemms, infer::kernels::kQuantizedGemmTokens);
+    if (fp8Gemms > 0) {
+      std::string past;
+      for (uint32_t rows : fp8GemmFrom)
+        past += (past.empty() ? "" : " or ") + std::to_string(rows);
+      std::printf("  %d quantized GEMMs run steps of more than %s tokens on cuBLASLt's FP8 GEMM\n",
+                  fp8Gemms, past.c_str());
+    }
     int gemv = 0, folding = 0, rows = 0, rowsFolding = 0, rowsGated = 0, rowsArgmax = 0,
         multiRows = 0,
         mmas = 0, mmaFolding = 0, prefill = 0, rotary = 0, decode = 0;
