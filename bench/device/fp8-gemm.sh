@@ -2,7 +2,7 @@
 # Issue 48's FP8 GEMM on one GPU: `run-all.sh ... quant` (every quantized compile against its
 # reference on cuda, fp8's prefill steps now on cuBLASLt's FP8 GEMM), then llama3-8b's shapes
 # with 8 of its 32 layers (random bf16 weights, exported here) offline, 1,024 requests of
-# 128 / 128: fp8 with its large steps on the FP8 GEMM (--fp8-gemm), fp8 without (the weight
+# 128 / 128: fp8 with its large steps on the FP8 GEMM (the default), fp8 without (the weight
 # dequantized to bf16 each step), and bf16 beside them as time allows.
 # carry: .bundle. Logs, bench.jsonl and summary.txt under $OUT as all.tgz.
 set -uo pipefail
@@ -20,7 +20,7 @@ grep -E '^FAIL' $OUT/gpu-quant.log | head -20 | tee -a $sum
 wait
 log "export: $(tail -1 /tmp/l8-short-export.log) ($SECONDS s)"
 OFFLINE=(--requests 1024 --input-len 128 --output-len 128 --max-sequences 1024 --warmup-requests 256)
-for variant in "fp8gemm --quantize fp8 --fp8-gemm" "fp8 --quantize fp8" "bf16"; do
+for variant in "fp8 --quantize fp8" "fp8deq --quantize fp8 --no-fp8-gemm" "bf16"; do
   set -- $variant; name=l8s-$1; shift
   left 90 || break
   timeout $(( LIMIT - SECONDS )) $B/bin/infer-compile /tmp/l8-short/model.onnx --dtype bf16 "$@" \

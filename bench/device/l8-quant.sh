@@ -6,8 +6,8 @@
 # quantized too: --quantize-lm-head), FP8 W8A8 at batch 1 and
 # offline (1,024 requests of 128 / 128), bf16 beside them, and bf16 weights with an FP8 KV cache
 # against the bf16 KV cache on 64 requests of 2,048 in / 128 out (TPOT and KV blocks). In that
-# order: fp8 (its large steps on a weight dequantized to bf16), fp8 with --fp8-gemm offline (on
-# cuBLASLt's FP8 GEMM), bf16, the FP8 KV cache, then int4 and int4h.
+# order: fp8 (its large steps on cuBLASLt's FP8 GEMM), fp8 with --no-fp8-gemm offline (on a
+# weight dequantized to bf16), bf16, the FP8 KV cache, then int4 and int4h.
 # Steps that finished on this machine are skipped (markers in /tmp/l8q-done), so a second call
 # on the warm machine goes on where the first stopped. carry: .bundle. Logs, bench.jsonl and
 # summary.txt under $OUT as all.tgz.
@@ -74,9 +74,9 @@ if ! done_ fp8 && left 150 && compile l8-fp8 --quantize fp8; then
   profile l8-fp8
   rm -f /tmp/l8-fp8.infer; mark fp8
 fi
-if ! done_ fp8gemm && left 150 && compile l8-fp8gemm --quantize fp8 --fp8-gemm; then
-  bench l8-fp8gemm-offline-1024 /tmp/l8-fp8gemm.infer "${OFFLINE[@]}"
-  rm -f /tmp/l8-fp8gemm.infer; mark fp8gemm
+if ! done_ fp8deq && left 150 && compile l8-fp8deq --quantize fp8 --no-fp8-gemm; then
+  bench l8-fp8deq-offline-1024 /tmp/l8-fp8deq.infer "${OFFLINE[@]}"
+  rm -f /tmp/l8-fp8deq.infer; mark fp8deq
 fi
 if ! done_ bf16 && left 150 && compile l8-bf16; then
   bench l8-bf16-bs1 /tmp/l8-bf16.infer "${BS1[@]}"

@@ -55,8 +55,8 @@ struct KernelFusions {
   /// GEMV (QuantizedGemvGeometry.h).
   bool quantizedMma = true;
   /// --infer-select-kernels{fp8-gemm}: fp8 GEMMs' large steps on cuBLASLt's
-  /// FP8 GEMM (QuantizedFp8Gemm.h); opt-in until it has run on a GPU.
-  bool fp8Gemm = false;
+  /// FP8 GEMM (QuantizedFp8Gemm.h).
+  bool fp8Gemm = true;
 
   /// The names --fuse and --no-fuse take, comma-separated.
   static const char *names();

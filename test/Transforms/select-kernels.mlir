@@ -4,7 +4,7 @@
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{prefill-kernels=false}))' %s | FileCheck %s --check-prefix=NOPREFILL
 // RUN: not infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=9}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{quantized-mma=false}))' %s | FileCheck %s --check-prefix=NOQMMA
-// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-gemm=true}))' %s | FileCheck %s --check-prefix=FP8
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-gemm=false}))' %s | FileCheck %s --check-prefix=NOFP8
 
 // The decode GEMV kernels each GEMM gets, by shape (runtime/cuda/abi/GemvGeometry.h):
 // [n, k] bf16 with k = 64: infer_gemv, the row GEMV with its 4-row form, the
@@ -113,23 +113,23 @@ exec.program @attentions {
 // of 128; of 64 (not 128) steps of 64; a group of 32, f32 activations and
 // fp8 weights keep infer_quantized_gemm. A stale attribute goes; with
 // quantized-mma=false none has one.
-// The FP8 GEMM of large steps (QuantizedFp8Gemm.h), with fp8-gemm=true: fp8
-// with bf16 activations, k % 16 and n % 8 zero; not in f32, not for
-// k = 4,104. A stale one goes; by default none has one.
+// The FP8 GEMM of large steps (QuantizedFp8Gemm.h), by default: fp8 with
+// bf16 activations, k % 16 and n % 8 zero; not in f32, not for k = 4,104.
+// A stale one goes; with fp8-gemm=false none has one.
 // CHECK-LABEL: exec.program @quantized
 // CHECK: exec.quantized_gemm {{.+}} {group_size = 128 : i64, k = 4096 : i64, mma_block_k = 128 : i64, n = 4096 : i64, scheme = "int4"}
 // CHECK: exec.quantized_gemm {{.+}} {group_size = 64 : i64, k = 192 : i64, mma_block_k = 64 : i64, n = 64 : i64, scheme = "int4"}
 // CHECK-NOT: mma_block_k
-// CHECK-NOT: fp8_gemm
+// CHECK: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+// CHECK-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+// CHECK-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4104 : i64, n = 64 : i64, scheme = "fp8"}
 // CHECK: exec.return
 // NOQMMA-LABEL: exec.program @quantized
 // NOQMMA-NOT: mma_block_k
 // NOQMMA: exec.return
-// FP8-LABEL: exec.program @quantized
-// FP8: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
-// FP8-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
-// FP8-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4104 : i64, n = 64 : i64, scheme = "fp8"}
-// FP8-NEXT: exec.output
+// NOFP8-LABEL: exec.program @quantized
+// NOFP8-NOT: fp8_gemm
+// NOFP8: exec.return
 exec.program @quantized {
   %arena = exec.arena size #exec.affine<0 * T + 1048576>
   %q = exec.constant dense<0> : tensor<4096x2048xui8>

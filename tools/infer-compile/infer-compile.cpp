@@ -647,10 +647,10 @@ int main(int argc, char **argv) {
   app.add_flag("--no-quantized-mma{false}", options.fusions.quantizedMma,
                "run int4 GEMMs' decode steps on the CUDA-core quantized GEMM instead of the "
                "tensor-core int4 GEMV (exec.quantized_gemm's mma_block_k; for comparisons)");
-  app.add_flag("--fp8-gemm", options.fusions.fp8Gemm,
-               "run fp8 GEMMs' steps of more than 8 tokens on cuBLASLt's FP8 GEMM instead of a "
-               "weight dequantized to the activations' type (exec.quantized_gemm's fp8_gemm; "
-               "experimental: not yet run on a GPU)");
+  app.add_flag("--no-fp8-gemm{false}", options.fusions.fp8Gemm,
+               "run fp8 GEMMs' steps of more than 8 tokens on a weight dequantized to the "
+               "activations' type instead of cuBLASLt's FP8 GEMM (exec.quantized_gemm's "
+               "fp8_gemm; for comparisons)");
   app.add_flag("--check", options.check,
                "list every unsupported op or attribute; exit 1 if there is any");
   app.add_flag("--reference-run", options.referenceRun,

@@ -299,13 +299,12 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
         128 (64): its decode steps of up to 8 tokens run on tensor cores
         (infer_quantized_gemv_mma, QuantizedGemvGeometry.h; none with
         `quantized-mma=false`: every such step on infer_quantized_gemm);
-      * with `fp8-gemm=true` (off by default until it has run on a GPU),
-        `exec.quantized_gemm` with fp8 (W8A8) weights, 16-bit activations,
+      * `exec.quantized_gemm` with fp8 (W8A8) weights, 16-bit activations,
         k a multiple of 16 and n of 8 gets `fp8_gemm`: its steps of more
         than 8 tokens quantize their inputs to E4M3 per token and run
         cuBLASLt's FP8 GEMM over the stored weight (QuantizedFp8Gemm.h;
-        without it the weight is dequantized for a 16-bit GEMM, as for the
-        other schemes);
+        with `fp8-gemm=false`, or where it does not apply, the weight is
+        dequantized for a 16-bit GEMM, as for the other schemes);
       * `exec.kv_attention` with a cache of its 16-bit type, no window and no
         ALiBi gets `prefill_kernel = "wgmma"` (head size 128) or `"mma"`
         (other multiples of 16 up to 256): the tensor-core kernel of steps
@@ -333,7 +332,7 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
            "Give paged attentions their tensor-core prefill kernel where one applies">,
     Option<"quantizedMma", "quantized-mma", "bool", /*default=*/"true",
            "Give int4 quantized GEMMs the tensor-core decode GEMV where it applies">,
-    Option<"fp8Gemm", "fp8-gemm", "bool", /*default=*/"false",
+    Option<"fp8Gemm", "fp8-gemm", "bool", /*default=*/"true",
            "Run fp8 quantized GEMMs' large steps on the FP8 GEMM where it applies">
   ];
   let dependentDialects = ["::infer::exec::ExecDialect"];
