@@ -21,6 +21,9 @@ using interp::Tensor;
 namespace {
 
 constexpr float kE4M3Max = 448.0f;
+/// The most prompts the interpreter runs at once (a batch's activations and
+/// logits grow with it; an 8B model's logits of 8 x 256 tokens are 1 GB).
+constexpr size_t kMaxBatch = 8;
 
 SmallVector<graph::AttentionOp> attentions(func::FuncOp func) {
   SmallVector<graph::AttentionOp> ops;
@@ -93,18 +96,34 @@ llvm::Error pipeline::applyKvCacheScales(ModuleOp module,
                       "reference interpreter...\n",
                       ops.size(), prompts.size());
   log.flush();
+  // Prompts of one length run together (rows of one batch, when the model's
+  // batch dim is dynamic): each run decodes every weight once.
+  auto inputType = cast<RankedTensorType>(func.getArgumentTypes()[0]);
+  size_t batchCap = inputType.getRank() == 2 && inputType.isDynamicDim(0) ? kMaxBatch : 1;
+  std::vector<bool> done(prompts.size(), false);
   for (size_t p = 0; p < prompts.size(); ++p) {
-    const std::vector<int64_t> &prompt = prompts[p];
-    if (prompt.empty())
+    if (done[p] || prompts[p].empty())
       continue;
+    std::vector<size_t> batch;
+    for (size_t q = p; q < prompts.size() && batch.size() < batchCap; ++q)
+      if (!done[q] && prompts[q].size() == prompts[p].size())
+        batch.push_back(q), done[q] = true;
     const auto start = std::chrono::steady_clock::now();
-    Tensor ids = Tensor::fromI64({1, static_cast<int64_t>(prompt.size())}, prompt);
-    auto outputs = interp::runFunction(func, {ids});
+    std::vector<int64_t> ids;
+    for (size_t q : batch)
+      ids.insert(ids.end(), prompts[q].begin(), prompts[q].end());
+    Tensor input = Tensor::fromI64(
+        {static_cast<int64_t>(batch.size()), static_cast<int64_t>(prompts[p].size())}, ids);
+    auto outputs = interp::runFunction(func, {input});
     if (!outputs)
       return llvm::createStringError("--kv-cache-dtype fp8: " +
                                      llvm::toString(outputs.takeError()));
+    std::string which;
+    for (size_t q : batch)
+      which += (which.empty() ? "" : ", ") + std::to_string(q + 1);
     log << llvm::format(
-        "  prompt %zu of %zu (%zu tokens): %.1f s\n", p + 1, prompts.size(), prompt.size(),
+        "  %s %s of %zu (%zu tokens%s): %.1f s\n", batch.size() == 1 ? "prompt" : "prompts",
+        which.c_str(), prompts.size(), prompts[p].size(), batch.size() == 1 ? "" : " each",
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     log.flush();
     for (size_t a = 0; a < ops.size(); ++a) {

@@ -249,6 +249,8 @@ public:
                               const llvm::Twine &what);
 
 private:
+  llvm::Error runOp(Operation &op);
+  llvm::Error materialize(Value value);
   llvm::Expected<Results> evaluate(Operation *op);
   llvm::Expected<Results> runFusionGroup(graph::FusionGroupOp op);
   const Tensor &in(Value value) const { return env.find(value)->second; }
@@ -259,6 +261,10 @@ private:
 
   llvm::DenseMap<Value, Tensor> env;
   llvm::DenseMap<Value, unsigned> usesLeft;
+  /// Weights not yet decoded: each is decoded before its first user runs and
+  /// freed after its last, so a model of billions of weights never holds
+  /// them all as f32 at once (they lead the function).
+  llvm::DenseMap<Value, Operation *> pendingWeights;
 };
 
 llvm::Expected<Results> one(llvm::Expected<Tensor> tensor) {
@@ -313,34 +319,58 @@ llvm::Expected<Results> BlockRunner::run(Block &block, llvm::ArrayRef<Tensor> ar
     bind(arg, std::move(argument));
   }
   for (Operation &op : block) {
+    if (isa<graph::WeightOp>(op) && !op.use_empty()) {
+      pendingWeights[op.getResult(0)] = &op;
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      if (llvm::Error error = materialize(operand))
+        return std::move(error);
+    for (Value operand : op.getOperands())
+      if (!env.count(operand))
+        return opError(&op, "operand is not defined by an earlier op in " + name);
     if (isa<func::ReturnOp, graph::YieldOp>(op)) {
       Results results;
       for (Value operand : op.getOperands())
         results.push_back(in(operand));
       return results;
     }
-    for (Value operand : op.getOperands())
-      if (!env.count(operand))
-        return opError(&op, "operand is not defined by an earlier op in " + name);
-    llvm::Expected<Results> results = evaluate(&op);
-    if (!results)
-      return opError(&op, llvm::toString(results.takeError()));
-    if (results->size() != op.getNumResults())
-      return opError(&op, "produced " + llvm::Twine(results->size()) + " results, expected " +
-                              llvm::Twine(op.getNumResults()));
-    for (auto [index, result] : llvm::enumerate(op.getResults())) {
-      if (llvm::Error error = chargeWork((*results)[index].numElements() * workPerElement(&op)))
-        return opError(&op, llvm::toString(std::move(error)));
-      if (llvm::Error error =
-              checkAgainstType((*results)[index], result.getType(), "result " + llvm::Twine(index)))
-        return opError(&op, llvm::toString(std::move(error)));
-      // The one place results are narrowed: kernels compute in f32.
-      roundToType((*results)[index], result.getType());
-      bind(result, std::move((*results)[index]));
-    }
-    release(&op);
+    if (llvm::Error error = runOp(op))
+      return std::move(error);
   }
   return kernelError(name + " does not end in func.return or graph.yield");
+}
+
+llvm::Error BlockRunner::materialize(Value value) {
+  auto pending = pendingWeights.find(value);
+  if (pending == pendingWeights.end())
+    return llvm::Error::success();
+  Operation *weight = pending->second;
+  pendingWeights.erase(pending);
+  return runOp(*weight);
+}
+
+llvm::Error BlockRunner::runOp(Operation &op) {
+  llvm::Expected<Results> results = evaluate(&op);
+  if (!results)
+    return opError(&op, llvm::toString(results.takeError()));
+  if (results->size() != op.getNumResults())
+    return opError(&op, "produced " + llvm::Twine(results->size()) + " results, expected " +
+                            llvm::Twine(op.getNumResults()));
+  for (auto [index, result] : llvm::enumerate(op.getResults())) {
+    if (llvm::Error error = chargeWork((*results)[index].numElements() * workPerElement(&op)))
+      return opError(&op, llvm::toString(std::move(error)));
+    if (llvm::Error error =
+            checkAgainstType((*results)[index], result.getType(), "result " + llvm::Twine(index)))
+      return opError(&op, llvm::toString(std::move(error)));
+    // The one place results are narrowed: kernels compute in f32. A weight's
+    // values were decoded from its own type and need none.
+    if (!isa<graph::WeightOp>(op))
+      roundToType((*results)[index], result.getType());
+    bind(result, std::move((*results)[index]));
+  }
+  release(&op);
+  return llvm::Error::success();
 }
 
 /// A fusion group is isolated from above: its region runs in a fresh
