@@ -488,13 +488,19 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     const std::string schemeArg = std::to_string(static_cast<int>(*scheme));
     if (const int64_t blockK = intAttr(op, "mma_block_k", 0); blockK != 0) {
       // Decode steps on tensor cores (SelectKernels' choice); larger ones as below.
-      if (blockK != kernels::quantizedMmaBlockK(*scheme == quant::Scheme::Int4,
-                                                int(art::elementSize(out)), k, group))
-        return error(index, "has no tensor-core int4 GEMV in k steps of " + std::to_string(blockK) +
+      const bool fp8 = *scheme == quant::Scheme::Fp8;
+      const int bytes = int(art::elementSize(out));
+      if (fp8 ? blockK != kernels::kFp8MmaStepK ||
+                    !kernels::quantizedFp8MmaSupported(true, bytes, k, n)
+              : blockK !=
+                    kernels::quantizedMmaBlockK(*scheme == quant::Scheme::Int4, bytes, k, group))
+        return error(index, "has no tensor-core GEMV in k steps of " + std::to_string(blockK) +
                                 " for scheme " + quant::schemeName(*scheme) + ", k " +
                                 std::to_string(k) + ", group " + std::to_string(group) + " and " +
                                 t);
-      useKernel(cuda, ns + "infer_quantized_gemv_mma<" + t + ", " + std::to_string(blockK) + ">");
+      useKernel(cuda,
+                fp8 ? ns + "infer_quantized_gemv_fp8_mma<" + t + ">"
+                    : ns + "infer_quantized_gemv_mma<" + t + ", " + std::to_string(blockK) + ">");
       cuda.set_block_x(kernels::kQuantizedMmaThreads);
       *cuda.add_grid() = gridDim(art::GridDim::ONE,
                                  (n + kernels::kQuantizedMmaRows - 1) / kernels::kQuantizedMmaRows);
@@ -623,11 +629,45 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     useKernel(write, ns + (fp8Cache ? "infer_kv_write_fp8<" : "infer_kv_write<") + t + ">");
     *write.add_grid() = gridDim(art::GridDim::TOKENS, 1);
     *cuda.mutable_prologue() = std::move(write);
+    // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores,
+    // Hopper's wgmma for the head sizes it has tiles for (not over an FP8
+    // cache): the tensor-core prefill kernel --infer-select-kernels chose.
+    const int elementBytes = int(art::elementSize(out));
+    const std::string prefillKernel = stringAttr(op, "prefill_kernel");
+    auto recordPrefill = [&]() -> Status {
+      if (prefillKernel.empty())
+        return okStatus();
+      const bool wgmma = prefillKernel == "wgmma";
+      if (generalPathOnly || (prefillKernel != "mma" && !wgmma) || (wgmma && fp8Cache) ||
+          !kernels::kvPrefillSupported(headDim, elementBytes) ||
+          (wgmma && !kernels::kvPrefillWgmmaSupported(headDim, elementBytes)))
+        return error(index, "has no prefill kernel \"" + prefillKernel + "\" for head_dim " +
+                                std::to_string(headDim) +
+                                (generalPathOnly ? " with a window or ALiBi"
+                                 : fp8Cache      ? " over an FP8 KV cache"
+                                                 : ""));
+      art::CudaLaunch prefill;
+      prefill.set_runner(art::CudaLaunch::KERNEL);
+      useKernel(prefill, ns +
+                             (wgmma      ? "infer_kv_prefill_attention_wgmma<"
+                              : fp8Cache ? "infer_kv_prefill_attention_fp8<"
+                                         : "infer_kv_prefill_attention<") +
+                             t + ", " + std::to_string(kernels::attentionHeadClass(headDim)) + ">");
+      *prefill.add_grid() = gridDim(art::GridDim::MAX_NEW_TOKENS, 1, kernels::kKvPrefillBlockQ);
+      *prefill.add_grid() = gridDim(art::GridDim::ONE, intAttr(op, "num_heads", 0));
+      *prefill.add_grid() = gridDim(art::GridDim::SEQUENCES, 1);
+      prefill.set_block_x(wgmma ? kernels::kKvPrefillWgmmaThreads : kernels::kKvPrefillThreads);
+      prefill.set_shared_bytes(wgmma ? kernels::kvPrefillWgmmaSharedBytes(headDim, elementBytes)
+                                     : kernels::kvPrefillSharedBytes(headDim, elementBytes));
+      *cuda.mutable_prefill() = std::move(prefill);
+      return okStatus();
+    };
     if (fp8Cache) {
       if (!stringAttr(op, "rotary").empty() || boolAttr(op, "qkv_decode"))
         return error(index, "has no fused rotary or qkv kernels for an FP8 KV cache");
       useKernel(cuda, ns + "infer_kv_attention_fp8<" + t + ">");
       setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);
+      RETURN_IF_ERROR(recordPrefill());
       break;
     }
     if (!stringAttr(op, "rotary").empty()) {
@@ -681,33 +721,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
     }
     useKernel(cuda, ns + "infer_kv_attention<" + t + ">");
     setKvDecodeGrid(cuda, intAttr(op, "num_heads", 0), kvHeads);
-    // Prefill chunks: 128-query tiles per (sequence, head) on tensor cores,
-    // Hopper's wgmma for the head sizes it has tiles for.
-    // The tensor-core prefill kernel --infer-select-kernels chose.
-    const int elementBytes = int(art::elementSize(out));
-    const std::string prefillKernel = stringAttr(op, "prefill_kernel");
-    if (!prefillKernel.empty()) {
-      const bool wgmma = prefillKernel == "wgmma";
-      if (generalPathOnly || (prefillKernel != "mma" && !wgmma) ||
-          !kernels::kvPrefillSupported(headDim, elementBytes) ||
-          (wgmma && !kernels::kvPrefillWgmmaSupported(headDim, elementBytes)))
-        return error(index, "has no prefill kernel \"" + prefillKernel + "\" for head_dim " +
-                                std::to_string(headDim) +
-                                (generalPathOnly ? " with a window or ALiBi" : ""));
-      art::CudaLaunch prefill;
-      prefill.set_runner(art::CudaLaunch::KERNEL);
-      useKernel(prefill, ns + (wgmma ? "infer_kv_prefill_attention_wgmma<"
-                                     : "infer_kv_prefill_attention<") +
-                             t + ", " + std::to_string(kernels::attentionHeadClass(headDim)) +
-                             ">");
-      *prefill.add_grid() = gridDim(art::GridDim::MAX_NEW_TOKENS, 1, kernels::kKvPrefillBlockQ);
-      *prefill.add_grid() = gridDim(art::GridDim::ONE, intAttr(op, "num_heads", 0));
-      *prefill.add_grid() = gridDim(art::GridDim::SEQUENCES, 1);
-      prefill.set_block_x(wgmma ? kernels::kKvPrefillWgmmaThreads : kernels::kKvPrefillThreads);
-      prefill.set_shared_bytes(wgmma ? kernels::kvPrefillWgmmaSharedBytes(headDim, elementBytes)
-                                     : kernels::kvPrefillSharedBytes(headDim, elementBytes));
-      *cuda.mutable_prefill() = std::move(prefill);
-    }
+    RETURN_IF_ERROR(recordPrefill());
     break;
   }
   case art::Launch::GATED_ACTIVATION: {
@@ -837,7 +851,8 @@ std::string ModuleBuilder::headers() const {
        << "#include \"codegen/cuda/kernels/GemvRowsMma.cuh\"\n"
        << "#include \"codegen/cuda/kernels/Moe.cuh\"\n"
        << "#include \"codegen/cuda/kernels/QuantizedGemm.cuh\"\n"
-       << "#include \"codegen/cuda/kernels/QuantizedGemvMma.cuh\"\n";
+       << "#include \"codegen/cuda/kernels/QuantizedGemvMma.cuh\"\n"
+       << "#include \"codegen/cuda/kernels/QuantizedGemvFp8Mma.cuh\"\n";
   return text.str();
 }
 

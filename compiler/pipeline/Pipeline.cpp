@@ -128,7 +128,9 @@ static void addKernelFusionPasses(OpPassManager &pm, const std::string &activati
   exec::SelectKernelsPassOptions select;
   select.mmaGemvMinTokens = fusions.mmaGemvMinTokens;
   select.prefillKernels = fusions.prefillKernels;
+  select.fp8CachePrefill = fusions.fp8CachePrefill;
   select.quantizedMma = fusions.quantizedMma;
+  select.fp8Mma = fusions.fp8Mma;
   select.fp8Gemm = fusions.fp8Gemm;
   pm.addNestedPass<exec::ProgramOp>(exec::createSelectKernelsPass(select));
 }

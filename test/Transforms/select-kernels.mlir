@@ -5,6 +5,8 @@
 // RUN: not infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=9}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{quantized-mma=false}))' %s | FileCheck %s --check-prefix=NOQMMA
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-gemm=false}))' %s | FileCheck %s --check-prefix=NOFP8
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-cache-prefill=true}))' %s | FileCheck %s --check-prefix=FP8PRE
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-mma=true}))' %s | FileCheck %s --check-prefix=FP8MMA
 
 // The decode GEMV kernels each GEMM gets, by shape (runtime/cuda/abi/GemvGeometry.h):
 // [n, k] bf16 with k = 64: infer_gemv, the row GEMV with its 4-row form, the
@@ -71,6 +73,13 @@ exec.program @gemms {
 // NOPREFILL-LABEL: exec.program @attentions
 // NOPREFILL-NOT: prefill_kernel
 // NOPREFILL: exec.return
+// With fp8-cache-prefill=true the FP8 cache's 128-wide heads get mma.sync (the
+// kernel that decodes E4M3 as it loads; never wgmma).
+// FP8PRE-LABEL: exec.program @attentions
+// FP8PRE: exec.kv_attention {{.+}} head_dim = 128 : i64, {{.+}} prefill_kernel = "wgmma"
+// FP8PRE: exec.kv_attention {{.+}} head_dim = 64 : i64, {{.+}} prefill_kernel = "mma"
+// FP8PRE: exec.kv_attention {{.+}} k_cache_scale = 2.000000e-02 : f32, {{.+}} prefill_kernel = "mma"
+// FP8PRE: exec.return
 exec.program @attentions {
   %arena = exec.arena size #exec.affine<0 * T + 1048576>
   %qkv = exec.buffer %arena [#exec.affine<0 * T + 0>] size #exec.affine<2048 * T + 0> of bf16
@@ -127,6 +136,12 @@ exec.program @attentions {
 // NOQMMA-LABEL: exec.program @quantized
 // NOQMMA-NOT: mma_block_k
 // NOQMMA: exec.return
+// With fp8-mma=true the fp8 decode steps too take the tensor cores where k is
+// a multiple of 64 and the activations bf16: mma_block_k = 64 beside fp8_gemm.
+// FP8MMA-LABEL: exec.program @quantized
+// FP8MMA: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, mma_block_k = 64 : i64, n = 4096 : i64, scheme = "fp8"}
+// FP8MMA-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+// FP8MMA-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4104 : i64, n = 64 : i64, scheme = "fp8"}
 // NOFP8-LABEL: exec.program @quantized
 // NOFP8-NOT: fp8_gemm
 // NOFP8: exec.return

@@ -130,6 +130,18 @@ kv_fp8_checks() {
       record $?
     done
   done
+  # 40-token prompts through the FP8 cache's tensor-core prefill kernel.
+  for model in tiny-llama tiny-gpt2; do
+    case $model in
+      tiny-llama) base=(--model "$root/models/tiny-llama/tiny-llama.onnx"
+                        --input "$root/models/tiny-llama/tiny-llama.in0.npy") ;;
+      *) base=(--model "$models/$model.onnx" --input "$models/$model.in0.npy") ;;
+    esac
+    python3 "$here/../quant/check_kv_fp8.py" --infer-compile "$bin/infer-compile" \
+      --infer-run "$bin/infer-run" "${base[@]}" --device cuda --dtype bf16 --prompt-len 40 \
+      --compile-arg=--fp8-cache-prefill-kernel
+    record $?
+  done
 }
 
 quant_checks() {
@@ -162,6 +174,13 @@ quant_checks() {
           python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype --atol 1e-3 \
             --model "$base.onnx" --input "$tmp/gpt2-$tokens-$dtype.npy" --scheme int4 --group-size 64
           record $?
+          # bf16 fp8's decode steps on the FP8 tensor cores (--fp8-mma-gemv).
+          if [ $dtype = bf16 ]; then
+            python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype \
+              --atol 1e-3 --model "$base.onnx" --input "$tmp/gpt2-$tokens-$dtype.npy" --scheme fp8 \
+              --rounding-flips --rtol 6e-2 --compile-arg=--fp8-mma-gemv
+            record $?
+          fi
         done
       fi
     done > "$tmp/quant.$model.log" 2>&1 &
@@ -255,6 +274,7 @@ wait
 for name in "${jobs[@]}"; do cat "$tmp/job.$name.log"; done
 if [ -n "$kernels" ]; then
   for test in "$kernels"/row_kernels_test "$kernels"/attention_test "$kernels"/kv_attention_test \
+      "$kernels"/kv_fp8_test "$kernels"/quantized_fp8_gemv_test \
       "$kernels"/sampling_test "$kernels"/gemv_test "$kernels"/qkv_decode_test \
       "$kernels"/quantized_gemm_test; do
     [ -x "$test" ] || continue

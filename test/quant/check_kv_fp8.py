@@ -29,8 +29,13 @@ to the largest ORT logit, and each prompt's first generated token equal ORT's. T
 agreement is printed, not judged: the tiny models have positions whose two best logits lie 0.1%
 apart (first GPU run, session 60: 12 of 14 on tiny-llama and tiny-gemma2 within 2.6% / 3.5%).
 
+`--prompt-len N` generates from each input row repeated to N tokens (prefill chunks of 16 or more
+tokens run the tensor-core prefill kernel where one is compiled); `--compile-arg` passes a flag
+to infer-compile (e.g. --fp8-cache-prefill-kernel).
+
   check_kv_fp8.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
-                  [--calibration TXT] [--max-new-tokens 8] [--device cuda [--dtype bf16]]
+                  [--calibration TXT] [--max-new-tokens 8] [--prompt-len N] [--compile-arg=...]
+                  [--device cuda [--dtype bf16]]
 """
 import argparse, os, re, sys, tempfile
 
@@ -141,6 +146,8 @@ def main():
     ap.add_argument("--calibration")
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--max-new-tokens", type=int, default=8)
+    ap.add_argument("--prompt-len", type=int, default=0)
+    ap.add_argument("--compile-arg", action="append", default=[])
     ap.add_argument("--input-name", default="input_ids")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
@@ -155,6 +162,7 @@ def main():
     flags = ["--target", a.device, "--dtype", a.dtype, "--kv-cache-dtype", "fp8"]
     if a.calibration:
         flags += ["--calibration", a.calibration]
+    flags += a.compile_arg
     scales = scales_from_ir(qr.run_tool([a.infer_compile, a.model, *flags, "--emit=optimized"]).stdout)
     model = onnx.load(a.model)
     edges = attention_inputs(model)
@@ -172,6 +180,8 @@ def main():
         got = np.load(out).astype(np.float32)
         # 2. The step program: greedy ids of each prompt row against ORT's greedy decoding.
         prompts = [row for row in ids.reshape(-1, ids.shape[-1])]
+        if a.prompt_len > 0:
+            prompts = [np.resize(row, a.prompt_len) for row in prompts]
         gen = qr.run_tool([a.infer_run, art, "generate", "--device", a.device, "--output", "json",
                    "--ignore-eos", "--max-new-tokens", str(a.max_new_tokens)]
                   + sum((["--prompt-ids", ",".join(map(str, p))] for p in prompts), []))

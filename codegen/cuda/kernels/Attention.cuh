@@ -191,6 +191,7 @@ struct TileWalk {
 /// (queries and outputs of both kernels, keys and values of infer_attention).
 /// Row sources of loadTile map a row index to the row's first element.
 template <typename T> struct StridedRows {
+  static constexpr bool kDecodes = false; // 16-bit rows, copied as they are
   const T *base;
   long long stride;
   __device__ __forceinline__ const T *operator()(int row) const { return base + row * stride; }
@@ -201,7 +202,8 @@ template <typename T> struct StridedRows {
 /// at address `tile` with rows of rowBytes. Rows at or past rowEnd become
 /// zero (and rows() is not asked for them): their weight is zero, and zero
 /// times uninitialized memory could be NaN. `async` requires 16-byte aligned
-/// rows.
+/// rows. A row source with kDecodes (an FP8 cache's rows) gives each 16-byte
+/// piece itself (rows.decode8), loaded and decoded synchronously.
 template <int kRows, typename Rows>
 __device__ __forceinline__ void loadTile(unsigned tile, int rowBytes, const Rows &rows, int row0,
                                          int rowEnd, int col0, const TileWalk &walk, bool async) {
@@ -211,6 +213,9 @@ __device__ __forceinline__ void loadTile(unsigned tile, int rowBytes, const Rows
     int row = row0 + r;
     if (row >= rowEnd) {
       storeShared16(dst, 0u, 0u, 0u, 0u);
+    } else if constexpr (Rows::kDecodes) {
+      const uint4 bits = rows.decode8(row, col0 + piece * 8);
+      storeShared16(dst, bits.x, bits.y, bits.z, bits.w);
     } else {
       const auto *from = rows(row) + col0 + piece * 8;
       if (async) {
@@ -340,21 +345,21 @@ struct RowPairSoftmax {
   }
 
   /// Writes rows A and B of `out` (the lane's 8-column tiles j < tiles)
-  /// divided by their sums: row r of this head at head + r * stride, from the
-  /// lane's first column (`head` includes 2t). Rows at or past `seq` are not
-  /// written. `paired`: 4-byte aligned pairs.
+  /// divided by their sums and times `outScale`: row r of this head at head +
+  /// r * stride, from the lane's first column (`head` includes 2t). Rows at
+  /// or past `seq` are not written. `paired`: 4-byte aligned pairs.
   template <typename T, int kOutTiles>
-  __device__ __forceinline__ void store(const float (&out)[kOutTiles][4], T *head,
-                                        long long stride, int rowA, int seq, int tiles,
-                                        bool paired) const {
+  __device__ __forceinline__ void store(const float (&out)[kOutTiles][4], T *head, long long stride,
+                                        int rowA, int seq, int tiles, bool paired,
+                                        float outScale = 1.f) const {
     float totalA = sumA, totalB = sumB;
 #pragma unroll
     for (int mask = 1; mask <= 2; mask <<= 1) {
       totalA += __shfl_xor_sync(kFullMask, totalA, mask);
       totalB += __shfl_xor_sync(kFullMask, totalB, mask);
     }
-    const float inverseA = totalA > 0.f ? 1.f / totalA : 0.f;
-    const float inverseB = totalB > 0.f ? 1.f / totalB : 0.f;
+    const float inverseA = totalA > 0.f ? outScale / totalA : 0.f;
+    const float inverseB = totalB > 0.f ? outScale / totalB : 0.f;
     const int rowB = rowA + 8;
     T *dstA = head + rowA * stride, *dstB = head + rowB * stride;
 #pragma unroll
@@ -573,7 +578,8 @@ struct WarpRows : RowPairSoftmax {
 /// row source of loadTile: StridedRows for infer_attention, the paged cache
 /// for infer_kv_prefill_attention (KvPrefillAttention.cuh). Causal: query i
 /// sees keys j <= i + kvSeq - seq. `aligned`: every row of q, k, v and out
-/// starts 16-byte aligned (asynchronous copies, paired stores).
+/// starts 16-byte aligned (asynchronous copies, paired stores). `outScale`
+/// multiplies the outputs (an FP8 cache's V scale, else 1).
 template <typename T, typename KeyRows> struct HeadOperands {
   StridedRows<T> q;
   KeyRows k, v;
@@ -581,7 +587,7 @@ template <typename T, typename KeyRows> struct HeadOperands {
   long long outStride;
   int headDim, seq, kvSeq, causal;
   bool aligned;
-  float scale, softcap;
+  float scale, softcap, outScale;
 };
 
 /// Tensor-core path (mma.sync m16n8k16, fp32 accumulators). Warp w owns query
@@ -712,7 +718,8 @@ __device__ __forceinline__ void tensorCoreAttention(const HeadOperands<T, KeyRow
     }
 
     if (warpActive)
-      rows.store(rows.out, op.out + col0 + 2 * t, op.outStride, rowA, seq, rows.outTiles, aligned);
+      rows.store(rows.out, op.out + col0 + 2 * t, op.outStride, rowA, seq, rows.outTiles, aligned,
+                 op.outScale);
   }
   waitAsync<0>(); // Q's copy when no key tile was loaded
 }
@@ -785,6 +792,7 @@ __device__ __forceinline__ HeadOperands<T, StridedRows<T>> denseOperands(const A
       ((p.qRowStride | p.kRowStride | p.vRowStride) & 7) == 0;
   op.scale = p.scale;
   op.softcap = p.softcap;
+  op.outScale = 1.f;
   return op;
 }
 

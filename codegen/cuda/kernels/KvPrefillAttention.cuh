@@ -19,6 +19,13 @@
 // the output are 16-byte aligned). Blocks whose tile starts past their
 // sequence's new tokens return at once; geometry in KvPrefillGeometry.h.
 //
+// infer_kv_prefill_attention_fp8<T> does the same over an FP8 cache
+// (--kv-cache-dtype fp8: E4M3 bytes of K / kCacheScale and V / vCacheScale):
+// each 8 bytes of a K or V row become 8 T values as they are stored to
+// shared memory (exact: every E4M3 value is a bf16 and an f16), the K scale
+// joins the score scale and the V scale the output's, so the tensor-core
+// loop is infer_kv_prefill_attention's.
+//
 // Compiled by NVRTC: CUDA headers only, no standard library.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +47,8 @@ static_assert(kKvPrefillBlockQ == kAttentionBlockQ && kKvPrefillThreads == kAtte
 ///   base + table[r / blockSize] * blockStride + (r % blockSize) * rowElems,
 /// base = cache + kvHead * headDim (+ blockSize * rowElems for V).
 template <typename T> struct PagedRows {
+  using Element = T;
+  static constexpr bool kDecodes = false; // 16-bit rows, copied as they are
   const T *base;
   const long long *table;
   // Elements per cache block and per position (a block stays far below 2^32
@@ -64,18 +73,36 @@ template <typename T> struct PagedRows {
   }
 };
 
+/// An FP8 cache's rows: E4M3 bytes, addressed as PagedRows, each 16-byte
+/// piece of T decoded from 8 of them (loadTile's kDecodes).
+template <typename T> struct PagedE4M3Rows : PagedRows<unsigned char> {
+  static constexpr bool kDecodes = true;
+
+  /// Elements [col, col + 8) of row `row` as T bits (col % 8 == 0: the 8
+  /// bytes are 8-byte aligned, headDim % 16 == 0 as kvPrefillSupported).
+  __device__ __forceinline__ uint4 decode8(int row, int col) const {
+    const uint2 bytes = __ldg(reinterpret_cast<const uint2 *>((*this)(row) + col));
+    auto pair = [](unsigned word, int shift) {
+      return packPair<T>(e4m3ToFloat((word >> shift) & 0xffu),
+                         e4m3ToFloat((word >> (shift + 8)) & 0xffu));
+    };
+    return make_uint4(pair(bytes.x, 0), pair(bytes.x, 16), pair(bytes.y, 0), pair(bytes.y, 16));
+  }
+};
+
 /// The operands of query head `head` of sequence `seq` (new tokens
-/// [begin, begin + n) of the packed rows).
-template <typename T>
-__device__ __forceinline__ attention_detail::HeadOperands<T, PagedRows<T>>
+/// [begin, begin + n) of the packed rows); Rows: PagedRows<T> or
+/// PagedE4M3Rows<T>, whose scales join the score and output scales.
+template <typename T, typename Rows>
+__device__ __forceinline__ attention_detail::HeadOperands<T, Rows>
 pagedOperands(const KvAttentionParams &p, long long seq, long long head, long long begin,
               long long n) {
   const long long D = p.headDim, kvHead = head / (p.numHeads / p.numKvHeads);
   const long long rowElems = p.numKvHeads * D;
-  attention_detail::HeadOperands<T, PagedRows<T>> op;
+  attention_detail::HeadOperands<T, Rows> op;
   op.q.base = static_cast<const T *>(p.q) + begin * p.qRowStride + head * D;
   op.q.stride = p.qRowStride;
-  op.k.base = static_cast<const T *>(p.cache) + kvHead * D;
+  op.k.base = static_cast<const typename Rows::Element *>(p.cache) + kvHead * D;
   op.k.table = p.blockTables + seq * p.maxBlocksPerSeq;
   op.k.blockStride = unsigned(2 * p.blockSize * rowElems);
   op.k.rowElems = unsigned(rowElems);
@@ -99,7 +126,13 @@ pagedOperands(const KvAttentionParams &p, long long seq, long long head, long lo
         reinterpret_cast<unsigned long long>(p.output)) &
        15) == 0 &&
       (p.qRowStride & 7) == 0;
-  op.scale = p.scale;
+  if constexpr (Rows::kDecodes) {
+    op.scale = p.scale * p.kCacheScale;
+    op.outScale = p.vCacheScale;
+  } else {
+    op.scale = p.scale;
+    op.outScale = 1.f;
+  }
   op.softcap = p.softcap;
   return op;
 }
@@ -109,10 +142,9 @@ pagedOperands(const KvAttentionParams &p, long long seq, long long head, long lo
 /// (parameters the kernels do not handle, a sequence past the step's, a tile
 /// past the sequence's new tokens). Tiles are taken longest first, as in
 /// infer_attention (`batch` is the sequence).
-template <typename T>
+template <typename T, typename Rows>
 __device__ __forceinline__ bool
-blockOperands(const KvAttentionParams &p,
-              attention_detail::HeadOperands<T, PagedRows<T>> &op, int &q0) {
+blockOperands(const KvAttentionParams &p, attention_detail::HeadOperands<T, Rows> &op, int &q0) {
   if (!kvPrefillSupported(p.headDim, int(sizeof(T))) || p.numKvHeads <= 0 ||
       p.numHeads % p.numKvHeads != 0 || p.blockSize <= 0)
     return false;
@@ -122,9 +154,20 @@ blockOperands(const KvAttentionParams &p,
   const long long begin = p.seqStarts[task.batch], n = p.seqStarts[task.batch + 1] - begin;
   if (task.q0 >= n)
     return false;
-  op = pagedOperands<T>(p, task.batch, task.head, begin, n);
+  op = pagedOperands<T, Rows>(p, task.batch, task.head, begin, n);
   q0 = task.q0;
   return true;
+}
+
+/// One block of either prefill kernel over a cache of Rows (after the wait
+/// for the previous kernel).
+template <typename T, int kHeadClass, typename Rows>
+__device__ __forceinline__ void prefillBlock(const KvAttentionParams &p) {
+  extern __shared__ __align__(128) unsigned char kvPrefillShared[];
+  attention_detail::HeadOperands<T, Rows> op;
+  int q0;
+  if (blockOperands<T>(p, op, q0))
+    attention_detail::runTensorCorePath<kHeadClass>(op, kvPrefillShared, q0);
 }
 
 } // namespace kv_prefill_detail
@@ -140,11 +183,17 @@ template <typename T, int kHeadClass>
 __global__ void __launch_bounds__(kKvPrefillThreads, 512 / kKvPrefillThreads)
     infer_kv_prefill_attention(KvAttentionParams p) {
   waitForPreviousKernel();
-  extern __shared__ __align__(128) unsigned char kvPrefillShared[];
-  attention_detail::HeadOperands<T, kv_prefill_detail::PagedRows<T>> op;
-  int q0;
-  if (kv_prefill_detail::blockOperands<T>(p, op, q0))
-    attention_detail::runTensorCorePath<kHeadClass>(op, kvPrefillShared, q0);
+  kv_prefill_detail::prefillBlock<T, kHeadClass, kv_prefill_detail::PagedRows<T>>(p);
+}
+
+/// infer_kv_prefill_attention over an FP8 cache (see the top): the same
+/// grid, block, shared memory and requirements; kCacheScale and vCacheScale
+/// > 0.
+template <typename T, int kHeadClass>
+__global__ void __launch_bounds__(kKvPrefillThreads, 512 / kKvPrefillThreads)
+    infer_kv_prefill_attention_fp8(KvAttentionParams p) {
+  waitForPreviousKernel();
+  kv_prefill_detail::prefillBlock<T, kHeadClass, kv_prefill_detail::PagedE4M3Rows<T>>(p);
 }
 
 } // namespace kernels

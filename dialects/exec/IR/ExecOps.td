@@ -257,8 +257,9 @@ def Exec_QuantizedGemmOp : Exec_LaunchOp<"quantized_gemm", [AttrSizedOperandSegm
     With `input_scale` f [k] (AWQ) input feature j is divided by f[j] first.
     "int8" and "fp8-weight" are weight-only (imported weights); `zeros`, shaped
     as the scales, make the weight (q - zero) * scale. `mma_block_k` (set by
-    `--infer-select-kernels`): decode steps of up to 8 tokens run the
-    tensor-core int4 GEMV, k in steps of this many. `fp8_gemm` (set by the
+    `--infer-select-kernels`): decode steps of up to 8 tokens run a
+    tensor-core GEMV, k in steps of this many (int4: 128 or 64; fp8 with
+    `fp8-mma`: 64, E4M3 weights and inputs). `fp8_gemm` (set by the
     same pass, fp8 only): steps of more than 8 tokens run cuBLASLt's FP8 GEMM
     over the stored E4M3 weight, the inputs quantized per token first, where
     without it they multiply a weight dequantized to the activations' type.

@@ -51,23 +51,26 @@ void selectGemv(GemmOp gemm, int64_t mmaMinTokens, Builder &builder) {
         builder.getDenseI64ArrayAttr({mmaMinTokens, rows, int64_t(kernels::gemvMmaSplits(n))}));
 }
 
-void selectPrefill(KvAttentionOp attention, bool prefillKernels, Builder &builder) {
+void selectPrefill(KvAttentionOp attention, bool prefillKernels, bool fp8CachePrefill,
+                   Builder &builder) {
   attention.removePrefillKernelAttr();
   if (!prefillKernels)
     return;
   const int64_t headDim = int64_t(attention.getHeadDim());
   const int bytes = elementBytesOf(elementTypeOf(attention.getOut(), Type()));
-  // A window, ALiBi and an FP8 cache run on infer_kv_attention's general path alone.
+  const bool fp8Cache = attention.getKCacheScale().convertToDouble() > 0 ||
+                        attention.getVCacheScale().convertToDouble() > 0;
+  // A window and ALiBi run on infer_kv_attention's general path alone; an
+  // FP8 cache's prefill on the mma.sync kernel (decoding E4M3 as it loads).
   if (int64_t(attention.getWindow()) > 0 || attention.getAlibi().convertToDouble() != 0.0 ||
-      attention.getKCacheScale().convertToDouble() > 0 ||
-      attention.getVCacheScale().convertToDouble() > 0 ||
-      !kernels::kvPrefillSupported(headDim, bytes))
+      (fp8Cache && !fp8CachePrefill) || !kernels::kvPrefillSupported(headDim, bytes))
     return;
-  attention.setPrefillKernelAttr(
-      builder.getStringAttr(kernels::kvPrefillWgmmaSupported(headDim, bytes) ? "wgmma" : "mma"));
+  attention.setPrefillKernelAttr(builder.getStringAttr(
+      !fp8Cache && kernels::kvPrefillWgmmaSupported(headDim, bytes) ? "wgmma" : "mma"));
 }
 
-void selectQuantized(QuantizedGemmOp gemm, bool quantizedMma, bool fp8Gemm, Builder &builder) {
+void selectQuantized(QuantizedGemmOp gemm, bool quantizedMma, bool fp8Mma, bool fp8Gemm,
+                     Builder &builder) {
   gemm.removeMmaBlockKAttr();
   gemm.removeFp8GemmAttr();
   const int bytes = elementBytesOf(elementTypeOf(gemm.getOut(), Type()));
@@ -76,6 +79,9 @@ void selectQuantized(QuantizedGemmOp gemm, bool quantizedMma, bool fp8Gemm, Buil
                                                  int64_t(gemm.getGroupSize()));
   if (quantizedMma && blockK > 0 && n > 0)
     gemm.setMmaBlockKAttr(builder.getI64IntegerAttr(blockK));
+  if (quantizedMma && fp8Mma &&
+      kernels::quantizedFp8MmaSupported(gemm.getScheme() == "fp8", bytes, k, n))
+    gemm.setMmaBlockKAttr(builder.getI64IntegerAttr(kernels::kFp8MmaStepK));
   if (fp8Gemm && kernels::quantizedFp8GemmSupported(gemm.getScheme() == "fp8", bytes, k, n))
     gemm.setFp8Gemm(true);
 }
@@ -94,9 +100,9 @@ struct SelectKernelsPass : public infer::exec::impl::SelectKernelsPassBase<Selec
       if (auto gemm = dyn_cast<GemmOp>(op))
         selectGemv(gemm, mmaGemvMinTokens, builder);
       else if (auto attention = dyn_cast<KvAttentionOp>(op))
-        selectPrefill(attention, prefillKernels, builder);
+        selectPrefill(attention, prefillKernels, fp8CachePrefill, builder);
       else if (auto quantized = dyn_cast<QuantizedGemmOp>(op))
-        selectQuantized(quantized, quantizedMma, fp8Gemm, builder);
+        selectQuantized(quantized, quantizedMma, fp8Mma, fp8Gemm, builder);
     });
   }
 };

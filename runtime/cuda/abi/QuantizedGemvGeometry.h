@@ -40,6 +40,20 @@ INFER_ABI_FN int quantizedMmaBlockK(bool int4, int activationBytes, long long k,
   return 0;
 }
 
+/// The k a warp's step of infer_quantized_gemv_fp8_mma covers
+/// (kernels/QuantizedGemvFp8Mma.cuh): a lane's 16-byte weight load, four
+/// lanes a row.
+constexpr int kFp8MmaStepK = 64;
+
+/// Whether exec.quantized_gemm's steps of up to kQuantizedMmaTokens tokens
+/// may run on infer_quantized_gemv_fp8_mma: W8A8 fp8 weights (not
+/// fp8-weight), 16-bit activations, whole k steps (which also makes every
+/// weight row and input row 16-byte aligned). The device must be sm_89+.
+INFER_ABI_FN bool quantizedFp8MmaSupported(bool fp8Scheme, int activationBytes, long long k,
+                                           long long n) {
+  return fp8Scheme && activationBytes == 2 && k > 0 && n > 0 && k % kFp8MmaStepK == 0;
+}
+
 } // namespace kernels
 } // namespace infer
 
