@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads)
   uint4 w[quantfp8mma::kDepth][quantfp8mma::kTiles];
   quantfp8mma::loadWeightsThenWaitForPreviousKernel(p, w);
   using namespace quantfp8mma;
-  __shared__ float sums[kQuantizedMmaWarps][kQuantizedMmaTokens][kQuantizedMmaRows];
+  __shared__ quantmma::BlockSums sums;
   __shared__ float partialMax[kQuantizedMmaWarps][kQuantizedMmaTokens];
   __shared__ bool partialBad[kQuantizedMmaWarps][kQuantizedMmaTokens];
   __shared__ float tokenScales[kQuantizedMmaTokens];
@@ -271,24 +271,11 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads)
     }
     __syncthreads();
   }
-  for (int i = threadIdx.x; i < tokens * kQuantizedMmaRows; i += blockDim.x) {
-    const int token = i / kQuantizedMmaRows, r = i % kQuantizedMmaRows;
-    const long long j = j0 + r;
-    if (j >= p.n)
-      continue;
-    float sum = 0.f;
-#pragma unroll
-    for (int v = 0; v < kQuantizedMmaWarps; ++v)
-      sum += sums[v][token][r];
+  // The sums times the row's scale and, for a rounded token, the token's.
+  quantmma::storeOutputs<T>(p, sums, j0, tokens, [&](float sum, int token, long long j) {
     const float rowScale = p.scales[j];
-    sum *= tokenRounds[token] ? tokenScales[token] * rowScale : rowScale;
-    const long long out = token * p.n + j;
-    if (p.bias)
-      sum += loadFloat<T>(p.bias, j);
-    if (p.residual)
-      sum += loadFloat<T>(p.residual, out);
-    storeFloat<T>(p.output, out, sum);
-  }
+    return sum * (tokenRounds[token] ? tokenScales[token] * rowScale : rowScale);
+  });
 }
 
 } // namespace kernels

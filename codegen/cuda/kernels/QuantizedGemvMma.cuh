@@ -184,6 +184,35 @@ __device__ __forceinline__ float loadInputs(const QuantizedGemmParams &p, long l
   return sum + __shfl_xor_sync(0xffffffffu, sum, 2);
 }
 
+/// The warps' partial sums of the block's outputs (warp, token, row).
+typedef float BlockSums[kQuantizedMmaWarps][kQuantizedMmaTokens][kQuantizedMmaRows];
+
+/// Stores the block's outputs, rows j0 .. j0 + kQuantizedMmaRows of the first
+/// `tokens` tokens: each sum of the warps' partials in warp order (the same
+/// bits at every run), through `finish(sum, token, j)`, then bias and
+/// residual (which may be the output).
+template <typename T, typename Finish>
+__device__ __forceinline__ void storeOutputs(const QuantizedGemmParams &p, const BlockSums &sums,
+                                             long long j0, int tokens, Finish finish) {
+  for (int i = threadIdx.x; i < tokens * kQuantizedMmaRows; i += blockDim.x) {
+    const int token = i / kQuantizedMmaRows, r = i % kQuantizedMmaRows;
+    const long long j = j0 + r;
+    if (j >= p.n)
+      continue;
+    float sum = 0.f;
+#pragma unroll
+    for (int v = 0; v < kQuantizedMmaWarps; ++v)
+      sum += sums[v][token][r];
+    sum = finish(sum, token, j);
+    const long long out = token * p.n + j;
+    if (p.bias)
+      sum += loadFloat<T>(p.bias, j);
+    if (p.residual)
+      sum += loadFloat<T>(p.residual, out);
+    storeFloat<T>(p.output, out, sum);
+  }
+}
+
 } // namespace quantmma
 
 template <typename T, int kBlockK>
@@ -192,7 +221,7 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads)
   quantmma::Weights<kBlockK> w[quantmma::kDepth][quantmma::kTiles];
   quantmma::loadWeightsThenWaitForPreviousKernel<kBlockK>(p, w);
   using namespace quantmma;
-  __shared__ float sums[kQuantizedMmaWarps][kQuantizedMmaTokens][kQuantizedMmaRows];
+  __shared__ BlockSums sums;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const long long j0 = (long long)blockIdx.x * kQuantizedMmaRows;
   const long long steps = p.k / kBlockK, groups = p.k / p.group;
@@ -236,22 +265,7 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads)
       sums[warp][g][t * 8 + 2 * q + c] = acc[t][c];
   __syncthreads();
   const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
-  for (int i = threadIdx.x; i < tokens * kQuantizedMmaRows; i += blockDim.x) {
-    const int token = i / kQuantizedMmaRows, r = i % kQuantizedMmaRows;
-    const long long j = j0 + r;
-    if (j >= p.n)
-      continue;
-    float sum = 0.f;
-#pragma unroll
-    for (int v = 0; v < kQuantizedMmaWarps; ++v)
-      sum += sums[v][token][r];
-    const long long out = token * p.n + j;
-    if (p.bias)
-      sum += loadFloat<T>(p.bias, j);
-    if (p.residual)
-      sum += loadFloat<T>(p.residual, out);
-    storeFloat<T>(p.output, out, sum);
-  }
+  storeOutputs<T>(p, sums, j0, tokens, [](float sum, int, long long) { return sum; });
 }
 
 } // namespace kernels

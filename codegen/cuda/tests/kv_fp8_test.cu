@@ -99,6 +99,17 @@ std::vector<double> reference(const Case &c, const Step &step, const std::vector
   return want;
 }
 
+/// The heads and strides of separate q / k / v rows (q rows of H * D, K and
+/// V rows of KV * D) and the softmax scale 1 / sqrt(D).
+void setHeads(KvAttentionParams &p, long long H, long long KV, long long D) {
+  p.qRowStride = H * D;
+  p.kRowStride = p.vRowStride = KV * D;
+  p.numHeads = H;
+  p.numKvHeads = KV;
+  p.headDim = D;
+  p.scale = float(1.0 / std::sqrt(double(D)));
+}
+
 template <typename T> void writeFp8(const KvAttentionParams &p) {
   infer::kernels::infer_kv_write_fp8<T><<<unsigned(p.tokens), kKvAttentionThreads>>>(p);
   CUDA_CHECK(cudaGetLastError());
@@ -194,12 +205,7 @@ template <typename T> int runCase(const Case &c, const std::vector<Seq> &seqs, s
   const long long outElements = tokens * H * D;
   DeviceBuffer<T> outDev{size_t(outElements)};
   p.output = outDev.ptr;
-  p.qRowStride = H * D;
-  p.kRowStride = p.vRowStride = rowElems;
-  p.numHeads = H;
-  p.numKvHeads = KV;
-  p.headDim = D;
-  p.scale = float(1.0 / std::sqrt(double(D)));
+  setHeads(p, H, KV, D);
   p.softcap = c.softcap;
   p.kCacheScale = kScale;
   p.vCacheScale = vScale;
@@ -280,12 +286,7 @@ void timePrefill(long long H, long long KV, long long D) {
   p.output = outDev.ptr;
   const DeviceStep deviceStep(step);
   deviceStep.fill(p, step, bs);
-  p.qRowStride = H * D;
-  p.kRowStride = p.vRowStride = rowElems;
-  p.numHeads = H;
-  p.numKvHeads = KV;
-  p.headDim = D;
-  p.scale = float(1.0 / std::sqrt(double(D)));
+  setHeads(p, H, KV, D);
   KvAttentionParams p16 = p, p8 = p;
   p16.cache = cache16.ptr;
   launchWrite<T>(p16);
