@@ -7,7 +7,9 @@
 # offline (1,024 requests of 128 / 128), bf16 beside them, and bf16 weights with an FP8 KV cache
 # against the bf16 KV cache on 64 requests of 2,048 in / 128 out (TPOT and KV blocks). In that
 # order: fp8 (its large steps on cuBLASLt's FP8 GEMM), fp8 with --no-fp8-gemm offline (on a
-# weight dequantized to bf16), bf16, the FP8 KV cache, then int4 and int4h.
+# weight dequantized to bf16), bf16, the FP8 KV cache, then int4 and int4h. STEPS picks some of
+# kernels suite fp8mma fp8 fp8deq bf16 kvfp8 int4 int4h (all but fp8mma, fp8 decode on tensor
+# cores with --fp8-mma-gemv, by default).
 # Steps that finished on this machine are skipped (markers in /tmp/l8q-done), so a second call
 # on the warm machine goes on where the first stopped. carry: .bundle. Logs, bench.jsonl and
 # summary.txt under $OUT as all.tgz.
@@ -16,11 +18,12 @@ LIMIT=585; . bench/device/lib.sh
 log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader)"
 log "commit $(git log -1 --format=%h 2>/dev/null)"
 mkdir -p /tmp/l8q-done
-done_() { [ -f /tmp/l8q-done/$1 ]; }
+STEPS=" ${STEPS:-kernels suite fp8 fp8deq bf16 kvfp8 int4 int4h} "
+done_() { [ -f /tmp/l8q-done/$1 ] || [[ "$STEPS" != *" $1 "* ]]; } # finished, or not asked for
 mark() { touch /tmp/l8q-done/$1; }
 left() { [ $(( LIMIT - SECONDS )) -gt $1 ]; } # at least $1 seconds of the call left
 
-if [ ! -f /tmp/l8/model.onnx ] && ! pgrep -f "infer.export bench/presets/llama3-8b" > /dev/null; then
+if ! grep -qx "exit 0" /tmp/l8-export.log 2>/dev/null && ! pgrep -f "infer.export bench/presets/llama3-8b" > /dev/null; then
   (PYTHONPATH=python nice -n 19 python3 -m infer.export bench/presets/llama3-8b.json -o /tmp/l8 \
     --random-weights --dtype bf16 --tokenizer test/tokenizer/fixtures/llama3 > /tmp/l8-export.log 2>&1;
    echo "exit $?" >> /tmp/l8-export.log) &
@@ -48,7 +51,7 @@ while pgrep -f "infer.export bench/presets/llama3-8b" > /dev/null; do
   left 60 || { log "export still running at $SECONDS s"; tail -2 /tmp/l8-export.log | tee -a $sum; pack; exit 0; }
   sleep 5
 done
-[ -f /tmp/l8/model.onnx ] || { log "no export: $(tail -2 /tmp/l8-export.log)"; pack; exit 0; }
+grep -qx "exit 0" /tmp/l8-export.log || { log "no export: $(tail -2 /tmp/l8-export.log)"; pack; exit 0; }
 log "export: $(tail -1 /tmp/l8-export.log) ($SECONDS s)"
 
 compile() { # NAME FLAGS...: /tmp/NAME.infer
@@ -68,6 +71,11 @@ BS1=(--requests 10 --input-len 128 --output-len 128 --batch 1 --warmup-requests 
 OFFLINE=(--requests 1024 --input-len 128 --output-len 128 --max-sequences 1024 --warmup-requests 256)
 LONG=(--requests 64 --input-len 2048 --output-len 128 --max-sequences 64 --warmup-requests 8)
 
+if ! done_ fp8mma && left 150 && compile l8-fp8mma --quantize fp8 --fp8-mma-gemv; then
+  bench l8-fp8mma-bs1 /tmp/l8-fp8mma.infer "${BS1[@]}"
+  profile l8-fp8mma
+  rm -f /tmp/l8-fp8mma.infer; mark fp8mma
+fi
 if ! done_ fp8 && left 150 && compile l8-fp8 --quantize fp8; then
   bench l8-fp8-bs1 /tmp/l8-fp8.infer "${BS1[@]}"
   bench l8-fp8-offline-1024 /tmp/l8-fp8.infer "${OFFLINE[@]}"
