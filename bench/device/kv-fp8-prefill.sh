@@ -3,9 +3,9 @@
 # .bundle/kernels.tar.xz that are about it (kv_fp8_test: infer_kv_prefill_attention_fp8 and the
 # general path against a double reference; quantized_fp8_gemv_test when the bundle has it),
 # `run-all.sh ... kv-fp8` (every FP8 KV check against ONNX Runtime, the 40-token prompts through
-# --fp8-cache-prefill-kernel among them), then llama3-8b's shapes with 8 of its 32 layers
+# --no-fp8-cache-prefill-kernel among them), then llama3-8b's shapes with 8 of its 32 layers
 # (random bf16 weights, exported here): --kv-cache-dtype fp8 with and without
-# --fp8-cache-prefill-kernel and the bf16 cache, 64 requests of 2,048 in / 128 out and batch 1;
+# --no-fp8-cache-prefill-kernel and the bf16 cache, 64 requests of 2,048 in / 128 out and batch 1;
 # each compile's wall time and peak RSS (the FP8 KV calibration on the interpreter).
 # carry: .bundle. Logs, bench.jsonl and summary.txt under $OUT as all.tgz.
 set -uo pipefail
@@ -40,7 +40,7 @@ grep -E '^FAIL' $OUT/gpu-kv-fp8.log | head -20 | tee -a $sum
 log "export: $(tail -1 /tmp/l8-short-export.log) ($SECONDS s)"
 LONG=(--requests 64 --input-len 2048 --output-len 128 --max-sequences 64 --warmup-requests 8)
 BS1=(--requests 10 --input-len 128 --output-len 128 --batch 1 --warmup-requests 2)
-for variant in "kvfp8pre --kv-cache-dtype fp8 --fp8-cache-prefill-kernel" "kvfp8 --kv-cache-dtype fp8" "bf16"; do
+for variant in "kvfp8pre --kv-cache-dtype fp8" "kvfp8 --kv-cache-dtype fp8 --no-fp8-cache-prefill-kernel" "bf16"; do
   set -- $variant; name=l8s-$1; shift
   left 60 || break
   timeout $(( LIMIT - SECONDS )) /usr/bin/time -f "%e s wall, %M KiB peak" $B/bin/infer-compile \

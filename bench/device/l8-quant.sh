@@ -8,8 +8,8 @@
 # against the bf16 KV cache on 64 requests of 2,048 in / 128 out (TPOT and KV blocks). In that
 # order: fp8 (its large steps on cuBLASLt's FP8 GEMM), fp8 with --no-fp8-gemm offline (on a
 # weight dequantized to bf16), bf16, the FP8 KV cache, then int4 and int4h. STEPS picks some of
-# kernels suite fp8mma fp8 fp8deq bf16 kvfp8 int4 int4h (all but fp8mma, fp8 decode on tensor
-# cores with --fp8-mma-gemv, by default).
+# kernels suite fp8cc fp8 fp8deq bf16 kvfp8 int4 int4h (all but fp8cc, fp8 decode on CUDA cores
+# with --no-fp8-mma-gemv, by default).
 # Steps that finished on this machine are skipped (markers in /tmp/l8q-done), so a second call
 # on the warm machine goes on where the first stopped. carry: .bundle. Logs, bench.jsonl and
 # summary.txt under $OUT as all.tgz.
@@ -71,10 +71,10 @@ BS1=(--requests 10 --input-len 128 --output-len 128 --batch 1 --warmup-requests 
 OFFLINE=(--requests 1024 --input-len 128 --output-len 128 --max-sequences 1024 --warmup-requests 256)
 LONG=(--requests 64 --input-len 2048 --output-len 128 --max-sequences 64 --warmup-requests 8)
 
-if ! done_ fp8mma && left 150 && compile l8-fp8mma --quantize fp8 --fp8-mma-gemv; then
-  bench l8-fp8mma-bs1 /tmp/l8-fp8mma.infer "${BS1[@]}"
-  profile l8-fp8mma
-  rm -f /tmp/l8-fp8mma.infer; mark fp8mma
+if ! done_ fp8cc && left 150 && compile l8-fp8cc --quantize fp8 --no-fp8-mma-gemv; then
+  bench l8-fp8cc-bs1 /tmp/l8-fp8cc.infer "${BS1[@]}"
+  profile l8-fp8cc
+  rm -f /tmp/l8-fp8cc.infer; mark fp8cc
 fi
 if ! done_ fp8 && left 150 && compile l8-fp8 --quantize fp8; then
   bench l8-fp8-bs1 /tmp/l8-fp8.infer "${BS1[@]}"

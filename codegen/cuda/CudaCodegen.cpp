@@ -502,8 +502,7 @@ StatusOr<art::CudaLaunch> ModuleBuilder::plan(int index) {
                 fp8 ? ns + "infer_quantized_gemv_fp8_mma<" + t + ">"
                     : ns + "infer_quantized_gemv_mma<" + t + ", " + std::to_string(blockK) + ">");
       cuda.set_block_x(kernels::kQuantizedMmaThreads);
-      *cuda.add_grid() = gridDim(art::GridDim::ONE,
-                                 (n + kernels::kQuantizedMmaRows - 1) / kernels::kQuantizedMmaRows);
+      *cuda.add_grid() = gridDim(art::GridDim::ONE, kernels::quantizedMmaGrid(n));
       *cuda.add_grid() = gridDim(art::GridDim::ONE, 1);
       cuda.set_max_rows(uint32_t(kernels::kQuantizedMmaTokens));
     } else {

@@ -51,15 +51,14 @@ struct KernelFusions {
   /// --infer-select-kernels{prefill-kernels}: the paged attentions' tensor-core
   /// prefill kernels.
   bool prefillKernels = true;
-  /// --infer-select-kernels{fp8-cache-prefill}: also over an FP8 KV cache
-  /// (opt-in until it has run on a GPU).
-  bool fp8CachePrefill = false;
+  /// --infer-select-kernels{fp8-cache-prefill}: also over an FP8 KV cache.
+  bool fp8CachePrefill = true;
   /// --infer-select-kernels{quantized-mma}: int4 GEMMs' tensor-core decode
   /// GEMV (QuantizedGemvGeometry.h).
   bool quantizedMma = true;
   /// --infer-select-kernels{fp8-mma}: fp8 GEMMs' tensor-core decode GEMV
-  /// (opt-in until it has run on a GPU).
-  bool fp8Mma = false;
+  /// (QuantizedGemvGeometry.h).
+  bool fp8Mma = true;
   /// --infer-select-kernels{fp8-gemm}: fp8 GEMMs' large steps on cuBLASLt's
   /// FP8 GEMM (QuantizedFp8Gemm.h).
   bool fp8Gemm = true;

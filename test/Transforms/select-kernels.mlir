@@ -5,8 +5,8 @@
 // RUN: not infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{mma-gemv-min-tokens=9}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{quantized-mma=false}))' %s | FileCheck %s --check-prefix=NOQMMA
 // RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-gemm=false}))' %s | FileCheck %s --check-prefix=NOFP8
-// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-cache-prefill=true}))' %s | FileCheck %s --check-prefix=FP8PRE
-// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-mma=true}))' %s | FileCheck %s --check-prefix=FP8MMA
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-cache-prefill=false}))' %s | FileCheck %s --check-prefix=NOFP8PRE
+// RUN: infer-opt --split-input-file --pass-pipeline='builtin.module(exec.program(infer-select-kernels{fp8-mma=false}))' %s | FileCheck %s --check-prefix=NOFP8MMA
 
 // The decode GEMV kernels each GEMM gets, by shape (runtime/cuda/abi/GemvGeometry.h):
 // [n, k] bf16 with k = 64: infer_gemv, the row GEMV with its 4-row form, the
@@ -61,11 +61,13 @@ exec.program @gemms {
 
 // The tensor-core prefill kernel each paged attention gets: wgmma at 128-wide
 // bf16 heads, mma.sync at 64; none with a window, in f32, at 8-wide heads
-// (not a multiple of 16), or with an FP8 cache.
+// (not a multiple of 16); an FP8 cache's 128-wide heads get mma.sync (the
+// kernel that decodes E4M3 as it loads; never wgmma).
 // CHECK-LABEL: exec.program @attentions
 // CHECK: exec.kv_attention {{.+}} head_dim = 128 : i64, {{.+}} prefill_kernel = "wgmma"
 // CHECK: exec.kv_attention {{.+}} head_dim = 64 : i64, {{.+}} prefill_kernel = "mma"
 // CHECK-NOT: prefill_kernel
+// CHECK: exec.kv_attention {{.+}} k_cache_scale = 2.000000e-02 : f32, {{.+}} prefill_kernel = "mma"
 // CHECK: exec.return
 // With prefill-kernels=false none has one (every step on infer_kv_attention's
 // one block per token); the GEMMs keep their GEMVs.
@@ -73,13 +75,11 @@ exec.program @gemms {
 // NOPREFILL-LABEL: exec.program @attentions
 // NOPREFILL-NOT: prefill_kernel
 // NOPREFILL: exec.return
-// With fp8-cache-prefill=true the FP8 cache's 128-wide heads get mma.sync (the
-// kernel that decodes E4M3 as it loads; never wgmma).
-// FP8PRE-LABEL: exec.program @attentions
-// FP8PRE: exec.kv_attention {{.+}} head_dim = 128 : i64, {{.+}} prefill_kernel = "wgmma"
-// FP8PRE: exec.kv_attention {{.+}} head_dim = 64 : i64, {{.+}} prefill_kernel = "mma"
-// FP8PRE: exec.kv_attention {{.+}} k_cache_scale = 2.000000e-02 : f32, {{.+}} prefill_kernel = "mma"
-// FP8PRE: exec.return
+// With fp8-cache-prefill=false the FP8 cache has none (the general path).
+// NOFP8PRE-LABEL: exec.program @attentions
+// NOFP8PRE: exec.kv_attention {{.+}} head_dim = 64 : i64, {{.+}} prefill_kernel = "mma"
+// NOFP8PRE-NOT: prefill_kernel
+// NOFP8PRE: exec.return
 exec.program @attentions {
   %arena = exec.arena size #exec.affine<0 * T + 1048576>
   %qkv = exec.buffer %arena [#exec.affine<0 * T + 0>] size #exec.affine<2048 * T + 0> of bf16
@@ -124,24 +124,24 @@ exec.program @attentions {
 // quantized-mma=false none has one.
 // The FP8 GEMM of large steps (QuantizedFp8Gemm.h), by default: fp8 with
 // bf16 activations, k % 16 and n % 8 zero; not in f32, not for k = 4,104.
-// A stale one goes; with fp8-gemm=false none has one.
+// A stale one goes; with fp8-gemm=false none has one. Beside it the fp8
+// decode steps take the FP8 tensor cores where k is a multiple of 64 and the
+// activations bf16 (mma_block_k = 64); with fp8-mma=false they do not.
 // CHECK-LABEL: exec.program @quantized
 // CHECK: exec.quantized_gemm {{.+}} {group_size = 128 : i64, k = 4096 : i64, mma_block_k = 128 : i64, n = 4096 : i64, scheme = "int4"}
 // CHECK: exec.quantized_gemm {{.+}} {group_size = 64 : i64, k = 192 : i64, mma_block_k = 64 : i64, n = 64 : i64, scheme = "int4"}
 // CHECK-NOT: mma_block_k
-// CHECK: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+// CHECK: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, mma_block_k = 64 : i64, n = 4096 : i64, scheme = "fp8"}
 // CHECK-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
 // CHECK-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4104 : i64, n = 64 : i64, scheme = "fp8"}
 // CHECK: exec.return
 // NOQMMA-LABEL: exec.program @quantized
 // NOQMMA-NOT: mma_block_k
 // NOQMMA: exec.return
-// With fp8-mma=true the fp8 decode steps too take the tensor cores where k is
-// a multiple of 64 and the activations bf16: mma_block_k = 64 beside fp8_gemm.
-// FP8MMA-LABEL: exec.program @quantized
-// FP8MMA: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, mma_block_k = 64 : i64, n = 4096 : i64, scheme = "fp8"}
-// FP8MMA-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
-// FP8MMA-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4104 : i64, n = 64 : i64, scheme = "fp8"}
+// NOFP8MMA-LABEL: exec.program @quantized
+// NOFP8MMA: exec.quantized_gemm {{.+}} {group_size = 128 : i64, k = 4096 : i64, mma_block_k = 128 : i64, n = 4096 : i64, scheme = "int4"}
+// NOFP8MMA: exec.quantized_gemm {{.+}} {fp8_gemm, group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
+// NOFP8MMA-NEXT: exec.quantized_gemm {{.+}} {group_size = 0 : i64, k = 4096 : i64, n = 4096 : i64, scheme = "fp8"}
 // NOFP8-LABEL: exec.program @quantized
 // NOFP8-NOT: fp8_gemm
 // NOFP8: exec.return

@@ -130,17 +130,19 @@ kv_fp8_checks() {
       record $?
     done
   done
-  # 40-token prompts through the FP8 cache's tensor-core prefill kernel.
+  # 40-token prompts through the FP8 cache's tensor-core prefill kernel (the default), then
+  # through the general path (--no-fp8-cache-prefill-kernel).
   for model in tiny-llama tiny-gpt2; do
     case $model in
       tiny-llama) base=(--model "$root/models/tiny-llama/tiny-llama.onnx"
                         --input "$root/models/tiny-llama/tiny-llama.in0.npy") ;;
       *) base=(--model "$models/$model.onnx" --input "$models/$model.in0.npy") ;;
     esac
-    python3 "$here/../quant/check_kv_fp8.py" --infer-compile "$bin/infer-compile" \
-      --infer-run "$bin/infer-run" "${base[@]}" --device cuda --dtype bf16 --prompt-len 40 \
-      --compile-arg=--fp8-cache-prefill-kernel
-    record $?
+    for flag in "" --compile-arg=--no-fp8-cache-prefill-kernel; do
+      python3 "$here/../quant/check_kv_fp8.py" --infer-compile "$bin/infer-compile" \
+        --infer-run "$bin/infer-run" "${base[@]}" --device cuda --dtype bf16 --prompt-len 40 $flag
+      record $?
+    done
   done
 }
 
@@ -174,12 +176,15 @@ quant_checks() {
           python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype --atol 1e-3 \
             --model "$base.onnx" --input "$tmp/gpt2-$tokens-$dtype.npy" --scheme int4 --group-size 64
           record $?
-          # bf16 fp8's decode steps on the FP8 tensor cores (--fp8-mma-gemv).
+          # bf16 fp8's decode steps on the FP8 tensor cores (the default), then on
+          # infer_quantized_gemm (--no-fp8-mma-gemv).
           if [ $dtype = bf16 ]; then
-            python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype \
-              --atol 1e-3 --model "$base.onnx" --input "$tmp/gpt2-$tokens-$dtype.npy" --scheme fp8 \
-              --rounding-flips --rtol 6e-2 --compile-arg=--fp8-mma-gemv
-            record $?
+            for flag in "" --compile-arg=--no-fp8-mma-gemv; do
+              python3 "$quant/check_quantized.py" "${tools[@]}" --device cuda --dtype $dtype \
+                --atol 1e-3 --model "$base.onnx" --input "$tmp/gpt2-$tokens-$dtype.npy" \
+                --scheme fp8 --rounding-flips --rtol 6e-2 $flag
+              record $?
+            done
           fi
         done
       fi

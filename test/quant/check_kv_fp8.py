@@ -31,7 +31,7 @@ apart (first GPU run, session 60: 12 of 14 on tiny-llama and tiny-gemma2 within 
 
 `--prompt-len N` generates from each input row repeated to N tokens (prefill chunks of 16 or more
 tokens run the tensor-core prefill kernel where one is compiled); `--compile-arg` passes a flag
-to infer-compile (e.g. --fp8-cache-prefill-kernel).
+to infer-compile (e.g. --no-fp8-cache-prefill-kernel).
 
   check_kv_fp8.py --infer-compile C --infer-run R --model M.onnx --input M.in0.npy
                   [--calibration TXT] [--max-new-tokens 8] [--prompt-len N] [--compile-arg=...]

@@ -644,14 +644,15 @@ int main(int argc, char **argv) {
                "run prefill chunks on the paged attention's one-block-per-token kernel instead "
                "of the tensor-core prefill kernel (exec.kv_attention's prefill_kernel; for "
                "comparisons)");
-  app.add_flag("--fp8-cache-prefill-kernel", options.fusions.fp8CachePrefill,
-               "with --kv-cache-dtype fp8, run prefill chunks on the tensor-core prefill kernel "
-               "that decodes the FP8 cache as it loads it (exec.kv_attention's prefill_kernel) "
-               "instead of the general path; experimental: not yet run on a GPU");
-  app.add_flag("--fp8-mma-gemv", options.fusions.fp8Mma,
-               "run fp8 GEMMs' decode steps of up to 8 tokens on the FP8 tensor cores "
-               "(infer_quantized_gemv_fp8_mma, exec.quantized_gemm's mma_block_k) instead of "
-               "infer_quantized_gemm; experimental: not yet run on a GPU");
+  app.add_flag("--no-fp8-cache-prefill-kernel{false}", options.fusions.fp8CachePrefill,
+               "with --kv-cache-dtype fp8, run prefill chunks on the general paged attention "
+               "(infer_kv_attention_fp8) instead of the tensor-core prefill kernel that decodes "
+               "the FP8 cache as it loads it (exec.kv_attention's prefill_kernel; for "
+               "comparisons)");
+  app.add_flag("--no-fp8-mma-gemv{false}", options.fusions.fp8Mma,
+               "run fp8 GEMMs' decode steps of up to 8 tokens on the CUDA-core quantized GEMM "
+               "instead of the FP8 tensor cores (infer_quantized_gemv_fp8_mma, "
+               "exec.quantized_gemm's mma_block_k; for comparisons)");
   app.add_flag("--no-quantized-mma{false}", options.fusions.quantizedMma,
                "run int4 GEMMs' decode steps on the CUDA-core quantized GEMM instead of the "
                "tensor-core int4 GEMV (exec.quantized_gemm's mma_block_k; for comparisons)");

@@ -3,9 +3,10 @@
 // infer_quantized_gemv_fp8_mma<T> (QuantizedGemmParams; T bf16 or f16):
 // exec.quantized_gemm's fp8 math for steps of up to kQuantizedMmaTokens
 // tokens, where quantizedFp8MmaSupported (QuantizedGemvGeometry.h) holds: k a multiple of
-// kFp8MmaStepK. Geometry as infer_quantized_gemv_mma's
-// (QuantizedGemvGeometry.h): grid.x = ceil(n / kQuantizedMmaRows),
-// kQuantizedMmaThreads threads, no dynamic shared memory. sm_89 or newer.
+// kFp8MmaStepK. Geometry and walk as infer_quantized_gemv_mma's
+// (QuantizedGemvGeometry.h, QuantizedGemvMma.cuh): persistent blocks,
+// grid.x = quantizedMmaGrid(n), kQuantizedMmaThreads threads, no dynamic
+// shared memory. sm_89 or newer.
 //
 // Why: infer_quantized_gemm decodes each E4M3 byte to a float and multiplies
 // it with every token in FMAs, and at batch 1 those instructions, not the
@@ -49,12 +50,13 @@
 // each step's two mmas start from zero and their sums join the lane's fp32
 // sums on the CUDA cores.
 //
-// Warp w takes k steps w, w + 8, ...; kDepth steps of weight loads are in
-// flight at once, the first before the wait for the previous kernel. The
-// warps' sums meet in shared memory, added in warp order (the same bits at
-// every run). A token row with a NaN or Inf (x used unrounded: its outputs
-// are NaN or +-Inf as on the cpu) is left out of the mmas and summed on CUDA
-// cores afterwards, a warp an output; it happens only in broken models.
+// Warp w takes k steps w, w + 8, ... of each of its block's tiles, kDepth
+// items of weight loads in flight (loadAheadWaitForPreviousKernelThenStream);
+// the tokens' scales are found once a block. The warps' sums meet in shared
+// memory, added in warp order (the same bits at every run). A token row
+// with a NaN or Inf (x used unrounded: its outputs are NaN or +-Inf as on the
+// cpu) is left out of the mmas and summed on CUDA cores afterwards, a warp
+// an output; it happens only in broken models.
 //
 // Compiled by NVRTC: CUDA headers only, no standard library.
 //
@@ -72,37 +74,22 @@ namespace kernels {
 namespace quantfp8mma {
 
 using gemvimpl::U32;
-constexpr int kTiles = kQuantizedMmaRows / 8;
-constexpr int kDepth = 4;
+using quantmma::kDepth;
+using quantmma::kTiles;
 
-/// The loads of steps first, first + kQuantizedMmaWarps, ... (kDepth): lane
-/// (g, q)'s 16 bytes of row tile * 8 + g (the last row for rows past n).
-__device__ __forceinline__ void loadSteps(const QuantizedGemmParams &p, long long first,
-                                          uint4 (&w)[kDepth][kTiles]) {
+/// One item of a warp's stream: lane (g, q)'s 16 bytes of rows tile * 16 +
+/// 8t + g at k = 64 step + 16q, for both tiles t.
+struct Fp8Item {
+  uint4 w[kTiles];
+};
+
+__device__ __forceinline__ void loadFp8Item(const QuantizedGemmParams &p, long long tile,
+                                            long long step, Fp8Item &item) {
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  const long long steps = p.k / kFp8MmaStepK;
 #pragma unroll
-  for (int d = 0; d < kDepth; ++d)
-#pragma unroll
-    for (int t = 0; t < kTiles; ++t) {
-      long long row = (long long)blockIdx.x * kQuantizedMmaRows + t * 8 + g;
-      row = row < p.n ? row : p.n - 1;
-      const long long step = first + d * kQuantizedMmaWarps;
-      if (step < steps)
-        w[d][t] = gemvimpl::loadStream(p.q + row * p.k + step * kFp8MmaStepK + q * 16);
-    }
-}
-
-/// The kernel's first statement (check_kernel_entries.py): the warp's first
-/// weights (no kernel's output) are requested, then the next kernel may
-/// launch, then the wait for the previous kernel's output.
-__device__ __forceinline__ void loadWeightsThenWaitForPreviousKernel(const QuantizedGemmParams &p,
-                                                                     uint4 (&w)[kDepth][kTiles]) {
-  loadSteps(p, threadIdx.x >> 5, w);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  for (int t = 0; t < kTiles; ++t)
+    item.w[t] = gemvimpl::loadStream(p.q + quantmma::tileRow(p, tile, t * 8 + g) * p.k +
+                                     step * kFp8MmaStepK + q * 16);
 }
 
 /// lo and hi as E4M3 bytes (lo in the low byte): nearest even, saturated at
@@ -170,112 +157,120 @@ __device__ __forceinline__ void loadInputs(const QuantizedGemmParams &p, long lo
 } // namespace quantfp8mma
 
 template <typename T>
-__global__ void __launch_bounds__(kQuantizedMmaThreads)
+__global__ void __launch_bounds__(kQuantizedMmaThreads, kQuantizedMmaBlocksPerMultiprocessor)
     infer_quantized_gemv_fp8_mma(QuantizedGemmParams p) {
-  uint4 w[quantfp8mma::kDepth][quantfp8mma::kTiles];
-  quantfp8mma::loadWeightsThenWaitForPreviousKernel(p, w);
-  using namespace quantfp8mma;
-  __shared__ quantmma::BlockSums sums;
+  quantfp8mma::Fp8Item items[quantfp8mma::kDepth];
+  float acc[quantfp8mma::kTiles][2];
+  __shared__ quantmma::BlockSums sums[2];
   __shared__ float partialMax[kQuantizedMmaWarps][kQuantizedMmaTokens];
   __shared__ bool partialBad[kQuantizedMmaWarps][kQuantizedMmaTokens];
   __shared__ float tokenScales[kQuantizedMmaTokens];
   __shared__ bool tokenRounds[kQuantizedMmaTokens];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
-  const long long j0 = (long long)blockIdx.x * kQuantizedMmaRows;
-  const T *input = static_cast<const T *>(p.input);
-
-  // Each token's scale, the whole block over its k: max |x / inputScale|
-  // (and whether a NaN or Inf is there), as infer_quantized_gemm's warps.
+  quantmma::loadAheadWaitForPreviousKernelThenStream(
+      p.k / kFp8MmaStepK, p.n, items,
+      [&](quantfp8mma::Fp8Item &item, long long tile, long long step) {
+        quantfp8mma::loadFp8Item(p, tile, step, item);
+      },
+      [&] {
+        // Each token's scale, the whole block over its k: max |x / inputScale|
+        // (and whether a NaN or Inf is there), as infer_quantized_gemm's warps.
+        using namespace quantfp8mma;
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+        const T *input = static_cast<const T *>(p.input);
 #pragma unroll
-  for (int t = 0; t < kQuantizedMmaTokens; ++t) {
-    if (t >= tokens)
-      break;
-    float amax = 0.f;
-    bool nan = false;
-    for (long long c = threadIdx.x; c < p.k / 8; c += kQuantizedMmaThreads) {
-      const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(input + t * p.k) + c);
-      const U32 words[4] = {raw.x, raw.y, raw.z, raw.w};
+        for (int t = 0; t < kTiles; ++t)
+          acc[t][0] = acc[t][1] = 0.f;
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const float x = quantmma::halfOf<T>(words[e / 2], e % 2);
-        const float a = fabsf(quantimpl::feature<T, quantimpl::kFp8>(p, x, c * 8 + e, 1.f, false));
-        nan |= a != a;
-        amax = fmaxf(amax, a);
-      }
-    }
-    amax = warpMax(amax);
-    nan = __any_sync(0xffffffffu, nan);
-    if (lane == 0)
-      partialMax[warp][t] = amax, partialBad[warp][t] = nan;
-  }
-  __syncthreads();
-  if (threadIdx.x < tokens) {
-    float amax = 0.f;
-    bool nan = false;
-    for (int v = 0; v < kQuantizedMmaWarps; ++v)
-      amax = fmaxf(amax, partialMax[v][threadIdx.x]), nan |= partialBad[v][threadIdx.x];
-    const bool round = !nan && amax <= 3.402823466e38f;
-    const float scale = __fdiv_rn(amax, kE4M3Max);
-    tokenRounds[threadIdx.x] = round;
-    tokenScales[threadIdx.x] = round && scale != 0.f ? scale : 1.f;
-  }
-  __syncthreads();
-  bool unrounded = false; // a token with a NaN or Inf
-  for (int t = 0; t < tokens; ++t)
-    unrounded |= !tokenRounds[t];
-
-  const long long steps = p.k / kFp8MmaStepK;
-  float acc[kTiles][2] = {};
-  for (long long first = warp; first < steps; first += kQuantizedMmaWarps * kDepth) {
-    if (first != warp)
-      loadSteps(p, first, w);
+        for (int t = 0; t < kQuantizedMmaTokens; ++t) {
+          if (t >= tokens)
+            break;
+          float amax = 0.f;
+          bool nan = false;
+          for (long long c = threadIdx.x; c < p.k / 8; c += kQuantizedMmaThreads) {
+            const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(input + t * p.k) + c);
+            const U32 words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-    for (int d = 0; d < kDepth; ++d) {
-      const long long step = first + d * kQuantizedMmaWarps;
-      if (step >= steps)
-        break;
-      U32 x[4];
-      loadInputs<T>(p, step, tokens, tokenScales, tokenRounds, x);
+            for (int e = 0; e < 8; ++e) {
+              const float x = quantmma::halfOf<T>(words[e / 2], e % 2);
+              const float a =
+                  fabsf(quantimpl::feature<T, quantimpl::kFp8>(p, x, c * 8 + e, 1.f, false));
+              nan |= a != a;
+              amax = fmaxf(amax, a);
+            }
+          }
+          amax = warpMax(amax);
+          nan = __any_sync(0xffffffffu, nan);
+          if (lane == 0)
+            partialMax[warp][t] = amax, partialBad[warp][t] = nan;
+        }
+        __syncthreads();
+        if (threadIdx.x < tokens) {
+          float amax = 0.f;
+          bool nan = false;
+          for (int v = 0; v < kQuantizedMmaWarps; ++v)
+            amax = fmaxf(amax, partialMax[v][threadIdx.x]), nan |= partialBad[v][threadIdx.x];
+          const bool round = !nan && amax <= 3.402823466e38f;
+          const float scale = __fdiv_rn(amax, kE4M3Max);
+          tokenRounds[threadIdx.x] = round;
+          tokenScales[threadIdx.x] = round && scale != 0.f ? scale : 1.f;
+        }
+        __syncthreads();
+      },
+      [&](const quantfp8mma::Fp8Item &item, long long, long long step) {
+        using namespace quantfp8mma;
+        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+        U32 x[4];
+        loadInputs<T>(p, step, tokens, tokenScales, tokenRounds, x);
 #pragma unroll
-      for (int t = 0; t < kTiles; ++t) {
-        float part[4] = {0.f, 0.f, 0.f, 0.f};
-        mma(part, x[0], x[1], w[d][t].x, w[d][t].y);
-        mma(part, x[2], x[3], w[d][t].z, w[d][t].w);
-        acc[t][0] += part[0];
-        acc[t][1] += part[1];
-      }
-    }
-  }
+        for (int t = 0; t < kTiles; ++t) {
+          float part[4] = {0.f, 0.f, 0.f, 0.f};
+          mma(part, x[0], x[1], item.w[t].x, item.w[t].y);
+          mma(part, x[2], x[3], item.w[t].z, item.w[t].w);
+          acc[t][0] += part[0];
+          acc[t][1] += part[1];
+        }
+      },
+      [&](long long tile, int buffer) {
+        using namespace quantfp8mma;
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+        const long long j0 = tile * kQuantizedMmaRows;
 #pragma unroll
-  for (int t = 0; t < kTiles; ++t)
+        for (int t = 0; t < kTiles; ++t)
 #pragma unroll
-    for (int c = 0; c < 2; ++c)
-      sums[warp][g][t * 8 + 2 * q + c] = acc[t][c];
-  __syncthreads();
-  if (unrounded) {
-    // An unrounded token's outputs: a warp each, sum e4m3 * x / inputScale.
-    for (int i = warp; i < tokens * kQuantizedMmaRows; i += kQuantizedMmaWarps) {
-      const int token = i / kQuantizedMmaRows, r = i % kQuantizedMmaRows;
-      if (tokenRounds[token])
-        continue;
-      const long long row = j0 + r < p.n ? j0 + r : p.n - 1;
-      float sum = 0.f;
-      for (long long e = lane; e < p.k; e += 32)
-        sum += e4m3ToFloat(p.q[row * p.k + e]) *
-               quantimpl::feature<T, quantimpl::kFp8>(p, toFloat(input[token * p.k + e]), e, 1.f,
-                                                      false);
-      sum = warpSum(sum);
-      if (lane < kQuantizedMmaWarps)
-        sums[lane][token][r] = lane == 0 ? sum : 0.f;
-    }
-    __syncthreads();
-  }
-  // The sums times the row's scale and, for a rounded token, the token's.
-  quantmma::storeOutputs<T>(p, sums, j0, tokens, [&](float sum, int token, long long j) {
-    const float rowScale = p.scales[j];
-    return sum * (tokenRounds[token] ? tokenScales[token] * rowScale : rowScale);
-  });
+          for (int c = 0; c < 2; ++c)
+            sums[buffer][warp][g][t * 8 + 2 * q + c] = acc[t][c], acc[t][c] = 0.f;
+        __syncthreads();
+        bool unrounded = false; // a token with a NaN or Inf
+        for (int t = 0; t < tokens; ++t)
+          unrounded |= !tokenRounds[t];
+        if (unrounded) {
+          // An unrounded token's outputs: a warp each, sum e4m3 * x / inputScale.
+          const T *input = static_cast<const T *>(p.input);
+          for (int i = warp; i < tokens * kQuantizedMmaRows; i += kQuantizedMmaWarps) {
+            const int token = i / kQuantizedMmaRows, r = i % kQuantizedMmaRows;
+            if (tokenRounds[token])
+              continue;
+            const long long row = quantmma::tileRow(p, tile, r);
+            float sum = 0.f;
+            for (long long e = lane; e < p.k; e += 32)
+              sum += e4m3ToFloat(p.q[row * p.k + e]) *
+                     quantimpl::feature<T, quantimpl::kFp8>(p, toFloat(input[token * p.k + e]), e,
+                                                            1.f, false);
+            sum = warpSum(sum);
+            if (lane < kQuantizedMmaWarps)
+              sums[buffer][lane][token][r] = lane == 0 ? sum : 0.f;
+          }
+          __syncthreads();
+        }
+        // The sums times the row's scale and, for a rounded token, the token's.
+        quantmma::storeOutputs<T>(
+            p, sums[buffer], j0, tokens, [&](float sum, int token, long long j) {
+              const float rowScale = p.scales[j];
+              return sum * (tokenRounds[token] ? tokenScales[token] * rowScale : rowScale);
+            });
+      });
 }
 
 } // namespace kernels

@@ -26,10 +26,19 @@
 // inputs summed) before they join the lane's sums. AWQ's input scale divides
 // the inputs (in fp32, rounded to T) as they are loaded.
 //
-// Warp w takes k steps w, w + 8, ...; kDepth steps of loads are in flight
-// at once, the first before the wait for the previous kernel. The warps'
-// sums meet in shared memory, added in warp order (the same bits at every
-// run), then bias and residual (which may be the output).
+// Blocks are persistent (quantizedMmaGrid: two a multiprocessor): block b
+// takes the tiles of kQuantizedMmaRows rows b, b + gridDim.x, ..., and warp w
+// of it k steps w, w + 8, ... of each tile. A warp's items (tile, step) form
+// one stream with kDepth items' loads (weights and their scales) in flight:
+// each item consumed is replaced by the load of the one kDepth later, across
+// tile boundaries, the first kDepth before the wait for the previous kernel
+// (loadAheadWaitForPreviousKernelThenStream). Why: with a block a tile, a
+// block's life is a load, a dependent scale load, a reduction and an exit,
+// and the weight stream stops at each. Every warp walks the same number of
+// items a tile (warps past the last step take empty ones), so the block
+// meets at each tile's end: the warps' sums meet in shared memory (two
+// buffers, alternating), added in warp order (the same bits at every run),
+// then bias and residual (which may be the output).
 //
 // Compiled by NVRTC: CUDA headers only, no standard library.
 //
@@ -51,48 +60,96 @@ constexpr int kDepth = 4;
 /// A lane's weights of one k step and row: kBlockK / 8 nibbles.
 template <int kBlockK> struct Weights { U32 word[kBlockK / 32]; };
 
+/// One item of a warp's stream: lane (g, q)'s weights of both tiles at one k
+/// step, and the scales of its output rows 2q, 2q + 1 of each tile for the
+/// step's group.
+template <int kBlockK> struct Int4Item {
+  Weights<kBlockK> w[kTiles];
+  float scale[kTiles][2];
+};
+
+/// Row r of tile `tile`, or the last row for rows past n (loads stay in
+/// bounds; their outputs are not stored).
+__device__ __forceinline__ long long tileRow(const QuantizedGemmParams &p, long long tile, int r) {
+  const long long row = tile * kQuantizedMmaRows + r;
+  return row < p.n ? row : p.n - 1;
+}
+
 template <int kBlockK>
-__device__ __forceinline__ void loadWeights(const QuantizedGemmParams &p, long long step,
-                                            Weights<kBlockK> &w, int tile) {
+__device__ __forceinline__ void loadInt4Item(const QuantizedGemmParams &p, long long tile,
+                                             long long step, Int4Item<kBlockK> &item) {
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  long long row = (long long)blockIdx.x * kQuantizedMmaRows + tile * 8 + g;
-  row = row < p.n ? row : p.n - 1;
-  const unsigned char *at = p.q + row * (p.k / 2) + step * (kBlockK / 2) + q * (kBlockK / 8);
-  if constexpr (kBlockK == 128) {
-    const uint4 v = gemvimpl::loadStream(at);
-    w.word[0] = v.x, w.word[1] = v.y, w.word[2] = v.z, w.word[3] = v.w;
-  } else {
-    uint2 v;
-    asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(at));
-    w.word[0] = v.x, w.word[1] = v.y;
+  const long long groups = p.k / p.group, group = step * kBlockK / p.group;
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t) {
+    const unsigned char *at =
+        p.q + tileRow(p, tile, t * 8 + g) * (p.k / 2) + step * (kBlockK / 2) + q * (kBlockK / 8);
+    if constexpr (kBlockK == 128) {
+      const uint4 v = gemvimpl::loadStream(at);
+      item.w[t].word[0] = v.x, item.w[t].word[1] = v.y, item.w[t].word[2] = v.z,
+      item.w[t].word[3] = v.w;
+    } else {
+      uint2 v;
+      asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(at));
+      item.w[t].word[0] = v.x, item.w[t].word[1] = v.y;
+    }
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+      item.scale[t][c] = __ldg(p.scales + tileRow(p, tile, t * 8 + 2 * q + c) * groups + group);
   }
 }
 
-/// The loads of steps first, first + kQuantizedMmaWarps, ... (kDepth).
-template <int kBlockK>
-__device__ __forceinline__ void loadSteps(const QuantizedGemmParams &p, long long first,
-                                          Weights<kBlockK> (&w)[kDepth][kTiles]) {
-  const long long steps = p.k / kBlockK;
+/// The persistent block's walk (the file comment), and the kernels' first
+/// statement (check_kernel_entries.py): the warp's first kDepth items of
+/// weights (no kernel's output) are requested, the next kernel may launch,
+/// then the wait for the previous kernel. Then prepare(); for each item in
+/// turn use(item, tile, step) (warp-uniform: not for empty items) and the
+/// load of the item kDepth later into its registers; at each tile's end
+/// finish(tile, buffer), buffer alternating 0, 1 (the block is together).
+/// `steps` k steps a row, `n` rows.
+template <typename Item, typename Load, typename Prepare, typename Use, typename Finish>
+__device__ __forceinline__ void
+loadAheadWaitForPreviousKernelThenStream(long long steps, long long n, Item (&items)[kDepth],
+                                         Load load, Prepare prepare, Use use, Finish finish) {
+  // Counts in int: steps <= k / 64 and tiles <= n / 16 (KernelParams' sizes).
+  const int warp = threadIdx.x >> 5, block = blockIdx.x, blocks = gridDim.x;
+  const int tiles = int((n + kQuantizedMmaRows - 1) / kQuantizedMmaRows);
+  const int perTile = int((steps + kQuantizedMmaWarps - 1) / kQuantizedMmaWarps);
+  const int blockTiles = block < tiles ? (tiles - 1 - block) / blocks + 1 : 0;
+  const int total = perTile * blockTiles;
+  int loadTile = 0, loadS = 0; // the next item to load: tile number, step number
+  auto loadNext = [&](Item &item) {
+    const int step = warp + loadS * kQuantizedMmaWarps;
+    if (loadTile < blockTiles && step < steps)
+      load(item, (long long)block + (long long)loadTile * blocks, (long long)step);
+    if (++loadS == perTile)
+      loadS = 0, ++loadTile;
+  };
 #pragma unroll
   for (int d = 0; d < kDepth; ++d)
-#pragma unroll
-    for (int t = 0; t < kTiles; ++t)
-      if (first + d * kQuantizedMmaWarps < steps)
-        loadWeights<kBlockK>(p, first + d * kQuantizedMmaWarps, w[d][t], t);
-}
-
-/// The kernel's first statement (check_kernel_entries.py): the warp's first
-/// weights (no kernel's output) are requested, then the next kernel may
-/// launch, then the wait for the previous kernel's output.
-template <int kBlockK>
-__device__ __forceinline__ void
-loadWeightsThenWaitForPreviousKernel(const QuantizedGemmParams &p,
-                                     Weights<kBlockK> (&w)[kDepth][kTiles]) {
-  loadSteps<kBlockK>(p, threadIdx.x >> 5, w);
+    loadNext(items[d]);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+  prepare();
+  int useTile = 0, useS = 0, buffer = 0;
+  for (int base = 0; base < total; base += kDepth) {
+#pragma unroll
+    for (int d = 0; d < kDepth; ++d) {
+      if (base + d >= total)
+        break;
+      const long long tile = (long long)block + (long long)useTile * blocks;
+      const int step = warp + useS * kQuantizedMmaWarps;
+      if (step < steps)
+        use(items[d], tile, (long long)step);
+      loadNext(items[d]);
+      if (++useS == perTile) {
+        finish(tile, buffer);
+        buffer ^= 1, useS = 0, ++useTile;
+      }
+    }
+  }
 }
 
 /// Nibbles s and s + 4 of `word` as two T (low half: nibble s), exact:
@@ -216,56 +273,59 @@ __device__ __forceinline__ void storeOutputs(const QuantizedGemmParams &p, const
 } // namespace quantmma
 
 template <typename T, int kBlockK>
-__global__ void __launch_bounds__(kQuantizedMmaThreads)
+__global__ void __launch_bounds__(kQuantizedMmaThreads, kQuantizedMmaBlocksPerMultiprocessor)
     infer_quantized_gemv_mma(QuantizedGemmParams p) {
-  quantmma::Weights<kBlockK> w[quantmma::kDepth][quantmma::kTiles];
-  quantmma::loadWeightsThenWaitForPreviousKernel<kBlockK>(p, w);
-  using namespace quantmma;
-  __shared__ BlockSums sums;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  const long long j0 = (long long)blockIdx.x * kQuantizedMmaRows;
-  const long long steps = p.k / kBlockK, groups = p.k / p.group;
-  float acc[kTiles][2] = {};
-  for (long long first = warp; first < steps; first += kQuantizedMmaWarps * kDepth) {
-    if (first != warp)
-      loadSteps<kBlockK>(p, first, w);
+  quantmma::Int4Item<kBlockK> items[quantmma::kDepth];
+  float acc[quantmma::kTiles][2];
+  __shared__ quantmma::BlockSums sums[2];
+  quantmma::loadAheadWaitForPreviousKernelThenStream(
+      p.k / kBlockK, p.n, items,
+      [&](quantmma::Int4Item<kBlockK> &item, long long tile, long long step) {
+        quantmma::loadInt4Item<kBlockK>(p, tile, step, item);
+      },
+      [&] {
 #pragma unroll
-    for (int d = 0; d < kDepth; ++d) {
-      const long long step = first + d * kQuantizedMmaWarps;
-      if (step >= steps)
-        break;
-      U32 x[kBlockK / 8];
-      const float inputs = loadInputs<T, kBlockK>(p, step, g, q, x);
-      const long long group = step * kBlockK / p.group;
+        for (int t = 0; t < quantmma::kTiles; ++t)
+          acc[t][0] = acc[t][1] = 0.f;
+      },
+      [&](const quantmma::Int4Item<kBlockK> &item, long long tile, long long step) {
+        using namespace quantmma;
+        const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+        U32 x[kBlockK / 8];
+        const float inputs = loadInputs<T, kBlockK>(p, step, g, q, x);
+        const long long groups = p.k / p.group, group = step * kBlockK / p.group;
 #pragma unroll
-      for (int t = 0; t < kTiles; ++t) {
-        float part[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int t = 0; t < kTiles; ++t) {
+          float part[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int u = 0; u < kBlockK / 32; ++u)
+          for (int u = 0; u < kBlockK / 32; ++u)
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
-            gemvimpl::mma<T>(part, inputPair(x, u, 2 * h), 0u, inputPair(x, u, 2 * h + 1), 0u,
-                             weightPair<T>(w[d][t].word[u], 2 * h),
-                             weightPair<T>(w[d][t].word[u], 2 * h + 1));
+            for (int h = 0; h < 2; ++h)
+              gemvimpl::mma<T>(part, inputPair(x, u, 2 * h), 0u, inputPair(x, u, 2 * h + 1), 0u,
+                               weightPair<T>(item.w[t].word[u], 2 * h),
+                               weightPair<T>(item.w[t].word[u], 2 * h + 1));
 #pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          long long row = j0 + t * 8 + 2 * q + c;
-          row = row < p.n ? row : p.n - 1;
-          const float scale = p.scales[row * groups + group];
-          acc[t][c] +=
-              (p.zeros ? part[c] - p.zeros[row * groups + group] * inputs : part[c]) * scale;
+          for (int c = 0; c < 2; ++c)
+            acc[t][c] +=
+                (p.zeros ? part[c] - p.zeros[tileRow(p, tile, t * 8 + 2 * q + c) * groups + group] *
+                                         inputs
+                         : part[c]) *
+                item.scale[t][c];
         }
-      }
-    }
-  }
+      },
+      [&](long long tile, int buffer) {
+        using namespace quantmma;
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
 #pragma unroll
-  for (int t = 0; t < kTiles; ++t)
+        for (int t = 0; t < kTiles; ++t)
 #pragma unroll
-    for (int c = 0; c < 2; ++c)
-      sums[warp][g][t * 8 + 2 * q + c] = acc[t][c];
-  __syncthreads();
-  const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
-  storeOutputs<T>(p, sums, j0, tokens, [](float sum, int, long long) { return sum; });
+          for (int c = 0; c < 2; ++c)
+            sums[buffer][warp][g][t * 8 + 2 * q + c] = acc[t][c], acc[t][c] = 0.f;
+        __syncthreads();
+        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+        storeOutputs<T>(p, sums[buffer], tile * kQuantizedMmaRows, tokens,
+                        [](float sum, int, long long) { return sum; });
+      });
 }
 
 } // namespace kernels

@@ -61,10 +61,15 @@ template <typename T> T *upload(const std::vector<T> &host) {
   return device;
 }
 
-/// As the runtime would launch it: ceil(n / 16) blocks of 8 warps.
+/// Blocks of the tensor-core kernel when not 0: each block walks more tiles than the runtime's
+/// grid gives it (the checks run both).
+unsigned mmaGridCap = 0;
+
+/// As the runtime launches it: quantizedMmaGrid(n) persistent blocks of 8 warps.
 template <typename T> void launchMma(const QuantizedGemmParams &p) {
-  const dim3 grid(unsigned((p.n + kQuantizedMmaRows - 1) / kQuantizedMmaRows));
-  infer_quantized_gemv_fp8_mma<T><<<grid, kQuantizedMmaThreads>>>(p);
+  unsigned blocks = quantizedMmaGrid(p.n);
+  blocks = mmaGridCap && mmaGridCap < blocks ? mmaGridCap : blocks;
+  infer_quantized_gemv_fp8_mma<T><<<dim3(blocks), kQuantizedMmaThreads>>>(p);
 }
 
 /// infer_quantized_gemm's fp8 decode as the runtime launches it (quantized_gemm_test's launch):
@@ -345,6 +350,11 @@ int main(int argc, char **argv) {
   const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
   if (!infer::kerneltest::haveDevice())
     return 77;
+  if (argc == 5 && std::strcmp(argv[1], "--time") == 0) { // --time N K TOKENS: for a profiler
+    allowCudaCores<bf16>(14336);
+    timeDecode(std::atoll(argv[2]), std::atoll(argv[3]), std::atoll(argv[4]));
+    return 0;
+  }
   std::mt19937 rng(11);
   allowCudaCores<bf16>(14336);
   allowCudaCores<__half>(14336);
@@ -367,10 +377,16 @@ int main(int argc, char **argv) {
       {3, 1024, 14336, 3, false, false, -1, 1, NAN},  // the fallback over a long k
       {8, 1024, 14336, 0, false, true},               // 8 tokens over a long k
   };
-  for (const Case &c : cases) {
-    runCase<bf16>(c, rng);
-    runCase<__half>(c, rng);
+  for (unsigned cap : {0u, 3u}) { // the runtime's grid, then 3 blocks walking every tile
+    mmaGridCap = cap;
+    if (cap)
+      std::printf("tensor-core kernel on %u blocks:\n", cap);
+    for (const Case &c : cases) {
+      runCase<bf16>(c, rng);
+      runCase<__half>(c, rng);
+    }
   }
+  mmaGridCap = 0;
   // Llama-3-8B's decode projections: o, gate / up, down, qkv.
   if (timings)
     for (i64 tokens : {1, 4})

@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -82,9 +83,15 @@ template <typename T> int mmaBlockK(const Case &c) {
              : 0;
 }
 
-/// As the runtime runs a launch with `mma_block_k`: infer_quantized_gemv_mma.
+/// Blocks of the tensor-core kernel when not 0: each block walks more tiles than the runtime's
+/// grid gives it (the checks run both).
+unsigned mmaGridCap = 0;
+
+/// As the runtime runs a launch with `mma_block_k`: infer_quantized_gemv_mma on
+/// quantizedMmaGrid(n) persistent blocks.
 template <typename T> void launchMma(const Case &c, const QuantizedGemmParams &p) {
-  const dim3 grid(unsigned((p.n + kQuantizedMmaRows - 1) / kQuantizedMmaRows));
+  unsigned blocks = quantizedMmaGrid(p.n);
+  const dim3 grid(mmaGridCap && mmaGridCap < blocks ? mmaGridCap : blocks);
   if constexpr (sizeof(T) == 2) {
     if (mmaBlockK<T>(c) == 128)
       infer_quantized_gemv_mma<T, 128><<<grid, kQuantizedMmaThreads>>>(p);
@@ -215,14 +222,19 @@ template <typename T> void runCase(const Case &c, std::mt19937 &rng, bool mma = 
     CUDA_CHECK(cudaFree(ptr));
 }
 
-/// Decode timings: one token (and 8) through an n x k weight.
+/// Decode timings: one token (and 8) through an n x k weight; the weight cycles over copies that
+/// together exceed the 50 MB L2, so it streams from HBM as in a model.
 void timeDecode(quant::Scheme scheme, i64 n, i64 k, i64 tokens, bool mma = false) {
   const i64 group = 128;
   std::vector<uint8_t> q(size_t(quant::quantizedBytes(scheme, n, k)), 0x11);
+  const int copies = int(std::max<size_t>(1, (160u << 20) / q.size() + 1));
   std::vector<float> scales(size_t(quant::scaleCount(scheme, n, k, group)), 0.01f);
   std::vector<bf16> x(size_t(tokens * k), __float2bfloat16(0.5f)), out(size_t(tokens * n));
   bf16 *dx = upload(x), *dOut = upload(out);
-  uint8_t *dq = upload(q);
+  uint8_t *dq = nullptr;
+  CUDA_CHECK(cudaMalloc(&dq, q.size() * copies));
+  for (int c = 0; c < copies; ++c)
+    CUDA_CHECK(cudaMemcpy(dq + c * q.size(), q.data(), q.size(), cudaMemcpyHostToDevice));
   float *dScales = upload(scales);
   QuantizedGemmParams p{};
   p.input = dx;
@@ -234,8 +246,13 @@ void timeDecode(quant::Scheme scheme, i64 n, i64 k, i64 tokens, bool mma = false
   p.k = k;
   p.group = quant::isGrouped(scheme) ? group : 0;
   Case c{scheme, tokens, n, k, group, false, false, false, false};
-  double ms =
-      infer::kerneltest::timeMs([&] { mma ? launchMma<bf16>(c, p) : dispatch<bf16>(c, p); }, 50);
+  int next = 0;
+  double ms = infer::kerneltest::timeMs(
+      [&] {
+        p.q = dq + size_t(next++ % copies) * q.size();
+        mma ? launchMma<bf16>(c, p) : dispatch<bf16>(c, p);
+      },
+      50);
   double bytes = double(q.size()) + double(scales.size()) * 4;
   std::printf("timing: %s bf16 T=%lld %lld x %lld%s: %.1f us, weights %.1f MB at %.0f GB/s\n",
               quant::isGrouped(scheme) ? (std::string(quant::schemeName(scheme)) + " g128").c_str()
@@ -310,6 +327,11 @@ int main(int argc, char **argv) {
   const bool timings = !(argc > 1 && std::strcmp(argv[1], "--no-timings") == 0);
   if (!infer::kerneltest::haveDevice())
     return 77;
+  if (argc == 5 && std::strcmp(argv[1], "--time") == 0) { // --time N K TOKENS: for a profiler
+    timeDecode(quant::Scheme::Int4, std::atoll(argv[2]), std::atoll(argv[3]), std::atoll(argv[4]),
+               /*mma=*/true);
+    return 0;
+  }
   std::mt19937 rng(7);
   using S = quant::Scheme;
   const Case cases[] = {
@@ -344,7 +366,13 @@ int main(int argc, char **argv) {
     runCase<float>(c, rng);
     runCase<bf16>(c, rng);
     if (mmaBlockK<bf16>(c))
-      runCase<bf16>(c, rng, /*mma=*/true);
+      for (unsigned cap : {0u, 3u}) { // the runtime's grid, then 3 blocks walking every tile
+        mmaGridCap = cap;
+        if (cap)
+          std::printf("tensor-core kernel on %u blocks:\n", cap);
+        runCase<bf16>(c, rng, /*mma=*/true);
+      }
+    mmaGridCap = 0;
   }
   if (timings)
     for (S scheme : {S::Int4, S::Fp8, S::Int8})

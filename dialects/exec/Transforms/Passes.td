@@ -299,10 +299,10 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
         128 (64): its decode steps of up to 8 tokens run on tensor cores
         (infer_quantized_gemv_mma, QuantizedGemvGeometry.h; none with
         `quantized-mma=false`: every such step on infer_quantized_gemm);
-        with `fp8-mma=true` (off until it has run on a GPU) fp8 (W8A8) with
-        16-bit activations and k a multiple of 64 gets `mma_block_k` = 64:
-        infer_quantized_gemv_fp8_mma, E4M3 weights and inputs on the FP8
-        tensor cores (QuantizedGemvFp8Mma.cuh);
+        fp8 (W8A8) with 16-bit activations and k a multiple of 64 gets
+        `mma_block_k` = 64: infer_quantized_gemv_fp8_mma, E4M3 weights and
+        inputs on the FP8 tensor cores (QuantizedGemvFp8Mma.cuh; none with
+        `fp8-mma=false`);
       * `exec.quantized_gemm` with fp8 (W8A8) weights, 16-bit activations,
         k a multiple of 16 and n of 8 gets `fp8_gemm`: its steps of more
         than 8 tokens quantize their inputs to E4M3 per token and run
@@ -313,10 +313,10 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
         ALiBi gets `prefill_kernel = "wgmma"` (head size 128) or `"mma"`
         (other multiples of 16 up to 256): the tensor-core kernel of steps
         with prefill chunks (none with `prefill-kernels=false`: every step on
-        infer_kv_attention's one block per token); with an FP8 cache and
-        `fp8-cache-prefill=true` (off until it has run on a GPU) `"mma"`
+        infer_kv_attention's one block per token); with an FP8 cache `"mma"`
         (infer_kv_prefill_attention_fp8, which decodes E4M3 rows as it loads
-        them), else none (the general path's infer_kv_attention_fp8).
+        them; none with `fp8-cache-prefill=false`: the general path's
+        infer_kv_attention_fp8).
     Every other launch loses these attributes. Codegen records exactly these
     kernels and refuses parameters its kernels do not take; the cpu backend
     ignores them.
@@ -337,12 +337,12 @@ def SelectKernelsPass : Pass<"infer-select-kernels", "::infer::exec::ProgramOp">
            "GemvGeometry.h's kGemvMmaMinTokens">,
     Option<"prefillKernels", "prefill-kernels", "bool", /*default=*/"true",
            "Give paged attentions their tensor-core prefill kernel where one applies">,
-    Option<"fp8CachePrefill", "fp8-cache-prefill", "bool", /*default=*/"false",
-           "Also over an FP8 KV cache (infer_kv_prefill_attention_fp8; until it has run on a GPU)">,
+    Option<"fp8CachePrefill", "fp8-cache-prefill", "bool", /*default=*/"true",
+           "Also over an FP8 KV cache (infer_kv_prefill_attention_fp8)">,
     Option<"quantizedMma", "quantized-mma", "bool", /*default=*/"true",
            "Give int4 quantized GEMMs the tensor-core decode GEMV where it applies">,
-    Option<"fp8Mma", "fp8-mma", "bool", /*default=*/"false",
-           "Give fp8 quantized GEMMs the tensor-core decode GEMV too (until it has run on a GPU)">,
+    Option<"fp8Mma", "fp8-mma", "bool", /*default=*/"true",
+           "Give fp8 quantized GEMMs the tensor-core decode GEMV where it applies">,
     Option<"fp8Gemm", "fp8-gemm", "bool", /*default=*/"true",
            "Run fp8 quantized GEMMs' large steps on the FP8 GEMM where it applies">
   ];

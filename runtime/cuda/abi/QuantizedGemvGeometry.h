@@ -6,14 +6,16 @@
 // (SelectKernels: `mma_block_k`), codegen and the kernel. No headers beyond
 // KernelParams.h.
 //
-// A block of kQuantizedMmaWarps warps owns kQuantizedMmaRows output rows
-// (grid.x = ceil(n / kQuantizedMmaRows)) and every token of a step of up to
-// kQuantizedMmaTokens; its warps take turns over k in blocks of kBlockK.
+// A block of kQuantizedMmaWarps warps takes tiles of kQuantizedMmaRows
+// output rows (blockIdx.x, + gridDim.x, ...; grid.x = quantizedMmaGrid(n))
+// and every token of a step of up to kQuantizedMmaTokens; its warps take
+// turns over k in blocks of kBlockK.
 //
 //===----------------------------------------------------------------------===//
 #ifndef INFER_RUNTIME_CUDA_ABI_QUANTIZEDGEMVGEOMETRY_H
 #define INFER_RUNTIME_CUDA_ABI_QUANTIZEDGEMVGEOMETRY_H
 
+#include "runtime/cuda/abi/GemvGeometry.h"
 #include "runtime/cuda/abi/KernelParams.h"
 
 namespace infer {
@@ -23,8 +25,20 @@ constexpr int kQuantizedMmaWarps = 8;
 constexpr int kQuantizedMmaThreads = kQuantizedMmaWarps * 32;
 /// Tokens a step may have: the 8 rows of an mma.m16n8k16's A that are used.
 constexpr int kQuantizedMmaTokens = 8;
-/// Output rows a block: two mma tiles of 8 (the B operand's columns).
+/// Output rows a tile: two mma tiles of 8 (the B operand's columns).
 constexpr int kQuantizedMmaRows = 16;
+/// Blocks a multiprocessor (the kernels' __launch_bounds__ keep their
+/// registers within it).
+constexpr int kQuantizedMmaBlocksPerMultiprocessor = 2;
+
+/// Blocks of the tensor-core decode GEMVs: persistent, one wave of
+/// kQuantizedMmaBlocksPerMultiprocessor on each of the target's
+/// multiprocessors, fewer when n has fewer tiles.
+INFER_ABI_FN unsigned quantizedMmaGrid(long long n) {
+  const long long tiles = (n + kQuantizedMmaRows - 1) / kQuantizedMmaRows;
+  const long long wave = (long long)kGemvMultiprocessors * kQuantizedMmaBlocksPerMultiprocessor;
+  return unsigned(tiles < wave ? tiles : wave);
+}
 
 /// The k a warp's step covers (a lane's 16-byte load of 32 weights, or an
 /// 8-byte one of 16, four lanes a row), for int4 weights with 16-bit
