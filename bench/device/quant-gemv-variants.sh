@@ -9,7 +9,7 @@ LIMIT=${LIMIT:-400}; . bench/device/lib.sh
 log "$(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader)"
 mkdir -p /tmp/var && tar xJf .bundle/variants.tar.xz -C /tmp/var
 VARIANTS=${VARIANTS:-v0 v1 v2 v3}
-for round in 1 2; do
+for round in $(seq ${ROUNDS:-2}); do
   for v in $VARIANTS; do
     for shape in "28672 4096" "4096 4096" "4096 14336" "6144 4096"; do
       timeout 30 /tmp/var/quantized_gemm_test_$v --time $shape 1 2>&1 | sed "s/^/r$round $v /" | tee -a $sum
