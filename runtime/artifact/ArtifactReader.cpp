@@ -69,30 +69,28 @@ template <typename Work> Status onThreads(unsigned threads, Work work) {
   return okStatus();
 }
 
-/// The payload checksum of bytes [begin, end) under the header's `flags`
-/// (ArtifactFormat.h): one stream, or chunks hashed on several threads.
-StatusOr<uint64_t> payloadChecksum(const RegularFile &file, uint64_t begin, uint64_t end,
-                                   uint32_t flags) {
-  std::vector<unsigned char> buffer;
-  if (!(flags & kFlagChunkedPayloadHash))
-    return hashRange(file, begin, end, buffer);
-  const uint64_t chunks = (end - begin + kPayloadHashChunk - 1) / kPayloadHashChunk;
-  const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(
-      chunks, std::clamp(std::thread::hardware_concurrency(), 1u, kMaxHashThreads)));
-  std::vector<uint64_t> digests(static_cast<size_t>(chunks));
-  RETURN_IF_ERROR(onThreads(threads, [&](unsigned t) -> Status {
+/// Threads for `items` pieces of hashing or reading.
+unsigned hashThreads(uint64_t items) {
+  return static_cast<unsigned>(std::max<uint64_t>(
+      1, std::min<uint64_t>(items,
+                            std::clamp(std::thread::hardware_concurrency(), 1u, kMaxHashThreads))));
+}
+
+/// digests[c] for the chunks c in `chunks` of the payload [begin, end)
+/// (kPayloadHashChunk bytes each, the last shorter), read from `file` on
+/// several threads.
+Status hashChunks(const RegularFile &file, uint64_t begin, uint64_t end,
+                  const std::vector<uint64_t> &chunks, std::vector<uint64_t> &digests) {
+  const unsigned threads = hashThreads(chunks.size());
+  return onThreads(threads, [&](unsigned t) -> Status {
     std::vector<unsigned char> own;
-    for (uint64_t c = t; c < chunks; c += threads) {
-      uint64_t from = begin + c * kPayloadHashChunk;
-      StatusOr<uint64_t> digest =
-          hashRange(file, from, std::min(end, from + kPayloadHashChunk), own);
-      if (!digest.ok())
-        return digest.status();
-      digests[size_t(c)] = *digest;
+    for (size_t i = t; i < chunks.size(); i += threads) {
+      uint64_t from = begin + chunks[i] * kPayloadHashChunk;
+      ASSIGN_OR_RETURN(digests[size_t(chunks[i])],
+                       hashRange(file, from, std::min(end, from + kPayloadHashChunk), own));
     }
     return okStatus();
-  }));
-  return combineChunkDigests(digests);
+  });
 }
 
 /// Reads of at least this many bytes are split across threads: one pread
@@ -137,12 +135,31 @@ Status ArtifactReader::verify(Options options) {
   uint64_t headBytes = std::min<uint64_t>(size_, kHeaderSize);
   RETURN_IF_ERROR(file_->readAt(0, headBytes, head));
   ASSIGN_OR_RETURN(header_, decodeHeader(head, size_));
-  if (options.verifyChecksum) {
-    ASSIGN_OR_RETURN(uint64_t actual,
-                     payloadChecksum(*file_, header_.headerSize, size_, header_.flags));
-    if (actual != header_.payloadHash)
-      return dataLossError("checksum mismatch: the file is corrupted (xxh64 of the payload is " +
-                           hex(actual) + ", the header says " + hex(header_.payloadHash) + ")");
+  if (options.verifyChecksum && !(header_.flags & kFlagChunkedPayloadHash)) {
+    std::vector<unsigned char> buffer;
+    ASSIGN_OR_RETURN(uint64_t actual, hashRange(*file_, header_.headerSize, size_, buffer));
+    RETURN_IF_ERROR(compareChecksum(actual));
+  } else if (options.verifyChecksum) {
+    // Chunks from firstDeferred_ on hold weights only; with deferral they
+    // are hashed later (streamWeightSection, verifyDeferredChunks).
+    const uint64_t payload = size_ - header_.headerSize;
+    const uint64_t chunks = (payload + kPayloadHashChunk - 1) / kPayloadHashChunk;
+    const uint64_t weightsStart = header_.weightsOffset - header_.headerSize;
+    firstDeferred_ =
+        options.deferWeightChecksum
+            ? std::min(chunks, (weightsStart + kPayloadHashChunk - 1) / kPayloadHashChunk)
+            : chunks;
+    digests_.assign(size_t(chunks), 0);
+    hashed_.assign(size_t(chunks), false);
+    std::vector<uint64_t> now;
+    for (uint64_t c = 0; c < firstDeferred_; ++c)
+      now.push_back(c);
+    RETURN_IF_ERROR(hashChunks(*file_, header_.headerSize, size_, now, digests_));
+    for (uint64_t c = 0; c < firstDeferred_; ++c)
+      hashed_[size_t(c)] = true;
+    deferred_ = firstDeferred_ < chunks;
+    if (!deferred_)
+      RETURN_IF_ERROR(compareChecksum(combineChunkDigests(digests_)));
   }
   if (header_.manifestSize > static_cast<uint64_t>(std::numeric_limits<int>::max()))
     return dataLossError("the manifest (" + num(header_.manifestSize) +
@@ -176,10 +193,84 @@ Status ArtifactReader::verify(Options options) {
   return okStatus();
 }
 
+Status ArtifactReader::compareChecksum(uint64_t actual) const {
+  if (actual != header_.payloadHash)
+    return dataLossError("checksum mismatch: the file is corrupted (xxh64 of the payload is " +
+                         hex(actual) + ", the header says " + hex(header_.payloadHash) + ")");
+  return okStatus();
+}
+
+Status ArtifactReader::verifyDeferredChunks() const {
+  std::lock_guard<std::mutex> lock(deferredMutex_);
+  if (!deferred_)
+    return okStatus();
+  std::vector<uint64_t> missing;
+  for (uint64_t c = firstDeferred_; c < digests_.size(); ++c)
+    if (!hashed_[size_t(c)])
+      missing.push_back(c);
+  Status status = hashChunks(*file_, header_.headerSize, size_, missing, digests_);
+  if (status.ok())
+    status = compareChecksum(combineChunkDigests(digests_));
+  if (!status.ok())
+    return status.withPrefix(path_);
+  deferred_ = false;
+  return okStatus();
+}
+
+Status ArtifactReader::streamWeightSection(void *const buffers[2], uint64_t bufferBytes,
+                                           const WeightPartConsumer &consume) const {
+  if (bufferBytes == 0)
+    return invalidArgumentError("streamWeightSection: empty buffers");
+  bool deferred;
+  {
+    std::lock_guard<std::mutex> lock(deferredMutex_);
+    deferred = deferred_;
+  }
+  const uint64_t base = header_.weightsOffset - header_.headerSize; // the section in the payload
+  int part = 0;
+  for (uint64_t offset = 0; offset < header_.weightsSize; ++part) {
+    uint64_t end = std::min(header_.weightsSize, offset + bufferBytes);
+    // Where chunks are deferred a part ends on a chunk's end, so each one
+    // lies whole in one part (bufferBytes of at least a chunk).
+    const uint64_t aligned = (base + end) / kPayloadHashChunk * kPayloadHashChunk;
+    if (deferred && end < header_.weightsSize && aligned > base + offset)
+      end = aligned - base;
+    void *buffer = buffers[part % 2];
+    RETURN_IF_ERROR(readParallel(*file_, header_.weightsOffset + offset, end - offset, buffer));
+    if (deferred) {
+      std::vector<uint64_t> whole; // deferred chunks inside this part
+      for (uint64_t c = std::max(firstDeferred_,
+                                 (base + offset + kPayloadHashChunk - 1) / kPayloadHashChunk);
+           c < digests_.size() &&
+           std::min((c + 1) * kPayloadHashChunk, size_ - header_.headerSize) <= base + end;
+           ++c)
+        whole.push_back(c);
+      const unsigned threads = hashThreads(whole.size());
+      std::lock_guard<std::mutex> lock(deferredMutex_);
+      RETURN_IF_ERROR(onThreads(threads, [&](unsigned t) {
+        for (size_t i = t; i < whole.size(); i += threads) {
+          const uint64_t from = whole[i] * kPayloadHashChunk;
+          const uint64_t to = std::min(from + kPayloadHashChunk, size_ - header_.headerSize);
+          digests_[size_t(whole[i])] =
+              hash64(static_cast<const unsigned char *>(buffer) + (from - base - offset),
+                     size_t(to - from));
+        }
+        return okStatus();
+      }));
+      for (uint64_t c : whole)
+        hashed_[size_t(c)] = true;
+    }
+    RETURN_IF_ERROR(consume(offset, end - offset, buffer, part % 2));
+    offset = end;
+  }
+  return verifyDeferredChunks();
+}
+
 Status ArtifactReader::readWeightSection(uint64_t offset, uint64_t size, void *out) const {
   if (offset > header_.weightsSize || size > header_.weightsSize - offset)
     return invalidArgumentError(path_ + ": [" + num(offset) + ", +" + num(size) +
                                 ") is outside the weight section");
+  RETURN_IF_ERROR(verifyDeferredChunks());
   return readParallel(*file_, header_.weightsOffset + offset, size, out);
 }
 

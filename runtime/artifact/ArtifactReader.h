@@ -19,7 +19,9 @@
 #include "runtime/base/Status.h"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,7 +44,20 @@ public:
     /// Hash the whole payload at open. Costs ~0.1 s per GB; switch off only
     /// where the file was verified already.
     bool verifyChecksum = true;
+    /// With verifyChecksum and a chunked payload hash: hash at open only the
+    /// chunks that are not all weights; the others are hashed as
+    /// streamWeightSection reads them (one pass over the file instead of
+    /// two: its caller uses nothing it got until it returns OK), or all at
+    /// once before any other weight read returns. The checksum (which also
+    /// covers the manifest) is compared then, not at open; the manifest is
+    /// still checked field by field at open. For the backends, which read
+    /// every weight before they run anything.
+    bool deferWeightChecksum = false;
   };
+  /// streamWeightSection's consumer: the part [offset, offset + bytes) of the
+  /// weight section in `data` (buffer number `buffer`).
+  using WeightPartConsumer =
+      std::function<Status(uint64_t offset, uint64_t bytes, const void *data, int buffer)>;
 
   /// Opens and verifies `path`. Errors name the file and what is wrong.
   static StatusOr<std::unique_ptr<ArtifactReader>> open(const std::string &path,
@@ -65,6 +80,15 @@ public:
   Status readWeight(size_t index, void *out) const;
   /// Reads `size` bytes at `offset` of the weight section into `out`.
   Status readWeightSection(uint64_t offset, uint64_t size, void *out) const;
+  /// Reads the whole weight section in parts of at most `bufferBytes` into
+  /// buffers[0], buffers[1], buffers[0], ... and hands each to `consume`
+  /// after its deferred chunks (Options::deferWeightChecksum) were hashed;
+  /// a part's buffer is read into again two parts later. Parts end on the
+  /// payload's hash chunks where chunks are deferred. After the last part
+  /// the deferred checksum is compared (DataLoss on a mismatch: the
+  /// consumer must not use what it got).
+  Status streamWeightSection(void *const buffers[2], uint64_t bufferBytes,
+                             const WeightPartConsumer &consume) const;
   /// A copy of the `index`th weight (index < numWeights()).
   StatusOr<WeightView> weight(size_t index) const;
   /// A copy of the weight called `name`, or NotFound.
@@ -79,6 +103,10 @@ public:
 private:
   ArtifactReader() = default;
   Status verify(Options options);
+  /// Hashes the deferred chunks not hashed yet and compares the payload
+  /// checksum; OK at once when nothing is deferred.
+  Status verifyDeferredChunks() const;
+  Status compareChecksum(uint64_t actual) const;
 
   std::string path_;
   std::optional<RegularFile> file_;
@@ -86,6 +114,13 @@ private:
   Header header_;
   Manifest manifest_;
   std::unordered_map<std::string, size_t> byName_;
+  // Deferred weight chunks: digests_[c] for the payload's chunks, those from
+  // firstDeferred_ on filled as they are hashed (hashed_[c]).
+  mutable std::mutex deferredMutex_;
+  mutable std::vector<uint64_t> digests_;
+  mutable std::vector<bool> hashed_;
+  mutable bool deferred_ = false;
+  uint64_t firstDeferred_ = 0;
 };
 
 } // namespace infer::artifact

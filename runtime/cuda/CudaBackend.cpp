@@ -95,28 +95,26 @@ Status CudaBackend::uploadWeightSection(uint64_t section) {
       if (buffer)
         (void)api.cuMemFreeHost(buffer); // nothing to do if freeing fails
   };
+  void *buffers[2] = {pinned[0], pinned[1]};
   if (!pinnedOk) { // no pinned memory: one pageable buffer, copies in turn
     release();
     pinned[0] = pinned[1] = nullptr;
     pageable.resize(static_cast<size_t>(stage));
+    buffers[0] = buffers[1] = pageable.data();
   }
-  Status status;
-  int chunk = 0;
-  for (uint64_t offset = 0; offset < section && status.ok(); offset += stage, ++chunk) {
-    uint64_t bytes = std::min(stage, section - offset);
-    void *buffer = pinnedOk ? pinned[chunk % 2] : pageable.data();
-    status = reader_.readWeightSection(offset, bytes, buffer);
-    if (!status.ok())
-      break;
-    // The copy before this one (from the other buffer) has had this read's
-    // time; it must be done before its buffer is read into again.
-    CUresult result = api.cuStreamSynchronize(stream_);
-    if (result == CUDA_SUCCESS)
-      result = pinnedOk ? api.cuMemcpyHtoDAsync(weights_ + offset, buffer, bytes, stream_)
-                        : api.cuMemcpyHtoD(weights_ + offset, buffer, bytes);
-    if (result != CUDA_SUCCESS)
-      status = driverError(api, result, "uploading the weights (cuMemcpyHtoD)");
-  }
+  // Each part is read (and its deferred checksum chunks hashed) while the
+  // copy of the part before runs; that copy must be done before its buffer
+  // is read into again, two parts later.
+  Status status = reader_.streamWeightSection(
+      buffers, stage, [&](uint64_t offset, uint64_t bytes, const void *data, int) -> Status {
+        CUresult result = api.cuStreamSynchronize(stream_);
+        if (result == CUDA_SUCCESS)
+          result = pinnedOk ? api.cuMemcpyHtoDAsync(weights_ + offset, data, bytes, stream_)
+                            : api.cuMemcpyHtoD(weights_ + offset, data, bytes);
+        return result == CUDA_SUCCESS
+                   ? okStatus()
+                   : driverError(api, result, "uploading the weights (cuMemcpyHtoD)");
+      });
   if (api.cuStreamSynchronize(stream_) != CUDA_SUCCESS && status.ok())
     status = internalError("uploading the weights: the copy failed");
   release();

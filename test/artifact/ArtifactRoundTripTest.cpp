@@ -25,6 +25,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
 #include <unistd.h>
 #include <utility>
@@ -336,16 +337,15 @@ TEST(TransposedPack, BothAxesReadBackAsTheTransposedConcatenation) {
   }
 }
 
-// A weight past the reader's parallel-read threshold (64 MiB) reads back
-// equal, whole and in a range whose parts start mid-word.
-TEST(LargeWeight, ReadsBackEqualInParallelParts) {
+/// Writes a module with one f32 weight "big" of rows x cols (a byte pattern)
+/// to `path`; returns the weight's bytes.
+std::vector<char> writeLargeWeight(const std::string &path, int64_t rows, int64_t cols) {
   MLIRContext context;
   infer::import::registerImportDialects(context);
   OpBuilder builder(&context);
   Location loc = builder.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
-  const int64_t rows = 4099, cols = 4097; // 67.2 MB of f32: odd sizes, so parts split words
   auto type = RankedTensorType::get({rows, cols}, builder.getF32Type());
   const size_t bytes = size_t(rows * cols) * 4;
   auto data = std::make_unique<char[]>(bytes);
@@ -358,8 +358,118 @@ TEST(LargeWeight, ReadsBackEqualInParallelParts) {
   Value weight = infer::graph::WeightOp::create(
       builder, loc, type, infer::graph::WeightAttr::get(&context, type, handle));
   func::ReturnOp::create(builder, loc, weight);
+  EXPECT_TRUE(succeeded(infer::compiler::writeArtifact(*module, path, {})));
+  return expected;
+}
+
+/// The weight section through streamWeightSection, parts concatenated.
+infer::Status streamAll(const art::ArtifactReader &reader, uint64_t bufferBytes,
+                        std::vector<char> &out, int &parts) {
+  std::vector<char> a(bufferBytes), b(bufferBytes);
+  void *buffers[2] = {a.data(), b.data()};
+  out.assign(size_t(reader.header().weightsSize), 0);
+  parts = 0;
+  uint64_t next = 0;
+  return reader.streamWeightSection(
+      buffers, bufferBytes,
+      [&](uint64_t offset, uint64_t bytes, const void *data, int buffer) -> infer::Status {
+        EXPECT_EQ(offset, next);
+        EXPECT_EQ(data, buffers[parts % 2]);
+        EXPECT_EQ(buffer, parts % 2);
+        std::memcpy(out.data() + offset, data, bytes);
+        next = offset + bytes;
+        ++parts;
+        return infer::okStatus();
+      });
+}
+
+// Deferred weight checksums (ArtifactReader::Options::deferWeightChecksum):
+// the payload's last chunk holds weights only, so it is hashed as
+// streamWeightSection reads it. The stream gives the bytes a fully verified
+// read gives, in parts that end on the chunk; a flipped weight byte is found
+// by the full check at open, by the stream's end, and by any other weight
+// read of a deferred reader; a flipped manifest byte by the full check at
+// open, by the stream's end with deferral.
+TEST(LargeWeight, DeferredChecksumIsCheckedByTheStreamAndByReads) {
+  const std::string path = tempPath("deferred-checksum.infer");
+  const std::vector<char> expected = writeLargeWeight(path, 4099, 4097); // 67.2 MB: two chunks
+  art::ArtifactReader::Options deferred;
+  deferred.deferWeightChecksum = true;
+  {
+    auto reader = art::ArtifactReader::open(path, deferred);
+    ASSERT_TRUE(reader.ok()) << reader.status().toString();
+    std::vector<char> streamed;
+    int parts = 0;
+    infer::Status status = streamAll(**reader, uint64_t(48) << 20, streamed, parts);
+    ASSERT_TRUE(status.ok()) << status.toString();
+    EXPECT_GE(parts, 2);
+    const art::Weight &entry = (*reader)->manifest().weights(0);
+    ASSERT_EQ(entry.size(), expected.size());
+    EXPECT_EQ(std::memcmp(streamed.data() + entry.offset(), expected.data(), expected.size()), 0);
+  }
+  // One byte of the last chunk (weights only), then one of the manifest.
+  auto flip = [&](uint64_t offset) {
+    int fd = ::open(path.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    char byte = 0;
+    ASSERT_EQ(::pread(fd, &byte, 1, off_t(offset)), 1);
+    byte = char(byte ^ 0x20);
+    ASSERT_EQ(::pwrite(fd, &byte, 1, off_t(offset)), 1);
+    ::close(fd);
+  };
+  uint64_t fileSize = 0, manifestOffset = 0;
+  {
+    auto reader = art::ArtifactReader::open(path);
+    ASSERT_TRUE(reader.ok());
+    fileSize = (*reader)->fileSize();
+    manifestOffset = (*reader)->header().manifestOffset;
+  }
+  flip(fileSize - 5);
+  auto full = art::ArtifactReader::open(path);
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.status().toString().find("checksum mismatch"), std::string::npos);
+  {
+    auto reader = art::ArtifactReader::open(path, deferred);
+    ASSERT_TRUE(reader.ok()) << reader.status().toString();
+    std::vector<char> streamed;
+    int parts = 0;
+    infer::Status status = streamAll(**reader, uint64_t(64) << 20, streamed, parts);
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.toString().find("checksum mismatch"), std::string::npos) << status.toString();
+  }
+  {
+    auto reader = art::ArtifactReader::open(path, deferred);
+    ASSERT_TRUE(reader.ok());
+    std::vector<char> one(16);
+    infer::Status status = (*reader)->readWeightSection(0, one.size(), one.data());
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.toString().find("checksum mismatch"), std::string::npos) << status.toString();
+    EXPECT_FALSE((*reader)->weight("big").ok());
+  }
+  // A manifest byte: refused at open by the full check; with deferral the
+  // manifest is checked field by field at open and the checksum, which
+  // covers it too, is compared when the weights have been hashed.
+  flip(fileSize - 5); // the weights as written again
+  flip(manifestOffset + 2);
+  EXPECT_FALSE(art::ArtifactReader::open(path).ok());
+  auto reopened = art::ArtifactReader::open(path, deferred);
+  if (reopened.ok()) {
+    std::vector<char> streamed;
+    int parts = 0;
+    infer::Status status = streamAll(**reopened, uint64_t(64) << 20, streamed, parts);
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.toString().find("checksum mismatch"), std::string::npos) << status.toString();
+  }
+  ::unlink(path.c_str());
+}
+
+// A weight past the reader's parallel-read threshold (64 MiB) reads back
+// equal, whole and in a range whose parts start mid-word.
+TEST(LargeWeight, ReadsBackEqualInParallelParts) {
+  const int64_t rows = 4099, cols = 4097; // 67.2 MB of f32: odd sizes, so parts split words
+  const size_t bytes = size_t(rows * cols) * 4;
   std::string path = tempPath("large-weight.infer");
-  ASSERT_TRUE(succeeded(infer::compiler::writeArtifact(*module, path, {})));
+  const std::vector<char> expected = writeLargeWeight(path, rows, cols);
   auto reader = art::ArtifactReader::open(path);
   ::unlink(path.c_str());
   ASSERT_TRUE(reader.ok()) << reader.status().toString();

@@ -410,7 +410,9 @@ infer::Status runForward(const std::string &path, const std::vector<std::string>
     outputPaths.push_back(binding);
   }
   auto openStart = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path));
+  ArtifactReader::Options readerOptions;
+  readerOptions.deferWeightChecksum = true; // hashed as the backend reads the weights
+  ASSIGN_OR_RETURN(auto reader, ArtifactReader::open(path, readerOptions));
   double openSeconds = secondsSince(openStart);
   std::string chosen;
   ASSIGN_OR_RETURN(auto backend, makeBackend(*reader, options.device, chosen));
