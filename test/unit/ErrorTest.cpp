@@ -144,6 +144,16 @@ TEST(Errors, SplitSizesMustSumToTheDim) {
     })mlir",
                                  {Tensor(DType::F32, {5})});
   EXPECT_THAT(message, HasSubstr("split sizes [2, 2] sum to 4 but axis 0 of [5] has size 5"));
+  // Sizes whose sum overflows int64 (fuzz round 21: UBSan signed overflow).
+  std::string huge = runError(R"mlir(
+    func.func @main(%x: tensor<5xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+      %s = graph.constant dense<[3, 9223372036854775807]> : tensor<2xi64>
+      %0:2 = graph.split %x split(%s) {axis = 0 : i64} : (tensor<5xf32>, tensor<2xi64>) -> (tensor<?xf32>, tensor<?xf32>)
+      return %0#0, %0#1 : tensor<?xf32>, tensor<?xf32>
+    })mlir",
+                              {Tensor(DType::F32, {5})});
+  EXPECT_THAT(huge,
+              HasSubstr("split sizes [3, 9223372036854775807] sum past axis 0 of [5] (size 5)"));
 }
 
 TEST(Errors, SliceStepZeroAndAxisOutOfRange) {

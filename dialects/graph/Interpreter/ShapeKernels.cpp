@@ -357,10 +357,14 @@ llvm::Expected<std::vector<Tensor>> kernels::split(const Tensor &input, const Te
     if (parts.size() != numOutputs)
       return kernelError("split has " + llvm::Twine(parts.size()) + " sizes but the op has " +
                          llvm::Twine(numOutputs) + " results");
-    int64_t total = 0;
+    int64_t total = 0; // at most extent: a part past what is left is refused before the sum
     for (int64_t part : parts) {
       if (part < 0)
         return kernelError("split sizes " + formatShape(parts) + " have a negative entry");
+      if (part > extent - total)
+        return kernelError("split sizes " + formatShape(parts) + " sum past axis " +
+                           llvm::Twine(*dim) + " of " + input.shapeString() + " (size " +
+                           llvm::Twine(extent) + ")");
       total += part;
     }
     if (total != extent)
