@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads, kQuantizedMmaBlocksPerMu
         // (and whether a NaN or Inf is there), as infer_quantized_gemm's warps.
         using namespace quantfp8mma;
         const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+        const int tokens = quantmma::stepTokens(p);
         const T *input = static_cast<const T *>(p.input);
 #pragma unroll
         for (int t = 0; t < kTiles; ++t)
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads, kQuantizedMmaBlocksPerMu
       },
       [&](const quantfp8mma::Fp8Item &item, long long, long long step) {
         using namespace quantfp8mma;
-        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+        const int tokens = quantmma::stepTokens(p);
         U32 x[4];
         loadInputs<T>(p, step, tokens, tokenScales, tokenRounds, x);
 #pragma unroll
@@ -233,15 +233,10 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads, kQuantizedMmaBlocksPerMu
       },
       [&](long long tile, int buffer) {
         using namespace quantfp8mma;
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        const int tokens = quantmma::stepTokens(p);
         const long long j0 = tile * kQuantizedMmaRows;
-#pragma unroll
-        for (int t = 0; t < kTiles; ++t)
-#pragma unroll
-          for (int c = 0; c < 2; ++c)
-            sums[buffer][warp][g][t * 8 + 2 * q + c] = acc[t][c], acc[t][c] = 0.f;
-        __syncthreads();
+        quantmma::publishWarpSums(acc, sums[buffer]);
         bool unrounded = false; // a token with a NaN or Inf
         for (int t = 0; t < tokens; ++t)
           unrounded |= !tokenRounds[t];

@@ -244,6 +244,23 @@ __device__ __forceinline__ float loadInputs(const QuantizedGemmParams &p, long l
 /// The warps' partial sums of the block's outputs (warp, token, row).
 typedef float BlockSums[kQuantizedMmaWarps][kQuantizedMmaTokens][kQuantizedMmaRows];
 
+/// Tokens of the step the kernels compute (at most kQuantizedMmaTokens).
+__device__ __forceinline__ int stepTokens(const QuantizedGemmParams &p) {
+  return int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
+}
+
+/// At a tile's end: lane (g, q)'s sums of token g, rows 8t + 2q + c, into
+/// the warp's part of `sums`, zeroed for the next tile; then the block meets.
+__device__ __forceinline__ void publishWarpSums(float (&acc)[kTiles][2], BlockSums &sums) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+      sums[warp][g][t * 8 + 2 * q + c] = acc[t][c], acc[t][c] = 0.f;
+  __syncthreads();
+}
+
 /// Stores the block's outputs, rows j0 .. j0 + kQuantizedMmaRows of the first
 /// `tokens` tokens: each sum of the warps' partials in warp order (the same
 /// bits at every run), through `finish(sum, token, j)`, then bias and
@@ -314,17 +331,10 @@ __global__ void __launch_bounds__(kQuantizedMmaThreads, kQuantizedMmaBlocksPerMu
         }
       },
       [&](long long tile, int buffer) {
-        using namespace quantmma;
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-#pragma unroll
-        for (int t = 0; t < kTiles; ++t)
-#pragma unroll
-          for (int c = 0; c < 2; ++c)
-            sums[buffer][warp][g][t * 8 + 2 * q + c] = acc[t][c], acc[t][c] = 0.f;
-        __syncthreads();
-        const int tokens = int(p.tokens < kQuantizedMmaTokens ? p.tokens : kQuantizedMmaTokens);
-        storeOutputs<T>(p, sums[buffer], tile * kQuantizedMmaRows, tokens,
-                        [](float sum, int, long long) { return sum; });
+        quantmma::publishWarpSums(acc, sums[buffer]);
+        quantmma::storeOutputs<T>(p, sums[buffer], tile * kQuantizedMmaRows,
+                                  quantmma::stepTokens(p),
+                                  [](float sum, int, long long) { return sum; });
       });
 }
 
